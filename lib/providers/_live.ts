@@ -1,0 +1,50 @@
+/** Shared pieces of the live (HTTP) providers. */
+
+import { ProviderError } from "./provider_error.ts";
+
+/** What createProvider resolves for a live provider. */
+export interface LiveProviderConfig {
+  readonly apiKey: string | undefined;
+  readonly baseUrl: string | undefined;
+  readonly fetch: typeof fetch | undefined;
+  readonly maxRetries: number;
+  readonly timeoutMs: number | undefined;
+  readonly maxTokens: number | undefined;
+}
+
+/** A ProviderError for an HTTP error status, with a clear word on 401/403. */
+export function httpFailure(
+  provider: string,
+  keyVariable: string,
+  failure: { status: number; detail: unknown; cause: unknown },
+): ProviderError {
+  const { status } = failure;
+  const detail = typeof failure.detail === "string" && failure.detail !== ""
+    ? `: ${clip(failure.detail)}`
+    : "";
+  let message: string;
+  if (status === 401) {
+    message =
+      `${provider} rejected the API key with HTTP 401: check ${keyVariable}${detail}`;
+  } else if (status === 403) {
+    message =
+      `${provider} refused the request with HTTP 403: the key in ${keyVariable} lacks permission${detail}`;
+  } else if (status === 429) {
+    message =
+      `${provider} is rate limiting (HTTP 429) and retries did not help${detail}`;
+  } else if (status >= 500) {
+    message =
+      `${provider} failed with HTTP ${status} and retries did not help${detail}`;
+  } else {
+    message = `${provider} rejected the request with HTTP ${status}${detail}`;
+  }
+  return new ProviderError("provider_http", message, {
+    status,
+    cause: failure.cause,
+  });
+}
+
+function clip(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim().replace(/\.$/, "");
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}

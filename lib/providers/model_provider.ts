@@ -1,0 +1,79 @@
+/**
+ * The one interface the slice talks to a model through, whatever answers:
+ * a recording, Anthropic's Messages API or an OpenAI-compatible server.
+ *
+ * @module
+ */
+
+import type { TurnRequest } from "../briefing/turn_request.ts";
+
+/** The two stages of a step, each a forced tool call. */
+export type ModelPhase = "selection" | "arguments";
+
+/** The forced tool of each phase. */
+export type ModelToolName = "select_action" | "action_arguments";
+
+/** One model call the loop asks for. */
+export interface ModelCall {
+  /** `selection` (choose an action) or `arguments` (fill its arguments). */
+  readonly phase: ModelPhase;
+  /** `select_action` in selection, `action_arguments` in arguments. */
+  readonly tool: ModelToolName;
+  /** The provider-neutral request to send. */
+  readonly request: TurnRequest;
+}
+
+/**
+ * Provider-reported token counters; a counter the provider did not report is
+ * `null`, never 0.
+ */
+export interface ModelUsage {
+  /**
+   * Input tokens as the provider counts them: Anthropic's `input_tokens`
+   * (excludes cache reads and writes), OpenAI's `prompt_tokens` (includes
+   * cached tokens).
+   */
+  readonly input_tokens: number | null;
+  /** Output tokens (`output_tokens` / `completion_tokens`). */
+  readonly output_tokens: number | null;
+  /** Tokens read from the prompt cache (`cache_read_input_tokens` / `cached_tokens`). */
+  readonly cache_read_tokens: number | null;
+  /** Tokens written to the prompt cache (`cache_creation_input_tokens`; null for OpenAI). */
+  readonly cache_write_tokens: number | null;
+}
+
+/** What a model call returns. */
+export interface ModelReply {
+  /** The forced tool call's arguments, parsed JSON; any text outside the call is dropped. */
+  readonly arguments: unknown;
+  /** Token counters of this call. */
+  readonly usage: ModelUsage;
+  /**
+   * `true`: the usage is the provider's final figure for a completed call
+   * (always so on a reply; partial observations ride on a `ProviderError`).
+   */
+  readonly final_usage: boolean;
+}
+
+/** A model the slice can ask for forced tool calls. */
+export interface ModelProvider {
+  /** The spec the provider was created from, e.g. `anthropic:claude-sonnet-4-5`. */
+  readonly spec: string;
+  /**
+   * Sends one forced tool call and returns its arguments.
+   *
+   * @param call Phase, tool and request of this call.
+   * @returns The tool call's arguments and usage.
+   * @throws {ProviderError} When the model cannot be reached, rejects the
+   * request, answers without the forced call, or a recording does not match.
+   */
+  call(call: ModelCall): Promise<ModelReply>;
+}
+
+/** Usage with every counter unknown. */
+export const NULL_USAGE: ModelUsage = Object.freeze({
+  input_tokens: null,
+  output_tokens: null,
+  cache_read_tokens: null,
+  cache_write_tokens: null,
+});
