@@ -55,11 +55,22 @@ export interface TurnRequest {
 }
 
 /**
- * Serializes a turn request with every object's keys in sorted order, so
- * equal requests give equal bytes whatever order their objects were built in.
+ * Serializes a turn request deterministically, in a fixed key order chosen
+ * so that the stable parts come first and the byte prefix of consecutive
+ * requests survives between checkpoints:
+ *
+ * - top level: `system`, `messages`, `tool`, `tool_choice` (the tool schema
+ *   changes with the phase, so it comes last);
+ * - message: `role`, `content`;
+ * - text block: `type`, `text`, `cache_control` (a breakpoint moving to a
+ *   later block then only changes bytes after the earlier block's text);
+ * - every other object (schemas, cache control, tool choice, unknown keys
+ *   after the known ones): keys sorted, as {@linkcode stableStringify}.
+ *
+ * Equal requests give equal bytes whatever order their objects were built in.
  *
  * @param request The request to serialize.
- * @returns Compact JSON with sorted keys.
+ * @returns Compact JSON.
  *
  * @example
  * ```ts
@@ -71,11 +82,127 @@ export interface TurnRequest {
  *   tool: { name: "t", description: "d", input_schema: { type: "object" } },
  *   tool_choice: { type: "tool", name: "t" },
  * });
- * assert.ok(json.startsWith('{"messages":'));
+ * assert.equal(
+ *   json,
+ *   '{"system":[{"type":"text","text":"Be brief"}],' +
+ *     '"messages":[{"role":"user","content":[{"type":"text","text":"Hi"}]}],' +
+ *     '"tool":{"name":"t","description":"d","input_schema":{"type":"object"}},' +
+ *     '"tool_choice":{"type":"tool","name":"t"}}',
+ * );
  * ```
  */
 export function serializeTurnRequest(request: TurnRequest): string {
-  return stableStringify(request);
+  return ordered(request, REQUEST_KEYS, (key, value) => {
+    if (key === "system") return blocks(value);
+    if (key === "messages") {
+      return Array.isArray(value)
+        ? `[${
+          value.map((m) =>
+            ordered(m, MESSAGE_KEYS, (k, v) =>
+              k === "content" ? blocks(v) : undefined)
+          ).join(",")
+        }]`
+        : undefined;
+    }
+    if (key === "tool") return ordered(value, TOOL_KEYS);
+    if (key === "tool_choice") return ordered(value, CHOICE_KEYS);
+    return undefined;
+  });
+}
+
+/**
+ * Where the text of one block ends in {@linkcode serializeTurnRequest}'s
+ * output: the UTF-8 byte offset just after the block's `"text":"…"` string.
+ * A later request that keeps every block up to and including this one
+ * begins with these bytes.
+ *
+ * @param request The request.
+ * @param at The block: `message` index (or `"system"`) and `block` index.
+ * @returns The byte offset.
+ * @throws {RangeError} When the block does not exist.
+ */
+export function textEndOffset(
+  request: TurnRequest,
+  at: { readonly message: number | "system"; readonly block: number },
+): number {
+  const list = at.message === "system"
+    ? request.system
+    : request.messages[at.message]?.content;
+  const block = list?.[at.block];
+  if (block === undefined) {
+    throw new RangeError(
+      `Cannot locate block ${at.block} of ${
+        at.message === "system" ? "the system blocks" : `message ${at.message}`
+      }: it does not exist`,
+    );
+  }
+  let prefix = '{"system":[';
+  const systemCount = at.message === "system"
+    ? at.block
+    : request.system.length;
+  prefix += joinBlocks(request.system.slice(0, systemCount));
+  if (at.message === "system") {
+    if (systemCount > 0) prefix += ",";
+  } else {
+    prefix += '],"messages":[';
+    const before = request.messages.slice(0, at.message).map((m) =>
+      ordered(
+        m,
+        MESSAGE_KEYS,
+        (k, v) => k === "content" ? blocks(v) : undefined,
+      )
+    );
+    prefix += before.join(",");
+    if (before.length > 0) prefix += ",";
+    const message = request.messages[at.message];
+    prefix += `{"role":${JSON.stringify(message?.role)},"content":[`;
+    const blocksBefore = list?.slice(0, at.block) ?? [];
+    prefix += joinBlocks(blocksBefore);
+    if (blocksBefore.length > 0) prefix += ",";
+  }
+  prefix += `{"type":${JSON.stringify(block.type)},"text":${
+    JSON.stringify(block.text)
+  }`;
+  return utf8Length(prefix);
+}
+
+const REQUEST_KEYS = ["system", "messages", "tool", "tool_choice"] as const;
+const MESSAGE_KEYS = ["role", "content"] as const;
+const BLOCK_KEYS = ["type", "text", "cache_control"] as const;
+const TOOL_KEYS = ["name", "description", "input_schema"] as const;
+const CHOICE_KEYS = ["type", "name"] as const;
+
+function blocks(value: unknown): string | undefined {
+  return Array.isArray(value) ? `[${joinBlocks(value)}]` : undefined;
+}
+
+function joinBlocks(list: readonly unknown[]): string {
+  return list.map((b) => ordered(b, BLOCK_KEYS)).join(",");
+}
+
+/**
+ * Serializes an object with `keys` first in that order, then any other keys
+ * sorted; members are serialized by `special` when it returns a string,
+ * otherwise by stableStringify. Non-objects fall back to stableStringify.
+ */
+function ordered(
+  value: unknown,
+  keys: readonly string[],
+  special?: (key: string, member: unknown) => string | undefined,
+): string {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return stableStringify(value);
+  }
+  const record = value as Record<string, unknown>;
+  const rest = Object.keys(record).filter((k) => !keys.includes(k)).sort();
+  const parts: string[] = [];
+  for (const key of [...keys, ...rest]) {
+    const member = record[key];
+    if (member === undefined || typeof member === "function") continue;
+    const text = special?.(key, member) ?? stableStringify(member);
+    parts.push(`${JSON.stringify(key)}:${text}`);
+  }
+  return `{${parts.join(",")}}`;
 }
 
 /**
