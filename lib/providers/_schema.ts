@@ -31,7 +31,7 @@ export type RecordedCall = z.infer<typeof callSchema>;
 export type Recording = z.infer<typeof recordingSchema>;
 
 /** Describes the first schema issue as `key: problem`, naming the offending key path. */
-export function describeIssue(error: z.ZodError): string {
+export function describeIssue(error: z.ZodError, input: unknown): string {
   const issue = error.issues[0];
   if (issue === undefined) return "unknown problem";
   const path = formatPath(issue.path);
@@ -39,10 +39,20 @@ export function describeIssue(error: z.ZodError): string {
     const keys = issue.keys.map((k) => formatPath([...issue.path, k]));
     return `unknown key ${keys.join(", ")}`;
   }
-  if (issue.code === "invalid_type" && issue.input === undefined) {
-    return `missing key ${path}`;
-  }
+  if (isMissing(input, issue.path)) return `missing key ${path}`;
   return `${path === "" ? "(top level)" : path}: ${issue.message}`;
+}
+
+/** Whether the path's last key is absent from its (present) parent object. */
+function isMissing(input: unknown, path: readonly PropertyKey[]): boolean {
+  if (path.length === 0) return false;
+  let parent: unknown = input;
+  for (const part of path.slice(0, -1)) {
+    if (parent === null || typeof parent !== "object") return false;
+    parent = (parent as Record<PropertyKey, unknown>)[part];
+  }
+  if (parent === null || typeof parent !== "object") return false;
+  return !Object.hasOwn(parent, path[path.length - 1] as PropertyKey);
 }
 
 function formatPath(path: readonly PropertyKey[]): string {

@@ -155,7 +155,7 @@ export class RecordedProvider implements ModelProvider {
       throw new ProviderError(
         "recording_invalid",
         `Recording ${source} is not a loom-recording/1 file: ${
-          describeIssue(parsed.error)
+          describeIssue(parsed.error, json)
         }`,
       );
     }
