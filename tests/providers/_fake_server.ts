@@ -1,0 +1,69 @@
+/** A local HTTP server on 127.0.0.1 with canned responses, recording what it received. */
+
+export interface ReceivedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Headers;
+  readonly body: unknown;
+}
+
+export interface CannedResponse {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+export interface FakeServer extends AsyncDisposable {
+  /** `http://127.0.0.1:PORT` */
+  readonly url: string;
+  readonly received: ReceivedRequest[];
+}
+
+/**
+ * Serves `responses` in order, one per request; the last one repeats once the
+ * list is used up.
+ */
+export function fakeServer(responses: readonly CannedResponse[]): FakeServer {
+  const received: ReceivedRequest[] = [];
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+    async (request) => {
+      const text = await request.text();
+      received.push({
+        method: request.method,
+        path: new URL(request.url).pathname,
+        headers: request.headers,
+        body: text === "" ? undefined : JSON.parse(text),
+      });
+      const canned = responses[Math.min(received.length, responses.length) - 1];
+      if (canned === undefined) {
+        return new Response("no canned response", { status: 599 });
+      }
+      return Response.json(canned.body, {
+        status: canned.status,
+        headers: canned.headers ?? {},
+      });
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    received,
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+    },
+  };
+}
+
+/** A port on 127.0.0.1 where nothing listens (a server started and shut down). */
+export async function closedPortUrl(): Promise<string> {
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+    () => new Response(),
+  );
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  await server.shutdown();
+  return url;
+}
+
+/** Fast-retry headers: the SDKs honour `retry-after-ms`. */
+export const RETRY_SOON: Record<string, string> = { "retry-after-ms": "1" };
