@@ -26,3 +26,28 @@ export {
   type TurnTextBlock,
   type TurnTool,
 } from "./lib/briefing/turn_request.ts";
+export {
+  type ModelCall,
+  type ModelPhase,
+  type ModelProvider,
+  type ModelReply,
+  type ModelToolName,
+  type ModelUsage,
+} from "./lib/providers/model_provider.ts";
+export {
+  ProviderError,
+  type ProviderErrorCode,
+  type ProviderErrorOptions,
+} from "./lib/providers/provider_error.ts";
+export {
+  CacheControlError,
+  type CacheControlErrorCode,
+} from "./lib/providers/cache_control_error.ts";
+export {
+  RecordedProvider,
+  type RecordedProviderOptions,
+} from "./lib/providers/recorded_provider.ts";
+export {
+  createProvider,
+  type CreateProviderOptions,
+} from "./lib/providers/create_provider.ts";
