@@ -69,11 +69,3 @@ export interface ModelProvider {
    */
   call(call: ModelCall): Promise<ModelReply>;
 }
-
-/** Usage with every counter unknown. */
-export const NULL_USAGE: ModelUsage = Object.freeze({
-  input_tokens: null,
-  output_tokens: null,
-  cache_read_tokens: null,
-  cache_write_tokens: null,
-});
