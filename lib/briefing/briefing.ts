@@ -1,0 +1,586 @@
+/**
+ * The briefing compiler: what the model sees on each turn of a slice, under
+ * the `legacy` or the `bounded` context policy, compiled through
+ * `lib/context` and converted into a provider-neutral {@linkcode TurnRequest}.
+ *
+ * ## API (used by the slice runner)
+ *
+ * ```ts
+ * const briefing = new Briefing({ policy, intent, instructions, results, archive?, cacheTtl?, limits? });
+ * briefing.record(actionRecord);                  // after every step, refusals included
+ * const request = briefing.request({ phase, tool, candidates?, lookupAnswers?, notes? });
+ * briefing.history;        // HistorySource for LookupSession (bounded), undefined under legacy
+ * briefing.checkpoints;    // retirement checkpoints so far
+ * briefing.archivedCount;  // events retired from the tail (the checkpoint line's N)
+ * briefing.workingState;   // WorkingStateJson from typed reports (both policies)
+ * briefing.lastTurn;       // bytes, retained prefix, retired events, dropped answers of the last request
+ * ```
+ *
+ * `record()` throws {@linkcode ArchiveCapacityError} when the archive is
+ * full (bounded); the briefing then refuses every later `request()` with the
+ * same error, and nothing archived is lost. `request()` throws
+ * {@linkcode RequestCeilingError} when the mandatory content of a bounded
+ * request cannot fit the ceiling.
+ *
+ * ## Layout (both policies)
+ *
+ * | section    | role   | content                                                      |
+ * | ---------- | ------ | ------------------------------------------------------------ |
+ * | foundation | system | instructions, tool guidance                  (breakpoint)    |
+ * | focus      | user   | `Intent:` and the intent, intact             (breakpoint)    |
+ * | topic      | user   | checkpoint line (bounded) / omitted-entries line (legacy)    |
+ * | convo      | user   | events header + one event a line / transcript (breakpoint)   |
+ * | step       | user   | working state (bounded), phase, candidates, store counts     |
+ * | attention  | user   | lookup answers, lookup budget reminder, notes                |
+ *
+ * The tool schema travels in the request's `tool` field, serialized after
+ * the messages, so it never disturbs the prefix. Between checkpoints convo
+ * only grows at its end, so each request begins with the previous request's
+ * bytes up to the end of its last retained event's text
+ * ({@linkcode TurnInfo.retainedPrefixBytes}).
+ *
+ * ## Bounded sizing
+ *
+ * Retirement triggers when the tail holds more than 64 events or the whole
+ * request (lookup answers included) passes 48 KiB; it then retires the
+ * oldest events in batches of 8 until the request is ≤ 32 KiB and the tail
+ * ≤ 64 (or the tail is empty), which counts as one checkpoint. If the
+ * request still passes 64 KiB, whole lookup answers are replaced by
+ * `{"lookup_failed": "answer_too_large: …"}`, largest first. If it still
+ * does not fit, {@linkcode RequestCeilingError}.
+ *
+ * @module
+ */
+import { Context, type Entry, StringEntry } from "../context/mod.ts";
+import type { ResultStore } from "../store/result_store.ts";
+import type { HistorySource } from "../reference/lookup_session.ts";
+import type { ActionRecord } from "./report.ts";
+import { serializeEvent, toEvent } from "./event.ts";
+import { ArchiveCapacityError, EventArchive } from "./event_archive.ts";
+import { WorkingState, type WorkingStateJson } from "./working_state.ts";
+import { RequestCeilingError } from "./request_ceiling_error.ts";
+import {
+  checkpointLine,
+  EVENTS_HEADER,
+  omittedLine,
+  toolGuidance,
+  transcriptEntry,
+} from "./_text.ts";
+import {
+  serializeTurnRequest,
+  stableStringify,
+  textEndOffset,
+  type TurnMessage,
+  type TurnRequest,
+  type TurnTextBlock,
+  type TurnTool,
+} from "./turn_request.ts";
+
+/** The two context policies. `legacy` is the default of the slice. */
+export type ContextPolicy = "legacy" | "bounded";
+
+/** Size limits of the briefings; the defaults are the seeds' numbers. */
+export interface BriefingLimits {
+  /** Hard ceiling of a bounded request (65,536 bytes). */
+  readonly ceilingBytes: number;
+  /** A bounded request above this triggers retirement (49,152 bytes). */
+  readonly retireAboveBytes: number;
+  /** Retirement aims at this size (32,768 bytes). */
+  readonly retireTargetBytes: number;
+  /** At most this many events in the bounded tail (64). */
+  readonly maxTailEvents: number;
+  /** Events retired at a time (8). */
+  readonly retireBatch: number;
+  /** At most this many legacy transcript entries (64). */
+  readonly transcriptEntries: number;
+  /** Each legacy entry is cut at this many bytes, marker included (16,384). */
+  readonly entryBytes: number;
+  /** Lookups per stage, for the budget reminder (8). */
+  readonly lookupsPerStage: number;
+}
+
+/** The seeds' limits. */
+export const DEFAULT_BRIEFING_LIMITS: BriefingLimits = Object.freeze({
+  ceilingBytes: 65_536,
+  retireAboveBytes: 49_152,
+  retireTargetBytes: 32_768,
+  maxTailEvents: 64,
+  retireBatch: 8,
+  transcriptEntries: 64,
+  entryBytes: 16_384,
+  lookupsPerStage: 8,
+});
+
+/** Options of {@linkcode Briefing}. */
+export interface BriefingOptions {
+  /** `legacy` (rolling transcript) or `bounded` (working context). */
+  readonly policy: ContextPolicy;
+  /** The slice's intent, shown intact on every turn. */
+  readonly intent: string;
+  /** The slice's instructions, shown intact on every turn. */
+  readonly instructions: string;
+  /** The run's result store (its count is shown each turn). */
+  readonly results: ResultStore;
+  /** Bounded only: the event archive to use (default: a new one). */
+  readonly archive?: EventArchive;
+  /** Cache TTL of the breakpoints (default: the provider's 5m). */
+  readonly cacheTtl?: "5m" | "1h";
+  /** Overrides of the size limits (tests use small ones). */
+  readonly limits?: Partial<BriefingLimits>;
+}
+
+/** Options of {@linkcode Briefing.request}. */
+export interface TurnOptions {
+  /** The stage asking. */
+  readonly phase: "selection" | "arguments";
+  /** The tool the model is forced to call. */
+  readonly tool: TurnTool;
+  /** Admissible actions (selection) or the chosen action (arguments). */
+  readonly candidates?: readonly string[];
+  /** Answers of this stage's lookups so far, in order (untrusted data). */
+  readonly lookupAnswers?: readonly unknown[];
+  /** Short notes for the model: refusals, budget reminders. */
+  readonly notes?: readonly string[];
+}
+
+/** Measurements of the last request built. */
+export interface TurnInfo {
+  /** UTF-8 bytes of the serialized request. */
+  readonly bytes: number;
+  /**
+   * Bytes at the start of this request that the next request repeats
+   * unless a checkpoint (bounded) or a rolled-out entry (legacy) intervenes:
+   * system, intent, checkpoint line and convo up to the end of the last
+   * retained event's text.
+   */
+  readonly retainedPrefixBytes: number;
+  /** Events retired while building this request. */
+  readonly retired: number;
+  /** Indices of lookup answers replaced by an `answer_too_large` failure. */
+  readonly droppedAnswers: readonly number[];
+  /** Events (bounded) or transcript entries (legacy) in the request. */
+  readonly retained: number;
+}
+
+interface Retained {
+  readonly sequence: number;
+  readonly text: string;
+  readonly entry: Entry;
+}
+
+interface Built {
+  readonly request: TurnRequest;
+  readonly json: string;
+  readonly bytes: number;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Builds the turn requests of one slice run under a context policy.
+ *
+ * @example
+ * ```ts
+ * import { Briefing, ResultStore, requestBytes } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const briefing = new Briefing({
+ *   policy: "bounded",
+ *   intent: "Fix the failing test",
+ *   instructions: "You are a careful engineer",
+ *   results: new ResultStore(),
+ * });
+ * briefing.record({
+ *   sequence: 1, action: "tests.run", arguments: {},
+ *   report: { kind: "refused", code: "no_tests", reason: "No test command is configured" },
+ * });
+ * const request = briefing.request({
+ *   phase: "selection",
+ *   tool: { name: "select_action", description: "Pick the next action", input_schema: { type: "object" } },
+ *   candidates: ["repository.inspect"],
+ * });
+ * assert.equal(request.tool_choice.name, "select_action");
+ * assert.ok(requestBytes(request) <= 65_536);
+ * assert.equal(briefing.history?.count, 1);
+ * ```
+ */
+export class Briefing {
+  readonly #policy: ContextPolicy;
+  readonly #limits: BriefingLimits;
+  readonly #results: ResultStore;
+  readonly #archive: EventArchive | undefined;
+  readonly #cacheTtl: "5m" | "1h" | undefined;
+  readonly #ctx: Context;
+  readonly #state = new WorkingState();
+  readonly #retained: Retained[] = [];
+  #topic: Entry | undefined;
+  #header: Entry | undefined;
+  #lastSequence = 0;
+  #archived = 0;
+  #omitted = 0;
+  #checkpoints = 0;
+  #failure: ArchiveCapacityError | undefined;
+  #lastTurn: TurnInfo | undefined;
+
+  /**
+   * @param options Policy, intent, instructions, result store and options.
+   * @throws {TypeError} When an archive is given under the legacy policy, or
+   *   the policy is unknown.
+   * @throws {RangeError} When a limit is not a positive integer.
+   */
+  constructor(options: BriefingOptions) {
+    if (options.policy !== "legacy" && options.policy !== "bounded") {
+      throw new TypeError(
+        `Cannot build briefings for policy ${
+          JSON.stringify(options.policy)
+        }: policies are legacy and bounded`,
+      );
+    }
+    if (options.policy === "legacy" && options.archive !== undefined) {
+      throw new TypeError(
+        "Cannot use an event archive under the legacy policy: only bounded briefings archive events",
+      );
+    }
+    const limits = { ...DEFAULT_BRIEFING_LIMITS, ...options.limits };
+    for (const [name, value] of Object.entries(limits)) {
+      if (!Number.isSafeInteger(value) || value < 1) {
+        throw new RangeError(
+          `Cannot use briefing limit ${name} ${value}: limits are positive integers`,
+        );
+      }
+    }
+    this.#policy = options.policy;
+    this.#limits = limits;
+    this.#results = options.results;
+    this.#cacheTtl = options.cacheTtl;
+    const bounded = options.policy === "bounded";
+    this.#archive = bounded ? options.archive ?? new EventArchive() : undefined;
+    this.#archived = this.#archive?.count ?? 0;
+    this.#lastSequence = this.#archive?.lastSequence ?? 0;
+
+    this.#ctx = new Context(`briefing-${options.policy}`);
+    this.#ctx.foundation.add(
+      new StringEntry(options.instructions, { role: "system" }),
+    );
+    this.#ctx.foundation.add(
+      new StringEntry(toolGuidance(bounded), { role: "system" }),
+    );
+    this.#ctx.focus.add(
+      new StringEntry(`Intent:\n${options.intent}`, { role: "user" }),
+    );
+    if (bounded) {
+      this.#topic = this.#ctx.topic.add(
+        new StringEntry(checkpointLine(this.#archived), { role: "user" }),
+      );
+      this.#header = this.#ctx.convo.add(
+        new StringEntry(EVENTS_HEADER, { role: "user" }),
+      );
+    }
+  }
+
+  /** The context policy. */
+  get policy(): ContextPolicy {
+    return this.#policy;
+  }
+
+  /** The event archive as a lookup history source; `undefined` under legacy. */
+  get history(): (HistorySource & EventArchive) | undefined {
+    return this.#archive;
+  }
+
+  /** Retirement checkpoints so far (always 0 under legacy). */
+  get checkpoints(): number {
+    return this.#checkpoints;
+  }
+
+  /** Events retired from the tail, as the checkpoint line counts them. */
+  get archivedCount(): number {
+    return this.#archived;
+  }
+
+  /** Legacy transcript entries rolled out of the window. */
+  get omittedCount(): number {
+    return this.#omitted;
+  }
+
+  /** Events (bounded) or transcript entries (legacy) currently retained. */
+  get retainedCount(): number {
+    return this.#retained.length;
+  }
+
+  /** The working state derived from the typed reports recorded so far. */
+  get workingState(): WorkingStateJson {
+    return this.#state.toJSON();
+  }
+
+  /** Measurements of the last request, or `undefined` before the first. */
+  get lastTurn(): TurnInfo | undefined {
+    return this.#lastTurn;
+  }
+
+  /**
+   * Records a finished step (refusals included).
+   *
+   * @param record The action record; sequences must increase.
+   * @throws {RangeError} When the sequence does not increase.
+   * @throws {ArchiveCapacityError} When the bounded archive is full; nothing
+   *   changes and every later request fails with the same error.
+   */
+  record(record: ActionRecord): void {
+    if (this.#failure !== undefined) throw this.#failure;
+    if (
+      !Number.isSafeInteger(record.sequence) ||
+      record.sequence <= this.#lastSequence
+    ) {
+      throw new RangeError(
+        `Cannot record step ${record.sequence}: sequences must increase and the last one is ${this.#lastSequence}`,
+      );
+    }
+    if (this.#archive !== undefined) {
+      const event = toEvent(record);
+      try {
+        this.#archive.append(event);
+      } catch (error) {
+        if (error instanceof ArchiveCapacityError) this.#failure = error;
+        throw error;
+      }
+      this.#retain(record.sequence, serializeEvent(event));
+    } else {
+      this.#retain(
+        record.sequence,
+        transcriptEntry(record, this.#limits.entryBytes),
+      );
+      this.#rollTranscript();
+    }
+    this.#lastSequence = record.sequence;
+    this.#state.apply(record);
+  }
+
+  /**
+   * Builds the request of one model turn.
+   *
+   * @param turn Phase, tool, candidates, lookup answers and notes.
+   * @returns The turn request.
+   * @throws {ArchiveCapacityError} After the archive overflowed.
+   * @throws {RequestCeilingError} When bounded mandatory content cannot fit.
+   */
+  request(turn: TurnOptions): TurnRequest {
+    if (this.#failure !== undefined) throw this.#failure;
+    const answers = (turn.lookupAnswers ?? []).map((a) => stableStringify(a));
+    const dropped: number[] = [];
+    let built = this.#build(turn, answers);
+    let retired = 0;
+    if (this.#policy === "bounded") {
+      const limits = this.#limits;
+      if (
+        this.#retained.length > limits.maxTailEvents ||
+        built.bytes > limits.retireAboveBytes
+      ) {
+        while (
+          this.#retained.length > 0 &&
+          (this.#retained.length > limits.maxTailEvents ||
+            built.bytes > limits.retireTargetBytes)
+        ) {
+          retired += this.#retireBatch();
+          built = this.#build(turn, answers);
+        }
+        if (retired > 0) this.#checkpoints += 1;
+      }
+      if (built.bytes > limits.ceilingBytes) {
+        const order = answers.map((a, i) =>
+          [encoder.encode(a).byteLength, i] as const
+        )
+          .sort((x, y) => y[0] - x[0] || y[1] - x[1]);
+        for (const [size, index] of order) {
+          if (built.bytes <= limits.ceilingBytes) break;
+          answers[index] = stableStringify({
+            lookup_failed:
+              `answer_too_large: this answer of ${size} bytes was dropped to keep the request within ${limits.ceilingBytes} bytes`,
+          });
+          dropped.push(index);
+          built = this.#build(turn, answers);
+        }
+      }
+      if (built.bytes > limits.ceilingBytes) {
+        this.#clearVolatile();
+        throw new RequestCeilingError(built.bytes, limits.ceilingBytes);
+      }
+    }
+    this.#clearVolatile();
+    this.#lastTurn = {
+      bytes: built.bytes,
+      retainedPrefixBytes: this.#retainedPrefix(built.request),
+      retired,
+      droppedAnswers: dropped,
+      retained: this.#retained.length,
+    };
+    return built.request;
+  }
+
+  #retain(sequence: number, text: string): void {
+    const entry = this.#ctx.convo.add(new StringEntry(text, { role: "user" }));
+    this.#retained.push({ sequence, text, entry });
+  }
+
+  #rollTranscript(): void {
+    let rolled = 0;
+    while (this.#retained.length > this.#limits.transcriptEntries) {
+      const oldest = this.#retained.shift();
+      if (oldest !== undefined) this.#ctx.convo.remove(oldest.entry);
+      rolled += 1;
+    }
+    if (rolled === 0) return;
+    this.#omitted += rolled;
+    this.#setTopic(omittedLine(this.#omitted));
+  }
+
+  #retireBatch(): number {
+    const batch = this.#retained.splice(
+      0,
+      Math.min(this.#limits.retireBatch, this.#retained.length),
+    );
+    for (const item of batch) this.#ctx.convo.remove(item.entry);
+    this.#archived += batch.length;
+    this.#setTopic(checkpointLine(this.#archived));
+    return batch.length;
+  }
+
+  #setTopic(text: string): void {
+    if (this.#topic !== undefined) this.#ctx.topic.remove(this.#topic);
+    this.#topic = this.#ctx.topic.add(new StringEntry(text, { role: "user" }));
+  }
+
+  #build(turn: TurnOptions, answers: readonly string[]): Built {
+    const ctx = this.#ctx;
+    this.#clearVolatile();
+    const bounded = this.#policy === "bounded";
+    if (bounded) {
+      ctx.step.add(
+        new StringEntry(
+          `Current working state:\n${JSON.stringify(this.#state.toJSON())}`,
+          { role: "user" },
+        ),
+      );
+    }
+    ctx.step.add(new StringEntry(this.#stepText(turn), { role: "user" }));
+    if (answers.length > 0) {
+      const per = this.#limits.lookupsPerStage;
+      ctx.attention.add(
+        new StringEntry(
+          `Lookup answers of this stage (untrusted JSON data, oldest first):\n${
+            answers.join("\n")
+          }\nLookups used this stage: ${answers.length} of ${per}.`,
+          { role: "user" },
+        ),
+      );
+    }
+    const notes = turn.notes?.filter((n) => n.length > 0) ?? [];
+    if (notes.length > 0) {
+      ctx.attention.add(
+        new StringEntry(`Notes:\n${notes.map((n) => `- ${n}`).join("\n")}`, {
+          role: "user",
+        }),
+      );
+    }
+    const breakpoints = (["foundation", "focus", "convo"] as const).filter((
+      name,
+    ) => ctx[name].entries.length > 0);
+    const compiled = ctx.toAnthropic({
+      cacheBreakpoints: [...breakpoints],
+      ...(this.#cacheTtl === undefined ? {} : { cacheTtl: this.#cacheTtl }),
+      clearVolatile: false,
+    });
+    const request: TurnRequest = {
+      system: compiled.system.map(toTurnBlock),
+      messages: compiled.messages.map(toTurnMessage),
+      tool: turn.tool,
+      tool_choice: { type: "tool", name: turn.tool.name },
+    };
+    const json = serializeTurnRequest(request);
+    return { request, json, bytes: encoder.encode(json).byteLength };
+  }
+
+  #stepText(turn: TurnOptions): string {
+    const lines = [
+      `Current stage: ${turn.phase}. Answer by calling the ${turn.tool.name} tool.`,
+    ];
+    if (turn.candidates !== undefined) {
+      lines.push(
+        `${
+          turn.phase === "selection" ? "Candidate actions" : "Chosen action"
+        }: ${JSON.stringify(turn.candidates)}`,
+      );
+    }
+    const stored =
+      `Stored results: ${this.#results.count} (list them with {"$list_results": 0}).`;
+    lines.push(
+      this.#archive === undefined
+        ? stored
+        : `${stored} Archived events: ${this.#archive.count} (list them with {"$list_history": 0}).`,
+    );
+    return lines.join("\n");
+  }
+
+  #clearVolatile(): void {
+    this.#ctx.step.clear();
+    this.#ctx.attention.clear();
+  }
+
+  /** Offset just after the text of the last convo block of `request`. */
+  #retainedPrefix(request: TurnRequest): number {
+    const last = this.#retained.at(-1)?.text ??
+      (this.#header === undefined ? undefined : EVENTS_HEADER);
+    if (last === undefined) return 0;
+    for (const [m, message] of request.messages.entries()) {
+      const index = message.content.findIndex((b) => b.text === last);
+      if (index >= 0) {
+        return textEndOffset(request, { message: m, block: index });
+      }
+    }
+    const index = request.system.findIndex((b) => b.text === last);
+    return index >= 0
+      ? textEndOffset(request, { message: "system", block: index })
+      : 0;
+  }
+}
+
+interface AnthropicTextBlock {
+  readonly type: string;
+  readonly text?: string;
+  readonly cache_control?:
+    | { readonly type: string; readonly ttl?: string }
+    | null;
+}
+
+function toTurnBlock(block: AnthropicTextBlock): TurnTextBlock {
+  if (block.type !== "text" || typeof block.text !== "string") {
+    throw new TypeError(
+      `Cannot put a ${block.type} block into a turn request: briefings carry text only`,
+    );
+  }
+  const cc = block.cache_control;
+  if (cc === undefined || cc === null) {
+    return { type: "text", text: block.text };
+  }
+  return {
+    type: "text",
+    text: block.text,
+    cache_control: cc.ttl === "5m" || cc.ttl === "1h"
+      ? { type: "ephemeral", ttl: cc.ttl }
+      : { type: "ephemeral" },
+  };
+}
+
+function toTurnMessage(message: {
+  readonly role: string;
+  readonly content: string | readonly AnthropicTextBlock[];
+}): TurnMessage {
+  if (message.role !== "user" && message.role !== "assistant") {
+    throw new TypeError(
+      `Cannot put a ${message.role} message into a turn request: roles are user and assistant`,
+    );
+  }
+  const content = typeof message.content === "string"
+    ? [{ type: "text" as const, text: message.content }]
+    : message.content.map(toTurnBlock);
+  return { role: message.role, content };
+}

@@ -1,0 +1,228 @@
+/**
+ * The context report of wire-formats.md (`--context-report PATH`): request
+ * sizes, prefix stability, timings and provider counters. It holds numbers
+ * and the outcome only — never prompt text or file contents.
+ *
+ * @module
+ */
+import { serializeTurnRequest, type TurnRequest } from "./turn_request.ts";
+
+/** Why a slice stopped. */
+export type StopReason =
+  | "completed"
+  | "step_budget"
+  | "refused"
+  | "suspended"
+  | "capacity"
+  | "confinement_unavailable"
+  | "provider_error";
+
+/** Provider counters of one call; `null` when the provider did not say. */
+export interface ReportUsage {
+  /** Uncached input tokens. */
+  readonly input_tokens: number | null;
+  /** Output tokens. */
+  readonly output_tokens: number | null;
+  /** Tokens read from the provider cache. */
+  readonly cache_read_tokens: number | null;
+  /** Tokens written to the provider cache. */
+  readonly cache_write_tokens: number | null;
+}
+
+/** One request line of the report. */
+export interface ContextReportRequest {
+  /** Stage of the request. */
+  readonly phase: "selection" | "arguments";
+  /** UTF-8 bytes of the serialized turn request. */
+  readonly request_bytes: number;
+  /** Longest common byte prefix with the previous request (0 for the first). */
+  readonly prefix_stable_bytes: number;
+  /** Milliseconds spent on this request. */
+  readonly elapsed_ms: number;
+  /** Whether the counters are the provider's final usage. */
+  readonly final_usage: boolean;
+  /** See {@linkcode ReportUsage}. */
+  readonly input_tokens: number | null;
+  /** See {@linkcode ReportUsage}. */
+  readonly cache_read_tokens: number | null;
+  /** See {@linkcode ReportUsage}. */
+  readonly cache_write_tokens: number | null;
+  /** See {@linkcode ReportUsage}. */
+  readonly output_tokens: number | null;
+}
+
+/** The context report, exactly the closed object of wire-formats.md. */
+export interface ContextReport {
+  /** The context policy of the run. */
+  readonly policy: "legacy" | "bounded";
+  /** How the run ended. */
+  readonly outcome: { readonly stop: StopReason; readonly detail: string };
+  /** One line per model request, in order. */
+  readonly requests: readonly ContextReportRequest[];
+  /** Retirement checkpoints. */
+  readonly checkpoints: number;
+  /** Successful lookups. */
+  readonly retrievals: number;
+  /** Model calls made. */
+  readonly model_calls: number;
+  /** Total wall time of the run in milliseconds. */
+  readonly elapsed_ms: number;
+}
+
+/** Options of {@linkcode ContextReportBuilder.addRequest}. */
+export interface AddRequestOptions {
+  /** Stage of the request. */
+  readonly phase: "selection" | "arguments";
+  /** Milliseconds the request took (default 0). */
+  readonly elapsedMs?: number;
+  /** Provider counters; missing ones are reported as `null`. */
+  readonly usage?: Partial<ReportUsage>;
+  /** Whether `usage` is the final usage (default `usage !== undefined`). */
+  readonly finalUsage?: boolean;
+}
+
+/** Totals passed to {@linkcode ContextReportBuilder.build}. */
+export interface BuildReportOptions {
+  /** Retirement checkpoints (default 0). */
+  readonly checkpoints?: number;
+  /** Successful lookups (default 0). */
+  readonly retrievals?: number;
+  /** Model calls (default: the number of requests added). */
+  readonly modelCalls?: number;
+  /** Total wall time (default: since the builder was made). */
+  readonly elapsedMs?: number;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Collects per-request measurements and builds the context report. It keeps
+ * only the previous request's bytes, to measure the common prefix.
+ *
+ * @example
+ * ```ts
+ * import { ContextReportBuilder, type TurnRequest } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const request = (text: string): TurnRequest => ({
+ *   system: [{ type: "text", text: "rules" }],
+ *   messages: [{ role: "user", content: [{ type: "text", text }] }],
+ *   tool: { name: "t", description: "d", input_schema: {} },
+ *   tool_choice: { type: "tool", name: "t" },
+ * });
+ * const builder = new ContextReportBuilder("bounded");
+ * builder.addRequest(request("step one"), { phase: "selection" });
+ * const line = builder.addRequest(request("step two"), { phase: "arguments" });
+ * assert.ok(line.prefix_stable_bytes > 0);
+ * const report = builder.build({ stop: "completed", detail: "Done" });
+ * assert.equal(report.model_calls, 2);
+ * assert.ok(!JSON.stringify(report).includes("step one"));
+ * ```
+ */
+export class ContextReportBuilder {
+  readonly #policy: "legacy" | "bounded";
+  readonly #requests: ContextReportRequest[] = [];
+  readonly #started: number = performance.now();
+  #previous: Uint8Array | undefined;
+
+  /**
+   * @param policy The run's context policy.
+   */
+  constructor(policy: "legacy" | "bounded") {
+    this.#policy = policy;
+  }
+
+  /** Requests added so far. */
+  get requests(): readonly ContextReportRequest[] {
+    return this.#requests;
+  }
+
+  /**
+   * Measures a request and adds its line.
+   *
+   * @param request The turn request as sent.
+   * @param options Phase, timing and usage.
+   * @returns The added line.
+   */
+  addRequest(
+    request: TurnRequest,
+    options: AddRequestOptions,
+  ): ContextReportRequest {
+    const bytes = encoder.encode(serializeTurnRequest(request));
+    const usage = options.usage;
+    const line: ContextReportRequest = {
+      phase: options.phase,
+      request_bytes: bytes.byteLength,
+      prefix_stable_bytes: this.#previous === undefined
+        ? 0
+        : commonPrefixLength(this.#previous, bytes),
+      elapsed_ms: round(options.elapsedMs ?? 0),
+      final_usage: options.finalUsage ?? usage !== undefined,
+      input_tokens: usage?.input_tokens ?? null,
+      cache_read_tokens: usage?.cache_read_tokens ?? null,
+      cache_write_tokens: usage?.cache_write_tokens ?? null,
+      output_tokens: usage?.output_tokens ?? null,
+    };
+    this.#previous = bytes;
+    this.#requests.push(line);
+    return line;
+  }
+
+  /**
+   * Builds the report.
+   *
+   * @param outcome How the run ended; `detail` is a short message, never
+   *   prompt or file text.
+   * @param options Totals.
+   * @returns The report JSON object.
+   */
+  build(
+    outcome: { readonly stop: StopReason; readonly detail: string },
+    options: BuildReportOptions = {},
+  ): ContextReport {
+    return {
+      policy: this.#policy,
+      outcome: { stop: outcome.stop, detail: outcome.detail },
+      requests: [...this.#requests],
+      checkpoints: options.checkpoints ?? 0,
+      retrievals: options.retrievals ?? 0,
+      model_calls: options.modelCalls ?? this.#requests.length,
+      elapsed_ms: round(
+        options.elapsedMs ?? performance.now() - this.#started,
+      ),
+    };
+  }
+}
+
+/**
+ * Length of the longest common prefix of two byte arrays.
+ *
+ * @param a First bytes.
+ * @param b Second bytes.
+ * @returns The number of leading bytes both share.
+ *
+ * @example
+ * ```ts
+ * import { commonPrefixLength } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const e = new TextEncoder();
+ * assert.equal(commonPrefixLength(e.encode("abcd"), e.encode("abxy")), 2);
+ * ```
+ */
+export function commonPrefixLength(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.byteLength, b.byteLength);
+  let i = 0;
+  // Compare 4 bytes at a time while aligned views allow it.
+  if (a.byteOffset % 4 === 0 && b.byteOffset % 4 === 0) {
+    const wa = new Uint32Array(a.buffer, a.byteOffset, n >>> 2);
+    const wb = new Uint32Array(b.buffer, b.byteOffset, n >>> 2);
+    let w = 0;
+    while (w < wa.length && wa[w] === wb[w]) w += 1;
+    i = w * 4;
+  }
+  while (i < n && a[i] === b[i]) i += 1;
+  return i;
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}

@@ -1,0 +1,94 @@
+/**
+ * Typed execution reports: what the slice learns from the executor after an
+ * action, and the action record the briefing keeps. Only these reports change
+ * the working state; no file or output text can.
+ *
+ * @module
+ */
+import type { ResultDescriptor } from "../store/result_store.ts";
+
+/** One file of an inspection: its stored result, or `missing: true`. */
+export interface InspectedFile {
+  /** Workspace-relative path as commissioned. */
+  readonly path: string;
+  /** The stored result's descriptor (legacy form, with preview). */
+  readonly descriptor?: ResultDescriptor;
+  /** The file did not exist or could not be read. */
+  readonly missing?: true;
+}
+
+/** One file written by an admitted edit: size and digest, never the body. */
+export interface EditedFile {
+  /** Workspace-relative path. */
+  readonly path: string;
+  /** UTF-8 size of the written contents. */
+  readonly utf8_bytes: number;
+  /** SHA-256 (64 lowercase hex) of the written contents. */
+  readonly sha256: string;
+}
+
+/** `repository.inspect` ran: one entry per requested path. */
+export interface InspectedReport {
+  /** Discriminant. */
+  readonly kind: "inspected";
+  /** The inspected files in request order. */
+  readonly files: readonly InspectedFile[];
+}
+
+/** `repository.edit` ran and produced a new workspace revision. */
+export interface EditedReport {
+  /** Discriminant. */
+  readonly kind: "edited";
+  /** The revision the edit produced, `rev-<n>-<12 hex>`. */
+  readonly revision: string;
+  /** The written files. */
+  readonly files: readonly EditedFile[];
+}
+
+/** `tests.run` ran; its output tail is a partial stored result. */
+export interface TestsRunReport {
+  /** Discriminant. */
+  readonly kind: "tests_run";
+  /** Exit code of the test program (non-zero on failure). */
+  readonly exit_code: number;
+  /** Whether the run was stopped by its timeout. */
+  readonly timed_out: boolean;
+  /** Revision the tests ran on; `null` for the unedited workspace. */
+  readonly tested_revision: string | null;
+  /** Descriptor of the captured output tail. */
+  readonly output: ResultDescriptor;
+  /** What guarded the test process. */
+  readonly confinement: string;
+}
+
+/** The step was refused (commission, selection, expansion, lookup budget). */
+export interface RefusedReport {
+  /** Discriminant. */
+  readonly kind: "refused";
+  /** Stable machine code of the refusal. */
+  readonly code: string;
+  /** Sentence-case reason shown to the model. */
+  readonly reason: string;
+}
+
+/** What one action did, as the executor or the loop reported it. */
+export type ExecutionReport =
+  | InspectedReport
+  | EditedReport
+  | TestsRunReport
+  | RefusedReport;
+
+/** One step of a slice: the action, its compact arguments and its report. */
+export interface ActionRecord {
+  /** Step number, 1-based, strictly increasing within a run. */
+  readonly sequence: number;
+  /** The action name, e.g. `repository.inspect`. */
+  readonly action: string;
+  /**
+   * The arguments as the model gave them. Edit bodies are compacted by the
+   * briefing (see `compactArguments`) and never shown again in full.
+   */
+  readonly arguments: unknown;
+  /** What happened. */
+  readonly report: ExecutionReport;
+}

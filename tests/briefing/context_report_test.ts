@@ -1,0 +1,131 @@
+import assert from "node:assert/strict";
+import {
+  commonPrefixLength,
+  ContextReportBuilder,
+} from "../../lib/briefing/context_report.ts";
+import {
+  serializeTurnRequest,
+  type TurnRequest,
+} from "../../lib/briefing/turn_request.ts";
+
+const encoder = new TextEncoder();
+
+function request(text: string): TurnRequest {
+  return {
+    system: [{ type: "text", text: "SECRET INSTRUCTIONS" }],
+    messages: [{ role: "user", content: [{ type: "text", text }] }],
+    tool: {
+      name: "select_action",
+      description: "d",
+      input_schema: { type: "object" },
+    },
+    tool_choice: { type: "tool", name: "select_action" },
+  };
+}
+
+Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats.md", () => {
+  const builder = new ContextReportBuilder("bounded");
+  const a = request("file text: TOP SECRET CONTENT");
+  const b = request("file text: TOP SECRET CONTENT and more");
+  builder.addRequest(a, { phase: "selection", elapsedMs: 1.23456 });
+  builder.addRequest(b, {
+    phase: "arguments",
+    elapsedMs: 2,
+    usage: { input_tokens: 100, output_tokens: 9, cache_read_tokens: 50 },
+  });
+  const report = builder.build({
+    stop: "completed",
+    detail: "Tests validate rev-1",
+  }, {
+    checkpoints: 2,
+    retrievals: 5,
+    modelCalls: 2,
+    elapsedMs: 12.5,
+  });
+  assert.deepEqual(Object.keys(report), [
+    "policy",
+    "outcome",
+    "requests",
+    "checkpoints",
+    "retrievals",
+    "model_calls",
+    "elapsed_ms",
+  ]);
+  const prefix = commonPrefixLength(
+    encoder.encode(serializeTurnRequest(a)),
+    encoder.encode(serializeTurnRequest(b)),
+  );
+  assert.deepEqual(report, {
+    policy: "bounded",
+    outcome: { stop: "completed", detail: "Tests validate rev-1" },
+    requests: [
+      {
+        phase: "selection",
+        request_bytes: encoder.encode(serializeTurnRequest(a)).byteLength,
+        prefix_stable_bytes: 0,
+        elapsed_ms: 1.235,
+        final_usage: false,
+        input_tokens: null,
+        cache_read_tokens: null,
+        cache_write_tokens: null,
+        output_tokens: null,
+      },
+      {
+        phase: "arguments",
+        request_bytes: encoder.encode(serializeTurnRequest(b)).byteLength,
+        prefix_stable_bytes: prefix,
+        elapsed_ms: 2,
+        final_usage: true,
+        input_tokens: 100,
+        cache_read_tokens: 50,
+        cache_write_tokens: null,
+        output_tokens: 9,
+      },
+    ],
+    checkpoints: 2,
+    retrievals: 5,
+    model_calls: 2,
+    elapsed_ms: 12.5,
+  });
+  assert.ok(
+    prefix >
+      encoder.encode('{"system":[{"type":"text","text":"SECRET INSTRUCTIONS"}]')
+        .byteLength,
+  );
+  const json = JSON.stringify(report);
+  assert.ok(
+    !json.includes("SECRET"),
+    "the report contains no prompt or file text",
+  );
+});
+
+Deno.test("ContextReportBuilder counts model calls from requests by default and reports partial usage", () => {
+  const builder = new ContextReportBuilder("legacy");
+  builder.addRequest(request("x"), {
+    phase: "selection",
+    usage: { input_tokens: 3 },
+    finalUsage: false,
+  });
+  const report = builder.build({
+    stop: "provider_error",
+    detail: "Provider returned HTTP 500",
+  });
+  assert.equal(report.model_calls, 1);
+  assert.equal(report.requests[0]?.final_usage, false);
+  assert.equal(report.requests[0]?.input_tokens, 3);
+  assert.ok(report.elapsed_ms >= 0);
+});
+
+Deno.test("commonPrefixLength() compares unaligned and aligned bytes alike", () => {
+  const base = encoder.encode("a".repeat(1000) + "b");
+  for (const cut of [0, 1, 3, 4, 5, 999, 1000]) {
+    const other = new Uint8Array(base);
+    if (cut < other.length) other[cut] = 0x7a;
+    assert.equal(commonPrefixLength(base, other), cut);
+    assert.equal(
+      commonPrefixLength(base.subarray(1), other.subarray(1)),
+      cut === 0 ? base.length - 1 : cut - 1,
+    );
+  }
+  assert.equal(commonPrefixLength(base, base.subarray(0, 10)), 10);
+});

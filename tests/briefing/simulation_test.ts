@@ -1,0 +1,323 @@
+/**
+ * Simulations without a model: generated report streams drive both
+ * policies, and every request is checked against the size, retirement,
+ * prefix and archive invariants.
+ */
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { Briefing, type TurnInfo } from "../../lib/briefing/briefing.ts";
+import { serializeEvent, toEvent } from "../../lib/briefing/event.ts";
+import type { ActionRecord } from "../../lib/briefing/report.ts";
+import { serializeTurnRequest } from "../../lib/briefing/turn_request.ts";
+import { ResultStore } from "../../lib/store/result_store.ts";
+import { sha256Hex } from "../../lib/store/digest.ts";
+import { LookupSession } from "../../lib/reference/lookup_session.ts";
+import {
+  argumentsTool,
+  CANDIDATES,
+  INSTRUCTIONS,
+  INTENT,
+  pickKind,
+  rng,
+  selectTool,
+  step,
+  STEP_KINDS,
+  type StepKind,
+  StreamState,
+} from "./_stream.ts";
+
+const encoder = new TextEncoder();
+const CEILING = 65_536;
+const TARGET = 32_768;
+
+interface Observed {
+  bytes: Uint8Array;
+  info: TurnInfo;
+  checkpoints: number;
+  omitted: number;
+}
+
+/** Checks one request against the previous one; returns the observation. */
+function check(
+  briefing: Briefing,
+  request: ReturnType<Briefing["request"]>,
+  previous: Observed | undefined,
+): Observed {
+  const bytes = encoder.encode(serializeTurnRequest(request));
+  const info = briefing.lastTurn;
+  assert.ok(info !== undefined);
+  assert.equal(info.bytes, bytes.byteLength);
+  const markers =
+    [...request.system, ...request.messages.flatMap((m) => m.content)]
+      .filter((b) => b.cache_control !== undefined).length;
+  assert.ok(markers <= 4, `${markers} cache breakpoints`);
+  if (briefing.policy === "bounded") {
+    assert.ok(
+      bytes.byteLength <= CEILING,
+      `request of ${bytes.byteLength} bytes`,
+    );
+    assert.ok(info.retained <= 64, `tail of ${info.retained} events`);
+    if (info.retired > 0) {
+      assert.ok(
+        info.retired % 8 === 0 || info.retained === 0,
+        `retired ${info.retired} events, not whole batches of 8`,
+      );
+      assert.ok(
+        bytes.byteLength <= TARGET || info.retained === 0,
+        `retirement landed at ${bytes.byteLength} bytes with ${info.retained} events left`,
+      );
+    }
+  } else {
+    assert.ok(info.retained <= 64, `${info.retained} transcript entries`);
+  }
+  const observed = {
+    bytes,
+    info,
+    checkpoints: briefing.checkpoints,
+    omitted: briefing.omittedCount,
+  };
+  if (
+    previous !== undefined && previous.checkpoints === observed.checkpoints &&
+    previous.omitted === observed.omitted
+  ) {
+    const n = previous.info.retainedPrefixBytes;
+    assert.ok(n > 0);
+    assert.deepEqual(
+      bytes.subarray(0, n),
+      previous.bytes.subarray(0, n),
+      "the request does not begin with the previous request's retained prefix",
+    );
+  }
+  return observed;
+}
+
+interface RunResult {
+  briefing: Briefing;
+  records: ActionRecord[];
+  store: ResultStore;
+  requests: number;
+  maxBytes: number;
+}
+
+/** Drives a briefing through `kinds`, with lookups answered for real. */
+async function drive(
+  policy: "legacy" | "bounded",
+  kinds: readonly StepKind[],
+  seed: number,
+  options: { lookups?: boolean } = {},
+): Promise<RunResult> {
+  const random = rng(seed);
+  const store = new ResultStore();
+  const briefing = new Briefing({
+    policy,
+    intent: INTENT,
+    instructions: INSTRUCTIONS,
+    results: store,
+  });
+  const state = new StreamState();
+  const records: ActionRecord[] = [];
+  let previous: Observed | undefined;
+  let requests = 0;
+  let maxBytes = 0;
+  const observe = (request: ReturnType<Briefing["request"]>) => {
+    previous = check(briefing, request, previous);
+    requests += 1;
+    maxBytes = Math.max(maxBytes, previous.bytes.byteLength);
+  };
+  for (const kind of kinds) {
+    // Selection, sometimes with a lookup or two answered by a real session.
+    const answers: unknown[] = [];
+    const selection = new LookupSession(
+      briefing.history === undefined
+        ? { results: store, stage: "selection" }
+        : { results: store, history: briefing.history, stage: "selection" },
+    );
+    observe(
+      briefing.request({
+        phase: "selection",
+        tool: selectTool(CANDIDATES),
+        candidates: CANDIDATES,
+      }),
+    );
+    if (options.lookups !== false && random() < 0.2) {
+      const lookups = 1 + Math.floor(random() * 3);
+      for (let i = 0; i < lookups; i++) {
+        const last = records.at(-1);
+        const request =
+          briefing.history !== undefined && last !== undefined && random() < 0.5
+            ? {
+              $list_history: Math.floor(
+                random() * Math.max(1, briefing.history.count),
+              ),
+            }
+            : random() < 0.5
+            ? { $list_results: 0 }
+            : {
+              $read_result: {
+                result: "result-1",
+                sha256: "0".repeat(64),
+                select: { kind: "whole" },
+              },
+            };
+        answers.push(await selection.answer(request));
+        observe(
+          briefing.request({
+            phase: "selection",
+            tool: selectTool(CANDIDATES),
+            candidates: CANDIDATES,
+            lookupAnswers: answers,
+          }),
+        );
+      }
+    }
+    const record = await step(kind, state, { store, random });
+    observe(
+      briefing.request({
+        phase: "arguments",
+        tool: argumentsTool(record.action),
+        candidates: [record.action],
+      }),
+    );
+    briefing.record(record);
+    records.push(record);
+  }
+  observe(
+    briefing.request({
+      phase: "selection",
+      tool: selectTool(CANDIDATES),
+      candidates: CANDIDATES,
+    }),
+  );
+  return { briefing, records, store, requests, maxBytes };
+}
+
+function kindsOf(seed: number, steps: number): StepKind[] {
+  const random = rng(seed);
+  return Array.from({ length: steps }, () => pickKind(random));
+}
+
+/** Reads every archived event back through `$read_history`. */
+async function readAllHistory(run: RunResult): Promise<void> {
+  const history = run.briefing.history;
+  assert.ok(history !== undefined);
+  assert.equal(history.count, run.records.length);
+  let session: LookupSession | undefined;
+  for (const [i, record] of run.records.entries()) {
+    if (i % 8 === 0) {
+      session = new LookupSession({
+        results: run.store,
+        history,
+        stage: "arguments",
+      });
+    }
+    const expected = serializeEvent(toEvent(record));
+    const sha256 = sha256Hex(encoder.encode(expected));
+    const answer = await session!.answer({
+      $read_history: {
+        result: `event-${record.sequence}`,
+        sha256,
+        select: { kind: "whole" },
+      },
+    }) as Record<string, unknown>;
+    if (encoder.encode(expected).byteLength <= 8192) {
+      assert.deepEqual(answer, { selected_text: expected });
+    } else {
+      assert.match(String(answer["lookup_failed"]), /^answer_too_large/);
+    }
+  }
+}
+
+Deno.test("Bounded briefings stay within 64 KiB over generated streams of 10 to 5,000 steps", async (t) => {
+  for (const steps of [10, 150, 1_000, 5_000]) {
+    await t.step(`${steps} steps`, async () => {
+      const run = await drive("bounded", kindsOf(steps, steps), steps, {
+        lookups: steps <= 1_000,
+      });
+      assert.ok(run.maxBytes <= CEILING);
+      assert.equal(
+        run.briefing.archivedCount + run.briefing.retainedCount,
+        steps,
+      );
+      if (steps >= 150) {
+        assert.ok(run.briefing.checkpoints > 0, "no checkpoint in a long run");
+      }
+      if (steps <= 1_000) await readAllHistory(run);
+    });
+  }
+});
+
+Deno.test("Bounded retirement retires whole batches of 8 and lands at or below 32 KiB", async () => {
+  // Large inspections only: every event carries up to 16 descriptors.
+  const run = await drive("bounded", Array(300).fill("large_inspect"), 7, {
+    lookups: false,
+  });
+  assert.ok(run.briefing.checkpoints >= 2);
+  assert.equal(run.briefing.archivedCount % 8, 0);
+});
+
+Deno.test("Bounded retirement triggers when the tail would pass 64 small events", async () => {
+  const run = await drive("bounded", Array(65).fill("passing_test"), 3, {
+    lookups: false,
+  });
+  assert.equal(run.briefing.checkpoints, 1);
+  assert.equal(run.briefing.archivedCount, 8);
+  assert.equal(run.briefing.retainedCount, 57);
+});
+
+Deno.test("Legacy briefings keep at most 64 transcript entries and count the rest in one line", async () => {
+  const run = await drive("legacy", kindsOf(11, 200), 11, { lookups: true });
+  assert.equal(run.briefing.retainedCount, 64);
+  assert.equal(run.briefing.omittedCount, 136);
+  assert.equal(run.briefing.history, undefined);
+  const request = run.briefing.request({
+    phase: "selection",
+    tool: selectTool(CANDIDATES),
+    candidates: CANDIDATES,
+  });
+  const texts = request.messages.flatMap((m) => m.content.map((b) => b.text));
+  assert.ok(texts.includes("(136 earlier entries are not shown)"));
+  const steps = texts.filter((x) => x.startsWith("Step "));
+  assert.equal(steps.length, 64);
+  for (const entry of steps) {
+    assert.ok(encoder.encode(entry).byteLength <= 16_384);
+  }
+});
+
+Deno.test("Archived events stay readable through $read_history with correct digests", async () => {
+  const run = await drive("bounded", kindsOf(5, 400), 5, { lookups: false });
+  assert.ok(run.briefing.archivedCount > 0);
+  await readAllHistory(run);
+});
+
+Deno.test("Random report streams keep the bounded and legacy invariants", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.constantFrom(...STEP_KINDS), {
+        minLength: 1,
+        maxLength: 160,
+      }),
+      fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      fc.constantFrom("legacy" as const, "bounded" as const),
+      async (kinds, seed, policy) => {
+        const run = await drive(policy, kinds, seed);
+        assert.equal(
+          run.briefing.workingState.latest_revision !== null,
+          kinds.includes("edit"),
+        );
+        if (policy === "bounded") {
+          assert.equal(
+            run.briefing.archivedCount + run.briefing.retainedCount,
+            kinds.length,
+          );
+          assert.equal(run.briefing.history?.count, kinds.length);
+        } else {
+          assert.equal(
+            run.briefing.omittedCount + run.briefing.retainedCount,
+            kinds.length,
+          );
+        }
+      },
+    ),
+    { numRuns: 40 },
+  );
+});
