@@ -1,0 +1,330 @@
+/**
+ * `loom run`: drives a model through a governed slice over a workspace.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { runWithOptions, SliceRequestError } from "../slice/run.ts";
+import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
+import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+
+/** The help text of `loom run`. */
+export const RUN_HELP = `Usage: loom run --workspace DIR (--intent TEXT | --intent-file F) --model SPEC [options]
+
+Runs a governed slice: the model inspects and edits files in DIR and runs the
+test command until the tests validate its latest edit, or a budget runs out.
+
+Options:
+  --workspace DIR          The workspace the slice may read and write
+  --intent TEXT            The task
+  --intent-file F          Read the task from file F instead
+  --model SPEC             recorded:PATH, anthropic:MODEL or openai:MODEL
+  --base-url URL           Provider API base URL (OpenAI-compatible servers)
+  --test "CMD ARGS"        Test command, run in DIR (split on spaces; quotes group)
+  --test-timeout DUR       Test timeout: 120s (default), 2m, 500ms, or seconds
+  --max-steps N            Step budget, refused steps included (default 40)
+  --context-policy P       legacy (default) or bounded
+  --context-report PATH    Write the JSON context report to PATH
+  --json                   Print the summary as JSON
+  -h, --help               Show this help
+
+API keys come from ANTHROPIC_API_KEY or OPENAI_API_KEY.
+Progress: one line per step on stderr. Summary: stdout.
+Exit codes: 0 completed, 1 stopped without completion, 2 usage or bad input,
+3 provider failure, confinement unavailable or internal failure.
+`;
+
+const DEFAULT_MAX_STEPS = 40;
+const DEFAULT_TEST_TIMEOUT_MS = 120_000;
+
+/** Parsed `loom run` arguments. */
+export interface RunArguments {
+  readonly workspace: string;
+  readonly intent: string;
+  readonly model: string;
+  readonly baseUrl?: string;
+  readonly test?: { readonly command: string[]; readonly timeoutMs: number };
+  readonly maxSteps: number;
+  readonly contextPolicy: "legacy" | "bounded";
+  readonly contextReport?: string;
+  readonly json: boolean;
+}
+
+/**
+ * Parses `loom run` arguments (without reading the intent file).
+ *
+ * @param args Arguments after `run`.
+ * @returns The parsed arguments and the intent file to read, if any.
+ * @throws {UsageError} On unknown, missing or malformed options.
+ */
+export function parseRunArguments(
+  args: string[],
+): { help: true } | {
+  help: false;
+  parsed: Omit<RunArguments, "intent">;
+  intent: { text: string } | { file: string };
+} {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        workspace: { type: "string" },
+        intent: { type: "string" },
+        "intent-file": { type: "string" },
+        model: { type: "string" },
+        "base-url": { type: "string" },
+        test: { type: "string" },
+        "test-timeout": { type: "string" },
+        "max-steps": { type: "string" },
+        "context-policy": { type: "string" },
+        "context-report": { type: "string" },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  if (values.help) return { help: true };
+  const workspace = required(values.workspace, "--workspace DIR");
+  const model = required(values.model, "--model SPEC");
+  if (values.intent !== undefined && values["intent-file"] !== undefined) {
+    throw new UsageError("Give --intent or --intent-file, not both");
+  }
+  const intent = values.intent !== undefined
+    ? { text: values.intent }
+    : values["intent-file"] !== undefined
+    ? { file: values["intent-file"] }
+    : undefined;
+  if (intent === undefined) {
+    throw new UsageError("Missing the task: give --intent TEXT or --intent-file F");
+  }
+  const policy = values["context-policy"] ?? "legacy";
+  if (policy !== "legacy" && policy !== "bounded") {
+    throw new UsageError(
+      `Invalid --context-policy ${policy}: expected legacy or bounded`,
+    );
+  }
+  const maxSteps = values["max-steps"] === undefined
+    ? DEFAULT_MAX_STEPS
+    : positiveInteger(values["max-steps"], "--max-steps");
+  const timeoutMs = values["test-timeout"] === undefined
+    ? DEFAULT_TEST_TIMEOUT_MS
+    : parseDuration(values["test-timeout"]);
+  if (values["test-timeout"] !== undefined && values.test === undefined) {
+    throw new UsageError("--test-timeout needs --test");
+  }
+  const command = values.test === undefined
+    ? undefined
+    : splitCommand(values.test);
+  return {
+    help: false,
+    intent,
+    parsed: {
+      workspace,
+      model,
+      ...(values["base-url"] === undefined
+        ? {}
+        : { baseUrl: values["base-url"] }),
+      ...(command === undefined ? {} : { test: { command, timeoutMs } }),
+      maxSteps,
+      contextPolicy: policy,
+      ...(values["context-report"] === undefined
+        ? {}
+        : { contextReport: values["context-report"] }),
+      json: values.json,
+    },
+  };
+}
+
+function required(value: string | undefined, what: string): string {
+  if (value === undefined || value === "") {
+    throw new UsageError(`Missing ${what}`);
+  }
+  return value;
+}
+
+function positiveInteger(text: string, flag: string): number {
+  const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError(
+      `Invalid ${flag} ${text}: expected a positive integer`,
+    );
+  }
+  return n;
+}
+
+/**
+ * Parses a duration: `500ms`, `120s`, `2m`, or a bare number of seconds.
+ *
+ * @param text The duration.
+ * @returns Milliseconds.
+ * @throws {UsageError} When the text is not a positive duration.
+ */
+export function parseDuration(text: string): number {
+  const match = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m)?$/.exec(text.trim());
+  const value = match === null ? NaN : Number(match[1]);
+  const unit = match?.[2] ?? "s";
+  const ms = value * (unit === "ms" ? 1 : unit === "s" ? 1000 : 60_000);
+  if (!Number.isFinite(ms) || ms <= 0) {
+    throw new UsageError(
+      `Invalid --test-timeout ${text}: expected a duration such as 120s, 2m or 500ms`,
+    );
+  }
+  return Math.round(ms);
+}
+
+/**
+ * Splits a command line on whitespace; single or double quotes group words
+ * and a backslash escapes the next character. No other shell syntax.
+ *
+ * @param text The command line.
+ * @returns Program and arguments.
+ * @throws {UsageError} On an empty command or an unterminated quote.
+ */
+export function splitCommand(text: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  let inWord = false;
+  let quote: '"' | "'" | null = null;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quote !== null) {
+      if (ch === quote) quote = null;
+      else if (ch === "\\" && quote === '"' && i + 1 < text.length) {
+        word += text[++i];
+      } else word += ch;
+    } else if (ch === '"' || ch === "'") {
+      quote = ch;
+      inWord = true;
+    } else if (ch === "\\" && i + 1 < text.length) {
+      word += text[++i];
+      inWord = true;
+    } else if (/\s/.test(ch)) {
+      if (inWord) words.push(word);
+      word = "";
+      inWord = false;
+    } else {
+      word += ch;
+      inWord = true;
+    }
+  }
+  if (quote !== null) {
+    throw new UsageError(`Invalid --test ${text}: unterminated quote`);
+  }
+  if (inWord) words.push(word);
+  if (words.length === 0) throw new UsageError("Invalid --test: empty command");
+  return words;
+}
+
+const STOPPED_EXIT: Readonly<Record<SliceStop, number>> = {
+  completed: ExitCode.ok,
+  step_budget: ExitCode.stopped,
+  refused: ExitCode.stopped,
+  suspended: ExitCode.stopped,
+  capacity: ExitCode.stopped,
+  confinement_unavailable: ExitCode.failure,
+  provider_error: ExitCode.failure,
+};
+
+/**
+ * The exit code of a slice outcome: 0 completed; 1 stopped without
+ * completion (budget, refusals, suspension, capacity); 3 provider failure or
+ * confinement unavailable.
+ *
+ * @param stop The stop reason.
+ * @returns The process exit code.
+ */
+export function exitCodeOf(stop: SliceStop): number {
+  return STOPPED_EXIT[stop];
+}
+
+/**
+ * `loom run`.
+ *
+ * @param args Arguments after `run`.
+ * @param io Output sinks.
+ * @returns The exit code.
+ */
+export async function runCommand(args: string[], io: CliIo): Promise<number> {
+  const parsed = parseRunArguments(args);
+  if (parsed.help) {
+    io.out(RUN_HELP);
+    return ExitCode.ok;
+  }
+  let intent: string;
+  if ("text" in parsed.intent) {
+    intent = parsed.intent.text;
+  } else {
+    try {
+      intent = await Deno.readTextFile(parsed.intent.file);
+    } catch (error) {
+      throw new UsageError(
+        `Cannot read --intent-file ${parsed.intent.file}: ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+      );
+    }
+  }
+  const a = parsed.parsed;
+  let outcome: SliceOutcome;
+  try {
+    outcome = await runWithOptions({
+      intent,
+      workspace: a.workspace,
+      maxSteps: a.maxSteps,
+      provider: a.model,
+      ...(a.test === undefined ? {} : { test: a.test }),
+    }, {
+      contextPolicy: a.contextPolicy,
+      ...(a.contextReport === undefined
+        ? {}
+        : { contextReport: a.contextReport }),
+      ...(a.baseUrl === undefined ? {} : { baseUrl: a.baseUrl }),
+      onProgress: (line) => io.err(`${line}\n`),
+    });
+  } catch (error) {
+    if (error instanceof SliceRequestError) {
+      throw new UsageError(error.message);
+    }
+    throw error;
+  }
+  io.out(a.json ? `${JSON.stringify(outcome, null, 2)}\n` : summary(outcome));
+  return exitCodeOf(outcome.stop);
+}
+
+/**
+ * The human summary of an outcome.
+ *
+ * @param o The outcome.
+ * @returns Several lines of text.
+ */
+export function summary(o: SliceOutcome): string {
+  const lines = [
+    `loom run: ${o.stop} after ${o.steps} step${
+      o.steps === 1 ? "" : "s"
+    } (${o.model_calls} model call${o.model_calls === 1 ? "" : "s"})`,
+    `  detail: ${o.detail}`,
+    `  revision: ${o.revision ?? "none (no edit)"}`,
+    `  latest test: ${
+      o.latest_test === null
+        ? "none"
+        : `exit ${o.latest_test.exit_code}${
+          o.latest_test.timed_out ? " (timed out)" : ""
+        } on ${o.latest_test.tested_revision ?? "the unedited workspace"}`
+    }; validates latest revision: ${
+      o.tests_validate_latest_revision ? "yes" : "no"
+    }`,
+    `  refusals: ${o.refusals}, retrievals: ${o.retrievals}, checkpoints: ${o.checkpoints}`,
+    `  policy: ${o.policy}; request bytes total ${o.request_bytes.total}, peak ${o.request_bytes.peak}`,
+    `  elapsed: ${o.elapsed_ms.toFixed(1)} ms (model ${o.model_ms.toFixed(1)} ms)`,
+  ];
+  if (o.summary !== null) lines.push(`  summary: ${o.summary}`);
+  if (o.context_report !== null) {
+    lines.push(`  context report: ${o.context_report}`);
+  }
+  return lines.join("\n") + "\n";
+}

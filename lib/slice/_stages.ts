@@ -1,0 +1,191 @@
+/**
+ * The two model stages of a step. Each stage asks for one forced tool call
+ * and answers lookups until the model gives a real answer or exceeds the
+ * stage's lookup budget.
+ *
+ * @module
+ */
+import type { Briefing } from "../briefing/briefing.ts";
+import type { ContextReportBuilder } from "../briefing/context_report.ts";
+import type { TurnRequest, TurnTool } from "../briefing/turn_request.ts";
+import type {
+  ModelPhase,
+  ModelProvider,
+  ModelReply,
+} from "../providers/model_provider.ts";
+import { ProviderError } from "../providers/provider_error.ts";
+import {
+  isLookupRequest,
+  LookupBudgetExceeded,
+  LookupSession,
+} from "../reference/lookup_session.ts";
+import type { ResultStore } from "../store/result_store.ts";
+import { SliceStopped } from "./_stopped.ts";
+
+/** Counters shared by every stage of a run. */
+export interface RunCounters {
+  modelCalls: number;
+  modelMs: number;
+  retrievals: number;
+  bytesTotal: number;
+  bytesPeak: number;
+  /** Request bytes of the latest call (for progress lines). */
+  lastRequestBytes: number;
+  /** Calls of the current step (for progress lines). */
+  stepCalls: number;
+}
+
+/** What every stage needs. */
+export interface StageContext {
+  readonly provider: ModelProvider;
+  readonly briefing: Briefing;
+  readonly results: ResultStore;
+  readonly report: ContextReportBuilder;
+  readonly counters: RunCounters;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** How a stage ended. */
+export type StageOutcome =
+  | { readonly kind: "answer"; readonly value: unknown }
+  | { readonly kind: "budget_exhausted"; readonly detail: string };
+
+/** Options of {@linkcode runStage}. */
+export interface StageOptions {
+  readonly phase: ModelPhase;
+  readonly tool: TurnTool;
+  readonly candidates: readonly string[];
+  readonly notes: readonly string[];
+}
+
+/**
+ * Runs one stage: builds a request, calls the model, answers lookups, until
+ * an answer arrives or a ninth lookup exceeds the budget.
+ *
+ * @throws {SliceStopped} On provider failure, capacity or abort.
+ */
+export async function runStage(
+  ctx: StageContext,
+  options: StageOptions,
+): Promise<StageOutcome> {
+  const session = new LookupSession({
+    results: ctx.results,
+    ...(ctx.briefing.history === undefined
+      ? {}
+      : { history: ctx.briefing.history }),
+    stage: options.phase,
+  });
+  const answers: unknown[] = [];
+  try {
+    while (true) {
+      const request = buildRequest(ctx, options, answers);
+      const reply = await callModel(ctx, options, request);
+      if (!isLookupRequest(reply.arguments)) {
+        return { kind: "answer", value: reply.arguments };
+      }
+      try {
+        answers.push(await session.answer(reply.arguments));
+      } catch (error) {
+        if (error instanceof LookupBudgetExceeded) {
+          return {
+            kind: "budget_exhausted",
+            detail: `A ninth lookup in ${
+              options.phase === "selection" ? "selection" : "argument generation"
+            } exceeded the budget of 8 lookups per stage`,
+          };
+        }
+        throw error;
+      }
+    }
+  } finally {
+    ctx.counters.retrievals += session.retrievals;
+  }
+}
+
+function buildRequest(
+  ctx: StageContext,
+  options: StageOptions,
+  answers: readonly unknown[],
+): TurnRequest {
+  if (ctx.signal?.aborted) {
+    throw new SliceStopped(
+      "suspended",
+      `The embedder aborted the run: ${String(ctx.signal.reason)}`,
+    );
+  }
+  try {
+    return ctx.briefing.request({
+      phase: options.phase,
+      tool: options.tool,
+      candidates: options.candidates,
+      lookupAnswers: answers,
+      notes: options.notes,
+    });
+  } catch (error) {
+    throw capacityStop(error) ?? error;
+  }
+}
+
+async function callModel(
+  ctx: StageContext,
+  options: StageOptions,
+  request: TurnRequest,
+): Promise<ModelReply> {
+  const counters = ctx.counters;
+  const started = performance.now();
+  let reply: ModelReply;
+  try {
+    reply = await ctx.provider.call({
+      phase: options.phase,
+      tool: options.phase === "selection" ? "select_action" : "action_arguments",
+      request,
+    });
+  } catch (error) {
+    const elapsed = performance.now() - started;
+    counters.modelMs += elapsed;
+    const usage = error instanceof ProviderError ? error.usage : null;
+    const line = ctx.report.addRequest(request, {
+      phase: options.phase,
+      elapsedMs: elapsed,
+      ...(usage === null ? {} : { usage }),
+      finalUsage: false,
+    });
+    count(counters, line.request_bytes);
+    const code = error instanceof ProviderError ? error.code : "provider_failed";
+    const message = error instanceof Error ? error.message : String(error);
+    throw new SliceStopped("provider_error", `${code}: ${message}`, {
+      cause: error,
+    });
+  }
+  const elapsed = performance.now() - started;
+  counters.modelMs += elapsed;
+  counters.modelCalls += 1;
+  counters.stepCalls += 1;
+  const line = ctx.report.addRequest(request, {
+    phase: options.phase,
+    elapsedMs: elapsed,
+    usage: reply.usage,
+    finalUsage: reply.final_usage,
+  });
+  count(counters, line.request_bytes);
+  return reply;
+}
+
+function count(counters: RunCounters, bytes: number): void {
+  counters.bytesTotal += bytes;
+  counters.bytesPeak = Math.max(counters.bytesPeak, bytes);
+  counters.lastRequestBytes = bytes;
+}
+
+/**
+ * Maps the briefing's capacity failures (a full archive, a bounded request
+ * whose mandatory content cannot fit) to a `capacity` stop.
+ */
+export function capacityStop(error: unknown): SliceStopped | undefined {
+  if (!(error instanceof RangeError)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (code !== "capacity" && code !== "request_too_large") return undefined;
+  return new SliceStopped("capacity", `${code}: ${error.message}`, {
+    cause: error,
+  });
+}

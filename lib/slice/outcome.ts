@@ -1,0 +1,73 @@
+/**
+ * How a slice ended: the stop reason, the figures an embedder or the CLI
+ * summary needs, and nothing of the prompts or file contents.
+ *
+ * @module
+ */
+import type { StopReason } from "../briefing/context_report.ts";
+import type { LatestTest } from "../briefing/working_state.ts";
+
+/**
+ * Why a slice stopped (DESIGN.md "Slice completion"):
+ *
+ * - `completed`: the model called `slice.complete` while the tests validated
+ *   the latest revision (or no test command was configured).
+ * - `step_budget`: `maxSteps` steps ran without completion.
+ * - `refused`: `maxConsecutiveRefusals` steps in a row were refused (the model
+ *   keeps proposing what commission cannot admit).
+ * - `suspended`: a ninth lookup in selection, or the embedder's abort signal,
+ *   or an internal failure after the slice started (then the error is also
+ *   thrown).
+ * - `capacity`: the event archive is full, or mandatory content of a bounded
+ *   request cannot fit the 64 KiB ceiling.
+ * - `confinement_unavailable`: the permission-scoped worker could not start.
+ * - `provider_error`: the model provider failed (bad spec, missing key, HTTP
+ *   failure, a recording that does not match or ran out).
+ */
+export type SliceStop = StopReason;
+
+/** Request byte figures of a run (serialized provider-neutral requests). */
+export interface RequestByteFigures {
+  /** Sum of the request bytes of every model call. */
+  readonly total: number;
+  /** The largest request. */
+  readonly peak: number;
+}
+
+/** The result of {@linkcode runSlice} / {@linkcode runWithOptions}. */
+export interface SliceOutcome {
+  /** Why the slice stopped. */
+  readonly stop: SliceStop;
+  /** A short sentence-case explanation (no prompt or file text). */
+  readonly detail: string;
+  /** `true` exactly when `stop` is `completed`. */
+  readonly completed: boolean;
+  /** Steps taken, refused ones included. */
+  readonly steps: number;
+  /** Model calls that returned an answer (lookups included). */
+  readonly model_calls: number;
+  /** The latest workspace revision, `null` when nothing was edited. */
+  readonly revision: string | null;
+  /** The latest test run, `null` when the tests never ran. */
+  readonly latest_test: LatestTest | null;
+  /** Whether the latest test validates the latest revision. */
+  readonly tests_validate_latest_revision: boolean;
+  /** Steps refused (commission, selection, expansion, lookup budget). */
+  readonly refusals: number;
+  /** The context policy of the run. */
+  readonly policy: "legacy" | "bounded";
+  /** Bounded retirement checkpoints (0 under legacy). */
+  readonly checkpoints: number;
+  /** Successful lookups. */
+  readonly retrievals: number;
+  /** Request bytes over the run. */
+  readonly request_bytes: RequestByteFigures;
+  /** Wall time of the run in milliseconds. */
+  readonly elapsed_ms: number;
+  /** Wall time spent waiting for the model, in milliseconds. */
+  readonly model_ms: number;
+  /** The model's `slice.complete` summary; `null` unless completed. */
+  readonly summary: string | null;
+  /** Where the context report was written, `null` when none was asked for. */
+  readonly context_report: string | null;
+}
