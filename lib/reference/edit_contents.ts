@@ -1,0 +1,182 @@
+/**
+ * Composed edit contents: new literal text and selections of stored results,
+ * expanded into the file body before commission (wire-formats.md "Edit
+ * arguments").
+ *
+ * @module
+ */
+import type { ResultStore } from "../store/result_store.ts";
+import { utf8Length } from "../store/_preview.ts";
+import { parseReference, ReferenceFailure, select } from "./selection.ts";
+import {
+  describeIssue,
+  segmentedContentsSchema,
+  segmentSchema,
+} from "./_schema.ts";
+
+/** Most segments in one file's contents. */
+export const MAX_SEGMENTS = 256;
+/** Largest expanded contents, in UTF-8 bytes. */
+export const MAX_EXPANDED_BYTES = 16 * 1024 * 1024;
+
+/** Options of {@link expandEditContents}. */
+export interface ExpandEditContentsOptions {
+  /** The store references resolve against. */
+  results: ResultStore;
+  /**
+   * Largest expanded size in UTF-8 bytes (default 16 MiB); pass what is left
+   * of the 16 MiB when expanding several files of one edit.
+   */
+  maxBytes?: number;
+}
+
+/**
+ * Edit contents that do not expand: malformed contents or segments, too many
+ * segments, too much text, or a reference that does not resolve. The step is
+ * refused; nothing is written.
+ */
+export class EditExpansionError extends RangeError {
+  /**
+   * A wire-format failure code of the reference (`unknown_result`,
+   * `digest_mismatch`, …), or `invalid_contents`, `too_many_segments`,
+   * `too_large`.
+   */
+  readonly code: string;
+  /** Index of the failing segment, or `null` when the contents as a whole are malformed. */
+  readonly segment: number | null;
+  /**
+   * @param code Why expansion failed.
+   * @param segment The failing segment's index, or `null`.
+   * @param message What failed and why.
+   */
+  constructor(code: string, segment: number | null, message: string) {
+    super(message);
+    this.name = "EditExpansionError";
+    this.code = code;
+    this.segment = segment;
+  }
+}
+
+/**
+ * Expands edit contents: a literal string stays as it is; `{segments: [...]}`
+ * concatenates each `{literal}` and the text each `{ref}` selects. At most
+ * 256 segments and 16 MiB of expanded text.
+ *
+ * @param contents The `contents` of one file of a `repository.edit` (untrusted JSON).
+ * @param options The store to resolve references against, and a size limit.
+ * @returns The expanded file body.
+ * @throws {EditExpansionError} Naming the segment index and the failure code.
+ *
+ * @example
+ * ```ts
+ * import { expandEditContents, ResultStore } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const results = new ResultStore();
+ * const d = await results.put("one\ntwo\nthree\n", { origin: "a.txt", capture: "complete" });
+ * const body = await expandEditContents({
+ *   segments: [
+ *     { ref: { result: d.result, sha256: d.sha256, select: { kind: "lines", start: 1, end: 1 } } },
+ *     { literal: "TWO\n" },
+ *     { ref: { result: d.result, sha256: d.sha256, select: { kind: "lines", start: 3, end: 3 } } },
+ *   ],
+ * }, { results });
+ * assert.equal(body, "one\nTWO\nthree\n");
+ * ```
+ */
+export function expandEditContents(
+  contents: unknown,
+  options: ExpandEditContentsOptions,
+): Promise<string> {
+  try {
+    return Promise.resolve(expand(contents, options));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+function expand(contents: unknown, options: ExpandEditContentsOptions): string {
+  const maxBytes = options.maxBytes ?? MAX_EXPANDED_BYTES;
+  if (typeof contents === "string") {
+    const size = utf8Length(contents);
+    if (size > maxBytes) {
+      throw new EditExpansionError(
+        "too_large",
+        null,
+        `The contents have ${size} bytes; the limit is ${maxBytes}`,
+      );
+    }
+    return contents;
+  }
+  const parsed = segmentedContentsSchema.safeParse(contents);
+  if (!parsed.success) {
+    throw new EditExpansionError(
+      "invalid_contents",
+      null,
+      `Edit contents are a string or {"segments": [...]}; these are malformed ${
+        describeIssue(parsed.error)
+      }`,
+    );
+  }
+  const segments = parsed.data.segments;
+  if (segments.length > MAX_SEGMENTS) {
+    throw new EditExpansionError(
+      "too_many_segments",
+      MAX_SEGMENTS,
+      `The contents have ${segments.length} segments; the limit is ${MAX_SEGMENTS}`,
+    );
+  }
+  const parts: string[] = [];
+  let total = 0;
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segmentSchema.safeParse(segments[i]);
+    if (!segment.success) {
+      throw new EditExpansionError(
+        "invalid_reference",
+        i,
+        `Segment ${i} is not {"literal": "…"} or {"ref": <reference>}: ${
+          describeIssue(segment.error)
+        }`,
+      );
+    }
+    const left = maxBytes - total;
+    let text: string;
+    if ("literal" in segment.data) {
+      text = segment.data.literal;
+      const size = utf8Length(text);
+      if (size > left) throw tooLarge(i, maxBytes);
+      total += size;
+    } else {
+      try {
+        const ref = parseReference(segment.data.ref);
+        const record = options.results.get(ref.result);
+        if (record === undefined) {
+          throw new ReferenceFailure(
+            "unknown_result",
+            `No stored result has the id ${ref.result.slice(0, 64)}`,
+          );
+        }
+        const selection = select(record, ref, { maxBytes: left });
+        text = "text" in selection ? selection.text : selection.json;
+      } catch (error) {
+        if (!(error instanceof ReferenceFailure)) throw error;
+        if (error.code === "answer_too_large") throw tooLarge(i, maxBytes);
+        throw new EditExpansionError(
+          error.code,
+          i,
+          `Segment ${i} does not resolve: ${error.message}`,
+        );
+      }
+      total += utf8Length(text);
+    }
+    parts.push(text);
+  }
+  return parts.join("");
+}
+
+function tooLarge(segment: number, maxBytes: number): EditExpansionError {
+  return new EditExpansionError(
+    "too_large",
+    segment,
+    `Segment ${segment} takes the expanded contents past the limit of ${maxBytes} bytes`,
+  );
+}

@@ -1,0 +1,319 @@
+/**
+ * Resolving a verified reference against one record: whole content, a
+ * half-open byte range, inclusive lines, or one RFC 6901 JSON pointer
+ * (wire-formats.md "Reference").
+ *
+ * @module
+ */
+import type { ResultReference } from "../store/result_store.ts";
+import { isCharBoundary } from "../store/utf8.ts";
+import { type JsonIndex, JsonScanError, scanJson } from "./json_scanner.ts";
+import { decodeJsonString } from "./json_scanner.ts";
+import { parsePointer, PointerError } from "./pointer.ts";
+import { describeIssue, referenceSchema } from "./_schema.ts";
+
+/** Something a reference can select from: a stored result or an archived event. */
+export interface SelectableRecord {
+  /** `result-<n>` or `event-<n>`. */
+  readonly id: string;
+  /** Valid UTF-8 content; never modified. */
+  readonly bytes: Uint8Array;
+  /** SHA-256 of `bytes`, lowercase hex. */
+  readonly sha256: string;
+}
+
+/** A resolved selection: decoded text, or a JSON value's original lexeme. */
+export type SelectionResult = { text: string } | { json: string };
+
+/** The failure codes of wire-formats.md "Lookup requests and responses". */
+export type ReferenceFailureCode =
+  | "unknown_result"
+  | "digest_mismatch"
+  | "invalid_reference"
+  | "invalid_range"
+  | "not_char_boundary"
+  | "invalid_pointer"
+  | "pointer_not_found"
+  | "invalid_json"
+  | "ambiguous_json"
+  | "not_a_string"
+  | "answer_too_large"
+  | "budget_exhausted"
+  | "request_too_large"
+  | "not_available";
+
+/** A reference that does not resolve; `code` is a wire-format failure code. */
+export class ReferenceFailure extends RangeError {
+  /** The wire-format failure code. */
+  readonly code: ReferenceFailureCode;
+  /**
+   * @param code The failure code.
+   * @param message What failed and why.
+   */
+  constructor(code: ReferenceFailureCode, message: string) {
+    super(message);
+    this.name = "ReferenceFailure";
+    this.code = code;
+  }
+}
+
+/** Options of {@link select}. */
+export interface SelectOptions {
+  /**
+   * Largest selection in raw UTF-8 bytes; a larger one fails with
+   * `answer_too_large` (checked before decoding where possible).
+   */
+  maxBytes?: number;
+}
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+const jsonCache = new WeakMap<Uint8Array, JsonIndex | JsonScanError>();
+const lineCache = new WeakMap<Uint8Array, Uint32Array>();
+
+/**
+ * Parses and checks a reference's shape (closed object, known selector,
+ * `whole`/`bytes`/`lines` only with `text` rendering).
+ *
+ * @param reference Untrusted JSON.
+ * @returns The reference, typed.
+ * @throws {ReferenceFailure} `invalid_reference` when the shape is wrong.
+ */
+export function parseReference(reference: unknown): ResultReference {
+  const parsed = referenceSchema.safeParse(reference);
+  if (!parsed.success) {
+    throw new ReferenceFailure(
+      "invalid_reference",
+      `The reference is malformed ${describeIssue(parsed.error)}`,
+    );
+  }
+  const ref = parsed.data as ResultReference;
+  if (ref.select.kind !== "json_pointer" && ref.rendering === "json") {
+    throw new ReferenceFailure(
+      "invalid_reference",
+      `A ${ref.select.kind} selection needs text rendering: only json_pointer selections render as json`,
+    );
+  }
+  return ref;
+}
+
+/**
+ * Resolves a reference against a record, verifying its digest first.
+ *
+ * @param record The record the reference names.
+ * @param reference The reference (checked again here).
+ * @param options A size limit for the selection.
+ * @returns `{text}` for text rendering, `{json}` (the lexeme) for json rendering.
+ * @throws {ReferenceFailure} With the wire-format failure code.
+ */
+export function select(
+  record: SelectableRecord,
+  reference: ResultReference | unknown,
+  options: SelectOptions = {},
+): SelectionResult {
+  const ref = parseReference(reference);
+  if (ref.result !== record.id) {
+    throw new ReferenceFailure(
+      "unknown_result",
+      `The reference names ${clip(ref.result)}, not ${record.id}`,
+    );
+  }
+  if (ref.sha256 !== record.sha256) {
+    throw new ReferenceFailure(
+      "digest_mismatch",
+      `The digest does not match ${record.id}: its content has SHA-256 ${record.sha256}`,
+    );
+  }
+  const maxBytes = options.maxBytes ?? Infinity;
+  const bytes = record.bytes;
+  const sel = ref.select;
+  switch (sel.kind) {
+    case "whole":
+      return { text: cut(record, bytes, 0, bytes.length, maxBytes, "whole") };
+    case "bytes": {
+      const { start, end } = sel;
+      const what = `bytes ${start}..${end}`;
+      if (start < 0 || end < start || end > bytes.length) {
+        throw new ReferenceFailure(
+          "invalid_range",
+          `Cannot select ${what} of ${record.id}: it has ${bytes.length} bytes and a range needs 0 <= start <= end <= size`,
+        );
+      }
+      for (const at of [start, end]) {
+        if (!isCharBoundary(bytes, at)) {
+          throw new ReferenceFailure(
+            "not_char_boundary",
+            `Cannot select ${what} of ${record.id}: ${at} is inside a UTF-8 character`,
+          );
+        }
+      }
+      return { text: cut(record, bytes, start, end, maxBytes, what) };
+    }
+    case "lines": {
+      const { start, end } = sel;
+      const what = `lines ${start}..${end}`;
+      const ends = lineEnds(bytes);
+      if (start < 1 || end < start || end > ends.length) {
+        throw new ReferenceFailure(
+          "invalid_range",
+          `Cannot select ${what} of ${record.id}: it has ${ends.length} lines and a range needs 1 <= start <= end <= line count`,
+        );
+      }
+      const from = start === 1 ? 0 : ends[start - 2]!;
+      const to = ends[end - 1]!;
+      return { text: cut(record, bytes, from, to, maxBytes, what) };
+    }
+    case "json_pointer":
+      return selectPointer(record, sel.pointer, ref.rendering ?? "text", {
+        maxBytes,
+      });
+  }
+}
+
+function selectPointer(
+  record: SelectableRecord,
+  pointer: string,
+  rendering: "text" | "json",
+  { maxBytes }: { maxBytes: number },
+): SelectionResult {
+  const what = `pointer ${JSON.stringify(clip(pointer))}`;
+  let tokens: string[];
+  try {
+    tokens = parsePointer(pointer);
+  } catch (error) {
+    throw translate(error, record, what);
+  }
+  const index = jsonIndex(record.bytes);
+  if (index instanceof JsonScanError) {
+    throw new ReferenceFailure(
+      index.code as ReferenceFailureCode,
+      `Cannot resolve ${what} in ${record.id}: the content is not strict JSON (${index.message})`,
+    );
+  }
+  let span;
+  try {
+    span = index.resolve(tokens);
+  } catch (error) {
+    throw translate(error, record, what);
+  }
+  if (rendering === "json") {
+    return {
+      json: cut(record, record.bytes, span.start, span.end, maxBytes, what),
+    };
+  }
+  if (span.kind !== "string") {
+    throw new ReferenceFailure(
+      "not_a_string",
+      `Cannot render ${what} of ${record.id} as text: it is ${
+        span.kind === "array" || span.kind === "object" ? "an" : "a"
+      } ${span.kind}, not a string; ask for json rendering`,
+    );
+  }
+  // A decoded string is never longer than its lexeme minus the quotes.
+  const lexemeBytes = span.end - span.start - 2;
+  const text = decodeJsonString(record.bytes, span);
+  if (lexemeBytes > maxBytes) {
+    const size = encoder.encode(text).length;
+    if (size > maxBytes) throw tooLarge(record, what, size, maxBytes);
+  }
+  return { text };
+}
+
+function translate(
+  error: unknown,
+  record: SelectableRecord,
+  what: string,
+): unknown {
+  if (error instanceof PointerError) {
+    return new ReferenceFailure(
+      error.code as ReferenceFailureCode,
+      `Cannot resolve ${what} in ${record.id}: ${error.message}`,
+    );
+  }
+  return error;
+}
+
+function cut(
+  record: SelectableRecord,
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  maxBytes: number,
+  what: string,
+): string {
+  if (end - start > maxBytes) {
+    throw tooLarge(record, what, end - start, maxBytes);
+  }
+  return decoder.decode(bytes.subarray(start, end));
+}
+
+function tooLarge(
+  record: SelectableRecord,
+  what: string,
+  size: number,
+  maxBytes: number,
+): ReferenceFailure {
+  return new ReferenceFailure(
+    "answer_too_large",
+    `Cannot return ${what} of ${record.id}: ${size} bytes exceed the ${maxBytes}-byte answer limit; select a smaller part`,
+  );
+}
+
+function clip(text: string): string {
+  return text.length > 64 ? text.slice(0, 64) + "…" : text;
+}
+
+/**
+ * The JSON index of some content, scanned at most once per bytes object.
+ *
+ * @param bytes Stored content.
+ * @returns The index, or the scan error (cached too).
+ */
+export function jsonIndex(bytes: Uint8Array): JsonIndex | JsonScanError {
+  let index = jsonCache.get(bytes);
+  if (index === undefined) {
+    try {
+      index = scanJson(bytes);
+    } catch (error) {
+      if (!(error instanceof JsonScanError)) throw error;
+      index = error;
+    }
+    jsonCache.set(bytes, index);
+  }
+  return index;
+}
+
+/**
+ * Offsets just past each line (after its `\n`, or the end of the content for
+ * an unterminated last line), computed at most once per bytes object.
+ *
+ * @param bytes Stored content.
+ * @returns One end offset per line; empty content has no lines.
+ */
+export function lineEnds(bytes: Uint8Array): Uint32Array {
+  let ends = lineCache.get(bytes);
+  if (ends === undefined) {
+    let count = 0;
+    for (
+      let at = bytes.indexOf(10);
+      at !== -1;
+      at = bytes.indexOf(10, at + 1)
+    ) {
+      count++;
+    }
+    const last = bytes.length > 0 && bytes[bytes.length - 1] !== 10;
+    ends = new Uint32Array(count + (last ? 1 : 0));
+    let i = 0;
+    for (
+      let at = bytes.indexOf(10);
+      at !== -1;
+      at = bytes.indexOf(10, at + 1)
+    ) {
+      ends[i++] = at + 1;
+    }
+    if (last) ends[i] = bytes.length;
+    lineCache.set(bytes, ends);
+  }
+  return ends;
+}

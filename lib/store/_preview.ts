@@ -1,0 +1,95 @@
+/**
+ * Preview windows of stored results: at most 1,024 bytes, cut on a UTF-8
+ * character boundary, the head of complete results and the tail of partial
+ * ones (test output keeps its end).
+ *
+ * @module
+ */
+import { ceilCharBoundary, floorCharBoundary } from "./utf8.ts";
+
+/** Largest preview, in UTF-8 bytes (wire-formats.md "Result descriptor"). */
+export const PREVIEW_MAX_BYTES = 1024;
+
+/** A preview window and its text. */
+export interface Preview {
+  preview: string;
+  preview_truncated: boolean;
+  preview_start_byte: number;
+  preview_end_byte: number;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * Cuts the preview of valid UTF-8 content.
+ *
+ * @param bytes Valid UTF-8 content.
+ * @param capture `complete` keeps the head, `partial` the tail.
+ * @param maxBytes Largest preview in bytes.
+ * @returns The preview text and its byte window.
+ */
+export function previewOf(
+  bytes: Uint8Array,
+  capture: "complete" | "partial",
+  maxBytes: number = PREVIEW_MAX_BYTES,
+): Preview {
+  const size = bytes.length;
+  let start = 0;
+  let end = size;
+  if (size > maxBytes) {
+    if (capture === "complete") {
+      end = floorCharBoundary(bytes, maxBytes);
+    } else {
+      start = ceilCharBoundary(bytes, size - maxBytes);
+    }
+  }
+  return {
+    preview: decoder.decode(bytes.subarray(start, end)),
+    preview_truncated: end - start < size,
+    preview_start_byte: start,
+    preview_end_byte: end,
+  };
+}
+
+/**
+ * Cuts a string to at most `maxBytes` UTF-8 bytes on a character boundary.
+ *
+ * @param text Any well-formed string.
+ * @param maxBytes Largest length in UTF-8 bytes.
+ * @returns The cut text and whether anything was cut.
+ */
+export function cutUtf8(
+  text: string,
+  maxBytes: number,
+): { text: string; truncated: boolean } {
+  if (text.length * 3 <= maxBytes) return { text, truncated: false };
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length <= maxBytes) return { text, truncated: false };
+  const end = floorCharBoundary(bytes, maxBytes);
+  return { text: decoder.decode(bytes.subarray(0, end)), truncated: true };
+}
+
+/**
+ * The UTF-8 length of a string without encoding it. Lone surrogates count as
+ * the three bytes of U+FFFD, as `TextEncoder` would write them.
+ *
+ * @param text Any string.
+ * @returns Its length in UTF-8 bytes.
+ */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
+}

@@ -1,0 +1,613 @@
+/**
+ * The result store: immutable UTF-8 tool results kept out of the prompt,
+ * addressed by `result-<n>` ids and SHA-256 digests, shown to the model as
+ * descriptors with a bounded preview (wire-formats.md "Result descriptor").
+ *
+ * @module
+ */
+import { sha256Hex } from "./digest.ts";
+import { firstInvalidUtf8 } from "./utf8.ts";
+import { cutUtf8, previewOf } from "./_preview.ts";
+
+/** What part of a stored result a reference selects. */
+export type Selector =
+  | { kind: "whole" }
+  | { kind: "bytes"; start: number; end: number }
+  | { kind: "lines"; start: number; end: number }
+  | { kind: "json_pointer"; pointer: string };
+
+/** A verified reference to (part of) a stored result or archived event. */
+export interface ResultReference {
+  /** `result-<n>` (or `event-<n>` for history). */
+  result: string;
+  /** 64 lowercase hex digits: the digest of the whole stored content. */
+  sha256: string;
+  /** What to select. */
+  select: Selector;
+  /** `text` (default) or `json` (only for `json_pointer`). */
+  rendering?: "text" | "json";
+}
+
+/** How much of the producer's output a result holds. */
+export type Capture = "complete" | "partial";
+
+/** Why a result could not be kept: the store is full or it is too large. */
+export type ResultUnavailable = "store_full" | "too_large";
+
+/** The descriptor the legacy policy shows the model when a result is stored. */
+export interface ResultDescriptor {
+  /** The result id; absent when the result was not kept. */
+  result?: string;
+  /** SHA-256 of the content; absent when the result was not kept. */
+  sha256?: string;
+  /** What produced the result, e.g. `repository.inspect src/a.ts`. */
+  origin: string;
+  /** `complete`, or `partial` when the producer kept only a tail. */
+  capture: Capture;
+  /** Size of the content in UTF-8 bytes. */
+  utf8_bytes: number;
+  /** At most 1,024 bytes: the head (complete) or the tail (partial). */
+  preview: string;
+  /** Whether the preview leaves out part of the content. */
+  preview_truncated: boolean;
+  /** Offset of the preview's first byte in the content. */
+  preview_start_byte: number;
+  /** Offset just past the preview's last byte in the content. */
+  preview_end_byte: number;
+  /** A whole/text reference; absent when the result was not kept. */
+  reference?: ResultReference;
+  /** Present only when the result was not kept. */
+  result_unavailable?: ResultUnavailable;
+}
+
+/** The compact descriptor the bounded policy shows (no preview). */
+export interface CompactDescriptor {
+  /** The result id; absent when the result was not kept. */
+  result?: string;
+  /** SHA-256 of the content; absent when the result was not kept. */
+  sha256?: string;
+  /** What produced the result. */
+  origin: string;
+  /** `complete` or `partial`. */
+  capture: Capture;
+  /** Size of the content in UTF-8 bytes. */
+  utf8_bytes: number;
+  /** A whole/text reference; absent when the result was not kept. */
+  reference?: ResultReference;
+  /** Present only when the result was not kept. */
+  result_unavailable?: ResultUnavailable;
+}
+
+/** A result held by the store. Its `bytes` must never be modified. */
+export interface StoredResult {
+  /** `result-<n>`. */
+  readonly id: string;
+  /** The immutable UTF-8 content. */
+  readonly bytes: Uint8Array;
+  /** SHA-256 of `bytes`, lowercase hex. */
+  readonly sha256: string;
+  /** What produced the result. */
+  readonly origin: string;
+  /** `complete` or `partial`. */
+  readonly capture: Capture;
+}
+
+/** One entry of the result catalogue (`$list_results`). */
+export interface CatalogueItem {
+  /** The origin, cut to 256 bytes on a character boundary. */
+  origin: string;
+  /** Whether `origin` was cut. */
+  origin_truncated: boolean;
+  /** `complete` or `partial`. */
+  capture: Capture;
+  /** Size of the content in UTF-8 bytes. */
+  utf8_bytes: number;
+  /** A whole/text reference to the result. */
+  reference: ResultReference;
+}
+
+/** One page of the result catalogue: ≤ 8 items and ≤ 8 KiB of JSON. */
+export interface CataloguePage {
+  /** Items in id order. */
+  results: CatalogueItem[];
+  /** Offset of the next page, or `null` on the last page. */
+  next_offset: number | null;
+}
+
+/** Limits of a {@link ResultStore}. */
+export interface ResultStoreOptions {
+  /** Largest single result in bytes (default 16 MiB). */
+  maxResultBytes?: number;
+  /** Largest total of all results in bytes (default 64 MiB). */
+  maxTotalBytes?: number;
+  /** Most results kept (default 1,024). */
+  maxResults?: number;
+}
+
+/** What {@link ResultStore.put} needs besides the content. */
+export interface PutOptions {
+  /** What produced the result, e.g. `repository.inspect src/a.ts`. */
+  origin: string;
+  /** `complete`, or `partial` when only a tail was captured. */
+  capture: Capture;
+}
+
+/** Default limit: 16 MiB per result. */
+export const MAX_RESULT_BYTES = 16 * 1024 * 1024;
+/** Default limit: 64 MiB for all results. */
+export const MAX_TOTAL_BYTES = 64 * 1024 * 1024;
+/** Default limit: 1,024 results. */
+export const MAX_RESULTS = 1024;
+/** Most items on a catalogue page. */
+export const CATALOGUE_PAGE_ITEMS = 8;
+/** Largest catalogue page, UTF-8 bytes of its JSON. */
+export const CATALOGUE_PAGE_BYTES = 8192;
+/** Longest origin shown in a catalogue item, in UTF-8 bytes. */
+export const CATALOGUE_ORIGIN_BYTES = 256;
+
+/** Content handed to the store is not valid UTF-8; nothing was stored. */
+export class InvalidUtf8Error extends TypeError {
+  /** Always `invalid_utf8`. */
+  readonly code = "invalid_utf8";
+  /** Byte offset of the first invalid sequence (-1 for a string with a lone surrogate). */
+  readonly offset: number;
+  /**
+   * @param message What is wrong.
+   * @param offset Byte offset of the first invalid sequence.
+   */
+  constructor(message: string, offset: number) {
+    super(message);
+    this.name = "InvalidUtf8Error";
+    this.offset = offset;
+  }
+}
+
+/** A result handed to {@link ResultStore.restore} cannot be re-admitted. */
+export class ResultRestoreError extends RangeError {
+  /** `digest_mismatch`, `invalid_result_id`, `duplicate_result`, `too_large` or `store_full`. */
+  readonly code:
+    | "digest_mismatch"
+    | "invalid_result_id"
+    | "duplicate_result"
+    | "too_large"
+    | "store_full";
+  /**
+   * @param code Why the result cannot be restored.
+   * @param message What is wrong.
+   */
+  constructor(code: ResultRestoreError["code"], message: string) {
+    super(message);
+    this.name = "ResultRestoreError";
+    this.code = code;
+  }
+}
+
+const encoder = new TextEncoder();
+const ID_PATTERN = /^result-([1-9][0-9]*)$/;
+
+function wholeReference(id: string, sha256: string): ResultReference {
+  return { result: id, sha256, select: { kind: "whole" }, rendering: "text" };
+}
+
+function byteLength(text: string): number {
+  return encoder.encode(text).length;
+}
+
+/**
+ * Reduces a descriptor to the compact form the bounded policy shows:
+ * `result`, `sha256`, `origin`, `capture`, `utf8_bytes`, `reference` (and
+ * `result_unavailable` when the result was not kept). No preview.
+ *
+ * @param descriptor A descriptor from {@link ResultStore.put}.
+ * @returns The compact descriptor; fields absent from the input stay absent.
+ *
+ * @example
+ * ```ts
+ * import { compactDescriptor, ResultStore } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const store = new ResultStore();
+ * const d = await store.put("hello", { origin: "demo", capture: "complete" });
+ * const c = compactDescriptor(d);
+ * assert.deepEqual(Object.keys(c), ["result", "sha256", "origin", "capture", "utf8_bytes", "reference"]);
+ * ```
+ */
+export function compactDescriptor(
+  descriptor: ResultDescriptor,
+): CompactDescriptor {
+  const out: CompactDescriptor = {} as CompactDescriptor;
+  if (descriptor.result !== undefined) out.result = descriptor.result;
+  if (descriptor.sha256 !== undefined) out.sha256 = descriptor.sha256;
+  out.origin = descriptor.origin;
+  out.capture = descriptor.capture;
+  out.utf8_bytes = descriptor.utf8_bytes;
+  if (descriptor.reference !== undefined) {
+    out.reference = structuredClone(descriptor.reference);
+  }
+  if (descriptor.result_unavailable !== undefined) {
+    out.result_unavailable = descriptor.result_unavailable;
+  }
+  return out;
+}
+
+/**
+ * Keeps immutable UTF-8 tool results for a run and describes them to the
+ * model. Content is copied on `put`, so later changes by the caller do not
+ * reach the store. Results are never evicted: when a limit is reached, new
+ * results get a descriptor with a preview and `result_unavailable` but no
+ * reference, and every earlier reference keeps working.
+ *
+ * @example
+ * ```ts
+ * import { ResultStore } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const store = new ResultStore();
+ * const d = await store.put("line one\nline two\n", {
+ *   origin: "repository.inspect notes.txt",
+ *   capture: "complete",
+ * });
+ * assert.equal(d.result, "result-1");
+ * assert.equal(d.utf8_bytes, 18);
+ * assert.equal(d.preview, "line one\nline two\n");
+ * assert.deepEqual(d.reference?.select, { kind: "whole" });
+ * assert.equal(store.get("result-1")?.sha256, d.sha256);
+ * ```
+ */
+export class ResultStore {
+  #results = new Map<string, StoredResult>();
+  #order: StoredResult[] = [];
+  #orderSorted = true;
+  #next = 1;
+  #totalBytes = 0;
+  #maxResultBytes: number;
+  #maxTotalBytes: number;
+  #maxResults: number;
+
+  /**
+   * Creates an empty store.
+   *
+   * @param options Limits; defaults 16 MiB per result, 64 MiB in all, 1,024 results.
+   * @throws {RangeError} When a limit is not a non-negative number.
+   */
+  constructor(options: ResultStoreOptions = {}) {
+    this.#maxResultBytes = limit(
+      options.maxResultBytes,
+      MAX_RESULT_BYTES,
+      "maxResultBytes",
+    );
+    this.#maxTotalBytes = limit(
+      options.maxTotalBytes,
+      MAX_TOTAL_BYTES,
+      "maxTotalBytes",
+    );
+    this.#maxResults = limit(options.maxResults, MAX_RESULTS, "maxResults");
+  }
+
+  /** Number of results kept. */
+  get count(): number {
+    return this.#results.size;
+  }
+
+  /** Total UTF-8 bytes of all results kept. */
+  get totalBytes(): number {
+    return this.#totalBytes;
+  }
+
+  /**
+   * Stores a result and returns the descriptor the model sees.
+   *
+   * @param content The result text, or its UTF-8 bytes (copied).
+   * @param options Origin and capture of the result.
+   * @returns The descriptor; with `result_unavailable` when a limit was reached.
+   * @throws {InvalidUtf8Error} When the content is not valid UTF-8 (a string
+   *   with a lone surrogate counts); nothing is stored.
+   * @throws {TypeError} When `origin` is not a string or `capture` is unknown.
+   *
+   * @example
+   * ```ts
+   * import { ResultStore, InvalidUtf8Error } from "@loom/loom";
+   * import assert from "node:assert/strict";
+   * const store = new ResultStore({ maxResults: 1 });
+   * await store.put("kept", { origin: "a", capture: "complete" });
+   * const full = await store.put("not kept", { origin: "b", capture: "complete" });
+   * assert.equal(full.result_unavailable, "store_full");
+   * assert.equal(full.reference, undefined);
+   * await assert.rejects(
+   *   store.put(new Uint8Array([0xff]), { origin: "c", capture: "complete" }),
+   *   InvalidUtf8Error,
+   * );
+   * ```
+   */
+  put(
+    content: string | Uint8Array,
+    options: PutOptions,
+  ): Promise<ResultDescriptor> {
+    try {
+      return Promise.resolve(this.#put(content, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #put(content: string | Uint8Array, options: PutOptions): ResultDescriptor {
+    const { origin, capture } = options ?? {};
+    if (typeof origin !== "string") {
+      throw new TypeError("Cannot store a result: origin must be a string");
+    }
+    if (capture !== "complete" && capture !== "partial") {
+      throw new TypeError(
+        "Cannot store a result: capture must be 'complete' or 'partial'",
+      );
+    }
+    let bytes: Uint8Array;
+    if (typeof content === "string") {
+      if (!content.isWellFormed()) {
+        throw new InvalidUtf8Error(
+          "Cannot store a result: the string holds a lone surrogate, which has no UTF-8 form",
+          -1,
+        );
+      }
+      bytes = encoder.encode(content);
+    } else if (content instanceof Uint8Array) {
+      const bad = firstInvalidUtf8(content);
+      if (bad !== -1) {
+        throw new InvalidUtf8Error(
+          `Cannot store a result: byte ${bad} starts an invalid UTF-8 sequence`,
+          bad,
+        );
+      }
+      bytes = content.slice();
+    } else {
+      throw new TypeError(
+        "Cannot store a result: content must be a string or a Uint8Array",
+      );
+    }
+    const size = bytes.length;
+    const preview = previewOf(bytes, capture);
+    let unavailable: ResultUnavailable | undefined;
+    if (size > this.#maxResultBytes) unavailable = "too_large";
+    else if (
+      this.#results.size >= this.#maxResults ||
+      this.#totalBytes + size > this.#maxTotalBytes
+    ) unavailable = "store_full";
+    if (unavailable !== undefined) {
+      return {
+        origin,
+        capture,
+        utf8_bytes: size,
+        ...preview,
+        result_unavailable: unavailable,
+      };
+    }
+    const id = `result-${this.#next++}`;
+    const sha256 = sha256Hex(bytes);
+    this.#admit(Object.freeze({ id, bytes, sha256, origin, capture }));
+    return {
+      result: id,
+      sha256,
+      origin,
+      capture,
+      utf8_bytes: size,
+      ...preview,
+      reference: wholeReference(id, sha256),
+    };
+  }
+
+  #admit(result: StoredResult): void {
+    this.#results.set(result.id, result);
+    const last = this.#order.at(-1);
+    if (last !== undefined && idNumber(last.id) > idNumber(result.id)) {
+      this.#orderSorted = false;
+    }
+    this.#order.push(result);
+    this.#totalBytes += result.bytes.length;
+  }
+
+  #sorted(): StoredResult[] {
+    if (!this.#orderSorted) {
+      this.#order.sort((a, b) => idNumber(a.id) - idNumber(b.id));
+      this.#orderSorted = true;
+    }
+    return this.#order;
+  }
+
+  /**
+   * Looks up a stored result.
+   *
+   * @param id A result id such as `result-3`.
+   * @returns The result, or `undefined` when no result has that id. Its
+   *   `bytes` are the store's own copy and must not be modified.
+   *
+   * @example
+   * ```ts
+   * import { ResultStore } from "@loom/loom";
+   * import assert from "node:assert/strict";
+   * const store = new ResultStore();
+   * await store.put("abc", { origin: "x", capture: "complete" });
+   * assert.equal(new TextDecoder().decode(store.get("result-1")?.bytes), "abc");
+   * assert.equal(store.get("result-2"), undefined);
+   * ```
+   */
+  get(id: string): StoredResult | undefined {
+    return this.#results.get(id);
+  }
+
+  /**
+   * One page of the result catalogue, in id order: at most 8 items and at
+   * most 8 KiB of JSON; each origin cut to 256 bytes on a character boundary.
+   *
+   * @param offset Index of the first item (0 for the first page).
+   * @returns The page; `next_offset` is `null` on the last page.
+   * @throws {RangeError} When `offset` is not a non-negative integer.
+   *
+   * @example
+   * ```ts
+   * import { ResultStore } from "@loom/loom";
+   * import assert from "node:assert/strict";
+   * const store = new ResultStore();
+   * for (let i = 0; i < 10; i++) {
+   *   await store.put(`r${i}`, { origin: `o${i}`, capture: "complete" });
+   * }
+   * const first = store.list(0);
+   * assert.equal(first.results.length, 8);
+   * assert.equal(first.next_offset, 8);
+   * assert.equal(store.list(8).next_offset, null);
+   * ```
+   */
+  list(offset: number): CataloguePage {
+    if (!Number.isSafeInteger(offset) || offset < 0) {
+      throw new RangeError(
+        `Cannot list results from offset ${offset}: the offset must be an integer >= 0`,
+      );
+    }
+    const all = this.#sorted();
+    const results: CatalogueItem[] = [];
+    // Bytes of `{"results":[],"next_offset":` plus the largest offset and `}`.
+    let bytes = 30 + String(all.length).length;
+    let index = offset;
+    for (
+      ;
+      index < all.length && results.length < CATALOGUE_PAGE_ITEMS;
+      index++
+    ) {
+      const item = catalogueItem(all[index]!);
+      const itemBytes = byteLength(JSON.stringify(item)) +
+        (results.length > 0 ? 1 : 0);
+      if (bytes + itemBytes > CATALOGUE_PAGE_BYTES && results.length > 0) break;
+      bytes += itemBytes;
+      results.push(item);
+    }
+    return { results, next_offset: index < all.length ? index : null };
+  }
+
+  /**
+   * All stored results in id order, for session persistence.
+   *
+   * @returns An iterable over the stored results.
+   *
+   * @example
+   * ```ts
+   * import { ResultStore } from "@loom/loom";
+   * import assert from "node:assert/strict";
+   * const store = new ResultStore();
+   * await store.put("a", { origin: "x", capture: "complete" });
+   * await store.put("b", { origin: "y", capture: "partial" });
+   * assert.deepEqual([...store.stored()].map((r) => r.id), ["result-1", "result-2"]);
+   * ```
+   */
+  *stored(): Iterable<StoredResult> {
+    yield* this.#sorted().slice();
+  }
+
+  /**
+   * Re-admits a result with its id and digest (restoring a session). The
+   * digest is verified; new results continue after the highest id.
+   *
+   * @param result A result from {@link ResultStore.stored} of an earlier store.
+   * @throws {InvalidUtf8Error} When the bytes are not valid UTF-8.
+   * @throws {ResultRestoreError} When the id is malformed or taken, the
+   *   digest does not match the bytes, or a limit would be passed.
+   *
+   * @example
+   * ```ts
+   * import { ResultStore } from "@loom/loom";
+   * import assert from "node:assert/strict";
+   * const old = new ResultStore();
+   * await old.put("a", { origin: "x", capture: "complete" });
+   * const store = new ResultStore();
+   * for (const r of old.stored()) store.restore(r);
+   * const d = await store.put("b", { origin: "y", capture: "complete" });
+   * assert.equal(d.result, "result-2");
+   * ```
+   */
+  restore(result: StoredResult): void {
+    const match = typeof result?.id === "string"
+      ? ID_PATTERN.exec(result.id)
+      : null;
+    if (match === null) {
+      throw new ResultRestoreError(
+        "invalid_result_id",
+        `Cannot restore ${
+          String(result?.id)
+        }: a result id has the form result-<n>`,
+      );
+    }
+    if (this.#results.has(result.id)) {
+      throw new ResultRestoreError(
+        "duplicate_result",
+        `Cannot restore ${result.id}: the store already holds a result with that id`,
+      );
+    }
+    if (
+      typeof result.origin !== "string" ||
+      (result.capture !== "complete" && result.capture !== "partial") ||
+      !(result.bytes instanceof Uint8Array)
+    ) {
+      throw new TypeError(
+        `Cannot restore ${result.id}: it needs bytes, an origin and a capture`,
+      );
+    }
+    const bad = firstInvalidUtf8(result.bytes);
+    if (bad !== -1) {
+      throw new InvalidUtf8Error(
+        `Cannot restore ${result.id}: byte ${bad} starts an invalid UTF-8 sequence`,
+        bad,
+      );
+    }
+    const bytes = result.bytes.slice();
+    const sha256 = sha256Hex(bytes);
+    if (sha256 !== result.sha256) {
+      throw new ResultRestoreError(
+        "digest_mismatch",
+        `Cannot restore ${result.id}: its bytes do not match its SHA-256 digest`,
+      );
+    }
+    if (bytes.length > this.#maxResultBytes) {
+      throw new ResultRestoreError(
+        "too_large",
+        `Cannot restore ${result.id}: ${bytes.length} bytes exceed the per-result limit of ${this.#maxResultBytes}`,
+      );
+    }
+    if (
+      this.#results.size >= this.#maxResults ||
+      this.#totalBytes + bytes.length > this.#maxTotalBytes
+    ) {
+      throw new ResultRestoreError(
+        "store_full",
+        `Cannot restore ${result.id}: the store is full`,
+      );
+    }
+    this.#admit(Object.freeze({
+      id: result.id,
+      bytes,
+      sha256,
+      origin: result.origin,
+      capture: result.capture,
+    }));
+    this.#next = Math.max(this.#next, Number(match[1]) + 1);
+  }
+}
+
+function idNumber(id: string): number {
+  return Number(id.slice("result-".length));
+}
+
+function limit(value: number | undefined, fallback: number, name: string) {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
+    throw new RangeError(
+      `Cannot create a result store: ${name} must be a number >= 0`,
+    );
+  }
+  return value;
+}
+
+function catalogueItem(result: StoredResult): CatalogueItem {
+  const { text, truncated } = cutUtf8(result.origin, CATALOGUE_ORIGIN_BYTES);
+  return {
+    origin: text,
+    origin_truncated: truncated,
+    capture: result.capture,
+    utf8_bytes: result.bytes.length,
+    reference: wholeReference(result.id, result.sha256),
+  };
+}
