@@ -1,0 +1,123 @@
+/**
+ * `loom select FILE (--bytes A:B | --lines A:B | --pointer P) [--json]
+ * [--sha256 HEX]`: resolves a reference against a file with the same rules
+ * the model's lookups follow and prints the selection raw.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { sha256Hex } from "../store/digest.ts";
+import { firstInvalidUtf8 } from "../store/utf8.ts";
+import type { ResultReference, Selector } from "../store/result_store.ts";
+import { ReferenceFailure, select } from "../reference/selection.ts";
+import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+
+const USAGE =
+  `Usage: loom select FILE (--bytes A:B | --lines A:B | --pointer P) [--json] [--sha256 HEX]
+
+Prints the selected part of FILE to standard output exactly (no newline is
+added). On failure prints '<code>: <message>' to standard error and exits 2.
+
+Options:
+  --bytes A:B    Bytes A (inclusive) to B (exclusive), zero-based; both on
+                 UTF-8 character boundaries
+  --lines A:B    Lines A to B, one-based and inclusive, with their endings
+  --pointer P    An RFC 6901 JSON pointer; prints the decoded string value
+  --json         With --pointer: print the value's original JSON lexeme
+  --sha256 HEX   Verify FILE against this digest first (digest_mismatch)
+  -h, --help     Show this help
+`;
+
+function range(flag: string, value: string): { start: number; end: number } {
+  const match = /^(-?[0-9]+):(-?[0-9]+)$/.exec(value);
+  if (match === null) {
+    throw new UsageError(`--${flag} takes A:B with integers A and B`);
+  }
+  return { start: Number(match[1]), end: Number(match[2]) };
+}
+
+/**
+ * Runs `loom select`.
+ *
+ * @param args Arguments after `select`.
+ * @param io Where to write.
+ * @returns The exit code: 0, or 2 for bad usage or a failed selection.
+ */
+export async function selectCommand(
+  args: string[],
+  io: CliIo,
+): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        bytes: { type: "string" },
+        lines: { type: "string" },
+        pointer: { type: "string" },
+        json: { type: "boolean" },
+        sha256: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.out(USAGE);
+    return ExitCode.ok;
+  }
+  if (positionals.length !== 1) {
+    throw new UsageError("expected exactly one FILE");
+  }
+  const given = [values.bytes, values.lines, values.pointer].filter((v) =>
+    v !== undefined
+  );
+  if (given.length !== 1) {
+    throw new UsageError("give exactly one of --bytes, --lines, --pointer");
+  }
+  let selector: Selector;
+  if (values.bytes !== undefined) {
+    selector = { kind: "bytes", ...range("bytes", values.bytes) };
+  } else if (values.lines !== undefined) {
+    selector = { kind: "lines", ...range("lines", values.lines) };
+  } else {
+    selector = { kind: "json_pointer", pointer: values.pointer! };
+  }
+  const file = positionals[0]!;
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(file);
+  } catch (error) {
+    io.err(`loom select: cannot read ${file}: ${(error as Error).message}\n`);
+    return ExitCode.usage;
+  }
+  const bad = firstInvalidUtf8(bytes);
+  if (bad !== -1) {
+    io.err(
+      `invalid_utf8: Cannot select from ${file}: byte ${bad} starts an invalid UTF-8 sequence\n`,
+    );
+    return ExitCode.usage;
+  }
+  const sha256 = sha256Hex(bytes);
+  const reference: ResultReference = {
+    result: file,
+    sha256: values.sha256 ?? sha256,
+    select: selector,
+    rendering: values.json ? "json" : "text",
+  };
+  try {
+    const selection = select({ id: file, bytes, sha256 }, reference);
+    io.out("text" in selection ? selection.text : selection.json);
+    return ExitCode.ok;
+  } catch (error) {
+    if (error instanceof ReferenceFailure) {
+      io.err(`${error.code}: ${error.message}\n`);
+      return ExitCode.usage;
+    }
+    throw error;
+  }
+}
