@@ -5,6 +5,8 @@
  */
 import { isCodedError } from "../errors.ts";
 import { type CliIo, type Command, ExitCode, UsageError } from "./_io.ts";
+import { inspectCommand } from "./inspect.ts";
+import { selectCommand } from "./select.ts";
 
 interface CommandEntry {
   readonly run: Command;
@@ -12,7 +14,16 @@ interface CommandEntry {
 }
 
 // One line per command; each command module owns its own --help text.
-const COMMANDS: Readonly<Record<string, CommandEntry>> = {};
+const COMMANDS: Readonly<Record<string, CommandEntry>> = {
+  inspect: {
+    run: inspectCommand,
+    summary: "Print the result descriptor the model sees for a file",
+  },
+  select: {
+    run: selectCommand,
+    summary: "Print part of a file by bytes, lines or JSON pointer",
+  },
+};
 
 const HELP = () =>
   `loom — a context engine for LLM agents
