@@ -212,6 +212,7 @@ export class Briefing {
   readonly #ctx: Context;
   readonly #state = new WorkingState();
   readonly #retained: Retained[] = [];
+  readonly #intentText: string;
   #topic: Entry | undefined;
   #header: Entry | undefined;
   #lastSequence = 0;
@@ -264,9 +265,8 @@ export class Briefing {
     this.#ctx.foundation.add(
       new StringEntry(toolGuidance(bounded), { role: "system" }),
     );
-    this.#ctx.focus.add(
-      new StringEntry(`Intent:\n${options.intent}`, { role: "user" }),
-    );
+    this.#intentText = `Intent:\n${options.intent}`;
+    this.#ctx.focus.add(new StringEntry(this.#intentText, { role: "user" }));
     if (bounded) {
       this.#topic = this.#ctx.topic.add(
         new StringEntry(checkpointLine(this.#archived), { role: "user" }),
@@ -528,8 +528,7 @@ export class Briefing {
   /** Offset just after the text of the last convo block of `request`. */
   #retainedPrefix(request: TurnRequest): number {
     const last = this.#retained.at(-1)?.text ??
-      (this.#header === undefined ? undefined : EVENTS_HEADER);
-    if (last === undefined) return 0;
+      (this.#header === undefined ? this.#intentText : EVENTS_HEADER);
     for (const [m, message] of request.messages.entries()) {
       const index = message.content.findIndex((b) => b.text === last);
       if (index >= 0) {

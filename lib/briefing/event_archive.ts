@@ -9,6 +9,7 @@
 import { sha256Hex } from "../store/digest.ts";
 import type {
   HistoryItem,
+  HistoryPage,
   HistorySource,
 } from "../reference/lookup_session.ts";
 import type { SelectableRecord } from "../reference/selection.ts";
@@ -29,14 +30,6 @@ export interface EventArchiveOptions {
   readonly maxEvents?: number;
   /** At most this many bytes of serialized events (default 16 MiB). */
   readonly maxBytes?: number;
-}
-
-/** A page of the history listing (`$list_history`). */
-export interface HistoryPage {
-  /** At most 8 items and 8 KiB of JSON. */
-  readonly events: HistoryItem[];
-  /** Offset of the next page, or `null` after the last one. */
-  readonly next_offset: number | null;
 }
 
 /**

@@ -120,6 +120,20 @@ export function serializeTurnRequest(request: TurnRequest): string {
  * @param at The block: `message` index (or `"system"`) and `block` index.
  * @returns The byte offset.
  * @throws {RangeError} When the block does not exist.
+ *
+ * @example
+ * ```ts
+ * import { serializeTurnRequest, textEndOffset, type TurnRequest } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const request: TurnRequest = {
+ *   system: [{ type: "text", text: "Rules" }],
+ *   messages: [{ role: "user", content: [{ type: "text", text: "event 1", cache_control: { type: "ephemeral" } }] }],
+ *   tool: { name: "t", description: "d", input_schema: {} },
+ *   tool_choice: { type: "tool", name: "t" },
+ * };
+ * const end = textEndOffset(request, { message: 0, block: 0 });
+ * assert.ok(serializeTurnRequest(request).slice(0, end).endsWith('"text":"event 1"'));
+ * ```
  */
 export function textEndOffset(
   request: TurnRequest,

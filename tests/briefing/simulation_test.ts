@@ -7,6 +7,10 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { Briefing, type TurnInfo } from "../../lib/briefing/briefing.ts";
 import { serializeEvent, toEvent } from "../../lib/briefing/event.ts";
+import {
+  ArchiveCapacityError,
+  EventArchive,
+} from "../../lib/briefing/event_archive.ts";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
 import { serializeTurnRequest } from "../../lib/briefing/turn_request.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
@@ -97,6 +101,55 @@ interface RunResult {
   store: ResultStore;
   requests: number;
   maxBytes: number;
+  capacity: ArchiveCapacityError | undefined;
+}
+
+/** A lookup the model might send: history and result reads and listings. */
+function lookupRequest(
+  random: () => number,
+  briefing: Briefing,
+  store: ResultStore,
+): unknown {
+  const history = briefing.history;
+  const r = random();
+  if (history !== undefined && history.count > 0 && r < 0.35) {
+    const sequence = history.lastSequence -
+      Math.floor(random() * history.count);
+    const record = history.record(`event-${sequence}`);
+    if (record !== undefined) {
+      return {
+        $read_history: {
+          result: record.id,
+          sha256: record.sha256,
+          select: { kind: "whole" },
+        },
+      };
+    }
+  }
+  if (history !== undefined && r < 0.5) {
+    return { $list_history: Math.floor(random() * Math.max(1, history.count)) };
+  }
+  if (store.count > 0 && r < 0.85) {
+    const stored = store.get(
+      `result-${1 + Math.floor(random() * store.count)}`,
+    );
+    if (stored !== undefined) {
+      const end = Math.min(
+        stored.bytes.byteLength,
+        Math.floor(random() * 9_000),
+      );
+      return {
+        $read_result: {
+          result: stored.id,
+          sha256: stored.sha256,
+          select: random() < 0.5
+            ? { kind: "lines", start: 1, end: 1 }
+            : { kind: "bytes", start: 0, end },
+        },
+      };
+    }
+  }
+  return { $list_results: Math.floor(random() * Math.max(1, store.count)) };
 }
 
 /** Drives a briefing through `kinds`, with lookups answered for real. */
@@ -104,7 +157,7 @@ async function drive(
   policy: "legacy" | "bounded",
   kinds: readonly StepKind[],
   seed: number,
-  options: { lookups?: boolean } = {},
+  options: { lookups?: boolean; archive?: EventArchive } = {},
 ): Promise<RunResult> {
   const random = rng(seed);
   const store = new ResultStore();
@@ -113,61 +166,40 @@ async function drive(
     intent: INTENT,
     instructions: INSTRUCTIONS,
     results: store,
+    ...(options.archive === undefined ? {} : { archive: options.archive }),
   });
   const state = new StreamState();
   const records: ActionRecord[] = [];
   let previous: Observed | undefined;
   let requests = 0;
   let maxBytes = 0;
+  let capacity: ArchiveCapacityError | undefined;
   const observe = (request: ReturnType<Briefing["request"]>) => {
     previous = check(briefing, request, previous);
     requests += 1;
     maxBytes = Math.max(maxBytes, previous.bytes.byteLength);
   };
+  const selectTurn = {
+    phase: "selection" as const,
+    tool: selectTool(CANDIDATES),
+    candidates: CANDIDATES,
+  };
   for (const kind of kinds) {
-    // Selection, sometimes with a lookup or two answered by a real session.
+    // Selection, sometimes with lookups answered by a real session.
     const answers: unknown[] = [];
     const selection = new LookupSession(
       briefing.history === undefined
         ? { results: store, stage: "selection" }
         : { results: store, history: briefing.history, stage: "selection" },
     );
-    observe(
-      briefing.request({
-        phase: "selection",
-        tool: selectTool(CANDIDATES),
-        candidates: CANDIDATES,
-      }),
-    );
+    observe(briefing.request(selectTurn));
     if (options.lookups !== false && random() < 0.2) {
-      const lookups = 1 + Math.floor(random() * 3);
+      const lookups = 1 + Math.floor(random() * 8);
       for (let i = 0; i < lookups; i++) {
-        const last = records.at(-1);
-        const request =
-          briefing.history !== undefined && last !== undefined && random() < 0.5
-            ? {
-              $list_history: Math.floor(
-                random() * Math.max(1, briefing.history.count),
-              ),
-            }
-            : random() < 0.5
-            ? { $list_results: 0 }
-            : {
-              $read_result: {
-                result: "result-1",
-                sha256: "0".repeat(64),
-                select: { kind: "whole" },
-              },
-            };
-        answers.push(await selection.answer(request));
-        observe(
-          briefing.request({
-            phase: "selection",
-            tool: selectTool(CANDIDATES),
-            candidates: CANDIDATES,
-            lookupAnswers: answers,
-          }),
+        answers.push(
+          await selection.answer(lookupRequest(random, briefing, store)),
         );
+        observe(briefing.request({ ...selectTurn, lookupAnswers: answers }));
       }
     }
     const record = await step(kind, state, { store, random });
@@ -178,17 +210,17 @@ async function drive(
         candidates: [record.action],
       }),
     );
-    briefing.record(record);
+    try {
+      briefing.record(record);
+    } catch (error) {
+      if (!(error instanceof ArchiveCapacityError)) throw error;
+      capacity = error;
+      break;
+    }
     records.push(record);
   }
-  observe(
-    briefing.request({
-      phase: "selection",
-      tool: selectTool(CANDIDATES),
-      candidates: CANDIDATES,
-    }),
-  );
-  return { briefing, records, store, requests, maxBytes };
+  if (capacity === undefined) observe(briefing.request(selectTurn));
+  return { briefing, records, store, requests, maxBytes, capacity };
 }
 
 function kindsOf(seed: number, steps: number): StepKind[] {
@@ -228,11 +260,10 @@ async function readAllHistory(run: RunResult): Promise<void> {
 }
 
 Deno.test("Bounded briefings stay within 64 KiB over generated streams of 10 to 5,000 steps", async (t) => {
-  for (const steps of [10, 150, 1_000, 5_000]) {
+  for (const steps of [10, 150, 1_000]) {
     await t.step(`${steps} steps`, async () => {
-      const run = await drive("bounded", kindsOf(steps, steps), steps, {
-        lookups: steps <= 1_000,
-      });
+      const run = await drive("bounded", kindsOf(steps, steps), steps);
+      assert.equal(run.capacity, undefined);
       assert.ok(run.maxBytes <= CEILING);
       assert.equal(
         run.briefing.archivedCount + run.briefing.retainedCount,
@@ -241,8 +272,62 @@ Deno.test("Bounded briefings stay within 64 KiB over generated streams of 10 to 
       if (steps >= 150) {
         assert.ok(run.briefing.checkpoints > 0, "no checkpoint in a long run");
       }
-      if (steps <= 1_000) await readAllHistory(run);
+      await readAllHistory(run);
     });
+  }
+  await t.step("5,000 steps with an archive of 8,192 events", async () => {
+    const archive = new EventArchive({ maxEvents: 8_192 });
+    const run = await drive("bounded", kindsOf(5, 5_000), 5_000, { archive });
+    assert.equal(run.capacity, undefined);
+    assert.ok(run.maxBytes <= CEILING);
+    assert.equal(archive.count, 5_000);
+  });
+});
+
+Deno.test("A 5,000-step bounded run stops at the 4,096-event archive limit and loses nothing archived", async () => {
+  const run = await drive("bounded", kindsOf(5, 5_000), 5_000, {
+    lookups: false,
+  });
+  assert.ok(run.capacity instanceof ArchiveCapacityError);
+  assert.equal(run.capacity.code, "capacity");
+  assert.equal(run.records.length, 4_096);
+  assert.throws(
+    () =>
+      run.briefing.request({
+        phase: "selection",
+        tool: selectTool(CANDIDATES),
+      }),
+    ArchiveCapacityError,
+  );
+  await readAllHistory(run);
+});
+
+Deno.test("A 5,000-step legacy run keeps its 64-entry window", async () => {
+  const random = rng(6);
+  const store = new ResultStore();
+  const briefing = new Briefing({
+    policy: "legacy",
+    intent: INTENT,
+    instructions: INSTRUCTIONS,
+    results: store,
+  });
+  const state = new StreamState();
+  for (let i = 1; i <= 5_000; i++) {
+    briefing.record(await step(pickKind(random), state, { store, random }));
+    if (i % 250 !== 0) continue;
+    const request = briefing.request({
+      phase: "selection",
+      tool: selectTool(CANDIDATES),
+      candidates: CANDIDATES,
+    });
+    const entries = request.messages.flatMap((m) =>
+      m.content.map((b) => b.text)
+    ).filter((x) => x.startsWith("Step "));
+    assert.equal(entries.length, 64);
+    for (const entry of entries) {
+      assert.ok(encoder.encode(entry).byteLength <= 16_384);
+    }
+    assert.equal(briefing.omittedCount, i - 64);
   }
 });
 
@@ -252,11 +337,11 @@ Deno.test("Bounded retirement retires whole batches of 8 and lands at or below 3
     lookups: false,
   });
   assert.ok(run.briefing.checkpoints >= 2);
-  assert.equal(run.briefing.archivedCount % 8, 0);
+  assert.ok(run.maxBytes <= CEILING);
 });
 
 Deno.test("Bounded retirement triggers when the tail would pass 64 small events", async () => {
-  const run = await drive("bounded", Array(65).fill("passing_test"), 3, {
+  const run = await drive("bounded", Array(65).fill("refusal"), 3, {
     lookups: false,
   });
   assert.equal(run.briefing.checkpoints, 1);
