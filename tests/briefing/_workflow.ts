@@ -50,6 +50,7 @@ export async function runWorkflow(
   seed: number,
 ): Promise<WorkflowFigures> {
   const random = rng(seed);
+  const lookups = rng(seed + 1);
   const store = new ResultStore();
   const briefing = new Briefing({
     policy,
@@ -76,9 +77,12 @@ export async function runWorkflow(
       }),
       { phase: "selection" },
     );
-    if (random() < 0.1) {
+    // One draw per step from a separate PRNG, so both policies see the
+    // same steps and the same lookup turns.
+    const draw = lookups();
+    if (draw < 0.1) {
       const answer = await session.answer(
-        briefing.history !== undefined && random() < 0.5
+        briefing.history !== undefined && draw < 0.05
           ? { $list_history: 0 }
           : { $list_results: 0 },
       );
