@@ -398,6 +398,13 @@ class SliceRun {
       DEFAULT_MAX_REFUSALS;
 
     while (this.#steps < request.maxSteps) {
+      const signal = this.#options.signal;
+      if (signal?.aborted) {
+        throw new SliceStopped(
+          "suspended",
+          `The embedder aborted the run: ${String(signal.reason)}`,
+        );
+      }
       const sequence = ++this.#steps;
       this.#counters.stepCalls = 0;
       const validated = !testConfigured ||

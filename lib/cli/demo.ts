@@ -1,0 +1,110 @@
+/**
+ * `loom demo`: replays the recorded bug-fix slice on a temp copy of the
+ * fixture workspace under the bounded policy and prints the summary. Needs
+ * the repository's `fixtures/` directory (it is not part of the package).
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { runWithOptions } from "../slice/run.ts";
+import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import { exitCodeOf, summary } from "./run.ts";
+
+/** The help text of `loom demo`. */
+export const DEMO_HELP = `Usage: loom demo [--json] [--context-report PATH] [--keep]
+
+Replays fixtures/recordings/bugfix.json on a temp copy of
+fixtures/workspaces/bugfix under --context-policy bounded, with the test
+command "deno run check.ts" (this Deno), and prints the summary. The same as:
+
+  cp -r fixtures/workspaces/bugfix "$TMP/bugfix"
+  loom run --workspace "$TMP/bugfix" --intent-file fixtures/intents/bugfix.txt \\
+    --model recorded:fixtures/recordings/bugfix.json --test "deno run check.ts" \\
+    --context-policy bounded
+
+Options:
+  --json                   Print the summary as JSON
+  --context-report PATH    Write the JSON context report to PATH
+  --keep                   Keep the temp workspace and print its path
+  -h, --help               Show this help
+`;
+
+/**
+ * `loom demo`.
+ *
+ * @param args Arguments after `demo`.
+ * @param io Output sinks.
+ * @returns The exit code.
+ */
+export async function demoCommand(args: string[], io: CliIo): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        json: { type: "boolean", default: false },
+        keep: { type: "boolean", default: false },
+        "context-report": { type: "string" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  if (values.help) {
+    io.out(DEMO_HELP);
+    return ExitCode.ok;
+  }
+  const fixtures = new URL("../../fixtures/", import.meta.url);
+  if (fixtures.protocol !== "file:") {
+    throw new UsageError(
+      "The demo needs the repository's fixtures/ directory; run it from a checkout",
+    );
+  }
+  const root = decodeURIComponent(fixtures.pathname);
+  const intent = await Deno.readTextFile(`${root}intents/bugfix.txt`).catch(
+    () => {
+      throw new UsageError(
+        `The demo needs the repository's fixtures/ directory, not found at ${root}`,
+      );
+    },
+  );
+  const temp = await Deno.makeTempDir({ prefix: "loom-demo-" });
+  const workspace = `${temp}/bugfix`;
+  try {
+    await copyTree(`${root}workspaces/bugfix`, workspace);
+    io.err(`loom demo: replaying the bug-fix recording in ${workspace}\n`);
+    const outcome = await runWithOptions({
+      intent,
+      workspace,
+      test: { command: [Deno.execPath(), "run", "check.ts"], timeoutMs: 60_000 },
+      maxSteps: 20,
+      provider: `recorded:${root}recordings/bugfix.json`,
+    }, {
+      contextPolicy: "bounded",
+      ...(values["context-report"] === undefined
+        ? {}
+        : { contextReport: values["context-report"] }),
+      onProgress: (line) => io.err(`${line}\n`),
+    });
+    io.out(
+      values.json ? `${JSON.stringify(outcome, null, 2)}\n` : summary(outcome),
+    );
+    if (values.keep) io.err(`loom demo: workspace kept at ${workspace}\n`);
+    return exitCodeOf(outcome.stop);
+  } finally {
+    if (!values.keep) await Deno.remove(temp, { recursive: true });
+  }
+}
+
+async function copyTree(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const entry of Deno.readDir(from)) {
+    const source = `${from}/${entry.name}`;
+    const target = `${to}/${entry.name}`;
+    if (entry.isDirectory) await copyTree(source, target);
+    else if (entry.isFile) await Deno.copyFile(source, target);
+  }
+}

@@ -1,0 +1,112 @@
+import assert from "node:assert/strict";
+import {
+  exitCodeOf,
+  parseDuration,
+  parseRunArguments,
+  splitCommand,
+} from "../../lib/cli/run.ts";
+import { UsageError } from "../../lib/cli/_io.ts";
+
+const BASE = ["--workspace", "ws", "--model", "recorded:r.json"];
+
+Deno.test("parseRunArguments() reads every option", async (t) => {
+  await t.step("with defaults", () => {
+    const parsed = parseRunArguments([...BASE, "--intent", "Fix it"]);
+    assert.ok(!parsed.help);
+    assert.deepEqual(parsed.intent, { text: "Fix it" });
+    assert.deepEqual(parsed.parsed, {
+      workspace: "ws",
+      model: "recorded:r.json",
+      maxSteps: 40,
+      contextPolicy: "legacy",
+      json: false,
+    });
+  });
+
+  await t.step("with every option given", () => {
+    const parsed = parseRunArguments([
+      ...BASE,
+      "--intent-file",
+      "task.md",
+      "--base-url",
+      "http://127.0.0.1:8000/v1",
+      "--test",
+      "deno run --allow-read 'check me.ts'",
+      "--test-timeout",
+      "2m",
+      "--max-steps",
+      "7",
+      "--context-policy",
+      "bounded",
+      "--context-report",
+      "out.json",
+      "--json",
+    ]);
+    assert.ok(!parsed.help);
+    assert.deepEqual(parsed.intent, { file: "task.md" });
+    assert.deepEqual(parsed.parsed, {
+      workspace: "ws",
+      model: "recorded:r.json",
+      baseUrl: "http://127.0.0.1:8000/v1",
+      test: {
+        command: ["deno", "run", "--allow-read", "check me.ts"],
+        timeoutMs: 120_000,
+      },
+      maxSteps: 7,
+      contextPolicy: "bounded",
+      contextReport: "out.json",
+      json: true,
+    });
+  });
+
+  await t.step("--help wins", () => {
+    assert.deepEqual(parseRunArguments(["--help"]), { help: true });
+  });
+});
+
+Deno.test("parseRunArguments() rejects bad usage with a UsageError", async (t) => {
+  const cases: [string, string[], RegExp][] = [
+    ["an unknown option", [...BASE, "--intent", "x", "--nope"], /nope/],
+    ["no intent", BASE, /--intent TEXT or --intent-file F/],
+    ["both intents", [...BASE, "--intent", "x", "--intent-file", "f"], /not both/],
+    ["no workspace", ["--model", "m", "--intent", "x"], /--workspace/],
+    ["a bad policy", [...BASE, "--intent", "x", "--context-policy", "wide"], /legacy or bounded/],
+    ["a bad step budget", [...BASE, "--intent", "x", "--max-steps", "0"], /positive integer/],
+    ["a timeout without a test", [...BASE, "--intent", "x", "--test-timeout", "5s"], /needs --test/],
+    ["an unterminated quote", [...BASE, "--intent", "x", "--test", "deno 'run"], /unterminated/],
+    ["a positional argument", [...BASE, "--intent", "x", "extra"], /extra|positional/i],
+  ];
+  for (const [name, args, message] of cases) {
+    await t.step(name, () => {
+      assert.throws(
+        () => parseRunArguments(args),
+        (e: unknown) => e instanceof UsageError && message.test(e.message),
+      );
+    });
+  }
+});
+
+Deno.test("parseDuration() accepts ms, s, m and bare seconds", () => {
+  assert.equal(parseDuration("500ms"), 500);
+  assert.equal(parseDuration("120s"), 120_000);
+  assert.equal(parseDuration("2m"), 120_000);
+  assert.equal(parseDuration("1.5"), 1_500);
+  for (const bad of ["", "0s", "-1s", "1h", "fast"]) {
+    assert.throws(() => parseDuration(bad), UsageError, bad);
+  }
+});
+
+Deno.test("splitCommand() splits on spaces and honours quotes and escapes", () => {
+  assert.deepEqual(splitCommand("deno  run check.ts"), ["deno", "run", "check.ts"]);
+  assert.deepEqual(splitCommand(`a "b c" 'd "e"' f\\ g ""`), ["a", "b c", 'd "e"', "f g", ""]);
+  assert.throws(() => splitCommand("   "), UsageError);
+});
+
+Deno.test("exitCodeOf() maps stops to the documented exit codes", () => {
+  assert.equal(exitCodeOf("completed"), 0);
+  for (const stop of ["step_budget", "refused", "suspended", "capacity"] as const) {
+    assert.equal(exitCodeOf(stop), 1);
+  }
+  assert.equal(exitCodeOf("provider_error"), 3);
+  assert.equal(exitCodeOf("confinement_unavailable"), 3);
+});

@@ -1,0 +1,124 @@
+/**
+ * Temp copies of the fixture workspaces, shared by the end-to-end tests, the
+ * slice tests and tools/make_recordings.ts. Every run works on a fresh copy;
+ * the committed fixtures are never touched.
+ *
+ * The hostile workspace gets what git cannot carry safely: a sibling
+ * `outside/` directory with a secret, a `docs_link` symlink leading to it,
+ * and a `.git/` directory.
+ */
+
+/** The fixture workspaces. */
+export type FixtureName = "bugfix" | "long" | "hostile";
+
+/** A prepared temp copy. */
+export interface PreparedWorkspace {
+  /** The temp root holding the workspace (and `outside/` for hostile). */
+  readonly root: string;
+  /** The workspace copy. */
+  readonly workspace: string;
+  /** Removes the temp root. */
+  cleanup(): Promise<void>;
+}
+
+/** The repository root (this file is tests/e2e/_workspace.ts). */
+export const REPO_ROOT: string = new URL("../../", import.meta.url).pathname
+  .replace(/\/$/, "");
+
+/** Path of a fixture workspace in the repository. */
+export function fixtureWorkspace(name: FixtureName): string {
+  return `${REPO_ROOT}/fixtures/workspaces/${name}`;
+}
+
+/** Path of a recording in the repository. */
+export function recordingPath(name: string): string {
+  return `${REPO_ROOT}/fixtures/recordings/${name}.json`;
+}
+
+/** The test command every fixture uses: this Deno running `check.ts`. */
+export function checkCommand(): string[] {
+  return [Deno.execPath(), "run", "check.ts"];
+}
+
+/** Path of a fixture's intent file (fixtures/intents/NAME.txt). */
+export function intentPath(name: FixtureName): string {
+  return `${REPO_ROOT}/fixtures/intents/${name}.txt`;
+}
+
+/** Intents of the fixtures (the recordings were made with these). */
+export const INTENTS: Readonly<Record<FixtureName, string>> = {
+  bugfix: Deno.readTextFileSync(intentPath("bugfix")),
+  long: Deno.readTextFileSync(intentPath("long")),
+  hostile: Deno.readTextFileSync(intentPath("hostile")),
+};
+
+/**
+ * Copies a fixture workspace into a fresh temp root.
+ *
+ * @param name The fixture.
+ * @returns The prepared copy.
+ */
+export async function prepareWorkspace(
+  name: FixtureName,
+): Promise<PreparedWorkspace> {
+  const root = await Deno.makeTempDir({ prefix: `loom-${name}-` });
+  const workspace = `${root}/workspace`;
+  await copyTree(fixtureWorkspace(name), workspace);
+  if (name === "hostile") {
+    await Deno.mkdir(`${root}/outside`);
+    await Deno.writeTextFile(
+      `${root}/outside/secret.txt`,
+      "outside the workspace: must never be read or changed\n",
+    );
+    await Deno.symlink("../outside", `${workspace}/docs_link`);
+    await Deno.mkdir(`${workspace}/.git`);
+    await Deno.writeTextFile(
+      `${workspace}/.git/config`,
+      "[core]\n\trepositoryformatversion = 0\n",
+    );
+  }
+  return {
+    root,
+    workspace,
+    cleanup: () => Deno.remove(root, { recursive: true }),
+  };
+}
+
+/** Copies a directory tree (files and directories; symlinks are recreated). */
+export async function copyTree(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const entry of Deno.readDir(from)) {
+    const source = `${from}/${entry.name}`;
+    const target = `${to}/${entry.name}`;
+    if (entry.isDirectory) {
+      await copyTree(source, target);
+    } else if (entry.isSymlink) {
+      await Deno.symlink(await Deno.readLink(source), target);
+    } else {
+      await Deno.copyFile(source, target);
+    }
+  }
+}
+
+/**
+ * Every file under `dir` with its contents, for before/after comparisons.
+ * Symlinks are listed by their target, not followed.
+ */
+export async function snapshotTree(
+  dir: string,
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  async function walk(path: string, rel: string): Promise<void> {
+    for await (const entry of Deno.readDir(path)) {
+      const p = `${path}/${entry.name}`;
+      const r = rel === "" ? entry.name : `${rel}/${entry.name}`;
+      if (entry.isSymlink) out.set(r, `-> ${await Deno.readLink(p)}`);
+      else if (entry.isDirectory) {
+        out.set(`${r}/`, "");
+        await walk(p, r);
+      } else out.set(r, await Deno.readTextFile(p));
+    }
+  }
+  await walk(dir, "");
+  return out;
+}
