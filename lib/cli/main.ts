@@ -6,7 +6,6 @@
 import { isCodedError } from "../errors.ts";
 import { type CliIo, type Command, ExitCode, UsageError } from "./_io.ts";
 import { inspectCommand } from "./inspect.ts";
-import { selectCommand } from "./select.ts";
 
 interface CommandEntry {
   readonly run: Command;
@@ -18,10 +17,6 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   inspect: {
     run: inspectCommand,
     summary: "Print the result descriptor the model sees for a file",
-  },
-  select: {
-    run: selectCommand,
-    summary: "Print part of a file by bytes, lines or JSON pointer",
   },
 };
 
