@@ -34,6 +34,17 @@ export interface ExpandEditContentsOptions {
  * Edit contents that do not expand: malformed contents or segments, too many
  * segments, too much text, or a reference that does not resolve. The step is
  * refused; nothing is written.
+ *
+ * @example
+ * ```ts
+ * import { EditExpansionError, expandEditContents, ResultStore } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const results = new ResultStore();
+ * await assert.rejects(
+ *   expandEditContents({ segments: [{ literal: "a" }, { ref: { result: "result-7", sha256: "0".repeat(64), select: { kind: "whole" } } }] }, { results }),
+ *   (error: unknown) => error instanceof EditExpansionError && error.segment === 1 && error.code === "unknown_result",
+ * );
+ * ```
  */
 export class EditExpansionError extends RangeError {
   /**

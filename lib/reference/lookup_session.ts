@@ -119,6 +119,18 @@ export function isLookupRequest(args: unknown): boolean {
 /**
  * A ninth lookup in one stage: the step is refused (argument generation) or
  * the run is suspended (selection).
+ *
+ * @example
+ * ```ts
+ * import { LookupBudgetExceeded, LookupSession, ResultStore } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const session = new LookupSession({ results: new ResultStore(), stage: "selection" });
+ * for (let i = 0; i < 8; i++) await session.answer({ $list_results: 0 });
+ * await assert.rejects(
+ *   session.answer({ $list_results: 0 }),
+ *   (error: unknown) => error instanceof LookupBudgetExceeded && error.stage === "selection",
+ * );
+ * ```
  */
 export class LookupBudgetExceeded extends RangeError {
   /** Always `budget_exhausted`. */

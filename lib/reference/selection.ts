@@ -42,7 +42,21 @@ export type ReferenceFailureCode =
   | "request_too_large"
   | "not_available";
 
-/** A reference that does not resolve; `code` is a wire-format failure code. */
+/**
+ * A reference that does not resolve; `code` is a wire-format failure code.
+ *
+ * @example
+ * ```ts
+ * import { ReferenceFailure, ResultStore, select } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const store = new ResultStore();
+ * const d = await store.put("a€", { origin: "x", capture: "complete" });
+ * assert.throws(
+ *   () => select(store.get("result-1")!, { ...d.reference!, select: { kind: "bytes", start: 0, end: 2 } }),
+ *   (error: unknown) => error instanceof ReferenceFailure && error.code === "not_char_boundary",
+ * );
+ * ```
+ */
 export class ReferenceFailure extends RangeError {
   /** The wire-format failure code. */
   readonly code: ReferenceFailureCode;
@@ -106,6 +120,18 @@ export function parseReference(reference: unknown): ResultReference {
  * @param options A size limit for the selection.
  * @returns `{text}` for text rendering, `{json}` (the lexeme) for json rendering.
  * @throws {ReferenceFailure} With the wire-format failure code.
+ *
+ * @example
+ * ```ts
+ * import { ResultStore, select } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const store = new ResultStore();
+ * const d = await store.put('{"n": 1.50, "s": "caf\\u00e9"}', { origin: "x", capture: "complete" });
+ * const record = store.get(d.result!)!;
+ * const pointer = (p: string) => ({ kind: "json_pointer" as const, pointer: p });
+ * assert.deepEqual(select(record, { ...d.reference!, select: pointer("/n"), rendering: "json" }), { json: "1.50" });
+ * assert.deepEqual(select(record, { ...d.reference!, select: pointer("/s") }), { text: "café" });
+ * ```
  */
 export function select(
   record: SelectableRecord,

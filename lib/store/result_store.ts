@@ -145,7 +145,21 @@ export const CATALOGUE_PAGE_BYTES = 8192;
 /** Longest origin shown in a catalogue item, in UTF-8 bytes. */
 export const CATALOGUE_ORIGIN_BYTES = 256;
 
-/** Content handed to the store is not valid UTF-8; nothing was stored. */
+/**
+ * Content handed to the store is not valid UTF-8; nothing was stored.
+ *
+ * @example
+ * ```ts
+ * import { InvalidUtf8Error, ResultStore } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const store = new ResultStore();
+ * await assert.rejects(
+ *   store.put(new Uint8Array([0x61, 0xc0, 0xaf]), { origin: "x", capture: "complete" }),
+ *   (error: unknown) => error instanceof InvalidUtf8Error && error.offset === 1,
+ * );
+ * assert.equal(store.count, 0);
+ * ```
+ */
 export class InvalidUtf8Error extends TypeError {
   /** Always `invalid_utf8`. */
   readonly code = "invalid_utf8";
@@ -162,7 +176,26 @@ export class InvalidUtf8Error extends TypeError {
   }
 }
 
-/** A result handed to {@link ResultStore.restore} cannot be re-admitted. */
+/**
+ * A result handed to {@link ResultStore.restore} cannot be re-admitted.
+ *
+ * @example
+ * ```ts
+ * import { ResultRestoreError, ResultStore } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const store = new ResultStore();
+ * assert.throws(
+ *   () => store.restore({
+ *     id: "result-1",
+ *     bytes: new TextEncoder().encode("a"),
+ *     sha256: "0".repeat(64),
+ *     origin: "x",
+ *     capture: "complete",
+ *   }),
+ *   (error: unknown) => error instanceof ResultRestoreError && error.code === "digest_mismatch",
+ * );
+ * ```
+ */
 export class ResultRestoreError extends RangeError {
   /** `digest_mismatch`, `invalid_result_id`, `duplicate_result`, `too_large` or `store_full`. */
   readonly code:

@@ -521,9 +521,11 @@ Deno.test("Random garbage requests only ever produce answers or LookupBudgetExce
 
 Deno.test("LookupSession refuses bad options", () => {
   assert.throws(
-    // deno-lint-ignore no-explicit-any
     () =>
-      new LookupSession({ results: new ResultStore(), stage: "other" as any }),
+      new LookupSession({
+        results: new ResultStore(),
+        stage: "other" as unknown as "selection",
+      }),
     TypeError,
   );
 });

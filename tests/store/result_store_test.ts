@@ -131,12 +131,13 @@ Deno.test("ResultStore.put() refuses invalid UTF-8 and stores nothing", async (t
   await t.step("bad options are a TypeError", async () => {
     const store = new ResultStore();
     await assert.rejects(
-      // deno-lint-ignore no-explicit-any
-      store.put("x", { origin: "o", capture: "most" as any }),
+      store.put("x", { origin: "o", capture: "most" as unknown as "complete" }),
       TypeError,
     );
-    // deno-lint-ignore no-explicit-any
-    await assert.rejects(store.put(42 as any, complete), TypeError);
+    await assert.rejects(
+      store.put(42 as unknown as string, complete),
+      TypeError,
+    );
   });
 });
 

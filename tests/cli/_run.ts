@@ -1,0 +1,39 @@
+/** Runs the real `loom` CLI as a subprocess. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  stdoutBytes: Uint8Array;
+}
+
+/**
+ * Runs `cli.ts` with the test task's permissions.
+ *
+ * @param args Arguments after the program name.
+ * @returns Exit code and decoded output.
+ */
+export async function loom(...args: string[]): Promise<CliResult> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--unstable-worker-options",
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      "--allow-net=127.0.0.1",
+      "--allow-env",
+      "cli.ts",
+      ...args,
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+    stdoutBytes: output.stdout,
+  };
+}

@@ -1,0 +1,124 @@
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { loom } from "./_run.ts";
+
+const encoder = new TextEncoder();
+
+Deno.test("loom select prints a selection raw or fails with its code", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const text = `${dir}/text.txt`;
+  const json = `${dir}/doc.json`;
+  await Deno.writeTextFile(text, "one\r\ntwo €\nthree");
+  await Deno.writeTextFile(
+    json,
+    '{"name": "lo\\u006fm", "big": 123456789012345678901234567890, "list": [1, 2]}',
+  );
+  try {
+    await t.step(
+      "--bytes prints exactly the range, no newline added",
+      async () => {
+        const { code, stdoutBytes, stderr } = await loom(
+          "select",
+          text,
+          "--bytes",
+          "5:12",
+        );
+        assert.equal(stderr, "");
+        assert.equal(code, 0);
+        assert.deepEqual(stdoutBytes, encoder.encode("two €"));
+      },
+    );
+    await t.step("--lines keeps the original endings", async () => {
+      const { code, stdout } = await loom("select", text, "--lines", "1:2");
+      assert.equal(code, 0);
+      assert.equal(stdout, "one\r\ntwo €\n");
+      assert.equal(
+        (await loom("select", text, "--lines", "3:3")).stdout,
+        "three",
+      );
+    });
+    await t.step(
+      "--pointer decodes a string; --json prints the lexeme",
+      async () => {
+        assert.equal(
+          (await loom("select", json, "--pointer", "/name")).stdout,
+          "loom",
+        );
+        assert.equal(
+          (await loom("select", json, "--pointer", "/name", "--json")).stdout,
+          '"lo\\u006fm"',
+        );
+        assert.equal(
+          (await loom("select", json, "--pointer", "/big", "--json")).stdout,
+          "123456789012345678901234567890",
+        );
+      },
+    );
+    await t.step("--sha256 verifies the file first", async () => {
+      const sha256 = createHash("sha256").update(await Deno.readFile(text))
+        .digest("hex");
+      assert.equal(
+        (await loom("select", text, "--lines", "1:1", "--sha256", sha256))
+          .stdout,
+        "one\r\n",
+      );
+      const wrong = await loom(
+        "select",
+        text,
+        "--lines",
+        "1:1",
+        "--sha256",
+        "0".repeat(64),
+      );
+      assert.equal(wrong.code, 2);
+      assert.equal(wrong.stdout, "");
+      assert.match(wrong.stderr, /^digest_mismatch: /);
+    });
+    const failures: [string, string[]][] = [
+      ["not_char_boundary", [text, "--bytes", "5:10"]],
+      ["invalid_range", [text, "--bytes", "0:99"]],
+      ["invalid_range", [text, "--lines", "2:9"]],
+      ["invalid_reference", [text, "--lines", "1:1", "--json"]],
+      ["not_a_string", [json, "--pointer", "/big"]],
+      ["pointer_not_found", [json, "--pointer", "/list/2"]],
+      ["invalid_pointer", [json, "--pointer", "/list/01"]],
+      ["invalid_json", [text, "--pointer", ""]],
+    ];
+    for (const [failure, args] of failures) {
+      await t.step(`${failure} goes to stderr with exit 2`, async () => {
+        const { code, stdout, stderr } = await loom("select", ...args);
+        assert.equal(code, 2);
+        assert.equal(stdout, "");
+        assert.match(stderr, new RegExp(`^${failure}: [A-Z].*[^.]\\n$`));
+      });
+    }
+    await t.step("invalid UTF-8 is refused", async () => {
+      const bad = `${dir}/bad.bin`;
+      await Deno.writeFile(bad, new Uint8Array([0xc0, 0xaf]));
+      const { code, stderr } = await loom("select", bad, "--bytes", "0:0");
+      assert.equal(code, 2);
+      assert.match(stderr, /^invalid_utf8: /);
+    });
+    await t.step("bad usage exits 2", async () => {
+      for (
+        const args of [
+          [text],
+          [text, "--bytes", "1:2", "--lines", "1:1"],
+          [text, "--bytes", "1-2"],
+          ["--bytes", "0:1"],
+        ]
+      ) {
+        const { code, stderr } = await loom("select", ...args);
+        assert.equal(code, 2, args.join(" "));
+        assert.match(stderr, /^loom select: /);
+      }
+    });
+    await t.step("--help prints usage and exits 0", async () => {
+      const { code, stdout } = await loom("select", "--help");
+      assert.equal(code, 0);
+      assert.match(stdout, /^Usage: loom select FILE/);
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
