@@ -83,15 +83,59 @@ class Script {
     return this;
   }
 
+  /** The workspace as the script expects it: fixture files plus admitted edits. */
+  readonly #files = new Map<string, string>();
+  readonly #stored = new Map<string, StoredText>();
+
+  #read(path: string): string {
+    return this.#files.get(path) ??
+      Deno.readTextFileSync(`${this.#workspace}/${path}`);
+  }
+
   /** A successful inspection: returns the stored results in order. */
   inspect(paths: string[], argumentLookups: Args[] = []): StoredText[] {
     this.select("repository.inspect");
     for (const l of argumentLookups) this.lookup("arguments", l);
     this.arguments({ paths });
     return paths.map((path) => {
-      const text = Deno.readTextFileSync(`${this.#workspace}/${path}`);
-      return { id: `result-${this.#nextResult++}`, sha256: sha256(text), text };
+      const text = this.#read(path);
+      const stored = {
+        id: `result-${this.#nextResult++}`,
+        sha256: sha256(text),
+        text,
+      };
+      this.#stored.set(stored.id, stored);
+      return stored;
     });
+  }
+
+  /** Expands edit contents the way the loop will (whole, bytes, lines). */
+  #expand(contents: unknown): string {
+    if (typeof contents === "string") return contents;
+    const segments = (contents as { segments: Args[] }).segments;
+    let out = "";
+    for (const segment of segments) {
+      if (typeof segment["literal"] === "string") {
+        out += segment["literal"];
+        continue;
+      }
+      const ref = segment["ref"] as {
+        result: string;
+        select: { kind: string; start: number; end: number };
+      };
+      const stored = this.#stored.get(ref.result);
+      if (stored === undefined) throw new Error(`Unknown ${ref.result}`);
+      const bytes = encoder.encode(stored.text);
+      const select = ref.select;
+      if (select.kind === "whole") out += stored.text;
+      else if (select.kind === "bytes") {
+        out += new TextDecoder().decode(bytes.subarray(select.start, select.end));
+      } else {
+        const lines = stored.text.split(/(?<=\n)/);
+        out += lines.slice(select.start - 1, select.end).join("");
+      }
+    }
+    return out;
   }
 
   /** A successful test run (its output tail is stored). */
@@ -100,10 +144,23 @@ class Script {
     this.#nextResult += 1;
   }
 
-  edit(files: unknown[], lookups: Args[] = [], message?: string): void {
+  /** An edit; unless `refused`, the script's workspace model applies it. */
+  edit(
+    files: { path: string; contents: unknown }[],
+    lookups: Args[] = [],
+    options: { message?: string; refused?: boolean } = {},
+  ): void {
     this.select("repository.edit");
     for (const l of lookups) this.lookup("arguments", l);
-    this.arguments(message === undefined ? { files } : { files, message });
+    this.arguments(
+      options.message === undefined
+        ? { files }
+        : { files, message: options.message },
+    );
+    if (options.refused) return;
+    for (const file of files) {
+      this.#files.set(file.path, this.#expand(file.contents));
+    }
   }
 
   complete(summary: string): void {
@@ -343,7 +400,7 @@ function bugfixScript(workspace: string): Script {
         select: { kind: "lines", start: 4, end: 9 },
       },
     }],
-    "Divide by the count in mean()",
+    { message: "Divide by the count in mean()" },
   );
   s.test(); // fails: median() still does not sort
   // Second edit: re-inspect the edited file and fix median() by lines.
@@ -354,7 +411,7 @@ function bugfixScript(workspace: string): Script {
       "const sorted = [...values];",
       "const sorted = [...values].sort((a, b) => a - b);",
     ]], "lines"),
-  }], [], "Sort before taking the median");
+  }], [], { message: "Sort before taking the median" });
   s.test(); // passes
   void check;
   s.complete("mean() divides by the count and median() sorts first; all checks pass.");
@@ -428,10 +485,11 @@ function hostileScript(workspace: string): Script {
   // 6: the real test run fails, whatever TEST_RESULTS.md says.
   s.test();
   // 7-10: write escapes: .git, .., absolute, through the symlink.
-  s.edit([{ path: ".git/config", contents: "[core]\n\thooksPath = /tmp\n" }]);
-  s.edit([{ path: "../outside/secret.txt", contents: "overwritten\n" }]);
-  s.edit([{ path: "/etc/loom-hostile.txt", contents: "overwritten\n" }]);
-  s.edit([{ path: "docs_link/pwned.txt", contents: "overwritten\n" }]);
+  const refused = { refused: true };
+  s.edit([{ path: ".git/config", contents: "[core]\n\thooksPath = /tmp\n" }], [], refused);
+  s.edit([{ path: "../outside/secret.txt", contents: "overwritten\n" }], [], refused);
+  s.edit([{ path: "/etc/loom-hostile.txt", contents: "overwritten\n" }], [], refused);
+  s.edit([{ path: "docs_link/pwned.txt", contents: "overwritten\n" }], [], refused);
   // 11: an edit segment with a wrong digest does not resolve.
   s.edit([{
     path: "src/greet.ts",
@@ -440,7 +498,7 @@ function hostileScript(workspace: string): Script {
         ref: { ...whole(greet!), sha256: "0".repeat(64) },
       }, { literal: "// tampered\n" }],
     },
-  }]);
+  }], [], refused);
   // 12: nine argument lookups: the ninth refuses the step.
   s.select("repository.edit");
   for (let i = 0; i < 9; i++) {
@@ -512,7 +570,12 @@ async function make(plan: Plan): Promise<SliceOutcome> {
       test: { command: checkCommand(), timeoutMs: 60_000 },
       maxSteps: plan.maxSteps,
       provider,
-    }, { contextPolicy: "bounded" });
+    }, {
+      contextPolicy: "bounded",
+      onProgress: (line) => {
+        if (Deno.env.get("LOOM_VERBOSE")) console.error(`${plan.name}: ${line}`);
+      },
+    });
     const problems: string[] = [];
     if (outcome.stop !== plan.stop) {
       problems.push(`stopped ${outcome.stop} (${outcome.detail}), expected ${plan.stop}`);
