@@ -333,7 +333,7 @@ Deno.test("runSlice() applies the lookup budgets per stage", async (t) => {
       assert.equal(outcome.stop, "step_budget");
       assert.equal(outcome.steps, 2);
       assert.equal(outcome.refusals, 1);
-      assert.equal(outcome.model_calls, 13);
+      assert.equal(outcome.model_calls, 12);
       assert.equal(outcome.retrievals, 8);
     } finally {
       await Deno.remove(dir, { recursive: true });
