@@ -56,6 +56,8 @@ export class EditExpansionError extends RangeError {
   /** Index of the failing segment, or `null` when the contents as a whole are malformed. */
   readonly segment: number | null;
   /**
+   * Creates the error.
+   *
    * @param code Why expansion failed.
    * @param segment The failing segment's index, or `null`.
    * @param message What failed and why.

@@ -138,6 +138,8 @@ export class LookupBudgetExceeded extends RangeError {
   /** The stage whose budget ran out. */
   readonly stage: LookupStage;
   /**
+   * Creates the error.
+   *
    * @param stage The stage whose budget ran out.
    */
   constructor(stage: LookupStage) {
@@ -186,6 +188,8 @@ export class LookupSession {
   #retrievals = 0;
 
   /**
+   * Starts a session with a fresh budget.
+   *
    * @param options The store, the optional history source and the stage.
    * @throws {TypeError} When the stage is unknown or the store is missing.
    */

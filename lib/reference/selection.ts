@@ -61,6 +61,8 @@ export class ReferenceFailure extends RangeError {
   /** The wire-format failure code. */
   readonly code: ReferenceFailureCode;
   /**
+   * Creates the failure.
+   *
    * @param code The failure code.
    * @param message What failed and why.
    */

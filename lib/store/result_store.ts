@@ -166,6 +166,8 @@ export class InvalidUtf8Error extends TypeError {
   /** Byte offset of the first invalid sequence (-1 for a string with a lone surrogate). */
   readonly offset: number;
   /**
+   * Creates the error.
+   *
    * @param message What is wrong.
    * @param offset Byte offset of the first invalid sequence.
    */
@@ -205,6 +207,8 @@ export class ResultRestoreError extends RangeError {
     | "too_large"
     | "store_full";
   /**
+   * Creates the error.
+   *
    * @param code Why the result cannot be restored.
    * @param message What is wrong.
    */
