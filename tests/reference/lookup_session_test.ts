@@ -529,3 +529,19 @@ Deno.test("LookupSession refuses bad options", () => {
     TypeError,
   );
 });
+
+Deno.test("LookupSession refuses a history page over 8 KiB with answer_too_large", async () => {
+  const history = new FakeHistory();
+  for (let i = 1; i <= 8; i++) history.add(i, { sequence: i });
+  for (const item of history.items) item.action = "x".repeat(1100);
+  const session = new LookupSession({
+    results: new ResultStore(),
+    history,
+    stage: "selection",
+  });
+  assert.equal(
+    failed(await session.answer({ $list_history: 0 })),
+    "answer_too_large",
+  );
+  assert.equal(session.used, 1);
+});
