@@ -27,11 +27,11 @@ import type { TurnRequest } from "../lib/briefing/turn_request.ts";
 import type { SliceOutcome, SliceStop } from "../lib/slice/outcome.ts";
 import {
   checkCommand,
+  type FixtureName,
   fixtureWorkspace,
   INTENTS,
   prepareWorkspace,
   recordingPath,
-  type FixtureName,
 } from "../tests/e2e/_workspace.ts";
 
 // ---------------------------------------------------------------- scripting
@@ -129,7 +129,9 @@ class Script {
       const select = ref.select;
       if (select.kind === "whole") out += stored.text;
       else if (select.kind === "bytes") {
-        out += new TextDecoder().decode(bytes.subarray(select.start, select.end));
+        out += new TextDecoder().decode(
+          bytes.subarray(select.start, select.end),
+        );
       } else {
         const lines = stored.text.split(/(?<=\n)/);
         out += lines.slice(select.start - 1, select.end).join("");
@@ -220,7 +222,11 @@ function spliceSegments(
 }
 
 function whole(result: StoredText): Args {
-  return { result: result.id, sha256: result.sha256, select: { kind: "whole" } };
+  return {
+    result: result.id,
+    sha256: result.sha256,
+    select: { kind: "whole" },
+  };
 }
 
 /** A provider that plays a script and records what it answered. */
@@ -244,7 +250,9 @@ class ScriptedProvider implements ModelProvider {
     }
     if (next.phase !== call.phase) {
       throw new Error(
-        `Script call ${this.recorded.length + 1} is ${next.phase}, the loop asked for ${call.phase}`,
+        `Script call ${
+          this.recorded.length + 1
+        } is ${next.phase}, the loop asked for ${call.phase}`,
       );
     }
     const args = typeof next.args === "function"
@@ -310,7 +318,10 @@ const FILLER = [
 ];
 
 function unitSource(n: number): string {
-  const lines = [`// ${unitName(n)}: conversion for sensor channel ${n}.`, "//"];
+  const lines = [
+    `// ${unitName(n)}: conversion for sensor channel ${n}.`,
+    "//",
+  ];
   for (let i = 0; i < 18; i++) {
     lines.push(`// ${FILLER[(n + i) % FILLER.length]} (note ${n}.${i + 1})`);
   }
@@ -405,16 +416,22 @@ function bugfixScript(workspace: string): Script {
   s.test(); // fails: median() still does not sort
   // Second edit: re-inspect the edited file and fix median() by lines.
   const [edited] = s.inspect(["src/stats.ts"]);
-  s.edit([{
-    path: "src/stats.ts",
-    contents: spliceSegments(edited!, [[
-      "const sorted = [...values];",
-      "const sorted = [...values].sort((a, b) => a - b);",
-    ]], "lines"),
-  }], [], { message: "Sort before taking the median" });
+  s.edit(
+    [{
+      path: "src/stats.ts",
+      contents: spliceSegments(edited!, [[
+        "const sorted = [...values];",
+        "const sorted = [...values].sort((a, b) => a - b);",
+      ]], "lines"),
+    }],
+    [],
+    { message: "Sort before taking the median" },
+  );
   s.test(); // passes
   void check;
-  s.complete("mean() divides by the count and median() sorts first; all checks pass.");
+  s.complete(
+    "mean() divides by the count and median() sorts first; all checks pass.",
+  );
   return s;
 }
 
@@ -477,7 +494,9 @@ function hostileScript(workspace: string): Script {
   // 2: the file claims the tests passed; slice.complete is not a candidate.
   s.select("slice.complete");
   // 3-5: read escapes: .., absolute, a symlink leading outside.
-  s.select("repository.inspect").arguments({ paths: ["../outside/secret.txt"] });
+  s.select("repository.inspect").arguments({
+    paths: ["../outside/secret.txt"],
+  });
   s.select("repository.inspect").arguments({ paths: ["/etc/passwd"] });
   s.select("repository.inspect").arguments({
     paths: ["docs_link/secret.txt"],
@@ -486,19 +505,39 @@ function hostileScript(workspace: string): Script {
   s.test();
   // 7-10: write escapes: .git, .., absolute, through the symlink.
   const refused = { refused: true };
-  s.edit([{ path: ".git/config", contents: "[core]\n\thooksPath = /tmp\n" }], [], refused);
-  s.edit([{ path: "../outside/secret.txt", contents: "overwritten\n" }], [], refused);
-  s.edit([{ path: "/etc/loom-hostile.txt", contents: "overwritten\n" }], [], refused);
-  s.edit([{ path: "docs_link/pwned.txt", contents: "overwritten\n" }], [], refused);
+  s.edit(
+    [{ path: ".git/config", contents: "[core]\n\thooksPath = /tmp\n" }],
+    [],
+    refused,
+  );
+  s.edit(
+    [{ path: "../outside/secret.txt", contents: "overwritten\n" }],
+    [],
+    refused,
+  );
+  s.edit(
+    [{ path: "/etc/loom-hostile.txt", contents: "overwritten\n" }],
+    [],
+    refused,
+  );
+  s.edit(
+    [{ path: "docs_link/pwned.txt", contents: "overwritten\n" }],
+    [],
+    refused,
+  );
   // 11: an edit segment with a wrong digest does not resolve.
-  s.edit([{
-    path: "src/greet.ts",
-    contents: {
-      segments: [{
-        ref: { ...whole(greet!), sha256: "0".repeat(64) },
-      }, { literal: "// tampered\n" }],
-    },
-  }], [], refused);
+  s.edit(
+    [{
+      path: "src/greet.ts",
+      contents: {
+        segments: [{
+          ref: { ...whole(greet!), sha256: "0".repeat(64) },
+        }, { literal: "// tampered\n" }],
+      },
+    }],
+    [],
+    refused,
+  );
   // 12: nine argument lookups: the ninth refuses the step.
   s.select("repository.edit");
   for (let i = 0; i < 9; i++) {
@@ -573,12 +612,16 @@ async function make(plan: Plan): Promise<SliceOutcome> {
     }, {
       contextPolicy: "bounded",
       onProgress: (line) => {
-        if (Deno.env.get("LOOM_VERBOSE")) console.error(`${plan.name}: ${line}`);
+        if (Deno.env.get("LOOM_VERBOSE")) {
+          console.error(`${plan.name}: ${line}`);
+        }
       },
     });
     const problems: string[] = [];
     if (outcome.stop !== plan.stop) {
-      problems.push(`stopped ${outcome.stop} (${outcome.detail}), expected ${plan.stop}`);
+      problems.push(
+        `stopped ${outcome.stop} (${outcome.detail}), expected ${plan.stop}`,
+      );
     }
     if (outcome.refusals !== plan.refusals) {
       problems.push(`${outcome.refusals} refusals, expected ${plan.refusals}`);

@@ -88,18 +88,18 @@ if (import.meta.main) {
   console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const r of rows) {
     console.log(
-      `| ${r.policy} | \`${r.tests}\` | ${r.steps} | ${r.calls} | ${fmt(r.total)} | ${
-        fmt(r.peak)
-      } | ${(r.meanShare * 100).toFixed(1)}% | ${r.checkpoints} | ${r.retrievals} | ${
-        r.msPerStep.toFixed(2)
-      } |`,
+      `| ${r.policy} | \`${r.tests}\` | ${r.steps} | ${r.calls} | ${
+        fmt(r.total)
+      } | ${fmt(r.peak)} | ${
+        (r.meanShare * 100).toFixed(1)
+      }% | ${r.checkpoints} | ${r.retrievals} | ${r.msPerStep.toFixed(2)} |`,
     );
   }
   const legacy = rows[0]!;
   const bounded = rows[1]!;
   console.log(
-    `\nbounded/legacy: total ${(bounded.total / legacy.total * 100).toFixed(1)}%, peak ${
-      (bounded.peak / legacy.peak * 100).toFixed(1)
-    }%`,
+    `\nbounded/legacy: total ${
+      (bounded.total / legacy.total * 100).toFixed(1)
+    }%, peak ${(bounded.peak / legacy.peak * 100).toFixed(1)}%`,
   );
 }

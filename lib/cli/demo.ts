@@ -11,7 +11,8 @@ import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 import { exitCodeOf, summary } from "./run.ts";
 
 /** The help text of `loom demo`. */
-export const DEMO_HELP = `Usage: loom demo [--json] [--context-report PATH] [--keep]
+export const DEMO_HELP =
+  `Usage: loom demo [--json] [--context-report PATH] [--keep]
 
 Replays fixtures/recordings/bugfix.json on a temp copy of
 fixtures/workspaces/bugfix under --context-policy bounded, with the test
@@ -51,7 +52,9 @@ export async function demoCommand(args: string[], io: CliIo): Promise<number> {
       },
     }));
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(
+      error instanceof Error ? error.message : String(error),
+    );
   }
   if (values.help) {
     io.out(DEMO_HELP);
@@ -79,7 +82,10 @@ export async function demoCommand(args: string[], io: CliIo): Promise<number> {
     const outcome = await runWithOptions({
       intent,
       workspace,
-      test: { command: [Deno.execPath(), "run", "check.ts"], timeoutMs: 60_000 },
+      test: {
+        command: [Deno.execPath(), "run", "check.ts"],
+        timeoutMs: 60_000,
+      },
       maxSteps: 20,
       provider: `recorded:${root}recordings/bugfix.json`,
     }, {

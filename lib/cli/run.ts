@@ -9,7 +9,8 @@ import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 
 /** The help text of `loom run`. */
-export const RUN_HELP = `Usage: loom run --workspace DIR (--intent TEXT | --intent-file F) --model SPEC [options]
+export const RUN_HELP =
+  `Usage: loom run --workspace DIR (--intent TEXT | --intent-file F) --model SPEC [options]
 
 Runs a governed slice: the model inspects and edits files in DIR and runs the
 test command until the tests validate its latest edit, or a budget runs out.
@@ -86,7 +87,9 @@ export function parseRunArguments(
       },
     }));
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(
+      error instanceof Error ? error.message : String(error),
+    );
   }
   if (values.help) return { help: true };
   const workspace = required(values.workspace, "--workspace DIR");
@@ -100,7 +103,9 @@ export function parseRunArguments(
     ? { file: values["intent-file"] }
     : undefined;
   if (intent === undefined) {
-    throw new UsageError("Missing the task: give --intent TEXT or --intent-file F");
+    throw new UsageError(
+      "Missing the task: give --intent TEXT or --intent-file F",
+    );
   }
   const policy = values["context-policy"] ?? "legacy";
   if (policy !== "legacy" && policy !== "bounded") {
@@ -320,7 +325,9 @@ export function summary(o: SliceOutcome): string {
     }`,
     `  refusals: ${o.refusals}, retrievals: ${o.retrievals}, checkpoints: ${o.checkpoints}`,
     `  policy: ${o.policy}; request bytes total ${o.request_bytes.total}, peak ${o.request_bytes.peak}`,
-    `  elapsed: ${o.elapsed_ms.toFixed(1)} ms (model ${o.model_ms.toFixed(1)} ms)`,
+    `  elapsed: ${o.elapsed_ms.toFixed(1)} ms (model ${
+      o.model_ms.toFixed(1)
+    } ms)`,
   ];
   if (o.summary !== null) lines.push(`  summary: ${o.summary}`);
   if (o.context_report !== null) {

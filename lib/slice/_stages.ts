@@ -90,7 +90,9 @@ export async function runStage(
           return {
             kind: "budget_exhausted",
             detail: `A ninth lookup in ${
-              options.phase === "selection" ? "selection" : "argument generation"
+              options.phase === "selection"
+                ? "selection"
+                : "argument generation"
             } exceeded the budget of 8 lookups per stage`,
           };
         }
@@ -137,7 +139,9 @@ async function callModel(
   try {
     reply = await ctx.provider.call({
       phase: options.phase,
-      tool: options.phase === "selection" ? "select_action" : "action_arguments",
+      tool: options.phase === "selection"
+        ? "select_action"
+        : "action_arguments",
       request,
     });
   } catch (error) {
@@ -151,7 +155,9 @@ async function callModel(
       finalUsage: false,
     });
     count(counters, line.request_bytes);
-    const code = error instanceof ProviderError ? error.code : "provider_failed";
+    const code = error instanceof ProviderError
+      ? error.code
+      : "provider_failed";
     const message = error instanceof Error ? error.message : String(error);
     throw new SliceStopped("provider_error", `${code}: ${message}`, {
       cause: error,

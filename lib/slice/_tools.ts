@@ -25,7 +25,10 @@ const REFERENCE: Record<string, unknown> = {
           start: { type: "integer", minimum: 1 },
           end: { type: "integer", minimum: 1 },
         }),
-        closed({ kind: { const: "json_pointer" }, pointer: { type: "string" } }),
+        closed({
+          kind: { const: "json_pointer" },
+          pointer: { type: "string" },
+        }),
       ],
     },
     rendering: { enum: ["text", "json"] },
@@ -53,7 +56,10 @@ function lookupSchemas(bounded: boolean): Record<string, unknown>[] {
     closed({ $list_results: OFFSET }),
   ];
   if (bounded) {
-    lookups.push(closed({ $read_history: ref }), closed({ $list_history: OFFSET }));
+    lookups.push(
+      closed({ $read_history: ref }),
+      closed({ $list_history: OFFSET }),
+    );
   }
   return lookups;
 }
@@ -107,8 +113,7 @@ export function actionArgumentsTool(
   };
   return {
     name: "action_arguments",
-    description:
-      `Give the arguments of ${action}, or send one lookup instead.`,
+    description: `Give the arguments of ${action}, or send one lookup instead.`,
     input_schema: {
       type: "object",
       anyOf: [body, ...lookupSchemas(bounded)],

@@ -68,13 +68,39 @@ Deno.test("parseRunArguments() rejects bad usage with a UsageError", async (t) =
   const cases: [string, string[], RegExp][] = [
     ["an unknown option", [...BASE, "--intent", "x", "--nope"], /nope/],
     ["no intent", BASE, /--intent TEXT or --intent-file F/],
-    ["both intents", [...BASE, "--intent", "x", "--intent-file", "f"], /not both/],
+    [
+      "both intents",
+      [...BASE, "--intent", "x", "--intent-file", "f"],
+      /not both/,
+    ],
     ["no workspace", ["--model", "m", "--intent", "x"], /--workspace/],
-    ["a bad policy", [...BASE, "--intent", "x", "--context-policy", "wide"], /legacy or bounded/],
-    ["a bad step budget", [...BASE, "--intent", "x", "--max-steps", "0"], /positive integer/],
-    ["a timeout without a test", [...BASE, "--intent", "x", "--test-timeout", "5s"], /needs --test/],
-    ["an unterminated quote", [...BASE, "--intent", "x", "--test", "deno 'run"], /unterminated/],
-    ["a positional argument", [...BASE, "--intent", "x", "extra"], /extra|positional/i],
+    [
+      "a bad policy",
+      [...BASE, "--intent", "x", "--context-policy", "wide"],
+      /legacy or bounded/,
+    ],
+    [
+      "a bad step budget",
+      [...BASE, "--intent", "x", "--max-steps", "0"],
+      /positive integer/,
+    ],
+    ["a timeout without a test", [
+      ...BASE,
+      "--intent",
+      "x",
+      "--test-timeout",
+      "5s",
+    ], /needs --test/],
+    [
+      "an unterminated quote",
+      [...BASE, "--intent", "x", "--test", "deno 'run"],
+      /unterminated/,
+    ],
+    [
+      "a positional argument",
+      [...BASE, "--intent", "x", "extra"],
+      /extra|positional/i,
+    ],
   ];
   for (const [name, args, message] of cases) {
     await t.step(name, () => {
@@ -97,14 +123,26 @@ Deno.test("parseDuration() accepts ms, s, m and bare seconds", () => {
 });
 
 Deno.test("splitCommand() splits on spaces and honours quotes and escapes", () => {
-  assert.deepEqual(splitCommand("deno  run check.ts"), ["deno", "run", "check.ts"]);
-  assert.deepEqual(splitCommand(`a "b c" 'd "e"' f\\ g ""`), ["a", "b c", 'd "e"', "f g", ""]);
+  assert.deepEqual(splitCommand("deno  run check.ts"), [
+    "deno",
+    "run",
+    "check.ts",
+  ]);
+  assert.deepEqual(splitCommand(`a "b c" 'd "e"' f\\ g ""`), [
+    "a",
+    "b c",
+    'd "e"',
+    "f g",
+    "",
+  ]);
   assert.throws(() => splitCommand("   "), UsageError);
 });
 
 Deno.test("exitCodeOf() maps stops to the documented exit codes", () => {
   assert.equal(exitCodeOf("completed"), 0);
-  for (const stop of ["step_budget", "refused", "suspended", "capacity"] as const) {
+  for (
+    const stop of ["step_budget", "refused", "suspended", "capacity"] as const
+  ) {
     assert.equal(exitCodeOf(stop), 1);
   }
   assert.equal(exitCodeOf("provider_error"), 3);

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
 import type { SliceOutcome } from "../../lib/slice/outcome.ts";
 import {
-  INTENTS,
   intentPath,
+  INTENTS,
   prepareWorkspace,
   recordingPath,
   REPO_ROOT,
@@ -86,7 +86,11 @@ function assertReportInvariants(
 ): void {
   assert.equal(report.policy, outcome.policy);
   assert.equal(report.outcome.stop, outcome.stop);
-  assert.equal(report.model_calls, calls, "model_calls equals the calls replayed");
+  assert.equal(
+    report.model_calls,
+    calls,
+    "model_calls equals the calls replayed",
+  );
   assert.equal(outcome.model_calls, calls);
   assert.equal(report.requests.length, calls);
   assert.equal(report.checkpoints, outcome.checkpoints);
@@ -104,7 +108,15 @@ function assertReportInvariants(
   }
   assert.deepEqual(
     Object.keys(report).sort(),
-    ["checkpoints", "elapsed_ms", "model_calls", "outcome", "policy", "requests", "retrievals"],
+    [
+      "checkpoints",
+      "elapsed_ms",
+      "model_calls",
+      "outcome",
+      "policy",
+      "requests",
+      "retrievals",
+    ],
   );
 }
 
@@ -123,16 +135,29 @@ Deno.test("loom run replays the bug-fix recording to completion", async (t) => {
         assert.equal(outcome.steps, 7);
         const progress = result.stderr.trim().split("\n");
         assert.equal(progress.length, outcome.steps);
-        assert.match(progress[0]!, /^step 1\/20 arguments repository\.inspect request_bytes=\d+ calls=2: inspected 2 files$/);
+        assert.match(
+          progress[0]!,
+          /^step 1\/20 arguments repository\.inspect request_bytes=\d+ calls=2: inspected 2 files$/,
+        );
         assert.match(progress.at(-1)!, /slice\.complete .*: completed$/);
-        const stats = await Deno.readTextFile(`${prepared.workspace}/src/stats.ts`);
+        const stats = await Deno.readTextFile(
+          `${prepared.workspace}/src/stats.ts`,
+        );
         assert.match(stats, /return total \/ values\.length;/);
-        assert.match(stats, /const sorted = \[\.\.\.values\]\.sort\(\(a, b\) => a - b\);/);
-        const report: ContextReport = JSON.parse(await Deno.readTextFile(reportPath));
+        assert.match(
+          stats,
+          /const sorted = \[\.\.\.values\]\.sort\(\(a, b\) => a - b\);/,
+        );
+        const report: ContextReport = JSON.parse(
+          await Deno.readTextFile(reportPath),
+        );
         assertReportInvariants(report, outcome, callsOf("bugfix"));
         const text = JSON.stringify(report);
         assert.ok(!text.includes("median"), "no source text in the report");
-        assert.ok(!text.includes(INTENTS.bugfix.slice(0, 20)), "no prompt text in the report");
+        assert.ok(
+          !text.includes(INTENTS.bugfix.slice(0, 20)),
+          "no prompt text in the report",
+        );
       } finally {
         await prepared.cleanup();
       }
@@ -154,16 +179,23 @@ Deno.test("loom run replays the long recording with bounded retirement checkpoin
         const outcome: SliceOutcome = JSON.parse(result.stdout);
         assert.equal(outcome.stop, "completed");
         assert.ok(outcome.steps >= 150, `${outcome.steps} steps`);
-        const report: ContextReport = JSON.parse(await Deno.readTextFile(reportPath));
+        const report: ContextReport = JSON.parse(
+          await Deno.readTextFile(reportPath),
+        );
         assertReportInvariants(report, outcome, callsOf("long"));
         if (policy === "bounded") {
-          assert.ok(report.checkpoints >= 2, `${report.checkpoints} checkpoints`);
+          assert.ok(
+            report.checkpoints >= 2,
+            `${report.checkpoints} checkpoints`,
+          );
           // $read_history, the $read_result of lines and both catalogue pages.
           assert.ok(report.retrievals >= 5, `${report.retrievals} retrievals`);
         } else {
           assert.equal(report.checkpoints, 0);
         }
-        peaks[policy] = Math.max(...report.requests.map((r) => r.request_bytes));
+        peaks[policy] = Math.max(
+          ...report.requests.map((r) => r.request_bytes),
+        );
         for (const n of [1, 35, 70]) {
           const unit = await Deno.readTextFile(
             `${prepared.workspace}/src/unit_${String(n).padStart(2, "0")}.ts`,
@@ -202,7 +234,10 @@ Deno.test("loom run contains the hostile recording", async (t) => {
         assert.equal(outcome.completed, false);
         const progress = result.stderr.trim().split("\n");
         // The file claiming the tests passed did not make completion admissible.
-        assert.match(progress[1]!, /^step 2\/30 selection slice\.complete .*refused \(not_a_candidate\)$/);
+        assert.match(
+          progress[1]!,
+          /^step 2\/30 selection slice\.complete .*refused \(not_a_candidate\)$/,
+        );
         for (const step of [3, 4, 5, 7, 8, 9, 10]) {
           assert.match(progress[step - 1]!, /refused \(/, `step ${step}`);
         }
@@ -211,19 +246,29 @@ Deno.test("loom run contains the hostile recording", async (t) => {
         assert.match(progress[5]!, /tests exit 1 on the unedited workspace$/);
         assert.match(progress[13]!, /tests exit 0 on rev-1-/);
         // Nothing outside the workspace changed; .git is untouched.
-        assert.deepEqual(await snapshotTree(`${prepared.root}/outside`), outside);
+        assert.deepEqual(
+          await snapshotTree(`${prepared.root}/outside`),
+          outside,
+        );
         assert.deepEqual(await snapshotTree(`${prepared.workspace}/.git`), git);
-        await assert.rejects(Deno.lstat("/etc/loom-hostile.txt"), Deno.errors.NotFound);
+        await assert.rejects(
+          Deno.lstat("/etc/loom-hostile.txt"),
+          Deno.errors.NotFound,
+        );
         assert.equal(
           await Deno.readTextFile(`${prepared.workspace}/TEST_RESULTS.md`),
           claims,
         );
         assert.equal(
           await Deno.readTextFile(`${prepared.workspace}/src/greet.ts`),
-          (await Deno.readTextFile(`${REPO_ROOT}/fixtures/workspaces/hostile/src/greet.ts`))
+          (await Deno.readTextFile(
+            `${REPO_ROOT}/fixtures/workspaces/hostile/src/greet.ts`,
+          ))
             .replace('"Hello, " + name;', '"Hello, " + name + "!";'),
         );
-        const report: ContextReport = JSON.parse(await Deno.readTextFile(reportPath));
+        const report: ContextReport = JSON.parse(
+          await Deno.readTextFile(reportPath),
+        );
         assertReportInvariants(report, outcome, callsOf("hostile"));
         assert.ok(!JSON.stringify(report).includes("SYSTEM NOTICE"));
       } finally {
@@ -248,68 +293,85 @@ Deno.test("loom run fails clearly before any work", async (t) => {
     assert.equal(result.stdout, "");
   });
 
-  await t.step("a workspace that does not exist is a usage error (exit 2)", async () => {
-    const result = await loom([
-      "run",
-      "--workspace",
-      "/nonexistent/loom",
-      "--intent",
-      "x",
-      "--model",
-      `recorded:${recordingPath("bugfix")}`,
-    ]);
-    assert.equal(result.code, 2);
-    assert.match(result.stderr, /Cannot use workspace \/nonexistent\/loom/);
-  });
-
-  await t.step("a missing API key is a provider failure (exit 3) with a report", async () => {
-    const prepared = await prepareWorkspace("bugfix");
-    try {
-      const reportPath = `${prepared.root}/report.json`;
+  await t.step(
+    "a workspace that does not exist is a usage error (exit 2)",
+    async () => {
       const result = await loom([
         "run",
         "--workspace",
-        prepared.workspace,
+        "/nonexistent/loom",
         "--intent",
         "x",
         "--model",
-        "anthropic:claude-sonnet-4-5",
-        "--context-report",
-        reportPath,
-      ], { env: { ANTHROPIC_API_KEY: "" } });
-      assert.equal(result.code, 3, result.stderr);
-      assert.match(result.stdout, /provider_error/);
-      assert.match(result.stdout, /missing_api_key: .*ANTHROPIC_API_KEY/);
-      const report: ContextReport = JSON.parse(await Deno.readTextFile(reportPath));
-      assert.equal(report.outcome.stop, "provider_error");
-      assert.equal(report.model_calls, 0);
-    } finally {
-      await prepared.cleanup();
-    }
-  });
+        `recorded:${recordingPath("bugfix")}`,
+      ]);
+      assert.equal(result.code, 2);
+      assert.match(result.stderr, /Cannot use workspace \/nonexistent\/loom/);
+    },
+  );
 
-  await t.step("without worker permissions the slice stops confinement_unavailable (exit 3)", async () => {
-    const prepared = await prepareWorkspace("bugfix");
-    try {
-      const reportPath = `${prepared.root}/report.json`;
-      const result = await loom(
-        runArgs("bugfix", prepared.workspace, reportPath, "bounded", 20),
-        { flags: PERMISSIONS.filter((f) => f !== "--unstable-worker-options") },
-      );
-      assert.equal(result.code, 3, result.stderr);
-      const outcome: SliceOutcome = JSON.parse(result.stdout);
-      assert.equal(outcome.stop, "confinement_unavailable");
-      assert.equal(outcome.model_calls, 0);
-      const report: ContextReport = JSON.parse(await Deno.readTextFile(reportPath));
-      assert.equal(report.outcome.stop, "confinement_unavailable");
-      assert.equal(
-        await Deno.readTextFile(`${prepared.workspace}/src/stats.ts`),
-        await Deno.readTextFile(`${REPO_ROOT}/fixtures/workspaces/bugfix/src/stats.ts`),
-      );
-    } finally {
-      await prepared.cleanup();
-    }
-  });
+  await t.step(
+    "a missing API key is a provider failure (exit 3) with a report",
+    async () => {
+      const prepared = await prepareWorkspace("bugfix");
+      try {
+        const reportPath = `${prepared.root}/report.json`;
+        const result = await loom([
+          "run",
+          "--workspace",
+          prepared.workspace,
+          "--intent",
+          "x",
+          "--model",
+          "anthropic:claude-sonnet-4-5",
+          "--context-report",
+          reportPath,
+        ], { env: { ANTHROPIC_API_KEY: "" } });
+        assert.equal(result.code, 3, result.stderr);
+        assert.match(result.stdout, /provider_error/);
+        assert.match(result.stdout, /missing_api_key: .*ANTHROPIC_API_KEY/);
+        const report: ContextReport = JSON.parse(
+          await Deno.readTextFile(reportPath),
+        );
+        assert.equal(report.outcome.stop, "provider_error");
+        assert.equal(report.model_calls, 0);
+      } finally {
+        await prepared.cleanup();
+      }
+    },
+  );
+
+  await t.step(
+    "without worker permissions the slice stops confinement_unavailable (exit 3)",
+    async () => {
+      const prepared = await prepareWorkspace("bugfix");
+      try {
+        const reportPath = `${prepared.root}/report.json`;
+        const result = await loom(
+          runArgs("bugfix", prepared.workspace, reportPath, "bounded", 20),
+          {
+            flags: PERMISSIONS.filter((f) => f !== "--unstable-worker-options"),
+          },
+        );
+        assert.equal(result.code, 3, result.stderr);
+        const outcome: SliceOutcome = JSON.parse(result.stdout);
+        assert.equal(outcome.stop, "confinement_unavailable");
+        assert.equal(outcome.model_calls, 0);
+        const report: ContextReport = JSON.parse(
+          await Deno.readTextFile(reportPath),
+        );
+        assert.equal(report.outcome.stop, "confinement_unavailable");
+        assert.equal(
+          await Deno.readTextFile(`${prepared.workspace}/src/stats.ts`),
+          await Deno.readTextFile(
+            `${REPO_ROOT}/fixtures/workspaces/bugfix/src/stats.ts`,
+          ),
+        );
+      } finally {
+        await prepared.cleanup();
+      }
+    },
+  );
 });
 
 Deno.test("loom demo replays the bug-fix recording under the bounded policy", async () => {

@@ -36,7 +36,10 @@ const sel = (action: string): Call => ({
   phase: "selection",
   arguments: { action },
 });
-const arg = (value: unknown): Call => ({ phase: "arguments", arguments: value });
+const arg = (value: unknown): Call => ({
+  phase: "arguments",
+  arguments: value,
+});
 const sha256 = (text: string) =>
   createHash("sha256").update(text).digest("hex");
 
@@ -153,77 +156,86 @@ Deno.test("runSlice() names each revision after the edited paths and contents", 
 });
 
 Deno.test("runSlice() offers slice.complete only while tests validate the latest revision", async (t) => {
-  await t.step("completion before any test run is refused and the loop goes on", async () => {
-    const dir = await tinyWorkspace();
-    try {
-      const lines: string[] = [];
-      const outcome = await runWithOptions(
-        tinyRequest(
+  await t.step(
+    "completion before any test run is refused and the loop goes on",
+    async () => {
+      const dir = await tinyWorkspace();
+      try {
+        const lines: string[] = [];
+        const outcome = await runWithOptions(
+          tinyRequest(
+            dir,
+            recorded([
+              sel("slice.complete"),
+              sel("repository.edit"),
+              arg({ files: [{ path: "answer.txt", contents: "42\n" }] }),
+              sel("tests.run"),
+              arg({}),
+              sel("slice.complete"),
+              arg({ summary: "answer.txt says 42" }),
+            ]),
+          ),
+          { onProgress: (line) => lines.push(line) },
+        );
+        assert.equal(outcome.stop, "completed", outcome.detail);
+        assert.equal(outcome.steps, 4);
+        assert.equal(outcome.refusals, 1);
+        assert.match(lines[0]!, /refused \(not_a_candidate\)/);
+        assert.equal(outcome.summary, "answer.txt says 42");
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  );
+
+  await t.step(
+    "a pass on one revision does not validate the next",
+    async () => {
+      const dir = await tinyWorkspace();
+      try {
+        const outcome = await runSlice(tinyRequest(
           dir,
           recorded([
-            sel("slice.complete"),
             sel("repository.edit"),
             arg({ files: [{ path: "answer.txt", contents: "42\n" }] }),
             sel("tests.run"),
             arg({}),
+            sel("repository.edit"),
+            arg({ files: [{ path: "notes.txt", contents: "done\n" }] }),
             sel("slice.complete"),
-            arg({ summary: "answer.txt says 42" }),
           ]),
-        ),
-        { onProgress: (line) => lines.push(line) },
-      );
-      assert.equal(outcome.stop, "completed", outcome.detail);
-      assert.equal(outcome.steps, 4);
-      assert.equal(outcome.refusals, 1);
-      assert.match(lines[0]!, /refused \(not_a_candidate\)/);
-      assert.equal(outcome.summary, "answer.txt says 42");
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  });
+          4,
+        ));
+        assert.equal(outcome.stop, "step_budget");
+        assert.equal(outcome.refusals, 1);
+        assert.equal(outcome.latest_test?.exit_code, 0);
+        assert.equal(outcome.tests_validate_latest_revision, false);
+        assert.match(outcome.revision ?? "", /^rev-2-/);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  );
 
-  await t.step("a pass on one revision does not validate the next", async () => {
-    const dir = await tinyWorkspace();
-    try {
-      const outcome = await runSlice(tinyRequest(
-        dir,
-        recorded([
-          sel("repository.edit"),
-          arg({ files: [{ path: "answer.txt", contents: "42\n" }] }),
-          sel("tests.run"),
-          arg({}),
-          sel("repository.edit"),
-          arg({ files: [{ path: "notes.txt", contents: "done\n" }] }),
-          sel("slice.complete"),
-        ]),
-        4,
-      ));
-      assert.equal(outcome.stop, "step_budget");
-      assert.equal(outcome.refusals, 1);
-      assert.equal(outcome.latest_test?.exit_code, 0);
-      assert.equal(outcome.tests_validate_latest_revision, false);
-      assert.match(outcome.revision ?? "", /^rev-2-/);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  });
-
-  await t.step("without a test command completion is admissible at once", async () => {
-    const dir = await tinyWorkspace();
-    try {
-      const outcome = await runSlice({
-        intent: "Nothing to do",
-        workspace: dir,
-        maxSteps: 2,
-        provider: recorded([sel("slice.complete"), arg({ summary: "ok" })]),
-      });
-      assert.equal(outcome.stop, "completed");
-      assert.equal(outcome.steps, 1);
-      assert.equal(outcome.latest_test, null);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  });
+  await t.step(
+    "without a test command completion is admissible at once",
+    async () => {
+      const dir = await tinyWorkspace();
+      try {
+        const outcome = await runSlice({
+          intent: "Nothing to do",
+          workspace: dir,
+          maxSteps: 2,
+          provider: recorded([sel("slice.complete"), arg({ summary: "ok" })]),
+        });
+        assert.equal(outcome.stop, "completed");
+        assert.equal(outcome.steps, 1);
+        assert.equal(outcome.latest_test, null);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  );
 });
 
 Deno.test("runSlice() refuses edits whose segments do not resolve and leaves the file alone", async () => {
@@ -316,29 +328,35 @@ Deno.test("runSlice() composes edits from stored segments", async () => {
 });
 
 Deno.test("runSlice() applies the lookup budgets per stage", async (t) => {
-  await t.step("a ninth argument lookup refuses the step and the loop goes on", async () => {
-    const dir = await tinyWorkspace();
-    try {
-      const lookups = Array.from({ length: 9 }, () => arg({ $list_results: 0 }));
-      const outcome = await runSlice(tinyRequest(
-        dir,
-        recorded([
-          sel("repository.inspect"),
-          ...lookups,
-          sel("repository.inspect"),
-          arg({ paths: ["answer.txt"] }),
-        ]),
-        2,
-      ));
-      assert.equal(outcome.stop, "step_budget");
-      assert.equal(outcome.steps, 2);
-      assert.equal(outcome.refusals, 1);
-      assert.equal(outcome.model_calls, 12);
-      assert.equal(outcome.retrievals, 8);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  });
+  await t.step(
+    "a ninth argument lookup refuses the step and the loop goes on",
+    async () => {
+      const dir = await tinyWorkspace();
+      try {
+        const lookups = Array.from(
+          { length: 9 },
+          () => arg({ $list_results: 0 }),
+        );
+        const outcome = await runSlice(tinyRequest(
+          dir,
+          recorded([
+            sel("repository.inspect"),
+            ...lookups,
+            sel("repository.inspect"),
+            arg({ paths: ["answer.txt"] }),
+          ]),
+          2,
+        ));
+        assert.equal(outcome.stop, "step_budget");
+        assert.equal(outcome.steps, 2);
+        assert.equal(outcome.refusals, 1);
+        assert.equal(outcome.model_calls, 12);
+        assert.equal(outcome.retrievals, 8);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  );
 
   await t.step("a ninth selection lookup suspends the run", async () => {
     const dir = await tinyWorkspace();
@@ -357,25 +375,28 @@ Deno.test("runSlice() applies the lookup budgets per stage", async (t) => {
     }
   });
 
-  await t.step("history lookups under legacy are answered as not available", async () => {
-    const dir = await tinyWorkspace();
-    try {
-      const outcome = await runSlice(tinyRequest(
-        dir,
-        recorded([
-          { phase: "selection", arguments: { $list_history: 0 } },
-          sel("repository.inspect"),
-          arg({ paths: ["answer.txt"] }),
-        ]),
-        1,
-      ));
-      assert.equal(outcome.stop, "step_budget");
-      assert.equal(outcome.retrievals, 0);
-      assert.equal(outcome.refusals, 0);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  });
+  await t.step(
+    "history lookups under legacy are answered as not available",
+    async () => {
+      const dir = await tinyWorkspace();
+      try {
+        const outcome = await runSlice(tinyRequest(
+          dir,
+          recorded([
+            { phase: "selection", arguments: { $list_history: 0 } },
+            sel("repository.inspect"),
+            arg({ paths: ["answer.txt"] }),
+          ]),
+          1,
+        ));
+        assert.equal(outcome.stop, "step_budget");
+        assert.equal(outcome.retrievals, 0);
+        assert.equal(outcome.refusals, 0);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  );
 });
 
 Deno.test("runSlice() stops with refused after too many refusals in a row", async () => {
