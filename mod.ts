@@ -51,3 +51,44 @@ export {
   createProvider,
   type CreateProviderOptions,
 } from "./lib/providers/create_provider.ts";
+export {
+  type Capture,
+  type CatalogueItem,
+  type CataloguePage,
+  type CompactDescriptor,
+  compactDescriptor,
+  InvalidUtf8Error,
+  type PutOptions,
+  type ResultDescriptor,
+  type ResultReference,
+  ResultRestoreError,
+  ResultStore,
+  type ResultStoreOptions,
+  type ResultUnavailable,
+  type Selector,
+  type StoredResult,
+} from "./lib/store/result_store.ts";
+export {
+  ReferenceFailure,
+  type ReferenceFailureCode,
+  select,
+  type SelectableRecord,
+  type SelectionResult,
+  type SelectOptions,
+} from "./lib/reference/selection.ts";
+export {
+  type HistoryItem,
+  type HistoryPage,
+  type HistorySource,
+  isLookupRequest,
+  type LookupAnswer,
+  LookupBudgetExceeded,
+  LookupSession,
+  type LookupSessionOptions,
+  type LookupStage,
+} from "./lib/reference/lookup_session.ts";
+export {
+  EditExpansionError,
+  expandEditContents,
+  type ExpandEditContentsOptions,
+} from "./lib/reference/edit_contents.ts";

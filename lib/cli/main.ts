@@ -6,6 +6,8 @@
 import { isCodedError } from "../errors.ts";
 import { type CliIo, type Command, ExitCode, UsageError } from "./_io.ts";
 import { inspectCommand } from "./inspect.ts";
+import { selectCommand } from "./select.ts";
+import { sessionCommand } from "./session.ts";
 
 interface CommandEntry {
   readonly run: Command;
@@ -17,6 +19,14 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   inspect: {
     run: inspectCommand,
     summary: "Print the result descriptor the model sees for a file",
+  },
+  select: {
+    run: selectCommand,
+    summary: "Print part of a file by bytes, lines or JSON pointer",
+  },
+  session: {
+    run: sessionCommand,
+    summary: "List, show or garbage-collect stored sessions (ls|show|gc DIR)",
   },
 };
 
