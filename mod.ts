@@ -92,3 +92,56 @@ export {
   expandEditContents,
   type ExpandEditContentsOptions,
 } from "./lib/reference/edit_contents.ts";
+export {
+  DEFAULT_PERSISTENCE_THRESHOLD,
+  isSelfBounding,
+  type PersistenceOverrides,
+  persistenceThreshold,
+  shouldPersist,
+  TOOL_DECLARATIONS,
+  type ToolDeclaration,
+  toolDeclaration,
+  UnknownToolError,
+} from "./lib/persist/tool_policy.ts";
+export {
+  loadPersistenceConfig,
+  mergePersistenceConfigs,
+  parsePersistenceConfig,
+  parseThresholdFlags,
+  type PersistenceConfig,
+  PersistenceConfigError,
+} from "./lib/persist/persistence_config.ts";
+export {
+  SessionError,
+  type SessionErrorCode,
+} from "./lib/persist/session_error.ts";
+export { EphemeralSession } from "./lib/persist/ephemeral_session.ts";
+export {
+  type CreateSessionOptions,
+  type LoadedSession,
+  RESULTS_DIR,
+  SESSION_FILE,
+  type SessionSaveInfo,
+  type SessionSnapshot,
+  SessionStore,
+  type SessionTest,
+  type UnavailableResult,
+} from "./lib/persist/session_store.ts";
+export {
+  type EphemeralScope,
+  openSession,
+  type OwnerScope,
+  type SessionHandle,
+  type SessionScope,
+} from "./lib/persist/session_scope.ts";
+export {
+  collectGarbage,
+  type GarbageReport,
+} from "./lib/persist/session_gc.ts";
+export {
+  listSessions,
+  type SessionListing,
+  type SessionResultSummary,
+  type SessionSummary,
+  summarizeSession,
+} from "./lib/persist/session_summary.ts";

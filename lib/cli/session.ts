@@ -1,0 +1,267 @@
+/**
+ * `loom session ls|show|gc DIR`: list stored sessions, show one (counts,
+ * digests and paths, never a result body), and delete persisted results
+ * that `session.json` no longer references.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { collectGarbage } from "../persist/session_gc.ts";
+import { SessionError } from "../persist/session_error.ts";
+import { SessionStore } from "../persist/session_store.ts";
+import {
+  listSessions,
+  type SessionSummary,
+  summarizeSession,
+} from "../persist/session_summary.ts";
+import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+
+const USAGE = `Usage: loom session ls DIR [--json]
+       loom session show DIR [--verify] [--json]
+       loom session gc DIR [--dry-run] [--json]
+
+Sessions are written by 'loom run --session DIR' and continued by
+'loom run --resume DIR'. A session directory holds session.json (state,
+event archive, result catalogue) and tool-results/<sha256>.txt (bodies of
+externally bounded results such as test output). Results of
+repository.inspect are never written: they are re-read from the workspace
+and verified against their digest on resume.
+
+Subcommands:
+  ls DIR      List the sessions in DIR (DIR itself and its subdirectories)
+  show DIR    Summarise one session; never prints result bodies
+  gc DIR      Delete persisted results that session.json no longer references
+              and temp files of interrupted writes
+
+Options:
+  --verify    (show) Verify every persisted file and re-read source now
+  --dry-run   (gc) Report what would be deleted, delete nothing
+  --json      Print JSON instead of text
+  -h, --help  Show this help
+
+Exit codes: 0 done, 2 bad usage or a missing, invalid or damaged session.
+`;
+
+/**
+ * Runs `loom session`.
+ *
+ * @param args Arguments after `session`.
+ * @param io Where to write.
+ * @returns The exit code: 0, or 2 for bad usage or a bad session.
+ */
+export async function sessionCommand(
+  args: string[],
+  io: CliIo,
+): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        "dry-run": { type: "boolean" },
+        verify: { type: "boolean" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (parsed.values.help) {
+    io.out(USAGE);
+    return ExitCode.ok;
+  }
+  const [sub, dir, ...extra] = parsed.positionals;
+  if (sub === undefined) throw new UsageError("expected ls, show or gc");
+  if (!["ls", "show", "gc"].includes(sub)) {
+    throw new UsageError(
+      `unknown subcommand '${sub}'; expected ls, show or gc`,
+    );
+  }
+  if (dir === undefined || extra.length > 0) {
+    throw new UsageError(`expected exactly one DIR after '${sub}'`);
+  }
+  if (parsed.values["dry-run"] && sub !== "gc") {
+    throw new UsageError("--dry-run applies to gc only");
+  }
+  if (parsed.values.verify && sub !== "show") {
+    throw new UsageError("--verify applies to show only");
+  }
+  const json = parsed.values.json === true;
+  try {
+    switch (sub) {
+      case "ls":
+        return await ls(dir, json, io);
+      case "show":
+        return await show(
+          dir,
+          { json, verify: parsed.values.verify === true },
+          io,
+        );
+      default:
+        return await gc(dir, {
+          json,
+          dryRun: parsed.values["dry-run"] === true,
+        }, io);
+    }
+  } catch (error) {
+    if (error instanceof SessionError) {
+      io.err(`loom session ${sub}: ${error.code}: ${error.message}\n`);
+      return ExitCode.usage;
+    }
+    if (error instanceof Deno.errors.NotFound) {
+      io.err(`loom session ${sub}: ${dir} does not exist\n`);
+      return ExitCode.usage;
+    }
+    throw error;
+  }
+}
+
+async function ls(dir: string, json: boolean, io: CliIo): Promise<number> {
+  const listed = await listSessions(dir);
+  if (json) {
+    io.out(
+      JSON.stringify(
+        listed.map((l) =>
+          l.summary === undefined ? { root: l.root, error: l.error } : {
+            root: l.root,
+            session: l.summary.session,
+            policy: l.summary.policy,
+            model: l.summary.model,
+            steps_used: l.summary.steps_used,
+            max_steps: l.summary.max_steps,
+            events: l.summary.events,
+            results: l.summary.results.length,
+            persisted_bytes: l.summary.persisted_bytes,
+          }
+        ),
+        null,
+        2,
+      ) + "\n",
+    );
+    return ExitCode.ok;
+  }
+  if (listed.length === 0) {
+    io.out(`No sessions in ${dir}\n`);
+    return ExitCode.ok;
+  }
+  for (const l of listed) {
+    if (l.summary === undefined) {
+      io.out(`${l.root}  invalid: ${l.error}\n`);
+      continue;
+    }
+    const s = l.summary;
+    io.out(
+      `${l.root}  ${s.policy}  steps ${s.steps_used}/${s.max_steps}  ${s.events} events  ${s.results.length} results (${
+        bytes(s.persisted_bytes)
+      } persisted)  ${s.model}\n`,
+    );
+  }
+  return ExitCode.ok;
+}
+
+async function show(
+  dir: string,
+  options: { json: boolean; verify: boolean },
+  io: CliIo,
+): Promise<number> {
+  const summary = await summarizeSession(dir);
+  let verified:
+    | { ok: number; unavailable: { id: string; detail: string }[] }
+    | undefined;
+  if (options.verify) {
+    const loaded = await (await SessionStore.open(dir)).load();
+    verified = {
+      ok: loaded.results.length,
+      unavailable: loaded.unavailable.map((u) => ({
+        id: u.id,
+        detail: u.detail,
+      })),
+    };
+  }
+  if (options.json) {
+    io.out(
+      JSON.stringify(
+        verified === undefined ? summary : { ...summary, verified },
+        null,
+        2,
+      ) +
+        "\n",
+    );
+    return ExitCode.ok;
+  }
+  io.out(render(summary));
+  if (verified !== undefined) {
+    io.out(
+      `verified   ${verified.ok} results match their digests; ${verified.unavailable.length} unavailable\n`,
+    );
+    for (const u of verified.unavailable) {
+      io.out(`  ${u.id}  digest_mismatch: ${u.detail}\n`);
+    }
+  }
+  return ExitCode.ok;
+}
+
+function render(s: SessionSummary): string {
+  const persisted = s.results.filter((r) => r.source === "persisted").length;
+  const lines = [
+    `session    ${s.session}`,
+    `root       ${s.root}`,
+    `workspace  ${s.workspace}`,
+    `policy     ${s.policy}`,
+    `model      ${s.model}`,
+    `tests      ${
+      s.test_command === null ? "(none)" : s.test_command.join(" ")
+    }`,
+    `revision   ${s.revision ?? "(unedited)"}`,
+    `steps      ${s.steps_used} of ${s.max_steps}`,
+    `calls      ${s.model_calls_used} model calls answered`,
+    `events     ${s.events}${
+      s.last_action === null ? "" : ` (last: ${s.last_action})`
+    }`,
+    `results    ${s.results.length} (${persisted} persisted, ${
+      s.results.length - persisted
+    } re-read from the workspace; ${bytes(s.persisted_bytes)} persisted)`,
+  ];
+  for (const r of s.results) {
+    lines.push(
+      `  ${r.id.padEnd(10)} ${r.source.padEnd(9)} ${r.capture.padEnd(8)} ${
+        bytes(r.utf8_bytes).padStart(9)
+      }  sha256 ${r.sha256.slice(0, 12)}  ${r.location}`,
+    );
+  }
+  return lines.join("\n") + "\n";
+}
+
+async function gc(
+  dir: string,
+  options: { json: boolean; dryRun: boolean },
+  io: CliIo,
+): Promise<number> {
+  const report = await collectGarbage(dir, { dryRun: options.dryRun });
+  if (options.json) {
+    io.out(JSON.stringify(report, null, 2) + "\n");
+    return ExitCode.ok;
+  }
+  const verb = report.dryRun ? "would delete" : "deleted";
+  for (const path of report.deleted) io.out(`${verb} ${path}\n`);
+  for (const path of report.ignored) {
+    io.out(`left alone ${path} (not written by loom)\n`);
+  }
+  io.out(
+    `${
+      report.dryRun ? "Dry run: " : ""
+    }${verb} ${report.deleted.length} files (${
+      bytes(report.freedBytes)
+    }); kept ${report.kept} referenced results\n`,
+  );
+  return ExitCode.ok;
+}
+
+function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}

@@ -1,0 +1,13 @@
+import { createHash } from "node:crypto";
+
+/** Lowercase hex SHA-256 of bytes. */
+export function sha256Hex(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+const DIGEST = /^[0-9a-f]{64}$/;
+
+/** Whether a string is 64 lowercase hex digits. */
+export function isDigest(value: unknown): value is string {
+  return typeof value === "string" && DIGEST.test(value);
+}

@@ -1,0 +1,152 @@
+import { z } from "zod";
+
+/** The format tag of `session.json`. */
+export const SESSION_FORMAT = "loom-session/1";
+
+const digest = z.string().regex(
+  /^[0-9a-f]{64}$/,
+  "must be 64 lowercase hex digits",
+);
+const resultId = z.string().regex(/^result-[1-9][0-9]*$/, "must be result-<n>");
+const count = z.number().int().nonnegative();
+
+const selector = z.union([
+  z.strictObject({ kind: z.literal("whole") }),
+  z.strictObject({ kind: z.literal("bytes"), start: count, end: count }),
+  z.strictObject({ kind: z.literal("lines"), start: count, end: count }),
+  z.strictObject({ kind: z.literal("json_pointer"), pointer: z.string() }),
+]);
+
+const reference = z.strictObject({
+  result: z.string(),
+  sha256: digest,
+  select: selector,
+  rendering: z.enum(["text", "json"]).optional(),
+});
+
+/** A descriptor as the session keeps it: compact, never a preview. */
+const compactDescriptor = z.strictObject({
+  result: resultId.optional(),
+  sha256: digest.optional(),
+  origin: z.string(),
+  capture: z.enum(["complete", "partial"]),
+  utf8_bytes: count,
+  reference: reference.optional(),
+  result_unavailable: z.enum(["store_full", "too_large"]).optional(),
+});
+
+const report = z.discriminatedUnion("kind", [
+  z.strictObject({
+    kind: z.literal("inspected"),
+    files: z.array(z.strictObject({
+      path: z.string(),
+      descriptor: compactDescriptor.optional(),
+      missing: z.literal(true).optional(),
+    })),
+  }),
+  z.strictObject({
+    kind: z.literal("edited"),
+    revision: z.string(),
+    files: z.array(z.strictObject({
+      path: z.string(),
+      utf8_bytes: count,
+      sha256: digest,
+    })),
+  }),
+  z.strictObject({
+    kind: z.literal("tests_run"),
+    exit_code: z.number().int(),
+    timed_out: z.boolean(),
+    tested_revision: z.string().nullable(),
+    output: compactDescriptor,
+    confinement: z.string(),
+  }),
+  z.strictObject({
+    kind: z.literal("refused"),
+    code: z.string(),
+    reason: z.string(),
+  }),
+]);
+
+const record = z.strictObject({
+  sequence: z.number().int().positive(),
+  action: z.string(),
+  arguments: z.unknown(),
+  report,
+});
+
+const source = z.union([
+  z.strictObject({ persisted: z.string() }),
+  z.strictObject({ reread: z.strictObject({ path: z.string().min(1) }) }),
+]);
+
+const catalogueEntry = z.strictObject({
+  sha256: digest,
+  origin: z.string(),
+  capture: z.enum(["complete", "partial"]),
+  utf8_bytes: count,
+  tool: z.string(),
+  source,
+});
+
+/** The closed schema of `session.json`. */
+export const sessionSchema = z.strictObject({
+  format: z.literal(SESSION_FORMAT),
+  session: z.string().min(1),
+  workspace: z.string().min(1),
+  intent: z.string(),
+  policy: z.enum(["legacy", "bounded"]),
+  model: z.string().min(1),
+  test: z.strictObject({
+    command: z.array(z.string()).min(1),
+    timeout_ms: z.number().int().positive(),
+  }).nullable(),
+  revision: z.string().nullable(),
+  max_steps: z.number().int().positive(),
+  steps_used: count,
+  model_calls_used: count,
+  overrides: z.record(z.string(), z.number().positive()),
+  counters: z.record(z.string(), count),
+  events: z.array(z.strictObject({ sha256: digest, record })),
+  results: z.record(resultId, catalogueEntry),
+});
+
+/** `session.json` as parsed. */
+export type SessionJson = z.infer<typeof sessionSchema>;
+
+/** The closed schema of a persistence config file. */
+export const persistenceConfigSchema = z.strictObject({
+  maxResultSizeChars: z.record(
+    z.string(),
+    z.number().positive("must be a positive number"),
+  ),
+});
+
+/** Names the first problem of a zod error: the key path and what is wrong. */
+export function describeIssue(error: z.ZodError): string {
+  // An unknown key explains more than the missing key it probably replaces.
+  const issue = error.issues.find((i) => i.code === "unrecognized_keys") ??
+    error.issues[0];
+  if (issue === undefined) return "unknown problem";
+  const path = formatPath(issue.path);
+  if (issue.code === "unrecognized_keys") {
+    return `unknown key ${
+      issue.keys.map((k) => formatPath([...issue.path, k])).join(", ")
+    }`;
+  }
+  if (issue.code === "invalid_type" && issue.message.endsWith("undefined")) {
+    return `missing key ${path}`;
+  }
+  return `${path === "" ? "(top level)" : path}: ${issue.message}`;
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else if (typeof part === "string" && /^[A-Za-z_$][\w$]*$/.test(part)) {
+      out += out === "" ? part : `.${part}`;
+    } else out += `[${JSON.stringify(String(part))}]`;
+  }
+  return out;
+}

@@ -1,0 +1,63 @@
+/**
+ * The typed error of session storage: what went wrong, which file, and a
+ * stable machine `code`. Loading a session never repairs or overwrites
+ * anything; it fails with one of these instead.
+ *
+ * @module
+ */
+
+/** Machine codes of {@linkcode SessionError}. */
+export type SessionErrorCode =
+  /** The session root is the workspace, inside it, or contains it. */
+  | "session_inside_workspace"
+  /** The directory holds no `session.json`. */
+  | "session_missing"
+  /** A session is already stored where a new one was to be created. */
+  | "session_exists"
+  /** `session.json` is unreadable, not JSON, or breaks the closed schema. */
+  | "session_invalid"
+  /** A persisted result file named by the catalogue does not exist. */
+  | "result_missing"
+  /** A persisted result file does not match its SHA-256 digest. */
+  | "result_corrupted"
+  /** A write was attempted through a handle that does not own the root. */
+  | "not_owner";
+
+/**
+ * Raised by session storage. Nothing in the session is changed when it is
+ * thrown by a load.
+ *
+ * @example
+ * ```ts
+ * import { SessionError } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const error = new SessionError("result_missing", "Result file x is missing", { file: "/s/x" });
+ * assert.equal(error.code, "result_missing");
+ * assert.equal(error.file, "/s/x");
+ * assert.ok(error instanceof Error);
+ * ```
+ */
+export class SessionError extends Error {
+  /** Stable machine code. */
+  readonly code: SessionErrorCode;
+  /** The file the error is about, when there is one. */
+  readonly file: string | undefined;
+
+  /**
+   * Creates the error.
+   *
+   * @param code Machine code.
+   * @param message Sentence-case explanation naming the file.
+   * @param options The file concerned and the underlying cause.
+   */
+  constructor(
+    code: SessionErrorCode,
+    message: string,
+    options: { file?: string; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = "SessionError";
+    this.code = code;
+    this.file = options.file;
+  }
+}

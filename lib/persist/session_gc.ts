@@ -1,0 +1,122 @@
+/**
+ * Garbage collection of a session root: deletes persisted result files that
+ * `session.json` no longer references (for example those of a step that was
+ * interrupted before it was acknowledged) and temp files left by an
+ * interrupted atomic write. Files Loom did not name are left alone.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { isTempName } from "./_atomic.ts";
+import { readSessionFile, RESULTS_DIR } from "./session_store.ts";
+
+/** What {@linkcode collectGarbage} did (or would do, in a dry run). */
+export interface GarbageReport {
+  /** The session root. */
+  readonly root: string;
+  /** Whether nothing was deleted on purpose. */
+  readonly dryRun: boolean;
+  /** Root-relative paths deleted (or that would be). */
+  readonly deleted: readonly string[];
+  /** Bytes those files held. */
+  readonly freedBytes: number;
+  /** Referenced result files kept. */
+  readonly kept: number;
+  /** Root-relative paths of files Loom did not name, left alone. */
+  readonly ignored: readonly string[];
+}
+
+const RESULT_NAME = /^[0-9a-f]{64}\.txt$/;
+
+/**
+ * Deletes unreferenced persisted results of a session. The session must be
+ * valid: when `session.json` cannot be read nothing is deleted. Do not run
+ * it on a session that a run is writing at the same time.
+ *
+ * @param root The session root.
+ * @param options `dryRun`: report without deleting.
+ * @returns What was (or would be) deleted.
+ * @throws {SessionError} `session_missing` or `session_invalid`; nothing is deleted.
+ *
+ * @example
+ * ```ts
+ * import { collectGarbage, ResultStore, SessionStore } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const root = await Deno.makeTempDir();
+ * const session = await SessionStore.create(root, { workspace: await Deno.makeTempDir() });
+ * await session.save({
+ *   intent: "x", policy: "bounded", model: "recorded:r.json", test: null, revision: null,
+ *   maxSteps: 1, stepsUsed: 0, modelCallsUsed: 0, records: [], results: new ResultStore().stored(),
+ * });
+ * await Deno.writeTextFile(`${root}/tool-results/${"a".repeat(64)}.txt`, "orphan");
+ * const dry = await collectGarbage(root, { dryRun: true });
+ * assert.equal(dry.deleted.length, 1);
+ * assert.equal((await collectGarbage(root)).deleted.length, 1);
+ * assert.equal((await collectGarbage(root)).deleted.length, 0);
+ * ```
+ */
+export async function collectGarbage(
+  root: string,
+  options: { readonly dryRun?: boolean } = {},
+): Promise<GarbageReport> {
+  const dryRun = options.dryRun === true;
+  const doc = await readSessionFile(root);
+  const referenced = new Set<string>();
+  for (const entry of Object.values(doc.results)) {
+    if ("persisted" in entry.source) referenced.add(entry.source.persisted);
+  }
+  const doomed: { path: string; size: number }[] = [];
+  const ignored: string[] = [];
+  let kept = 0;
+  for await (const entry of Deno.readDir(root)) {
+    if (entry.isFile && isTempName(entry.name)) {
+      doomed.push({
+        path: entry.name,
+        size: await sizeOf(join(root, entry.name)),
+      });
+    }
+  }
+  const dir = join(root, RESULTS_DIR);
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  names.sort();
+  for (const name of names) {
+    const path = `${RESULTS_DIR}/${name}`;
+    const info = await Deno.lstat(join(root, path));
+    const ours = info.isFile && (RESULT_NAME.test(name) || isTempName(name));
+    if (!ours) {
+      ignored.push(path);
+    } else if (referenced.has(path)) {
+      kept += 1;
+    } else {
+      doomed.push({ path, size: info.size });
+    }
+  }
+  if (!dryRun) {
+    for (const file of doomed) {
+      await Deno.remove(join(root, file.path)).catch((error) => {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      });
+    }
+  }
+  return {
+    root,
+    dryRun,
+    deleted: doomed.map((f) => f.path),
+    freedBytes: doomed.reduce((sum, f) => sum + f.size, 0),
+    kept,
+    ignored,
+  };
+}
+
+async function sizeOf(path: string): Promise<number> {
+  try {
+    return (await Deno.lstat(path)).size;
+  } catch {
+    return 0;
+  }
+}
