@@ -1,0 +1,891 @@
+// Copyright the Loom authors. MIT license.
+/**
+ * A strict, lexeme-preserving JSON scanner over UTF-8 bytes.
+ *
+ * {@linkcode scanJson} validates a whole document in one iterative pass (an
+ * explicit stack, so any depth is fine) and builds a compact index of typed
+ * arrays: every value's byte span, every member's key span, and each
+ * container's list of children. {@linkcode JsonIndex.resolve} walks that
+ * index for an RFC 6901 pointer without rescanning, and the span it returns
+ * addresses the value's original bytes, so numbers keep every digit.
+ *
+ * Strict means: RFC 8259 grammar, well-formed UTF-8 everywhere (RFC 3629), no
+ * leading byte order mark, no escaped lone surrogates, and no duplicate member
+ * names in any object (compared after decoding escapes), since a duplicate
+ * would make a pointer ambiguous.
+ *
+ * @module
+ */
+import { arrayIndexOf, PointerError } from "./pointer.ts";
+
+/** The kinds of JSON value a {@linkcode JsonSpan} can address. */
+export type JsonKind =
+  | "object"
+  | "array"
+  | "string"
+  | "number"
+  | "true"
+  | "false"
+  | "null";
+
+/** The bytes `[start, end)` of one JSON value lexeme, and its kind. */
+export interface JsonSpan {
+  /** Offset of the value's first byte. */
+  start: number;
+  /** Offset just past the value's last byte. */
+  end: number;
+  /** What the value is. */
+  kind: JsonKind;
+}
+
+/** The failure codes a {@linkcode JsonScanError} carries. */
+export type JsonScanErrorCode = "invalid_json" | "ambiguous_json";
+
+/**
+ * The bytes are not strict JSON: `invalid_json` (grammar, UTF-8, BOM, lone
+ * surrogate escape) or `ambiguous_json` (a duplicate member name).
+ */
+export class JsonScanError extends SyntaxError {
+  /** The stable failure code. */
+  readonly code: JsonScanErrorCode;
+  /** Byte offset where the problem was found. */
+  readonly offset: number;
+
+  /**
+   * @param code The failure code.
+   * @param message What went wrong and why.
+   * @param offset Byte offset of the problem.
+   */
+  constructor(code: JsonScanErrorCode, message: string, offset: number) {
+    super(message);
+    this.name = "JsonScanError";
+    this.code = code;
+    this.offset = offset;
+  }
+}
+
+/** A scanned document: resolves pointer tokens to value spans. */
+export interface JsonIndex {
+  /** The scanned bytes. */
+  readonly bytes: Uint8Array;
+  /** How many values (of any kind, at any depth) the document holds. */
+  readonly valueCount: number;
+  /**
+   * The span of the value that decoded pointer tokens name.
+   *
+   * @param tokens Reference tokens, as {@linkcode parsePointer} returns them.
+   * @returns The value's span.
+   * @throws {PointerError} `pointer_not_found` for a missing member, an index
+   * out of range or a step into a scalar; `invalid_pointer` for a token that
+   * is not a canonical array index (`0`, `12`; never `01` or `-`) where an
+   * array is indexed.
+   */
+  resolve(tokens: readonly string[]): JsonSpan;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+// Byte constants.
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+
+/** 1 for the four JSON whitespace bytes. */
+const WS = new Uint8Array(256);
+WS[0x20] =
+  WS[0x09] =
+  WS[0x0a] =
+  WS[0x0d] =
+    1;
+
+/** Value of a hex digit, or 255. */
+const HEX = new Uint8Array(256).fill(255);
+for (let d = 0; d < 10; d++) HEX[0x30 + d] = d;
+for (let d = 0; d < 6; d++) HEX[0x41 + d] = HEX[0x61 + d] = 10 + d;
+
+/**
+ * 1 for a byte that ends the fast path inside a string: a control character,
+ * `"`, `\` or any non-ASCII byte.
+ */
+const STRING_STOP = new Uint8Array(256);
+for (let b = 0; b < 0x20; b++) STRING_STOP[b] = 1;
+for (let b = 0x80; b < 0x100; b++) STRING_STOP[b] = 1;
+STRING_STOP[QUOTE] = STRING_STOP[BACKSLASH] = 1;
+
+/** Set by {@linkcode scanString}: whether the last string held an escape. */
+let lastStringEscaped = false;
+
+/**
+ * Scan `bytes` as one strict JSON document and index every value.
+ *
+ * @param bytes The document, UTF-8 encoded.
+ * @returns An index that resolves pointers without rescanning.
+ * @throws {JsonScanError} `invalid_json` or `ambiguous_json`.
+ */
+export function scanJson(bytes: Uint8Array): JsonIndex {
+  const n = bytes.length;
+  let capacity = Math.max(64, Math.min(n >>> 5, 1 << 18));
+  let starts = new Int32Array(capacity);
+  let ends = new Int32Array(capacity);
+  let keyStarts = new Int32Array(capacity);
+  let keyEnds = new Int32Array(capacity);
+  /** For containers: offset of their child list in `children`. */
+  let lists = new Int32Array(capacity);
+  let count = 0;
+
+  // Final child lists: [count, id, id, …] per container.
+  let children = new Int32Array(capacity + 16);
+  let childrenTop = 0;
+  // Children of the open containers, innermost last.
+  let pending = new Int32Array(256);
+  let pendingTop = 0;
+
+  // Open containers.
+  let stackIds = new Int32Array(64);
+  let stackBase = new Int32Array(64); // pendingTop when the container opened
+  let stackEscapedKey = new Uint8Array(64);
+  let depth = 0;
+  let inObject = false;
+
+  let keyStart = -1;
+  let keyEnd = -1;
+  let i = 0;
+  // Indentation is skipped four bytes at a time through an aligned view.
+  const words = wordView(bytes);
+
+  if (n >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+    throw invalid(0, "a byte order mark is not allowed");
+  }
+
+  for (;;) {
+    // ---- A value is expected at i (after whitespace).
+    if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
+    if (i >= n) throw invalid(i, "unexpected end of input, expected a value");
+    if (count === capacity) {
+      capacity *= 2;
+      starts = grow(starts, capacity);
+      ends = grow(ends, capacity);
+      keyStarts = grow(keyStarts, capacity);
+      keyEnds = grow(keyEnds, capacity);
+      lists = grow(lists, capacity);
+    }
+    const id = count++;
+    starts[id] = i;
+    if (depth > 0) {
+      if (inObject) {
+        keyStarts[id] = keyStart;
+        keyEnds[id] = keyEnd;
+      }
+      if (pendingTop === pending.length) {
+        pending = grow(pending, pending.length * 2);
+      }
+      pending[pendingTop++] = id;
+    }
+    const c = bytes[i]!;
+    if (c === LBRACE || c === LBRACKET) {
+      if (depth === stackIds.length) {
+        stackIds = grow(stackIds, depth * 2);
+        stackBase = grow(stackBase, depth * 2);
+        const escaped = new Uint8Array(depth * 2);
+        escaped.set(stackEscapedKey);
+        stackEscapedKey = escaped;
+      }
+      stackIds[depth] = id;
+      stackBase[depth] = pendingTop;
+      stackEscapedKey[depth] = 0;
+      depth++;
+      inObject = c === LBRACE;
+      i++;
+      if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
+      if (i < n && bytes[i] === (inObject ? RBRACE : RBRACKET)) {
+        // Empty container: close it right away.
+        ends[id] = i + 1;
+        lists[id] = childrenTop;
+        if (childrenTop === children.length) {
+          children = grow(children, children.length * 2);
+        }
+        children[childrenTop++] = 0;
+        depth--;
+        i++;
+        if (depth > 0) {
+          inObject = bytes[starts[stackIds[depth - 1]!]!] === LBRACE;
+        }
+      } else if (inObject) {
+        // First member name.
+        if (i >= n || bytes[i] !== QUOTE) {
+          throw invalid(i, "expected a member name");
+        }
+        keyStart = i;
+        i = scanString(bytes, i, n);
+        keyEnd = i;
+        if (lastStringEscaped) stackEscapedKey[depth - 1] = 1;
+        if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
+        if (i >= n || bytes[i] !== COLON) {
+          throw invalid(i, "expected ':' after a member name");
+        }
+        i++;
+        continue;
+      } else {
+        continue;
+      }
+    } else if (c === QUOTE) {
+      i = scanString(bytes, i, n);
+      ends[id] = i;
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      i = scanNumber(bytes, i, n);
+      ends[id] = i;
+    } else if (c === 0x74) {
+      i = scanLiteral(bytes, i, n, TRUE);
+      ends[id] = i;
+    } else if (c === 0x66) {
+      i = scanLiteral(bytes, i, n, FALSE);
+      ends[id] = i;
+    } else if (c === 0x6e) {
+      i = scanLiteral(bytes, i, n, NULL);
+      ends[id] = i;
+    } else {
+      throw invalid(i, `unexpected ${describe(bytes, i)}, expected a value`);
+    }
+
+    // ---- A value just ended at i: a separator, a close, or the end.
+    for (;;) {
+      if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
+      if (depth === 0) {
+        if (i < n) {
+          throw invalid(
+            i,
+            `unexpected ${describe(bytes, i)} after the top-level value`,
+          );
+        }
+        return new Index(bytes, {
+          starts,
+          ends,
+          keyStarts,
+          keyEnds,
+          lists,
+          children,
+          count,
+        });
+      }
+      if (i >= n) {
+        throw invalid(i, "unexpected end of input inside a container");
+      }
+      const d = bytes[i]!;
+      if (d === COMMA) {
+        i++;
+        if (inObject) {
+          if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
+          if (i >= n || bytes[i] !== QUOTE) {
+            throw invalid(i, "expected a member name after ','");
+          }
+          keyStart = i;
+          i = scanString(bytes, i, n);
+          keyEnd = i;
+          if (lastStringEscaped) stackEscapedKey[depth - 1] = 1;
+          if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
+          if (i >= n || bytes[i] !== COLON) {
+            throw invalid(i, "expected ':' after a member name");
+          }
+          i++;
+        }
+        break;
+      }
+      if (d !== (inObject ? RBRACE : RBRACKET)) {
+        throw invalid(
+          i,
+          `unexpected ${describe(bytes, i)}, expected ',' or '${
+            inObject ? "}" : "]"
+          }'`,
+        );
+      }
+      // Close the innermost container.
+      depth--;
+      const cid = stackIds[depth]!;
+      const base = stackBase[depth]!;
+      const members = pendingTop - base;
+      ends[cid] = i + 1;
+      if (inObject && members > 1) {
+        checkDuplicates(
+          bytes,
+          pending,
+          base,
+          pendingTop,
+          keyStarts,
+          keyEnds,
+          stackEscapedKey[depth] === 1,
+        );
+      }
+      if (childrenTop + members + 1 > children.length) {
+        children = grow(
+          children,
+          Math.max(children.length * 2, childrenTop + members + 1),
+        );
+      }
+      lists[cid] = childrenTop;
+      children[childrenTop++] = members;
+      children.set(pending.subarray(base, pendingTop), childrenTop);
+      childrenTop += members;
+      pendingTop = base;
+      i++;
+      if (depth > 0) {
+        inObject = bytes[starts[stackIds[depth - 1]!]!] === LBRACE;
+      }
+    }
+  }
+}
+
+/** A 32-bit view of the 4-byte-aligned part of `bytes`. */
+interface WordView {
+  view: Uint32Array;
+  /** Offset in `bytes` of `view[0]`. */
+  base: number;
+  /** Last offset in `bytes` at which a whole word can be read. */
+  last: number;
+}
+
+function wordView(bytes: Uint8Array): WordView {
+  const base = (4 - (bytes.byteOffset & 3)) & 3;
+  const count = bytes.length > base ? (bytes.length - base) >>> 2 : 0;
+  const view = count === 0
+    ? new Uint32Array(0)
+    : new Uint32Array(bytes.buffer, bytes.byteOffset + base, count);
+  return { view, base, last: base + (count << 2) - 4 };
+}
+
+const SPACES = 0x20202020;
+
+/** Skip JSON whitespace from `i`; returns the first other offset (or `n`). */
+function skipSpace(
+  bytes: Uint8Array,
+  words: WordView,
+  i: number,
+  n: number,
+): number {
+  const { view, base, last } = words;
+  while (i < n) {
+    const c = bytes[i]!;
+    if (c === 0x20) {
+      if (
+        ((i - base) & 3) === 0 && i >= base && i <= last &&
+        view[(i - base) >>> 2] === SPACES
+      ) {
+        i += 4;
+      } else {
+        i++;
+      }
+    } else if (c === 0x0a || c === 0x0d || c === 0x09) {
+      i++;
+    } else {
+      return i;
+    }
+  }
+  return i;
+}
+
+const TRUE = encoder.encode("true");
+const FALSE = encoder.encode("false");
+const NULL = encoder.encode("null");
+
+function scanLiteral(
+  bytes: Uint8Array,
+  i: number,
+  n: number,
+  literal: Uint8Array,
+): number {
+  const len = literal.length;
+  if (i + len > n) throw invalid(i, "unexpected end of input in a literal");
+  for (let k = 1; k < len; k++) {
+    if (bytes[i + k] !== literal[k]) {
+      throw invalid(i + k, `unexpected ${describe(bytes, i + k)} in a literal`);
+    }
+  }
+  return i + len;
+}
+
+/** Scan a number lexeme starting at `i`; returns the offset after it. */
+function scanNumber(bytes: Uint8Array, i: number, n: number): number {
+  if (bytes[i] === 0x2d) i++;
+  if (i >= n) throw invalid(i, "unexpected end of input in a number");
+  let c = bytes[i]!;
+  if (c === 0x30) {
+    i++;
+  } else if (c >= 0x31 && c <= 0x39) {
+    i++;
+    while (i < n && (c = bytes[i]!) >= 0x30 && c <= 0x39) i++;
+  } else {
+    throw invalid(i, "a number needs a digit after '-'");
+  }
+  if (i < n && bytes[i] === 0x2e) {
+    i++;
+    const digits = i;
+    while (i < n && (c = bytes[i]!) >= 0x30 && c <= 0x39) i++;
+    if (i === digits) throw invalid(i, "a number needs digits after '.'");
+  }
+  if (i < n && ((c = bytes[i]!) === 0x65 || c === 0x45)) {
+    i++;
+    if (i < n && ((c = bytes[i]!) === 0x2b || c === 0x2d)) i++;
+    const digits = i;
+    while (i < n && (c = bytes[i]!) >= 0x30 && c <= 0x39) i++;
+    if (i === digits) throw invalid(i, "a number needs digits in its exponent");
+  }
+  return i;
+}
+
+/**
+ * Scan a string lexeme whose opening quote is at `i`, validating escapes and
+ * UTF-8; returns the offset after the closing quote and sets
+ * {@linkcode lastStringEscaped}.
+ */
+function scanString(bytes: Uint8Array, i: number, n: number): number {
+  i++;
+  let escaped = false;
+  for (;;) {
+    while (i < n && STRING_STOP[bytes[i]!] === 0) i++;
+    if (i >= n) throw invalid(i, "unterminated string");
+    const b = bytes[i]!;
+    if (b >= 0x80) {
+      // Non-ASCII: one well-formed UTF-8 sequence (Unicode Table 3-7).
+      if (b >= 0xe1 && b <= 0xef && b !== 0xed) {
+        // The common three-byte case (most of the BMP) first.
+        if (
+          i + 2 >= n || (bytes[i + 1]! & 0xc0) !== 0x80 ||
+          (bytes[i + 2]! & 0xc0) !== 0x80
+        ) throw invalidUtf8(i);
+        i += 3;
+        continue;
+      }
+      if (b < 0xc2) throw invalidUtf8(i);
+      if (b < 0xe0) {
+        if (i + 1 >= n || (bytes[i + 1]! & 0xc0) !== 0x80) {
+          throw invalidUtf8(i);
+        }
+        i += 2;
+        continue;
+      }
+      if (b < 0xf0) {
+        // E0 (no overlongs) or ED (no surrogates).
+        if (i + 2 >= n) throw invalidUtf8(i);
+        const b1 = bytes[i + 1]!;
+        if (b === 0xe0 ? b1 < 0xa0 || b1 > 0xbf : b1 < 0x80 || b1 > 0x9f) {
+          throw invalidUtf8(i);
+        }
+        if ((bytes[i + 2]! & 0xc0) !== 0x80) throw invalidUtf8(i);
+        i += 3;
+        continue;
+      }
+      if (b < 0xf5) {
+        if (i + 3 >= n) throw invalidUtf8(i);
+        const b1 = bytes[i + 1]!;
+        if (b === 0xf0) {
+          if (b1 < 0x90 || b1 > 0xbf) throw invalidUtf8(i);
+        } else if (b === 0xf4) {
+          if (b1 < 0x80 || b1 > 0x8f) throw invalidUtf8(i);
+        } else if ((b1 & 0xc0) !== 0x80) throw invalidUtf8(i);
+        if (
+          (bytes[i + 2]! & 0xc0) !== 0x80 || (bytes[i + 3]! & 0xc0) !== 0x80
+        ) throw invalidUtf8(i);
+        i += 4;
+        continue;
+      }
+      throw invalidUtf8(i);
+    }
+    if (b === QUOTE) {
+      lastStringEscaped = escaped;
+      return i + 1;
+    }
+    if (b === BACKSLASH) {
+      escaped = true;
+      if (i + 1 >= n) throw invalid(i, "unterminated escape");
+      const e = bytes[i + 1]!;
+      if (e === 0x75) {
+        const unit = hex4(bytes, i + 2, n);
+        if (unit >= 0xd800 && unit <= 0xdbff) {
+          // A high surrogate must be followed by an escaped low surrogate.
+          if (
+            i + 7 < n && bytes[i + 6] === BACKSLASH && bytes[i + 7] === 0x75
+          ) {
+            const low = hex4(bytes, i + 8, n);
+            if (low >= 0xdc00 && low <= 0xdfff) {
+              i += 12;
+              continue;
+            }
+          }
+          throw invalid(i, "an escaped high surrogate has no low surrogate");
+        }
+        if (unit >= 0xdc00 && unit <= 0xdfff) {
+          throw invalid(i, "an escaped low surrogate has no high surrogate");
+        }
+        i += 6;
+        continue;
+      }
+      if (
+        e === QUOTE || e === BACKSLASH || e === 0x2f || e === 0x62 ||
+        e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74
+      ) {
+        i += 2;
+        continue;
+      }
+      throw invalid(i, `invalid escape ${describe(bytes, i + 1)}`);
+    }
+    if (b < 0x20) {
+      throw invalid(i, "a control character must be escaped in a string");
+    }
+    throw invalidUtf8(i); // unreachable: the stop table covers every case
+  }
+}
+
+function hex4(bytes: Uint8Array, i: number, n: number): number {
+  if (i + 4 > n) throw invalid(i, "unterminated \\u escape");
+  const a = HEX[bytes[i]!]!;
+  const b = HEX[bytes[i + 1]!]!;
+  const c = HEX[bytes[i + 2]!]!;
+  const d = HEX[bytes[i + 3]!]!;
+  if ((a | b | c | d) === 255) {
+    throw invalid(i, "a \\u escape needs four hex digits");
+  }
+  return (a << 12) | (b << 8) | (c << 4) | d;
+}
+
+/** Scratch hash table for duplicate detection in large objects. */
+let table = new Int32Array(1024);
+
+/**
+ * Throw `ambiguous_json` when two members of one object (ids
+ * `pending[from..to)`) share a decoded name.
+ */
+function checkDuplicates(
+  bytes: Uint8Array,
+  pending: Int32Array,
+  from: number,
+  to: number,
+  keyStarts: Int32Array,
+  keyEnds: Int32Array,
+  escaped: boolean,
+): void {
+  const members = to - from;
+  if (escaped) {
+    // Some name uses escapes: compare decoded names.
+    const seen = new Set<string>();
+    for (let p = from; p < to; p++) {
+      const id = pending[p]!;
+      const name = decodeStringBytes(bytes, keyStarts[id]!, keyEnds[id]!);
+      if (seen.has(name)) throw duplicate(bytes, keyStarts[id]!, keyEnds[id]!);
+      seen.add(name);
+    }
+    return;
+  }
+  // No escapes: equal names are equal bytes (UTF-8 is already validated).
+  if (members <= 8) {
+    for (let p = from + 1; p < to; p++) {
+      const a = pending[p]!;
+      const as = keyStarts[a]!;
+      const ae = keyEnds[a]!;
+      for (let q = from; q < p; q++) {
+        const b = pending[q]!;
+        if (sameBytes(bytes, as, ae, keyStarts[b]!, keyEnds[b]!)) {
+          throw duplicate(bytes, as, ae);
+        }
+      }
+    }
+    return;
+  }
+  let size = 32;
+  while (size < members * 2) size <<= 1;
+  if (table.length < size) table = new Int32Array(size);
+  const mask = size - 1;
+  table.fill(-1, 0, size);
+  for (let p = from; p < to; p++) {
+    const a = pending[p]!;
+    const as = keyStarts[a]!;
+    const ae = keyEnds[a]!;
+    // Equal names have equal bytes, so any function of the bytes will do:
+    // the length and three sampled bytes spread real names well enough.
+    const len = ae - as;
+    let h = Math.imul(len, 0x9e3779b1) ^ Math.imul(
+      bytes[as + 1]! | (bytes[as + (len >>> 1)]! << 8) |
+        (bytes[ae - 2]! << 16),
+      0x85ebca6b,
+    );
+    h ^= h >>> 13;
+    let slot = (h ^ (h >>> 15)) & mask;
+    for (;;) {
+      const b = table[slot]!;
+      if (b === -1) {
+        table[slot] = a;
+        break;
+      }
+      if (sameBytes(bytes, as, ae, keyStarts[b]!, keyEnds[b]!)) {
+        throw duplicate(bytes, as, ae);
+      }
+      slot = (slot + 1) & mask;
+    }
+  }
+}
+
+function sameBytes(
+  bytes: Uint8Array,
+  as: number,
+  ae: number,
+  bs: number,
+  be: number,
+): boolean {
+  if (ae - as !== be - bs) return false;
+  for (let k = 0; k < ae - as; k++) {
+    if (bytes[as + k] !== bytes[bs + k]) return false;
+  }
+  return true;
+}
+
+function duplicate(bytes: Uint8Array, start: number, end: number): never {
+  throw new JsonScanError(
+    "ambiguous_json",
+    `Duplicate member name ${
+      clip(decodeStringBytes(bytes, start, end))
+    } at byte ${start}: a pointer to it would be ambiguous`,
+    start,
+  );
+}
+
+function invalid(offset: number, why: string): JsonScanError {
+  return new JsonScanError(
+    "invalid_json",
+    `Invalid JSON at byte ${offset}: ${why}`,
+    offset,
+  );
+}
+
+function invalidUtf8(offset: number): JsonScanError {
+  return invalid(offset, "malformed UTF-8 in a string");
+}
+
+function describe(bytes: Uint8Array, i: number): string {
+  if (i >= bytes.length) return "end of input";
+  const b = bytes[i]!;
+  if (b >= 0x20 && b < 0x7f) return `'${String.fromCharCode(b)}'`;
+  return `byte 0x${b.toString(16).padStart(2, "0")}`;
+}
+
+function clip(text: string): string {
+  const quoted = JSON.stringify(text);
+  return quoted.length > 66 ? quoted.slice(0, 64) + '…"' : quoted;
+}
+
+function grow<T extends Int32Array | Uint8Array>(array: T, size: number): T {
+  const next = new (array.constructor as new (n: number) => T)(size);
+  next.set(array);
+  return next;
+}
+
+interface IndexData {
+  starts: Int32Array;
+  ends: Int32Array;
+  keyStarts: Int32Array;
+  keyEnds: Int32Array;
+  lists: Int32Array;
+  children: Int32Array;
+  count: number;
+}
+
+class Index implements JsonIndex {
+  readonly bytes: Uint8Array;
+  readonly #data: IndexData;
+
+  constructor(bytes: Uint8Array, data: IndexData) {
+    this.bytes = bytes;
+    this.#data = data;
+  }
+
+  get valueCount(): number {
+    return this.#data.count;
+  }
+
+  resolve(tokens: readonly string[]): JsonSpan {
+    const bytes = this.bytes;
+    const { starts, ends, keyStarts, keyEnds, lists, children } = this.#data;
+    let id = 0;
+    for (let t = 0; t < tokens.length; t++) {
+      const token = tokens[t]!;
+      const first = bytes[starts[id]!]!;
+      const list = lists[id]!;
+      if (first === LBRACKET) {
+        const index = arrayIndexOf(token);
+        if (index < 0) {
+          throw new PointerError(
+            "invalid_pointer",
+            `Token ${t + 1} (${
+              JSON.stringify(token)
+            }) indexes an array but is not a canonical array index (0, 1, 2, … without leading zeros)`,
+          );
+        }
+        const size = children[list]!;
+        if (index >= size) {
+          throw new PointerError(
+            "pointer_not_found",
+            `Token ${
+              t + 1
+            } asks for index ${token} of an array of ${size} elements`,
+          );
+        }
+        id = children[list + 1 + index]!;
+      } else if (first === LBRACE) {
+        const size = children[list]!;
+        const name = encoder.encode(token);
+        let found = -1;
+        // A name with a lone surrogate can never match (keys are UTF-8).
+        for (let k = 1; k <= size && token.isWellFormed(); k++) {
+          const member = children[list + k]!;
+          if (nameMatches(bytes, keyStarts[member]!, keyEnds[member]!, name)) {
+            found = member;
+            break;
+          }
+        }
+        if (found < 0) {
+          throw new PointerError(
+            "pointer_not_found",
+            `Token ${t + 1} names member ${
+              clip(token)
+            }, which the object does not have`,
+          );
+        }
+        id = found;
+      } else {
+        throw new PointerError(
+          "pointer_not_found",
+          `Token ${t + 1} steps into ${kindOf(first)}, which has no members`,
+        );
+      }
+    }
+    const start = starts[id]!;
+    return { start, end: ends[id]!, kind: kindOf(bytes[start]!) };
+  }
+}
+
+/**
+ * Whether the string lexeme `[start, end)` decodes to the UTF-8 bytes `name`.
+ * Bytes before the first escape decode to themselves, and escapes only ever
+ * shrink, so a raw comparison settles every case but names with escapes.
+ */
+function nameMatches(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  name: Uint8Array,
+): boolean {
+  const from = start + 1;
+  const raw = end - 1 - from;
+  const len = name.length;
+  if (raw < len) return false;
+  for (let k = 0; k < len; k++) {
+    const x = bytes[from + k]!;
+    if (x === BACKSLASH) {
+      return decodeStringBytes(bytes, start, end) === decoder.decode(name);
+    }
+    if (x !== name[k]) return false;
+  }
+  return raw === len;
+}
+
+function kindOf(first: number): JsonKind {
+  switch (first) {
+    case LBRACE:
+      return "object";
+    case LBRACKET:
+      return "array";
+    case QUOTE:
+      return "string";
+    case 0x74:
+      return "true";
+    case 0x66:
+      return "false";
+    case 0x6e:
+      return "null";
+    default:
+      return "number";
+  }
+}
+
+/**
+ * Decode the JSON string value that `span` addresses (quotes included) in
+ * `bytes`, resolving every escape.
+ *
+ * @param bytes The scanned document.
+ * @param span The span of a string value, as {@linkcode JsonIndex.resolve}
+ * returns it.
+ * @returns The decoded string.
+ * @throws {TypeError} When the span is not a string value.
+ */
+export function decodeJsonString(
+  bytes: Uint8Array,
+  span: { start: number; end: number; kind?: JsonKind },
+): string {
+  if (
+    (span.kind !== undefined && span.kind !== "string") ||
+    span.end - span.start < 2 || bytes[span.start] !== QUOTE ||
+    bytes[span.end - 1] !== QUOTE
+  ) {
+    throw new TypeError(
+      `Cannot decode bytes ${span.start}..${span.end} as a JSON string: the span is not a string value`,
+    );
+  }
+  return decodeStringBytes(bytes, span.start, span.end);
+}
+
+/** Decode a string lexeme `[start, end)` (quotes included) already scanned. */
+function decodeStringBytes(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+): string {
+  const inner = bytes.subarray(start + 1, end - 1);
+  let from = inner.indexOf(BACKSLASH);
+  if (from < 0) return decoder.decode(inner);
+  let out = decoder.decode(inner.subarray(0, from));
+  const n = inner.length;
+  let i = from;
+  while (i < n) {
+    // inner[i] is a backslash.
+    const e = inner[i + 1]!;
+    switch (e) {
+      case 0x62:
+        out += "\b";
+        i += 2;
+        break;
+      case 0x66:
+        out += "\f";
+        i += 2;
+        break;
+      case 0x6e:
+        out += "\n";
+        i += 2;
+        break;
+      case 0x72:
+        out += "\r";
+        i += 2;
+        break;
+      case 0x74:
+        out += "\t";
+        i += 2;
+        break;
+      case 0x75:
+        out += String.fromCharCode(
+          (HEX[inner[i + 2]!]! << 12) | (HEX[inner[i + 3]!]! << 8) |
+            (HEX[inner[i + 4]!]! << 4) | HEX[inner[i + 5]!]!,
+        );
+        i += 6;
+        break;
+      default: // " \ /
+        out += String.fromCharCode(e);
+        i += 2;
+    }
+    from = i;
+    while (i < n && inner[i] !== BACKSLASH) i++;
+    if (i > from) out += decoder.decode(inner.subarray(from, i));
+  }
+  return out;
+}
