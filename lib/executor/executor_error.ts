@@ -1,0 +1,48 @@
+/**
+ * Errors of the workspace executor other than missing confinement.
+ *
+ * @module
+ */
+import type { CodedError } from "../errors.ts";
+
+/** Machine codes of {@linkcode ExecutorError}. */
+export type ExecutorErrorCode =
+  | "workspace_unavailable"
+  | "executor_closed"
+  | "edit_failed"
+  | "no_test_command"
+  | "tests_failed_to_start"
+  | "worker_failed";
+
+/**
+ * An executor operation failed: the workspace is not a directory, the
+ * executor was closed, an edit could not be written (nothing changed), no
+ * test command is configured, the test program could not be started, or the
+ * worker stopped answering.
+ *
+ * @example
+ * ```ts
+ * import { ExecutorError } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const error = new ExecutorError("executor_closed", "The executor is closed");
+ * assert.equal(error.code, "executor_closed");
+ * assert.equal(error.message, "The executor is closed");
+ * ```
+ */
+export class ExecutorError extends Error implements CodedError {
+  /** Stable machine code. */
+  readonly code: ExecutorErrorCode;
+
+  /**
+   * Makes the error.
+   *
+   * @param code Stable machine code.
+   * @param message Sentence case, what and why, no trailing period.
+   * @param options The underlying error, if any.
+   */
+  constructor(code: ExecutorErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "ExecutorError";
+    this.code = code;
+  }
+}
