@@ -136,11 +136,11 @@ export interface TurnOptions {
   /** The tool the model is forced to call. */
   readonly tool: TurnTool;
   /** Admissible actions (selection) or the chosen action (arguments). */
-  readonly candidates?: readonly string[];
+  readonly candidates?: readonly string[] | undefined;
   /** Answers of this stage's lookups so far, in order (untrusted data). */
-  readonly lookupAnswers?: readonly unknown[];
+  readonly lookupAnswers?: readonly unknown[] | undefined;
   /** Short notes for the model: refusals, budget reminders. */
-  readonly notes?: readonly string[];
+  readonly notes?: readonly string[] | undefined;
 }
 
 /** Measurements of the last request built. */

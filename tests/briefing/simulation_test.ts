@@ -15,6 +15,7 @@ import type { ActionRecord } from "../../lib/briefing/report.ts";
 import { serializeTurnRequest } from "../../lib/briefing/turn_request.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
 import { sha256Hex } from "../../lib/store/digest.ts";
+import { floorCharBoundary } from "../../lib/store/utf8.ts";
 import { LookupSession } from "../../lib/reference/lookup_session.ts";
 import {
   argumentsTool,
@@ -102,6 +103,8 @@ interface RunResult {
   requests: number;
   maxBytes: number;
   capacity: ArchiveCapacityError | undefined;
+  /** Lookup answers replaced by `answer_too_large`, over all requests. */
+  dropped: number;
 }
 
 /** A lookup the model might send: history and result reads and listings. */
@@ -109,9 +112,10 @@ function lookupRequest(
   random: () => number,
   briefing: Briefing,
   store: ResultStore,
+  heavy = false,
 ): unknown {
   const history = briefing.history;
-  const r = random();
+  const r = heavy ? 0.6 : random();
   if (history !== undefined && history.count > 0 && r < 0.35) {
     const sequence = history.lastSequence -
       Math.floor(random() * history.count);
@@ -134,15 +138,18 @@ function lookupRequest(
       `result-${1 + Math.floor(random() * store.count)}`,
     );
     if (stored !== undefined) {
-      const end = Math.min(
-        stored.bytes.byteLength,
-        Math.floor(random() * 9_000),
+      const end = floorCharBoundary(
+        stored.bytes,
+        Math.min(
+          stored.bytes.byteLength,
+          (heavy ? 7_000 : 5_000) + Math.floor(random() * 1_000),
+        ),
       );
       return {
         $read_result: {
           result: stored.id,
           sha256: stored.sha256,
-          select: random() < 0.5
+          select: !heavy && random() < 0.5
             ? { kind: "lines", start: 1, end: 1 }
             : { kind: "bytes", start: 0, end },
         },
@@ -157,7 +164,7 @@ async function drive(
   policy: "legacy" | "bounded",
   kinds: readonly StepKind[],
   seed: number,
-  options: { lookups?: boolean; archive?: EventArchive } = {},
+  options: { lookups?: boolean | "heavy"; archive?: EventArchive } = {},
 ): Promise<RunResult> {
   const random = rng(seed);
   const store = new ResultStore();
@@ -174,10 +181,12 @@ async function drive(
   let requests = 0;
   let maxBytes = 0;
   let capacity: ArchiveCapacityError | undefined;
+  let dropped = 0;
   const observe = (request: ReturnType<Briefing["request"]>) => {
     previous = check(briefing, request, previous);
     requests += 1;
     maxBytes = Math.max(maxBytes, previous.bytes.byteLength);
+    dropped += previous.info.droppedAnswers.length;
   };
   const selectTurn = {
     phase: "selection" as const,
@@ -193,11 +202,12 @@ async function drive(
         : { results: store, history: briefing.history, stage: "selection" },
     );
     observe(briefing.request(selectTurn));
-    if (options.lookups !== false && random() < 0.2) {
-      const lookups = 1 + Math.floor(random() * 8);
+    const heavy = options.lookups === "heavy";
+    if (heavy || (options.lookups !== false && random() < 0.2)) {
+      const lookups = heavy ? 8 : 1 + Math.floor(random() * 8);
       for (let i = 0; i < lookups; i++) {
         answers.push(
-          await selection.answer(lookupRequest(random, briefing, store)),
+          await selection.answer(lookupRequest(random, briefing, store, heavy)),
         );
         observe(briefing.request({ ...selectTurn, lookupAnswers: answers }));
       }
@@ -220,7 +230,7 @@ async function drive(
     records.push(record);
   }
   if (capacity === undefined) observe(briefing.request(selectTurn));
-  return { briefing, records, store, requests, maxBytes, capacity };
+  return { briefing, records, store, requests, maxBytes, capacity, dropped };
 }
 
 function kindsOf(seed: number, steps: number): StepKind[] {
@@ -282,6 +292,17 @@ Deno.test("Bounded briefings stay within 64 KiB over generated streams of 10 to 
     assert.ok(run.maxBytes <= CEILING);
     assert.equal(archive.count, 5_000);
   });
+});
+
+Deno.test("Stages of eight large lookups drop whole answers and stay within 64 KiB", async () => {
+  const run = await drive(
+    "bounded",
+    kindsOf(9, 120).map((k) => k === "small_inspect" ? "large_inspect" : k),
+    9,
+    { lookups: "heavy" },
+  );
+  assert.ok(run.maxBytes <= CEILING);
+  assert.ok(run.dropped > 0, "no answer was dropped");
 });
 
 Deno.test("A 5,000-step bounded run stops at the 4,096-event archive limit and loses nothing archived", async () => {
