@@ -18,6 +18,7 @@ import type {
   RunTestsReply,
 } from "./_protocol.ts";
 import { decodeTail } from "./_tail.ts";
+import { workerPermissions } from "./_permissions.ts";
 import { WORKER_SOURCE } from "./_worker.ts";
 import { workerOptionsState } from "./_worker_options.ts";
 
@@ -235,16 +236,7 @@ export class WorkspaceExecutor {
         type: "module",
         name: "loom-executor",
         deno: {
-          permissions: {
-            read: [workspace],
-            write: [workspace],
-            run: test === null ? false : [test.program],
-            net: false,
-            env: false,
-            sys: false,
-            ffi: false,
-            import: false,
-          },
+          permissions: workerPermissions(workspace, test?.program ?? null),
         },
       });
     } catch (error) {
