@@ -1,0 +1,102 @@
+/**
+ * The Anthropic Messages shape of a compiled context.
+ *
+ * @module
+ */
+import {
+  blocksOf,
+  inOrder,
+  markBreakpoints,
+  type Piece,
+  pushTurn,
+  type Tagged,
+  type Turn,
+} from "./_compile.ts";
+import type { ResolvedOptions } from "./_options.ts";
+import type {
+  ContentBlock,
+  MessageOptions,
+  TextContentBlock,
+} from "./message.ts";
+
+/** One Anthropic message (`MessageParam`). */
+export interface AnthropicMessage {
+  /** `user` or `assistant`, alternating, starting with `user`. */
+  role: "user" | "assistant";
+  /** Text and image blocks (images only in user messages). */
+  content: ContentBlock[];
+}
+
+/** The `system` and `messages` fields of a Messages API request. */
+export interface AnthropicMessages {
+  /** Text-only system blocks. */
+  system: TextContentBlock[];
+  /** At least one message; roles alternate starting with `user`. */
+  messages: AnthropicMessage[];
+}
+
+/** Options of `Context.toAnthropic()`. */
+export interface AnthropicOptions extends MessageOptions {
+  /**
+   * Text of the user turn inserted when the messages would otherwise be
+   * empty or start with `assistant` (the API requires a leading user turn).
+   * Default `"Continue."`.
+   */
+  readonly fillerText?: string;
+}
+
+/** Default text of an inserted user turn. */
+export const DEFAULT_FILLER_TEXT = "Continue.";
+
+/**
+ * Lays pieces out for the Messages API: system text blocks in `system`;
+ * system-role images (with captions) moved into a leading user message;
+ * other roles as messages, same-role neighbours merged; a filler user turn
+ * inserted when needed so roles alternate from `user`.
+ */
+export function buildAnthropic(
+  pieces: readonly Piece[],
+  options: ResolvedOptions,
+  fillerText: string,
+): AnthropicMessages {
+  const system: Tagged[] = [];
+  const leading: Tagged[] = [];
+  const turns: Turn<"user" | "assistant">[] = [];
+  for (const piece of pieces) {
+    const blocks = blocksOf(piece);
+    if (piece.role === "system") {
+      if (piece.image === undefined) system.push(...blocks);
+      else leading.push(...blocks);
+    } else pushTurn(turns, piece.role, blocks);
+  }
+  if (leading.length > 0) {
+    const first = turns[0];
+    if (first !== undefined && first.role === "user") {
+      first.blocks.unshift(...leading);
+    } else turns.unshift({ role: "user", blocks: leading });
+  }
+  if (turns[0]?.role !== "user") {
+    if (fillerText.trim() === "") {
+      throw new TypeError("Cannot insert a user turn: fillerText is empty");
+    }
+    turns.unshift({
+      role: "user",
+      blocks: [{
+        block: { type: "text", text: fillerText },
+        section: undefined,
+      }],
+    });
+  }
+  markBreakpoints(
+    inOrder(system, turns),
+    options.breakpoints,
+    options.cacheControl,
+  );
+  return {
+    system: system.map((t) => t.block as TextContentBlock),
+    messages: turns.map((turn) => ({
+      role: turn.role,
+      content: turn.blocks.map((t) => t.block),
+    })),
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * The typed errors of the section compiler. Each extends the closest
+ * built-in and carries a stable machine `code`.
+ *
+ * @module
+ */
+
+/** Codes of {@linkcode CompileOptionsError}. */
+export type CompileOptionsErrorCode =
+  /** More than 4 cache breakpoints were asked for in one request. */
+  | "too_many_breakpoints"
+  /** A section name is not one of the six sections. */
+  | "unknown_section"
+  /** `cacheTtl` is not `"5m"`, `"1h"`, `300` or `3600`. */
+  | "invalid_ttl";
+
+/**
+ * Compile options that a provider would reject: more than 4 breakpoints, an
+ * unknown section name, or a cache TTL other than 5 minutes or 1 hour.
+ * Thrown before anything is compiled, so nothing changes (step is kept).
+ *
+ * @example
+ * ```ts
+ * import { CompileOptionsError, Context } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const ctx = new Context("agent");
+ * assert.throws(
+ *   () => ctx.toAnthropic({ cacheTtl: "2h" as "1h" }),
+ *   (e) => e instanceof CompileOptionsError && e.code === "invalid_ttl",
+ * );
+ * ```
+ */
+export class CompileOptionsError extends RangeError {
+  /** Stable machine code. */
+  readonly code: CompileOptionsErrorCode;
+
+  /**
+   * Creates the error.
+   *
+   * @param code Which rule was broken.
+   * @param message Sentence-case message without a trailing period.
+   */
+  constructor(code: CompileOptionsErrorCode, message: string) {
+    super(message);
+    this.name = "CompileOptionsError";
+    this.code = code;
+  }
+}
+
+/**
+ * Including a context would make the include graph cyclic (a context that
+ * includes itself, directly or through its visitors).
+ *
+ * @example
+ * ```ts
+ * import { Context, IncludeCycleError } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const ctx = new Context("agent");
+ * assert.throws(() => ctx.include(ctx), IncludeCycleError);
+ * ```
+ */
+export class IncludeCycleError extends Error {
+  /** Always `include_cycle`. */
+  readonly code: "include_cycle" = "include_cycle";
+
+  /** @param message Sentence-case message without a trailing period. */
+  constructor(message: string) {
+    super(message);
+    this.name = "IncludeCycleError";
+  }
+}
+
+/**
+ * An entry was constructed with values no provider accepts (an unknown role,
+ * an image media type outside JPEG/PNG/GIF/WebP, data that is not base64, an
+ * image with the assistant role).
+ *
+ * @example
+ * ```ts
+ * import { InvalidEntryError, StringEntry } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * assert.throws(
+ *   () => new StringEntry("x", { role: "tool" as "user" }),
+ *   InvalidEntryError,
+ * );
+ * ```
+ */
+export class InvalidEntryError extends TypeError {
+  /** Always `invalid_entry`. */
+  readonly code: "invalid_entry" = "invalid_entry";
+
+  /** @param message Sentence-case message without a trailing period. */
+  constructor(message: string) {
+    super(message);
+    this.name = "InvalidEntryError";
+  }
+}
+
+/**
+ * Every id of an {@linkcode IdPool} is in use.
+ *
+ * @example
+ * ```ts
+ * import { IdPool, IdPoolExhaustedError } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const pool = new IdPool({ length: 1, seed: 1 });
+ * for (let i = 0; i < 31; i++) pool.next();
+ * assert.throws(() => pool.next(), IdPoolExhaustedError);
+ * ```
+ */
+export class IdPoolExhaustedError extends RangeError {
+  /** Always `ids_exhausted`. */
+  readonly code: "ids_exhausted" = "ids_exhausted";
+
+  /** @param message Sentence-case message without a trailing period. */
+  constructor(message: string) {
+    super(message);
+    this.name = "IdPoolExhaustedError";
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The OpenAI Chat Completions shape of a compiled context.
+ *
+ * @module
+ */
+import {
+  blocksOf,
+  type Piece,
+  pushTurn,
+  type Tagged,
+  type Turn,
+} from "./_compile.ts";
+import type { MessageOptions } from "./message.ts";
+
+/** A text content part. */
+export interface OpenAITextPart {
+  /** Always `text`. */
+  type: "text";
+  /** The text (never empty). */
+  text: string;
+}
+
+/** An inline image content part (a base64 data URL). */
+export interface OpenAIImagePart {
+  /** Always `image_url`. */
+  type: "image_url";
+  /** The image as `data:<media type>;base64,<data>`. */
+  image_url: { url: string };
+}
+
+/** A system or developer message: text parts only. */
+export interface OpenAISystemMessage {
+  /** `system` or `developer`. */
+  role: "system" | "developer";
+  /** Text parts, one per entry. */
+  content: OpenAITextPart[];
+}
+
+/** A user message: text and image parts. */
+export interface OpenAIUserMessage {
+  /** Always `user`. */
+  role: "user";
+  /** Parts, one per entry (an image is an image part then its caption). */
+  content: (OpenAITextPart | OpenAIImagePart)[];
+}
+
+/** An assistant message: text parts only. */
+export interface OpenAIAssistantMessage {
+  /** Always `assistant`. */
+  role: "assistant";
+  /** Text parts, one per entry. */
+  content: OpenAITextPart[];
+}
+
+/** One Chat Completions message (`ChatCompletionMessageParam`). */
+export type OpenAIMessage =
+  | OpenAISystemMessage
+  | OpenAIUserMessage
+  | OpenAIAssistantMessage;
+
+/** Options of `Context.toOpenAI()`. */
+export interface OpenAIOptions extends MessageOptions {
+  /** Role of the instructions message: `system` (default) or `developer`. */
+  readonly systemRole?: "system" | "developer";
+}
+
+/**
+ * Lays pieces out for Chat Completions: system text as one system (or
+ * developer) message, omitted when empty; system images moved into a
+ * leading user message; other roles as messages, same-role neighbours
+ * merged. Cache markers are not part of this API and are left out.
+ */
+export function buildOpenAI(
+  pieces: readonly Piece[],
+  systemRole: "system" | "developer",
+): OpenAIMessage[] {
+  const system: Tagged[] = [];
+  const leading: Tagged[] = [];
+  const turns: Turn<"user" | "assistant">[] = [];
+  for (const piece of pieces) {
+    const blocks = blocksOf(piece);
+    if (piece.role === "system") {
+      if (piece.image === undefined) system.push(...blocks);
+      else leading.push(...blocks);
+    } else pushTurn(turns, piece.role, blocks);
+  }
+  if (leading.length > 0) {
+    const first = turns[0];
+    if (first !== undefined && first.role === "user") {
+      first.blocks.unshift(...leading);
+    } else turns.unshift({ role: "user", blocks: leading });
+  }
+  const messages: OpenAIMessage[] = [];
+  if (system.length > 0) {
+    messages.push({ role: systemRole, content: system.map(textPart) });
+  }
+  for (const turn of turns) {
+    if (turn.role === "assistant") {
+      messages.push({ role: "assistant", content: turn.blocks.map(textPart) });
+    } else {
+      messages.push({
+        role: "user",
+        content: turn.blocks.map(({ block }) =>
+          block.type === "image"
+            ? {
+              type: "image_url",
+              image_url: {
+                url:
+                  `data:${block.source.media_type};base64,${block.source.data}`,
+              },
+            }
+            : { type: "text", text: block.text }
+        ),
+      });
+    }
+  }
+  return messages;
+}
+
+function textPart({ block }: Tagged): OpenAITextPart {
+  if (block.type !== "text") {
+    throw new TypeError("Cannot put an image into a text-only message");
+  }
+  return { type: "text", text: block.text };
+}
