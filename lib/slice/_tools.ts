@@ -6,6 +6,7 @@
  * @module
  */
 import type { TurnTool } from "../briefing/turn_request.ts";
+import { selectActionSchema } from "./_schema.ts";
 
 const REFERENCE: Record<string, unknown> = {
   type: "object",
@@ -82,7 +83,7 @@ export function selectActionTool(
     input_schema: {
       type: "object",
       anyOf: [
-        closed({ action: { enum: [...candidates] } }),
+        selectActionSchema(candidates),
         ...lookupSchemas(bounded),
       ],
       $defs: { reference: REFERENCE },
