@@ -5,7 +5,9 @@
  */
 import { isCodedError } from "../errors.ts";
 import { type CliIo, type Command, ExitCode, UsageError } from "./_io.ts";
+import { demoCommand } from "./demo.ts";
 import { inspectCommand } from "./inspect.ts";
+import { runCommand } from "./run.ts";
 import { selectCommand } from "./select.ts";
 import { sessionCommand } from "./session.ts";
 
@@ -16,6 +18,11 @@ interface CommandEntry {
 
 // One line per command; each command module owns its own --help text.
 const COMMANDS: Readonly<Record<string, CommandEntry>> = {
+  run: { run: runCommand, summary: "Run a governed slice over a workspace" },
+  demo: {
+    run: demoCommand,
+    summary: "Replay the recorded bug-fix slice under the bounded policy",
+  },
   inspect: {
     run: inspectCommand,
     summary: "Print the result descriptor the model sees for a file",
