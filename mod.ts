@@ -194,3 +194,18 @@ export {
   type SessionSummary,
   summarizeSession,
 } from "./lib/persist/session_summary.ts";
+export {
+  type RequestByteFigures,
+  type SliceOutcome,
+  type SliceStop,
+} from "./lib/slice/outcome.ts";
+export { revisionId, type RevisionFile } from "./lib/slice/revision.ts";
+export {
+  type RunOptions,
+  runSlice,
+  runWithOptions,
+  type SliceRequest,
+  SliceRequestError,
+  type SliceTest,
+  type StepProgress,
+} from "./lib/slice/run.ts";
