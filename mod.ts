@@ -199,7 +199,7 @@ export {
   type SliceOutcome,
   type SliceStop,
 } from "./lib/slice/outcome.ts";
-export { revisionId, type RevisionFile } from "./lib/slice/revision.ts";
+export { type RevisionFile, revisionId } from "./lib/slice/revision.ts";
 export {
   type RunOptions,
   runSlice,
