@@ -37,7 +37,10 @@ export interface InspectMessage {
 export interface EditMessage {
   readonly op: "edit";
   readonly id: number;
-  readonly files: readonly { readonly path: string; readonly contents: string }[];
+  readonly files: readonly {
+    readonly path: string;
+    readonly contents: string;
+  }[];
 }
 
 /** Run the configured test command. */
@@ -47,7 +50,11 @@ export interface RunTestsMessage {
 }
 
 /** A request from the executor to its worker. */
-export type Request = InitMessage | InspectMessage | EditMessage | RunTestsMessage;
+export type Request =
+  | InitMessage
+  | InspectMessage
+  | EditMessage
+  | RunTestsMessage;
 
 /** What the worker found out about its own permissions on init. */
 export interface InitReply {

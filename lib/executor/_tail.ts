@@ -18,7 +18,8 @@ export function decodeTail(bytes: Uint8Array, maxBytes: number): string {
   // Skip continuation bytes of a character cut at the front (at most 3).
   let skipped = 0;
   while (
-    start < bytes.length && skipped < 3 && ((bytes[start] as number) & 0xc0) === 0x80
+    start < bytes.length && skipped < 3 &&
+    ((bytes[start] as number) & 0xc0) === 0x80
   ) {
     start += 1;
     skipped += 1;

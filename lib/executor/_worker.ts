@@ -205,11 +205,17 @@ export function workerMain(): void {
         plans.push(plan);
         const info = await exists(full);
         if (info?.isDirectory) {
-          throw fail("IsADirectory", `Cannot write ${file.path}: it is a directory`);
+          throw fail(
+            "IsADirectory",
+            `Cannot write ${file.path}: it is a directory`,
+          );
         }
         if (info?.isSymlink) {
           await confine(full, workspace);
-          plan.previous = { kind: "symlink", target: await Deno.readLink(full) };
+          plan.previous = {
+            kind: "symlink",
+            target: await Deno.readLink(full),
+          };
         } else if (info?.isFile) {
           plan.previous = {
             kind: "file",
@@ -373,9 +379,7 @@ export function workerMain(): void {
           : [];
         scope.postMessage({ id: request.id, ok: true, value }, transfer);
       } catch (error) {
-        const err = error instanceof Error
-          ? error
-          : new Error(String(error));
+        const err = error instanceof Error ? error : new Error(String(error));
         const wire: WireError = { name: err.name, message: err.message };
         scope.postMessage({ id: request.id, ok: false, error: wire });
       }

@@ -40,7 +40,11 @@ export class ExecutorError extends Error implements CodedError {
    * @param message Sentence case, what and why, no trailing period.
    * @param options The underlying error, if any.
    */
-  constructor(code: ExecutorErrorCode, message: string, options?: ErrorOptions) {
+  constructor(
+    code: ExecutorErrorCode,
+    message: string,
+    options?: ErrorOptions,
+  ) {
     super(message, options);
     this.name = "ExecutorError";
     this.code = code;

@@ -222,7 +222,7 @@ export class WorkspaceExecutor {
   ): Promise<WorkspaceExecutor> {
     const workspace = await realWorkspace(options.workspace);
     const test = testSetup(workspace, options);
-    if (workerOptionsState() === "disabled") {
+    if ((await workerOptionsState()) === "disabled") {
       throw new ConfinementUnavailable(
         "Cannot confine the executor: Deno runs without --unstable-worker-options, which scoping a worker's permissions needs; run again with that flag",
       );
@@ -538,7 +538,10 @@ function testSetup(
   const env: Record<string, string> = {};
   for (const variable of KEPT_ENV) {
     try {
-      if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") {
+      if (
+        Deno.permissions.querySync({ name: "env", variable }).state !==
+          "granted"
+      ) {
         continue;
       }
       const value = Deno.env.get(variable);

@@ -5,9 +5,9 @@
  * @module
  */
 export {
+  actionJsonSchema,
   type ActionName,
   ACTIONS,
-  actionJsonSchema,
   type ActionSpec,
   type CompleteArguments,
   type EditArguments,

@@ -13,8 +13,8 @@ import type { z } from "zod";
 import { describeIssue } from "../reference/_schema.ts";
 import {
   type ActionName,
-  completeSchema,
   type CompleteArguments,
+  completeSchema,
   type ExpandedEditArguments,
   expandedEditSchema,
   type InspectArguments,
@@ -254,7 +254,9 @@ class PathGuard {
     if (raw.startsWith("/") || /^[A-Za-z]:/.test(raw)) {
       return refuse(
         "absolute_path",
-        `The path ${show(raw)} is absolute: paths are relative to the workspace`,
+        `The path ${
+          show(raw)
+        } is absolute: paths are relative to the workspace`,
       );
     }
     if (raw.includes("\\")) {
@@ -368,7 +370,8 @@ function isGitName(part: string): boolean {
 }
 
 function within(path: string, root: string): boolean {
-  return path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`);
+  return path === root ||
+    path.startsWith(root.endsWith("/") ? root : `${root}/`);
 }
 
 function resolveAbsolute(path: string): string {

@@ -1,0 +1,131 @@
+/**
+ * Without worker permissions the executor refuses to start: these tests run
+ * a tiny program in a subprocess with chosen Deno flags, since flags are per
+ * process.
+ */
+import assert from "node:assert/strict";
+
+const EXECUTOR = new URL(
+  "../../lib/executor/workspace_executor.ts",
+  import.meta.url,
+).href;
+
+const PROBE = `
+import { WorkspaceExecutor } from ${JSON.stringify(EXECUTOR)};
+const workspace = Deno.args[0];
+const testCommand = Deno.args[1] === undefined ? undefined : [Deno.args[1]];
+try {
+  const executor = await WorkspaceExecutor.start({ workspace, ...(testCommand ? { testCommand } : {}) });
+  executor.close();
+  console.log("started");
+} catch (error) {
+  console.log(error.code);
+  console.error(error.message);
+}
+`;
+
+async function probe(
+  flags: string[],
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const dir = await Deno.makeTempDir();
+  try {
+    const script = `${dir}/probe.ts`;
+    await Deno.writeTextFile(script, PROBE);
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-lock", ...flags, script, ...args],
+      stdin: "null",
+    }).output();
+    const decoder = new TextDecoder();
+    return {
+      code: output.code,
+      stdout: decoder.decode(output.stdout).trim(),
+      stderr: decoder.decode(output.stderr),
+    };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("WorkspaceExecutor.start() throws ConfinementUnavailable without worker permissions", async (t) => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    await t.step(
+      "with --unstable-worker-options and the permissions it starts",
+      async () => {
+        const result = await probe(
+          [
+            "--unstable-worker-options",
+            "--allow-read",
+            "--allow-write",
+            "--allow-run",
+            "--allow-env",
+          ],
+          [workspace, "true"],
+        );
+        assert.equal(result.stdout, "started", result.stderr);
+      },
+    );
+
+    await t.step(
+      "without --unstable-worker-options it is confinement_unavailable, not an exit",
+      async () => {
+        const result = await probe(
+          ["--allow-read", "--allow-write", "--allow-run", "--allow-env"],
+          [workspace, "true"],
+        );
+        assert.equal(result.code, 0, result.stderr);
+        assert.equal(result.stdout, "confinement_unavailable", result.stderr);
+        assert.match(result.stderr, /--unstable-worker-options/);
+      },
+    );
+
+    await t.step(
+      "without run permission for the test program it is confinement_unavailable",
+      async () => {
+        const result = await probe(
+          [
+            "--unstable-worker-options",
+            "--allow-read",
+            "--allow-write",
+            "--allow-env",
+          ],
+          [workspace, "true"],
+        );
+        assert.equal(result.stdout, "confinement_unavailable", result.stderr);
+        assert.match(result.stderr, /run access to true/);
+      },
+    );
+
+    await t.step(
+      "without write permission for the workspace it is confinement_unavailable",
+      async () => {
+        const result = await probe(
+          ["--unstable-worker-options", "--allow-read", "--allow-env"],
+          [workspace],
+        );
+        assert.equal(result.stdout, "confinement_unavailable", result.stderr);
+      },
+    );
+
+    await t.step(
+      "without the flag and without any way to read the command line, Deno itself ends the process rather than run unconfined",
+      async () => {
+        const result = await probe([
+          "--allow-read",
+          "--allow-write",
+          "--allow-env",
+        ], [workspace]);
+        assert.notEqual(result.stdout, "started");
+        assert.equal(result.code, 70, result.stderr);
+        assert.match(result.stderr, /--unstable-worker-options/);
+      },
+    );
+
+    await t.step("nothing was written to the workspace", async () => {
+      assert.deepEqual(await Array.fromAsync(Deno.readDir(workspace)), []);
+    });
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
+  }
+});

@@ -1,0 +1,213 @@
+/**
+ * The worker is confined by Deno, not only by commission: these tests call
+ * the executor (and its worker) directly, with commission bypassed.
+ */
+import assert from "node:assert/strict";
+import { WorkspaceExecutor } from "../../lib/executor/workspace_executor.ts";
+import { workerPermissions } from "../../lib/executor/_permissions.ts";
+import type { Reply, Request } from "../../lib/executor/_protocol.ts";
+import { WORKER_SOURCE } from "../../lib/executor/_worker.ts";
+
+const DENIED = /NotCapable|PermissionDenied/;
+
+async function withExecutor(
+  body: (
+    executor: WorkspaceExecutor,
+    dirs: { workspace: string; root: string },
+  ) => Promise<void>,
+  testCommand?: string[],
+): Promise<void> {
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  const workspace = `${root}/workspace`;
+  await Deno.mkdir(workspace);
+  await Deno.writeTextFile(`${root}/outside.txt`, "outside secret\n");
+  const executor = await WorkspaceExecutor.start({
+    workspace,
+    ...(testCommand === undefined
+      ? {}
+      : { testCommand, testTimeoutMs: 60_000 }),
+  });
+  try {
+    await body(executor, { workspace, root });
+  } finally {
+    executor.close();
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+Deno.test("The executor's worker is denied by Deno outside the workspace", async (t) => {
+  await withExecutor(async (executor, { workspace, root }) => {
+    await t.step("inspect of /etc/passwd is NotCapable", async () => {
+      const [entry] = await executor.inspect(["/etc/passwd"]);
+      assert.equal(entry?.text, undefined);
+      assert.match(entry?.error ?? "", DENIED);
+      assert.match(entry?.error ?? "", /\/etc\/passwd/);
+    });
+
+    await t.step(
+      "inspect of ../outside.txt next to the workspace is NotCapable",
+      async () => {
+        const [relative, absolute] = await executor.inspect([
+          "../outside.txt",
+          `${root}/outside.txt`,
+        ]);
+        for (const entry of [relative, absolute]) {
+          assert.equal(entry?.text, undefined);
+          assert.match(entry?.error ?? "", DENIED);
+          assert.doesNotMatch(entry?.error ?? "", /outside secret/);
+        }
+      },
+    );
+
+    await t.step(
+      "an edit outside is denied and changes nothing, inside or out",
+      async () => {
+        await Deno.writeTextFile(`${workspace}/kept.txt`, "kept\n");
+        for (
+          const path of [
+            "../outside.txt",
+            `${root}/outside.txt`,
+            "../new-outside.txt",
+          ]
+        ) {
+          await assert.rejects(
+            executor.edit([
+              { path: "kept.txt", contents: "changed\n" },
+              { path, contents: "pwned\n" },
+            ]),
+            (error: Error & { code?: string }) => {
+              assert.equal(error.code, "edit_failed");
+              assert.match(error.message, DENIED);
+              return true;
+            },
+          );
+        }
+        assert.equal(
+          await Deno.readTextFile(`${root}/outside.txt`),
+          "outside secret\n",
+        );
+        assert.equal(
+          await Deno.readTextFile(`${workspace}/kept.txt`),
+          "kept\n",
+        );
+        await assert.rejects(
+          Deno.stat(`${root}/new-outside.txt`),
+          Deno.errors.NotFound,
+        );
+      },
+    );
+
+    await t.step(
+      "a symlink leading outside is refused by the worker's real-path check",
+      async () => {
+        // Deno checks the path as written and would follow the link; the
+        // worker resolves it and refuses.
+        await Deno.symlink(`${root}/outside.txt`, `${workspace}/link.txt`);
+        await Deno.symlink(root, `${workspace}/up`);
+        const [file] = await executor.inspect(["link.txt"]);
+        assert.match(file?.error ?? "", /SymlinkEscape/);
+        assert.equal(file?.text, undefined);
+        await assert.rejects(
+          executor.edit([{ path: "up/planted.txt", contents: "x" }]),
+          /SymlinkEscape/,
+        );
+        await assert.rejects(
+          Deno.stat(`${root}/planted.txt`),
+          Deno.errors.NotFound,
+        );
+      },
+    );
+  });
+});
+
+/** Sends requests to a worker made exactly as the executor makes it. */
+function rawWorker(
+  workspace: string,
+  program: string,
+): { call(request: Request): Promise<Reply>; close(): void } {
+  const url = URL.createObjectURL(
+    new Blob([WORKER_SOURCE], { type: "text/javascript" }),
+  );
+  const worker = new Worker(url, {
+    type: "module",
+    deno: { permissions: workerPermissions(workspace, program) },
+  });
+  const waiting = new Map<number, (reply: Reply) => void>();
+  worker.onmessage = (event: MessageEvent<Reply>) => {
+    waiting.get(event.data.id)?.(event.data);
+  };
+  return {
+    call(request) {
+      return new Promise((resolve) => {
+        waiting.set(request.id, resolve);
+        worker.postMessage(request);
+      });
+    },
+    close() {
+      worker.terminate();
+      URL.revokeObjectURL(url);
+    },
+  };
+}
+
+Deno.test("The worker cannot run a program other than the configured test program", async () => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  const worker = rawWorker(workspace, "true");
+  try {
+    // The worker is told to run `sh`, but Deno granted only `true`.
+    const init = await worker.call({
+      op: "init",
+      id: 1,
+      workspace,
+      test: {
+        program: "sh",
+        args: ["-c", "echo escaped > escaped.txt"],
+        timeoutMs: 60_000,
+        env: {},
+        drainMs: 1_000,
+      },
+      maxFileBytes: 1024,
+      tailBytes: 8192,
+    });
+    assert.equal(init.ok, true);
+    const run = await worker.call({ op: "runTests", id: 2 });
+    assert.equal(run.ok, false);
+    assert.match(
+      run.ok ? "" : `${run.error.name}: ${run.error.message}`,
+      DENIED,
+    );
+    await assert.rejects(
+      Deno.stat(`${workspace}/escaped.txt`),
+      Deno.errors.NotFound,
+    );
+  } finally {
+    worker.close();
+    await Deno.remove(workspace, { recursive: true });
+  }
+});
+
+Deno.test("The executor's worker holds no net, env, sys or ffi permission", async () => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  const worker = rawWorker(workspace, "true");
+  try {
+    const init = await worker.call({
+      op: "init",
+      id: 1,
+      workspace,
+      test: null,
+      maxFileBytes: 1024,
+      tailBytes: 8192,
+    });
+    assert.ok(init.ok);
+    const states =
+      (init.value as { permissions: Record<string, string> }).permissions;
+    for (const name of ["read", "write", "run", "net", "env", "sys", "ffi"]) {
+      assert.notEqual(states[name], "granted", name);
+    }
+    assert.equal(states["read:workspace"], "granted");
+    assert.equal(states["write:workspace"], "granted");
+  } finally {
+    worker.close();
+    await Deno.remove(workspace, { recursive: true });
+  }
+});

@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import {
+  actionJsonSchema,
+  ACTIONS,
+  isActionName,
+  selectActionSchema,
+} from "../../lib/slice/actions.ts";
+
+/** Every object node of a JSON Schema, depth first. */
+function* objects(node: unknown): Generator<Record<string, unknown>> {
+  if (Array.isArray(node)) {
+    for (const item of node) yield* objects(item);
+  } else if (node !== null && typeof node === "object") {
+    const record = node as Record<string, unknown>;
+    if (record["type"] === "object") yield record;
+    for (const value of Object.values(record)) yield* objects(value);
+  }
+}
+
+Deno.test("actionJsonSchema() describes closed argument objects", async (t) => {
+  for (const { name } of ACTIONS) {
+    await t.step(`${name}: every object forbids additional properties`, () => {
+      const schema = actionJsonSchema(name);
+      assert.equal(schema["$schema"], undefined);
+      const nodes = [...objects(schema)];
+      assert.ok(nodes.length >= 1);
+      for (const node of nodes) {
+        assert.equal(node["additionalProperties"], false);
+      }
+    });
+  }
+  await t.step("repository.inspect takes 1 to 16 paths", () => {
+    const paths = (actionJsonSchema("repository.inspect")["properties"] as {
+      paths: Record<string, unknown>;
+    }).paths;
+    assert.equal(paths["minItems"], 1);
+    assert.equal(paths["maxItems"], 16);
+  });
+  await t.step(
+    "repository.edit offers literal or segment contents with references",
+    () => {
+      const text = JSON.stringify(actionJsonSchema("repository.edit"));
+      for (
+        const key of [
+          '"segments"',
+          '"literal"',
+          '"ref"',
+          '"sha256"',
+          '"json_pointer"',
+          '"message"',
+        ]
+      ) {
+        assert.ok(text.includes(key), key);
+      }
+      assert.deepEqual(actionJsonSchema("repository.edit")["required"], [
+        "files",
+      ]);
+    },
+  );
+  await t.step(
+    "tests.run takes an empty object and slice.complete a summary",
+    () => {
+      assert.deepEqual(actionJsonSchema("tests.run")["properties"], {});
+      assert.deepEqual(actionJsonSchema("slice.complete")["required"], [
+        "summary",
+      ]);
+    },
+  );
+  await t.step("the same action yields the same bytes every time", () => {
+    assert.equal(
+      JSON.stringify(actionJsonSchema("repository.edit")),
+      JSON.stringify(actionJsonSchema("repository.edit")),
+    );
+  });
+  await t.step("an unknown action is a RangeError", () => {
+    assert.throws(() => actionJsonSchema("shell.exec"), RangeError);
+  });
+});
+
+Deno.test("selectActionSchema() is a closed object with an enum of the candidates", () => {
+  const schema = selectActionSchema(["tests.run", "slice.complete"]);
+  assert.deepEqual(schema, {
+    type: "object",
+    properties: {
+      action: { type: "string", enum: ["tests.run", "slice.complete"] },
+    },
+    required: ["action"],
+    additionalProperties: false,
+  });
+  assert.throws(() => selectActionSchema([]), RangeError);
+});
+
+Deno.test("ACTIONS lists the four actions in candidate order with descriptions", () => {
+  assert.deepEqual(ACTIONS.map((a) => a.name), [
+    "repository.inspect",
+    "repository.edit",
+    "tests.run",
+    "slice.complete",
+  ]);
+  for (const action of ACTIONS) {
+    assert.ok(action.description.length > 20);
+    assert.equal(isActionName(action.name), true);
+  }
+  assert.equal(isActionName("toString"), false);
+});
