@@ -1,0 +1,123 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Context, FileEntry } from "../../mod.ts";
+import { context, tempDir } from "./_helpers.ts";
+
+Deno.test("FileEntry takes its role from frontmatter unless given one", async (t) => {
+  using dir = tempDir();
+  const plain = join(dir.path, "plain.md");
+  const fm = join(dir.path, "fm.md");
+  Deno.writeTextFileSync(plain, "Plain");
+  Deno.writeTextFileSync(fm, "---\nrole: assistant\n---\nRemembered");
+  await t.step("no frontmatter means system", () => {
+    assert.equal(new FileEntry(plain).role, "system");
+  });
+  await t.step("frontmatter role: assistant is used", () => {
+    assert.equal(new FileEntry(fm).role, "assistant");
+  });
+  await t.step("an explicit user role wins over the frontmatter", () => {
+    assert.equal(new FileEntry(fm, { role: "user" }).role, "user");
+  });
+  await t.step("an explicit system role wins over the frontmatter", () => {
+    assert.equal(new FileEntry(fm, { role: "system" }).role, "system");
+  });
+  await t.step("an unknown frontmatter role is ignored", () => {
+    const odd = join(dir.path, "odd.md");
+    Deno.writeTextFileSync(odd, "---\nrole: tool\n---\nBody");
+    assert.equal(new FileEntry(odd).role, "system");
+  });
+});
+
+Deno.test("FileEntry re-reads its file on every compile", async (t) => {
+  using dir = tempDir();
+  const path = join(dir.path, "notes.md");
+  await t.step("the frontmatter is stripped and extra fields ignored", () => {
+    Deno.writeTextFileSync(
+      path,
+      "---\nrole: user\ntitle: x\n---\nLine one\nLine two",
+    );
+    const entry = new FileEntry(path);
+    assert.equal(entry.compile(), "Line one\nLine two");
+    assert.equal(entry.role, "user");
+    assert.deepEqual(entry.read().frontmatter, { role: "user", title: "x" });
+  });
+  await t.step("a file without frontmatter compiles unchanged", () => {
+    Deno.writeTextFileSync(path, "Just text\n");
+    assert.equal(new FileEntry(path).compile(), "Just text\n");
+  });
+  await t.step("edits show up on the next compile, role included", () => {
+    const entry = new FileEntry(path);
+    Deno.writeTextFileSync(path, "---\nrole: assistant\n---\nVersion 1");
+    assert.equal(entry.compile(), "Version 1");
+    assert.equal(entry.role, "assistant");
+    Deno.writeTextFileSync(path, "---\nrole: user\n---\nVersion 2");
+    assert.equal(entry.compile(), "Version 2");
+    assert.equal(entry.role, "user");
+  });
+  await t.step("an explicit role is not overridden by a re-read", () => {
+    const entry = new FileEntry(path, { role: "system" });
+    Deno.writeTextFileSync(path, "---\nrole: assistant\n---\nX");
+    assert.equal(entry.role, "system");
+    const ctx = context();
+    ctx.foundation.add(entry);
+    assert.equal(ctx.toMessages().length, 1);
+  });
+  await t.step(
+    "a deleted file compiles to a placeholder naming it, then recovers",
+    () => {
+      const entry = new FileEntry(path);
+      Deno.removeSync(path);
+      assert.equal(entry.compile(), `[File removed: ${path}]`);
+      assert.equal(entry.read().available, false);
+      Deno.writeTextFileSync(path, "Back again");
+      assert.equal(entry.compile(), "Back again");
+    },
+  );
+  await t.step(
+    "an unreadable path (a directory) compiles to a placeholder and never throws",
+    () => {
+      const entry = new FileEntry(dir.path);
+      assert.match(entry.compile(), /^\[File unreadable: .+\(.+\)\]$/);
+      const ctx = context();
+      ctx.topic.add(entry);
+      assert.match(ctx.render(), /File unreadable/);
+    },
+  );
+});
+
+Deno.test("FileEntry is named after its file and identified by its resolved path", () => {
+  using dir = tempDir();
+  const path = join(dir.path, "RULES.md");
+  Deno.writeTextFileSync(path, "Rule");
+  assert.equal(new FileEntry(path).name, "RULES.md");
+  assert.equal(new FileEntry(path, { name: "rules" }).name, "rules");
+  assert.equal(
+    new FileEntry(path).identity(),
+    new FileEntry(new URL(`file://${path}`)).identity(),
+  );
+  const ctx = new Context("c");
+  ctx.foundation.add(new FileEntry(path));
+  ctx.topic.add(new FileEntry(path, { name: "again" }));
+  assert.equal(ctx.render(), "> FOUNDATION\n# RULES.md\nRule");
+});
+
+Deno.test("A file promoted by frontmatter becomes its own message without the frontmatter", () => {
+  using dir = tempDir();
+  const path = join(dir.path, "memory.md");
+  Deno.writeTextFileSync(
+    path,
+    "---\nrole: assistant\n---\nHere is what I remember.",
+  );
+  const ctx = context();
+  ctx.foundation.add("Be helpful.");
+  ctx.convo.add(new FileEntry(path, { name: "memory" }));
+  const messages = ctx.toMessages();
+  assert.deepEqual(messages, [
+    { role: "system", content: [{ type: "text", text: "Be helpful." }] },
+    {
+      role: "assistant",
+      content: [{ type: "text", text: "# memory\nHere is what I remember." }],
+    },
+  ]);
+  assert.ok(!JSON.stringify(messages).includes("---"));
+});
