@@ -356,6 +356,68 @@ export class Briefing {
   }
 
   /**
+   * Rebuilds the state an earlier run of the same slice reached (a resumed
+   * session): records every action record again, then, under the bounded
+   * policy, retires the `archived` oldest events from the tail and takes
+   * over the checkpoint count. The next request is then byte-identical to
+   * the one the earlier run would have built. Only on a fresh briefing.
+   *
+   * @param records The earlier run's action records, in sequence order.
+   * @param state Events retired from the tail and checkpoints so far
+   *   (both 0 under legacy, where records alone determine the transcript).
+   * @throws {TypeError} When the briefing already recorded or requested.
+   * @throws {RangeError} When `archived` exceeds the recorded events.
+   *
+   * @example
+   * ```ts
+   * import { Briefing, ResultStore } from "@loom/loom";
+   * import assert from "node:assert/strict";
+   * const options = { policy: "bounded" as const, intent: "i", instructions: "x", results: new ResultStore() };
+   * const records = [1, 2, 3].map((sequence) => ({
+   *   sequence, action: "tests.run", arguments: {},
+   *   report: { kind: "refused" as const, code: "no_tests", reason: "No test command" },
+   * }));
+   * const briefing = new Briefing(options);
+   * briefing.restore(records, { archived: 2, checkpoints: 1 });
+   * assert.equal(briefing.archivedCount, 2);
+   * assert.equal(briefing.retainedCount, 1);
+   * assert.equal(briefing.checkpoints, 1);
+   * ```
+   */
+  restore(
+    records: readonly ActionRecord[],
+    state: { readonly archived: number; readonly checkpoints: number },
+  ): void {
+    if (
+      this.#retained.length > 0 || this.#lastTurn !== undefined ||
+      this.#lastSequence !== (this.#archive?.lastSequence ?? 0)
+    ) {
+      throw new TypeError(
+        "Cannot restore a briefing that already recorded or built a request",
+      );
+    }
+    for (const record of records) this.record(record);
+    if (this.#archive === undefined) return;
+    const retire = state.archived - this.#archived;
+    if (
+      !Number.isSafeInteger(retire) || retire < 0 ||
+      retire > this.#retained.length
+    ) {
+      throw new RangeError(
+        `Cannot restore ${state.archived} archived events: ${this.#retained.length} events are in the tail`,
+      );
+    }
+    if (retire > 0) {
+      for (const item of this.#retained.splice(0, retire)) {
+        this.#ctx.convo.remove(item.entry);
+      }
+      this.#archived += retire;
+      this.#setTopic(checkpointLine(this.#archived));
+    }
+    this.#checkpoints = state.checkpoints;
+  }
+
+  /**
    * Builds the request of one model turn.
    *
    * @param turn Phase, tool, candidates, lookup answers and notes.

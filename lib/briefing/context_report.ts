@@ -168,6 +168,45 @@ export class ContextReportBuilder {
   }
 
   /**
+   * Takes over the lines of an earlier run of the same slice (a resumed
+   * session), so the report covers the whole run, and the last request that
+   * run sent, so the next line's `prefix_stable_bytes` is measured against it
+   * as if the run had never stopped. Only on a fresh builder.
+   *
+   * @param lines The earlier run's request lines, in order.
+   * @param previous The earlier run's last request, rebuilt; without it the
+   *   next line's `prefix_stable_bytes` is 0.
+   * @throws {TypeError} When the builder already holds lines.
+   *
+   * @example
+   * ```ts
+   * import { ContextReportBuilder } from "@loom/loom";
+   * import assert from "node:assert/strict";
+   * const builder = new ContextReportBuilder("legacy");
+   * builder.restore([{
+   *   phase: "selection", request_bytes: 10, prefix_stable_bytes: 0, elapsed_ms: 1,
+   *   final_usage: false, input_tokens: null, cache_read_tokens: null,
+   *   cache_write_tokens: null, output_tokens: null,
+   * }]);
+   * assert.equal(builder.build({ stop: "completed", detail: "Done" }).requests.length, 1);
+   * ```
+   */
+  restore(
+    lines: readonly ContextReportRequest[],
+    previous?: TurnRequest,
+  ): void {
+    if (this.#requests.length > 0) {
+      throw new TypeError(
+        "Cannot restore report lines into a builder that already holds lines",
+      );
+    }
+    for (const line of lines) this.#requests.push({ ...line });
+    this.#previous = previous === undefined
+      ? undefined
+      : encoder.encode(serializeTurnRequest(previous));
+  }
+
+  /**
    * Builds the report.
    *
    * @param outcome How the run ended; `detail` is a short message, never

@@ -89,6 +89,55 @@ const catalogueEntry = z.strictObject({
   source,
 });
 
+const nullableCount = count.nullable();
+
+const requestLine = z.strictObject({
+  phase: z.enum(["selection", "arguments"]),
+  request_bytes: count,
+  prefix_stable_bytes: count,
+  elapsed_ms: z.number().nonnegative(),
+  final_usage: z.boolean(),
+  input_tokens: nullableCount,
+  cache_read_tokens: nullableCount,
+  cache_write_tokens: nullableCount,
+  output_tokens: nullableCount,
+});
+
+const lastTurn = z.strictObject({
+  sequence: count,
+  phase: z.enum(["selection", "arguments"]),
+  candidates: z.array(z.string()),
+  notes: z.array(z.string()),
+  lookups: z.array(z.unknown()),
+  retired: count,
+  results: count,
+});
+
+/** Slice progress: numbers, notes and the last turn's lookups, never bodies. */
+const progress = z.strictObject({
+  stop: z.enum([
+    "completed",
+    "step_budget",
+    "refused",
+    "suspended",
+    "capacity",
+    "confinement_unavailable",
+    "provider_error",
+  ]).nullable(),
+  edits: count,
+  refusals: count,
+  consecutive_refusals: count,
+  retrievals: count,
+  bytes_total: count,
+  bytes_peak: count,
+  model_ms: z.number().nonnegative(),
+  archived: count,
+  checkpoints: count,
+  notes: z.array(z.string()),
+  last_turn: lastTurn.nullable(),
+  requests: z.array(requestLine),
+});
+
 /** The closed schema of `session.json`. */
 export const sessionSchema = z.strictObject({
   format: z.literal(SESSION_FORMAT),
@@ -107,6 +156,7 @@ export const sessionSchema = z.strictObject({
   model_calls_used: count,
   overrides: z.record(z.string(), z.number().positive()),
   counters: z.record(z.string(), count),
+  progress,
   events: z.array(z.strictObject({ sha256: digest, record })),
   results: z.record(resultId, catalogueEntry),
 });

@@ -80,6 +80,101 @@ export interface SessionTest {
   readonly timeoutMs: number;
 }
 
+/** The context report line of one request (numbers only). */
+export interface SessionRequestLine {
+  /** Stage of the request. */
+  readonly phase: "selection" | "arguments";
+  /** UTF-8 bytes of the serialized request. */
+  readonly request_bytes: number;
+  /** Longest common byte prefix with the previous request. */
+  readonly prefix_stable_bytes: number;
+  /** Milliseconds spent. */
+  readonly elapsed_ms: number;
+  /** Whether the counters are the provider's final usage. */
+  readonly final_usage: boolean;
+  /** Input tokens, or `null`. */
+  readonly input_tokens: number | null;
+  /** Cache read tokens, or `null`. */
+  readonly cache_read_tokens: number | null;
+  /** Cache write tokens, or `null`. */
+  readonly cache_write_tokens: number | null;
+  /** Output tokens, or `null`. */
+  readonly output_tokens: number | null;
+}
+
+/** The last request of a run, described without its text. */
+export interface SessionLastTurn {
+  /** The step it belonged to. */
+  readonly sequence: number;
+  /** Its stage. */
+  readonly phase: "selection" | "arguments";
+  /** Candidates (selection) or the chosen action (arguments). */
+  readonly candidates: readonly string[];
+  /** Notes shown with it. */
+  readonly notes: readonly string[];
+  /** Lookup requests answered in its stage before it (model output, no bodies). */
+  readonly lookups: readonly unknown[];
+  /** Events retired while it was built. */
+  readonly retired: number;
+  /** Results stored when it was built. */
+  readonly results: number;
+}
+
+/** Slice progress a session carries: numbers, notes and the last turn. */
+export interface SessionProgress {
+  /** How the run ended, or `null` while it can continue. */
+  readonly stop:
+    | "completed"
+    | "step_budget"
+    | "refused"
+    | "suspended"
+    | "capacity"
+    | "confinement_unavailable"
+    | "provider_error"
+    | null;
+  /** Admitted edits. */
+  readonly edits: number;
+  /** Refused steps. */
+  readonly refusals: number;
+  /** Refused steps in a row at the end. */
+  readonly consecutiveRefusals: number;
+  /** Successful lookups. */
+  readonly retrievals: number;
+  /** Sum of request bytes. */
+  readonly bytesTotal: number;
+  /** Largest request. */
+  readonly bytesPeak: number;
+  /** Milliseconds spent waiting for the model. */
+  readonly modelMs: number;
+  /** Events retired from the bounded tail. */
+  readonly archived: number;
+  /** Retirement checkpoints. */
+  readonly checkpoints: number;
+  /** Refusal notes for the next selection. */
+  readonly notes: readonly string[];
+  /** The last request built, or `null`. */
+  readonly lastTurn: SessionLastTurn | null;
+  /** Context report lines so far. */
+  readonly requests: readonly SessionRequestLine[];
+}
+
+/** Progress of a session that has not taken a step. */
+export const EMPTY_PROGRESS: SessionProgress = Object.freeze({
+  stop: null,
+  edits: 0,
+  refusals: 0,
+  consecutiveRefusals: 0,
+  retrievals: 0,
+  bytesTotal: 0,
+  bytesPeak: 0,
+  modelMs: 0,
+  archived: 0,
+  checkpoints: 0,
+  notes: [],
+  lastTurn: null,
+  requests: [],
+});
+
 /** Everything {@linkcode SessionStore.save} writes, after an acknowledged step. */
 export interface SessionSnapshot {
   /** The slice's intent. */
@@ -104,6 +199,8 @@ export interface SessionSnapshot {
   readonly results: Iterable<StoredResult>;
   /** Run counters to carry over (non-negative integers only: never text). */
   readonly counters?: Readonly<Record<string, number>>;
+  /** Slice progress (default {@linkcode EMPTY_PROGRESS}). */
+  readonly progress?: SessionProgress;
   /** Threshold overrides in force (recorded for the resume). */
   readonly overrides?: PersistenceOverrides;
   /** Declarations of actions beyond the built-in ones. */
@@ -169,6 +266,8 @@ export interface LoadedSession {
   readonly modelCallsUsed: number;
   /** Run counters carried over. */
   readonly counters: Readonly<Record<string, number>>;
+  /** Slice progress. */
+  readonly progress: SessionProgress;
   /** Threshold overrides recorded. */
   readonly overrides: Readonly<Record<string, number>>;
   /** Action records with descriptors rebuilt (previews from restored bytes). */
@@ -467,6 +566,7 @@ export class SessionStore {
       model_calls_used: snapshot.modelCallsUsed,
       overrides: finiteOverrides(overrides),
       counters: { ...snapshot.counters },
+      progress: progressJson(snapshot.progress ?? EMPTY_PROGRESS),
       events: snapshot.records.map((record) => ({
         sha256: sha256Hex(encoder.encode(serializeEvent(toEvent(record)))),
         record: compactRecord(record),
@@ -620,6 +720,7 @@ export class SessionStore {
       stepsUsed: doc.steps_used,
       modelCallsUsed: doc.model_calls_used,
       counters: doc.counters,
+      progress: progressOf(doc.progress),
       overrides: doc.overrides,
       records,
       results,
@@ -728,6 +829,50 @@ function finiteOverrides(
     }
   }
   return out;
+}
+
+function progressJson(p: SessionProgress): SessionJson["progress"] {
+  return {
+    stop: p.stop,
+    edits: p.edits,
+    refusals: p.refusals,
+    consecutive_refusals: p.consecutiveRefusals,
+    retrievals: p.retrievals,
+    bytes_total: p.bytesTotal,
+    bytes_peak: p.bytesPeak,
+    model_ms: p.modelMs,
+    archived: p.archived,
+    checkpoints: p.checkpoints,
+    notes: [...p.notes],
+    last_turn: p.lastTurn === null ? null : {
+      sequence: p.lastTurn.sequence,
+      phase: p.lastTurn.phase,
+      candidates: [...p.lastTurn.candidates],
+      notes: [...p.lastTurn.notes],
+      lookups: [...p.lastTurn.lookups],
+      retired: p.lastTurn.retired,
+      results: p.lastTurn.results,
+    },
+    requests: p.requests.map((line) => ({ ...line })),
+  };
+}
+
+function progressOf(p: SessionJson["progress"]): SessionProgress {
+  return {
+    stop: p.stop,
+    edits: p.edits,
+    refusals: p.refusals,
+    consecutiveRefusals: p.consecutive_refusals,
+    retrievals: p.retrievals,
+    bytesTotal: p.bytes_total,
+    bytesPeak: p.bytes_peak,
+    modelMs: p.model_ms,
+    archived: p.archived,
+    checkpoints: p.checkpoints,
+    notes: p.notes,
+    lastTurn: p.last_turn,
+    requests: p.requests,
+  };
 }
 
 /** The record as the session keeps it: compact arguments, no previews. */

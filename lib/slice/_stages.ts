@@ -43,6 +43,18 @@ export interface StageContext {
   readonly report: ContextReportBuilder;
   readonly counters: RunCounters;
   readonly signal: AbortSignal | undefined;
+  /** Told about every request built (session checkpoints rebuild the last one). */
+  readonly onRequest?: (turn: TurnRecord) => void;
+}
+
+/** A request described without its text (see `LastTurn` in checkpoint.ts). */
+export interface TurnRecord {
+  readonly phase: ModelPhase;
+  readonly candidates: readonly string[];
+  readonly notes: readonly string[];
+  readonly lookups: readonly unknown[];
+  readonly retired: number;
+  readonly results: number;
 }
 
 /** How a stage ended. */
@@ -76,15 +88,25 @@ export async function runStage(
     stage: options.phase,
   });
   const answers: unknown[] = [];
+  const asked: unknown[] = [];
   try {
     while (true) {
       const request = buildRequest(ctx, options, answers);
+      ctx.onRequest?.({
+        phase: options.phase,
+        candidates: options.candidates,
+        notes: options.notes,
+        lookups: [...asked],
+        retired: ctx.briefing.lastTurn?.retired ?? 0,
+        results: ctx.results.count,
+      });
       const reply = await callModel(ctx, options, request);
       if (!isLookupRequest(reply.arguments)) {
         return { kind: "answer", value: reply.arguments };
       }
       try {
         answers.push(await session.answer(reply.arguments));
+        asked.push(reply.arguments);
       } catch (error) {
         if (error instanceof LookupBudgetExceeded) {
           return {

@@ -17,7 +17,9 @@ import type { ModelProvider } from "../providers/model_provider.ts";
 import { createProvider } from "../providers/create_provider.ts";
 import { ProviderError } from "../providers/provider_error.ts";
 import { expandEditContents } from "../reference/edit_contents.ts";
-import { ResultStore } from "../store/result_store.ts";
+import { ResultStore, type StoredResult } from "../store/result_store.ts";
+import { LookupSession } from "../reference/lookup_session.ts";
+import type { TurnRequest } from "../briefing/turn_request.ts";
 import { WorkspaceExecutor } from "../executor/workspace_executor.ts";
 import { commission } from "./commission.ts";
 import { actionJsonSchema } from "./_schema.ts";
@@ -38,6 +40,12 @@ import {
 import { SliceStopped } from "./_stopped.ts";
 import { actionArgumentsTool, selectActionTool } from "./_tools.ts";
 import type { SliceOutcome, SliceStop } from "./outcome.ts";
+import type {
+  LastTurn,
+  SliceCheckpoint,
+  SliceResume,
+  SliceSessionHooks,
+} from "./checkpoint.ts";
 
 /** The test command of a slice. */
 export interface SliceTest {
@@ -98,13 +106,23 @@ export interface RunOptions {
   readonly maxConsecutiveRefusals?: number;
   /** Environment for provider API keys (default `Deno.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Session hooks: a checkpoint after every acknowledged step (awaited),
+   * the state of a stopped run to continue from, and the session root that
+   * commission must refuse. See `lib/persist` for the storage.
+   */
+  readonly session?: SliceSessionHooks;
 }
 
 /** A slice request or its options are malformed; nothing was started. */
 export class SliceRequestError extends TypeError {
   /** Always `invalid_request`. */
   readonly code = "invalid_request";
-  /** @param message What is wrong and why. */
+  /**
+   * Creates the error.
+   *
+   * @param message What is wrong and why.
+   */
   constructor(message: string) {
     super(message);
     this.name = "SliceRequestError";
@@ -285,6 +303,9 @@ class SliceRun {
   #consecutiveRefusals = 0;
   #summary: string | null = null;
   #notes: string[] = [];
+  readonly #records: ActionRecord[] = [];
+  #lastTurn: LastTurn | null = null;
+  #checkpointed = -1;
 
   constructor(
     request: SliceRequest,
@@ -323,6 +344,13 @@ class SliceRun {
       }
     }
     const outcome = this.#outcome(stop, detail);
+    if (this.#briefing !== undefined && this.#options.session !== undefined) {
+      try {
+        await this.#checkpoint(stop);
+      } catch (error) {
+        failure ??= error;
+      }
+    }
     await this.#writeReport(outcome);
     if (failure !== undefined) throw failure;
     return outcome;
@@ -332,7 +360,9 @@ class SliceRun {
     const spec = this.#request.provider;
     if (typeof spec !== "string") return spec;
     try {
+      const resume = this.#options.session?.resume;
       return createProvider(spec, {
+        ...(resume === undefined ? {} : { startAtCall: resume.modelCalls }),
         ...(this.#options.baseUrl === undefined
           ? {}
           : { baseUrl: this.#options.baseUrl }),
@@ -392,12 +422,18 @@ class SliceRun {
       report: this.#report,
       counters: this.#counters,
       signal: this.#options.signal,
+      onRequest: (turn) => {
+        this.#lastTurn = { ...turn, sequence: this.#steps };
+      },
     };
+    const resume = this.#options.session?.resume;
+    if (resume !== undefined) await this.#restore(resume, briefing, bounded);
     const testConfigured = request.test !== undefined;
     const maxRefusals = this.#options.maxConsecutiveRefusals ??
       DEFAULT_MAX_REFUSALS;
 
     while (this.#steps < request.maxSteps) {
+      if (this.#checkpointed !== this.#steps) await this.#checkpoint(null);
       const signal = this.#options.signal;
       if (signal?.aborted) {
         throw new SliceStopped(
@@ -466,10 +502,12 @@ class SliceRun {
         if (this.#consecutiveRefusals >= maxRefusals) break;
         continue;
       }
+      const forbiddenRoots = this.#options.session?.forbiddenRoots;
       const admitted = await commission(action, expanded.args, {
         workspace,
         testConfigured,
         latestValidated: validated,
+        ...(forbiddenRoots === undefined ? {} : { forbiddenRoots }),
       });
       if (!admitted.ok) {
         this.#refuse(sequence, action, args, admitted, "arguments");
@@ -592,6 +630,7 @@ class SliceRun {
     } catch (error) {
       throw capacityStop(error) ?? error;
     }
+    this.#records.push(record);
     this.#progress(sequence, phase, action, describe(report));
   }
 
@@ -613,6 +652,128 @@ class SliceRun {
       outcome,
     };
     onProgress(progressLine(progress), progress);
+  }
+
+  /** Hands the state after the latest acknowledged step to the session. */
+  async #checkpoint(stop: SliceStop | null): Promise<void> {
+    const session = this.#options.session;
+    if (session === undefined) return;
+    const c = this.#counters;
+    const checkpoint: SliceCheckpoint = {
+      steps: this.#steps,
+      modelCalls: c.modelCalls,
+      records: [...this.#records],
+      results: this.#results,
+      edits: this.#facts.edits,
+      revision: this.#facts.revision,
+      refusals: this.#refusals,
+      consecutiveRefusals: this.#consecutiveRefusals,
+      retrievals: c.retrievals,
+      bytesTotal: c.bytesTotal,
+      bytesPeak: c.bytesPeak,
+      modelMs: c.modelMs,
+      notes: [...this.#notes],
+      archived: this.#briefing?.archivedCount ?? 0,
+      checkpoints: this.#briefing?.checkpoints ?? 0,
+      lastTurn: this.#lastTurn,
+      requests: [...this.#report.requests],
+      stop,
+    };
+    await session.onCheckpoint(checkpoint);
+    this.#checkpointed = this.#steps;
+  }
+
+  /**
+   * Continues from a stopped run: counters, results with their ids, the
+   * briefing (records, retired events, checkpoints) and the report lines,
+   * with the last request rebuilt so prefix measurement carries on.
+   */
+  async #restore(
+    resume: SliceResume,
+    briefing: Briefing,
+    bounded: boolean,
+  ): Promise<void> {
+    this.#steps = resume.steps;
+    this.#refusals = resume.refusals;
+    this.#consecutiveRefusals = resume.consecutiveRefusals;
+    this.#notes = [...resume.notes];
+    this.#facts.edits = resume.edits;
+    this.#facts.revision = resume.revision;
+    const c = this.#counters;
+    c.modelCalls = resume.modelCalls;
+    c.retrievals = resume.retrievals;
+    c.bytesTotal = resume.bytesTotal;
+    c.bytesPeak = resume.bytesPeak;
+    c.modelMs = resume.modelMs;
+    this.#records.push(...resume.records);
+    this.#lastTurn = resume.lastTurn;
+    this.#checkpointed = resume.steps;
+
+    const results = [...resume.results].sort((a, b) => idOf(a) - idOf(b));
+    const last = resume.lastTurn;
+    const records = resume.records;
+    // Records made after the last request (normally the last step's own).
+    const after = last === null
+      ? []
+      : records.filter((r) => r.sequence >= last.sequence);
+    const before = records.slice(0, records.length - after.length);
+    const boundary = last?.results ?? Infinity;
+    const restoreResults = (keep: (r: StoredResult) => boolean) => {
+      for (const r of results) if (keep(r)) this.#results.restore(r);
+    };
+    restoreResults((r) => idOf(r) <= boundary);
+    let previous: TurnRequest | undefined;
+    try {
+      if (last === null) {
+        briefing.restore(records, {
+          archived: resume.archived,
+          checkpoints: resume.checkpoints,
+        });
+      } else {
+        briefing.restore(before, {
+          archived: resume.archived - last.retired,
+          checkpoints: resume.checkpoints - (last.retired > 0 ? 1 : 0),
+        });
+        previous = await this.#rebuild(last, briefing, bounded);
+        for (const record of after) briefing.record(record);
+      }
+    } catch (error) {
+      throw capacityStop(error) ?? error;
+    }
+    restoreResults((r) => idOf(r) > boundary);
+    this.#report.restore(resume.requests, previous);
+  }
+
+  /** Rebuilds the last request of a stopped run (lookups answered again). */
+  async #rebuild(
+    last: LastTurn,
+    briefing: Briefing,
+    bounded: boolean,
+  ): Promise<TurnRequest> {
+    const action = last.candidates[0] ?? "";
+    const tool = last.phase === "selection"
+      ? selectActionTool(last.candidates, bounded)
+      : actionArgumentsTool(action, actionJsonSchema(action), bounded);
+    const lookups = new LookupSession({
+      results: this.#results,
+      ...(briefing.history === undefined ? {} : { history: briefing.history }),
+      stage: last.phase,
+    });
+    const answers: unknown[] = [];
+    for (const lookup of last.lookups) {
+      try {
+        answers.push(await lookups.answer(lookup));
+      } catch {
+        break;
+      }
+    }
+    return briefing.request({
+      phase: last.phase,
+      tool,
+      candidates: last.candidates,
+      lookupAnswers: answers,
+      notes: last.notes,
+    });
   }
 
   #outcome(stop: SliceStop, detail: string): SliceOutcome {
@@ -654,6 +815,10 @@ class SliceRun {
     );
     await Deno.writeTextFile(path, JSON.stringify(report, null, 2) + "\n");
   }
+}
+
+function idOf(result: StoredResult): number {
+  return Number(result.id.slice("result-".length));
 }
 
 /** One progress line: step, phase, action, request bytes, outcome. */
