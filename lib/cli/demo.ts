@@ -60,20 +60,8 @@ export async function demoCommand(args: string[], io: CliIo): Promise<number> {
     io.out(DEMO_HELP);
     return ExitCode.ok;
   }
-  const fixtures = new URL("../../fixtures/", import.meta.url);
-  if (fixtures.protocol !== "file:") {
-    throw new UsageError(
-      "The demo needs the repository's fixtures/ directory; run it from a checkout",
-    );
-  }
-  const root = decodeURIComponent(fixtures.pathname);
-  const intent = await Deno.readTextFile(`${root}intents/bugfix.txt`).catch(
-    () => {
-      throw new UsageError(
-        `The demo needs the repository's fixtures/ directory, not found at ${root}`,
-      );
-    },
-  );
+  const root = await findFixtures();
+  const intent = await Deno.readTextFile(`${root}intents/bugfix.txt`);
   const temp = await Deno.makeTempDir({ prefix: "loom-demo-" });
   const workspace = `${temp}/bugfix`;
   try {
@@ -103,6 +91,32 @@ export async function demoCommand(args: string[], io: CliIo): Promise<number> {
   } finally {
     if (!values.keep) await Deno.remove(temp, { recursive: true });
   }
+}
+
+/**
+ * The repository's fixtures/ directory: next to the sources (lib/cli/ is two
+ * levels down), next to a bundle in dist/, or under the working directory.
+ */
+async function findFixtures(): Promise<string> {
+  const candidates = [
+    new URL("../../fixtures/", import.meta.url),
+    new URL("../fixtures/", import.meta.url),
+    new URL("fixtures/", `file://${Deno.cwd()}/`),
+  ].filter((url) => url.protocol === "file:")
+    .map((url) => decodeURIComponent(url.pathname));
+  for (const root of candidates) {
+    try {
+      await Deno.stat(`${root}recordings/bugfix.json`);
+      return root;
+    } catch {
+      // try the next place
+    }
+  }
+  throw new UsageError(
+    `The demo needs the repository's fixtures/ directory; none found at ${
+      candidates.join(", ")
+    }`,
+  );
 }
 
 async function copyTree(from: string, to: string): Promise<void> {
