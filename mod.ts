@@ -209,3 +209,41 @@ export {
   type SliceTest,
   type StepProgress,
 } from "./lib/slice/run.ts";
+export {
+  actionJsonSchema,
+  type ActionName,
+  ACTIONS,
+  type ActionSpec,
+  type CompleteArguments,
+  type EditArguments,
+  type EditFileArguments,
+  type EditReference,
+  type EditSegment,
+  type ExpandedEditArguments,
+  type InspectArguments,
+  isActionName,
+  selectActionSchema,
+  type TestsRunArguments,
+} from "./lib/slice/actions.ts";
+export {
+  commission,
+  type CommissionAdmitted,
+  type CommissionedArguments,
+  type CommissionOptions,
+  type CommissionRefusal,
+  type CommissionResult,
+  type RefusalCode,
+} from "./lib/slice/commission.ts";
+export {
+  type EditedFileDigest,
+  type InspectedFileText,
+  TEST_OUTPUT_TAIL_BYTES,
+  type TestRunOutcome,
+  WorkspaceExecutor,
+  type WorkspaceExecutorOptions,
+} from "./lib/executor/workspace_executor.ts";
+export { ConfinementUnavailable } from "./lib/executor/confinement_unavailable.ts";
+export {
+  ExecutorError,
+  type ExecutorErrorCode,
+} from "./lib/executor/executor_error.ts";

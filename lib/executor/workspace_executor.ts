@@ -81,8 +81,18 @@ export interface TestRunOutcome {
   confinement: string;
 }
 
-/** Bytes of combined test output kept. */
-export const TEST_OUTPUT_TAIL_BYTES = 8192;
+/**
+ * Bytes of combined test output {@linkcode WorkspaceExecutor.runTests}
+ * keeps: 8 KiB, the upstream runner's tail.
+ *
+ * @example
+ * ```ts
+ * import { TEST_OUTPUT_TAIL_BYTES } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * assert.equal(TEST_OUTPUT_TAIL_BYTES, 8 * 1024);
+ * ```
+ */
+export const TEST_OUTPUT_TAIL_BYTES: number = 8192;
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024;
 const DRAIN_MS = 1_000;
