@@ -198,6 +198,7 @@ export {
   type RequestByteFigures,
   type SliceOutcome,
   type SliceStop,
+  type SliceTestResult,
 } from "./lib/slice/outcome.ts";
 export { type RevisionFile, revisionId } from "./lib/slice/revision.ts";
 export {

@@ -5,7 +5,6 @@
  * @module
  */
 import type { StopReason } from "../briefing/context_report.ts";
-import type { LatestTest } from "../briefing/working_state.ts";
 
 /**
  * Why a slice stopped (DESIGN.md "Slice completion"):
@@ -25,6 +24,16 @@ import type { LatestTest } from "../briefing/working_state.ts";
  *   failure, a recording that does not match or ran out).
  */
 export type SliceStop = StopReason;
+
+/** The latest test run of a slice, as its working state shows it. */
+export interface SliceTestResult {
+  /** Exit code of the test program. */
+  readonly exit_code: number;
+  /** Whether the run was stopped by its timeout. */
+  readonly timed_out: boolean;
+  /** The revision tested; `null` for the unedited workspace. */
+  readonly tested_revision: string | null;
+}
 
 /** Request byte figures of a run (serialized provider-neutral requests). */
 export interface RequestByteFigures {
@@ -49,7 +58,7 @@ export interface SliceOutcome {
   /** The latest workspace revision, `null` when nothing was edited. */
   readonly revision: string | null;
   /** The latest test run, `null` when the tests never ran. */
-  readonly latest_test: LatestTest | null;
+  readonly latest_test: SliceTestResult | null;
   /** Whether the latest test validates the latest revision. */
   readonly tests_validate_latest_revision: boolean;
   /** Steps refused (commission, selection, expansion, lookup budget). */

@@ -90,7 +90,7 @@ export interface StepProgress {
 /** Options of {@linkcode runWithOptions}. */
 export interface RunOptions {
   /** `legacy` (rolling transcript, the default) or `bounded` (working context). */
-  readonly contextPolicy?: ContextPolicy;
+  readonly contextPolicy?: "legacy" | "bounded";
   /** Path of the JSON context report; written at the end and when a started slice fails. */
   readonly contextReport?: string;
   /** Called after every step with a one-line summary and its fields. */
