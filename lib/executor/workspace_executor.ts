@@ -499,7 +499,7 @@ export class WorkspaceExecutor {
       JSON.stringify(test.program)
     }, no net, env, sys, ffi or import access, symlinks leading outside refused. The test process is not confined by Deno: it ran as an ordinary subprocess with the user's privileges (working directory ${this.#workspace}, environment cleared except ${
       kept === "" ? "nothing" : kept
-    }, stdin closed, killed after ${test.timeoutMs} ms)`;
+    }, stdin closed, killed after ${test.timeoutMs} ms; processes it starts itself are not killed)`;
   }
 }
 
