@@ -493,13 +493,15 @@ export class WorkspaceExecutor {
     });
   }
 
+  // Machine-independent on purpose: the text lands in events whose digests a
+  // recording may quote, so it names no absolute path and no present variables.
   #confinement(test: TestSetup): string {
-    const kept = Object.keys(test.env).sort().join(", ");
-    return `Deno confined the executor's worker: read and write only inside ${this.#workspace}, run only ${
-      JSON.stringify(test.program)
-    }, no net, env, sys, ffi or import access, symlinks leading outside refused. The test process is not confined by Deno: it ran as an ordinary subprocess with the user's privileges (working directory ${this.#workspace}, environment cleared except ${
-      kept === "" ? "nothing" : kept
-    }, stdin closed, killed after ${test.timeoutMs} ms; processes it starts itself are not killed)`;
+    const program = test.program.split("/").at(-1) ?? test.program;
+    return `Deno confined the executor's worker: read and write only inside the workspace, run only ${
+      JSON.stringify(program)
+    }, no net, env, sys, ffi or import access, symlinks leading outside refused. The test process is not confined by Deno: it ran as an ordinary subprocess with the user's privileges (working directory the workspace, environment cleared except ${
+      KEPT_ENV.join(", ")
+    } where set, stdin closed, killed after ${test.timeoutMs} ms; processes it starts itself are not killed)`;
   }
 }
 
