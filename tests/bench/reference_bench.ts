@@ -1,0 +1,164 @@
+/**
+ * The reference layer against the runtime's own primitives, same inputs
+ * (the nativejson-benchmark files and a generated 16 MiB document):
+ *
+ * - "scan …": `scanJson(bytes)` vs `JSON.parse(text)` (baseline); target
+ *   ≤ 1.5×. The scanner also validates UTF-8 and checks duplicate names.
+ * - "sha256 …": `sha256Hex(bytes)` vs `crypto.subtle.digest` (baseline);
+ *   target ≤ 1.2×.
+ * - "utf8 …": `isValidUtf8` / `firstInvalidUtf8` vs
+ *   `new TextDecoder("utf-8", {fatal: true}).decode` (baseline); target ≤ 1.2×.
+ * - "pointer 16 MiB": `resolve()` on an already scanned 16 MiB document
+ *   (target < 1 ms), with `jsonpointer.get` on the parsed value for scale.
+ *
+ * Run: deno bench --allow-read --allow-write --allow-env tests/bench/reference_bench.ts
+ */
+import jsonpointer from "jsonpointer";
+import { scanJson } from "../../lib/reference/json_scanner.ts";
+import { parsePointer } from "../../lib/reference/pointer.ts";
+import { sha256Hex } from "../../lib/store/digest.ts";
+import { firstInvalidUtf8, isValidUtf8 } from "../../lib/store/utf8.ts";
+
+const DATA = "../shared/corpora/nativejson-benchmark/data/";
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const fatal = new TextDecoder("utf-8", { fatal: true });
+
+/** A deterministic ~16 MiB document: records with text, numbers, nesting. */
+function generated(): Uint8Array {
+  const words = ["alpha", "beta", "gamma", "délta", "ε", "日本語", "😀", "z"];
+  const parts: string[] = [];
+  let size = 0;
+  let i = 0;
+  let seed = 1;
+  const next = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed;
+  };
+  while (size < 16 * 1024 * 1024 - 512) {
+    const record = JSON.stringify({
+      id: i,
+      name: `${words[next() % 8]} ${words[next() % 8]} #${i}`,
+      score: (next() % 100000) / 7,
+      big: `${next()}${next()}${next()}`,
+      tags: [words[next() % 8], words[next() % 8], next() % 2 === 0],
+      nested: { path: `src/m${i % 97}/f${i}.ts`, lines: [1, next() % 500] },
+      note: i % 50 === 0 ? 'quote " backslash \\ newline \n tab \t' : null,
+    }).replace(/"big":"(\d+)"/, '"big":$1');
+    parts.push(record);
+    size += encoder.encode(record).length + 1;
+    i++;
+  }
+  return encoder.encode("[" + parts.join(",") + "]");
+}
+
+interface Input {
+  name: string;
+  bytes: Uint8Array;
+  text: string;
+}
+
+const inputs: Input[] = [];
+for (const name of ["canada.json", "citm_catalog.json", "twitter.json"]) {
+  const bytes = await Deno.readFile(DATA + name);
+  inputs.push({ name, bytes, text: decoder.decode(bytes) });
+}
+const big = generated();
+inputs.push({
+  name: "generated 16 MiB",
+  bytes: big,
+  text: decoder.decode(big),
+});
+
+let sink: unknown;
+
+for (const { name, bytes, text } of inputs) {
+  Deno.bench({
+    name: "JSON.parse(text)",
+    group: `scan ${name}`,
+    baseline: true,
+    fn: () => {
+      sink = JSON.parse(text);
+    },
+  });
+  Deno.bench({
+    name: "scanJson(bytes)",
+    group: `scan ${name}`,
+    fn: () => {
+      sink = scanJson(bytes);
+    },
+  });
+
+  Deno.bench({
+    name: "crypto.subtle.digest",
+    group: `sha256 ${name}`,
+    baseline: true,
+    fn: async () => {
+      sink = await crypto.subtle.digest(
+        "SHA-256",
+        bytes as Uint8Array<ArrayBuffer>,
+      );
+    },
+  });
+  Deno.bench({
+    name: "sha256Hex",
+    group: `sha256 ${name}`,
+    fn: () => {
+      sink = sha256Hex(bytes);
+    },
+  });
+
+  Deno.bench({
+    name: "TextDecoder fatal",
+    group: `utf8 ${name}`,
+    baseline: true,
+    fn: () => {
+      sink = fatal.decode(bytes);
+    },
+  });
+  Deno.bench({
+    name: "isValidUtf8",
+    group: `utf8 ${name}`,
+    fn: () => {
+      sink = isValidUtf8(bytes);
+    },
+  });
+  Deno.bench({
+    name: "firstInvalidUtf8",
+    group: `utf8 ${name}`,
+    fn: () => {
+      sink = firstInvalidUtf8(bytes);
+    },
+  });
+}
+
+const bigIndex = scanJson(big);
+const bigValue = JSON.parse(decoder.decode(big)) as object;
+const count = (bigValue as unknown[]).length;
+const pointers = [0, count >> 1, count - 1].flatMap((i) => [
+  `/${i}/nested/lines/1`,
+  `/${i}/big`,
+  `/${i}/note`,
+]);
+
+Deno.bench({
+  name: "jsonpointer.get on the parsed value",
+  group: "pointer 16 MiB",
+  baseline: true,
+  fn: () => {
+    for (const pointer of pointers) sink = jsonpointer.get(bigValue, pointer);
+  },
+});
+Deno.bench({
+  name: "parsePointer + resolve on the scanned index (9 pointers)",
+  group: "pointer 16 MiB",
+  fn: () => {
+    for (const pointer of pointers) {
+      sink = bigIndex.resolve(parsePointer(pointer));
+    }
+  },
+});
+
+globalThis.addEventListener("unload", () => {
+  if (sink === Symbol.for("never")) console.log(sink);
+});
