@@ -5,7 +5,7 @@
  *
  * ## API (used by the slice runner)
  *
- * ```ts
+ * ```text
  * const briefing = new Briefing({ policy, intent, instructions, results, archive?, cacheTtl?, limits? });
  * briefing.record(actionRecord);                  // after every step, refusals included
  * const request = briefing.request({ phase, tool, candidates?, lookupAnswers?, notes? });
@@ -223,6 +223,8 @@ export class Briefing {
   #lastTurn: TurnInfo | undefined;
 
   /**
+   * Creates the briefing of one run.
+   *
    * @param options Policy, intent, instructions, result store and options.
    * @throws {TypeError} When an archive is given under the legacy policy, or
    *   the policy is unknown.

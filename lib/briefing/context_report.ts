@@ -125,6 +125,8 @@ export class ContextReportBuilder {
   #previous: Uint8Array | undefined;
 
   /**
+   * Starts a report; the run's elapsed time counts from here.
+   *
    * @param policy The run's context policy.
    */
   constructor(policy: "legacy" | "bounded") {

@@ -43,6 +43,8 @@ export class ArchiveCapacityError extends RangeError {
   readonly limit: "events" | "bytes";
 
   /**
+   * Creates the error.
+   *
    * @param message Sentence-case explanation.
    * @param limit The limit that was hit.
    */
@@ -90,6 +92,8 @@ export class EventArchive implements HistorySource {
   #bytes = 0;
 
   /**
+   * Creates an empty archive.
+   *
    * @param options Capacity limits.
    * @throws {RangeError} When a limit is not a positive integer.
    */

@@ -29,6 +29,8 @@ export class RequestCeilingError extends RangeError {
   readonly limit: number;
 
   /**
+   * Creates the error.
+   *
    * @param bytes Bytes of the smallest request that could be built.
    * @param limit The ceiling in bytes.
    */
