@@ -70,11 +70,64 @@ export {
   requestBytes,
   serializeTurnRequest,
   stableStringify,
+  textEndOffset,
   type TurnMessage,
   type TurnRequest,
   type TurnTextBlock,
   type TurnTool,
 } from "./lib/briefing/turn_request.ts";
+export {
+  Briefing,
+  type BriefingLimits,
+  type BriefingOptions,
+  type ContextPolicy,
+  DEFAULT_BRIEFING_LIMITS,
+  type TurnInfo,
+  type TurnOptions,
+} from "./lib/briefing/briefing.ts";
+export {
+  type ActionRecord,
+  type EditedFile,
+  type EditedReport,
+  type ExecutionReport,
+  type InspectedFile,
+  type InspectedReport,
+  type RefusedReport,
+  type TestsRunReport,
+} from "./lib/briefing/report.ts";
+export {
+  type BriefingEvent,
+  compactArguments,
+  type CompactEditedFile,
+  type CompactReport,
+  serializeEvent,
+  toEvent,
+} from "./lib/briefing/event.ts";
+export {
+  ArchiveCapacityError,
+  EventArchive,
+  type EventArchiveOptions,
+  MAX_ARCHIVED_BYTES,
+  MAX_ARCHIVED_EVENTS,
+} from "./lib/briefing/event_archive.ts";
+export {
+  type LatestRefusal,
+  type LatestTest,
+  MAX_RECENT_ARTIFACTS,
+  WorkingState,
+  type WorkingStateJson,
+} from "./lib/briefing/working_state.ts";
+export {
+  type AddRequestOptions,
+  type BuildReportOptions,
+  commonPrefixLength,
+  type ContextReport,
+  ContextReportBuilder,
+  type ContextReportRequest,
+  type ReportUsage,
+  type StopReason,
+} from "./lib/briefing/context_report.ts";
+export { RequestCeilingError } from "./lib/briefing/request_ceiling_error.ts";
 export {
   type ModelCall,
   type ModelPhase,
