@@ -629,13 +629,16 @@ function checkDuplicates(
     const ae = keyEnds[a]!;
     // Equal names have equal bytes, so any function of the bytes will do:
     // the length and three sampled bytes spread real names well enough.
+    // The lexeme's length and its first and last content bytes (where ids
+    // and counters differ) spread real names well; all reads stay inside
+    // the lexeme (quotes included), so equal names hash equally.
     const len = ae - as;
-    let h = Math.imul(len, 0x9e3779b1) ^ Math.imul(
-      bytes[as + 1]! | (bytes[as + (len >>> 1)]! << 8) |
-        (bytes[ae - 2]! << 16),
-      0x85ebca6b,
-    );
-    h ^= h >>> 13;
+    let h = len >= 6
+      ? bytes[as + 1]! | (bytes[ae - 4]! << 8) | (bytes[ae - 3]! << 16) |
+        (bytes[ae - 2]! << 24)
+      : bytes[ae - 2]!;
+    h = Math.imul(h ^ Math.imul(len, 0x9e3779b1), 0x85ebca6b);
+    h ^= h >>> 15;
     let slot = (h ^ (h >>> 15)) & mask;
     for (;;) {
       const b = table[slot]!;
