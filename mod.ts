@@ -27,6 +27,8 @@ export {
   type CompileOptionsErrorCode,
   type ContentBlock,
   Context,
+  ContextFileError,
+  type ContextFileErrorCode,
   type ContextOptions,
   Entry,
   type EntryOptions,
@@ -43,6 +45,8 @@ export {
   type ImageMediaType,
   IncludeCycleError,
   InvalidEntryError,
+  loadContextFile,
+  type LoadContextFileOptions,
   type Message,
   type MessageOptions,
   type OpenAIAssistantMessage,
@@ -220,9 +224,13 @@ export {
 export { EphemeralSession } from "./lib/persist/ephemeral_session.ts";
 export {
   type CreateSessionOptions,
+  EMPTY_PROGRESS,
   type LoadedSession,
   RESULTS_DIR,
   SESSION_FILE,
+  type SessionLastTurn,
+  type SessionProgress,
+  type SessionRequestLine,
   type SessionSaveInfo,
   type SessionSnapshot,
   SessionStore,
@@ -301,3 +309,16 @@ export {
   ExecutorError,
   type ExecutorErrorCode,
 } from "./lib/executor/executor_error.ts";
+export {
+  type LastTurn,
+  type SliceCheckpoint,
+  type SliceProgressState,
+  type SliceResume,
+  type SliceSessionHooks,
+  type UnavailableResultEntry,
+} from "./lib/slice/checkpoint.ts";
+export {
+  resumeOf,
+  sliceSessionHooks,
+  type SliceSessionOptions,
+} from "./lib/persist/slice_session.ts";

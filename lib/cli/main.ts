@@ -8,6 +8,7 @@ import { type CliIo, type Command, ExitCode, UsageError } from "./_io.ts";
 import { demoCommand } from "./demo.ts";
 import { inspectCommand } from "./inspect.ts";
 import { runCommand } from "./run.ts";
+import { renderCommand } from "./render.ts";
 import { selectCommand } from "./select.ts";
 import { sessionCommand } from "./session.ts";
 
@@ -26,6 +27,10 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   inspect: {
     run: inspectCommand,
     summary: "Print the result descriptor the model sees for a file",
+  },
+  render: {
+    run: renderCommand,
+    summary: "Render a context file as text or provider messages",
   },
   select: {
     run: selectCommand,

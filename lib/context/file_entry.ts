@@ -26,7 +26,8 @@ export interface FileSnapshot {
  * edits show without rebuilding the context. A leading YAML frontmatter
  * block is removed from the text; its `role:` (system, user or assistant)
  * moves the file into its own message unless an explicit role was given.
- * A missing file compiles to `[File removed: PATH]`, an unreadable one to
+ * Trailing newlines of the body are dropped (the blank line between entries
+ * is the separator). A missing file compiles to `[File removed: PATH]`, an unreadable one to
  * `[File unreadable: PATH (reason)]`; compiling never throws. The name
  * defaults to the file's base name; the identity is the resolved path.
  *
@@ -99,7 +100,7 @@ export class FileEntry extends Entry {
     const { data, body } = parseFrontmatter(raw);
     const fromFile = isRole(data["role"]) ? data["role"] : undefined;
     return {
-      text: body,
+      text: body.replace(/(?:\r?\n)+$/, ""),
       role: this.#role ?? fromFile ?? "system",
       frontmatter: data,
       available: true,

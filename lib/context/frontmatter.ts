@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { parse } from "yaml";
+import { parseYaml } from "./_yaml.ts";
 
 /** A document split into its frontmatter and body. */
 export interface Frontmatter {
@@ -45,7 +45,7 @@ export function parseFrontmatter(text: string): Frontmatter {
   after = after.replace(/^(?:\r?\n)+/, "");
   let data: unknown;
   try {
-    data = yamlText.trim() === "" ? {} : parse(yamlText);
+    data = yamlText.trim() === "" ? {} : parseYaml(yamlText);
   } catch {
     return { data: {}, body: text };
   }

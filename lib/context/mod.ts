@@ -60,3 +60,9 @@ export {
   type SectionOptions,
 } from "./section.ts";
 export { StringEntry } from "./string_entry.ts";
+export {
+  ContextFileError,
+  type ContextFileErrorCode,
+  loadContextFile,
+  type LoadContextFileOptions,
+} from "./context_file.ts";

@@ -41,10 +41,13 @@ Deno.test("FileEntry re-reads its file on every compile", async (t) => {
     assert.equal(entry.role, "user");
     assert.deepEqual(entry.read().frontmatter, { role: "user", title: "x" });
   });
-  await t.step("a file without frontmatter compiles unchanged", () => {
-    Deno.writeTextFileSync(path, "Just text\n");
-    assert.equal(new FileEntry(path).compile(), "Just text\n");
-  });
+  await t.step(
+    "a file without frontmatter compiles unchanged but for trailing newlines",
+    () => {
+      Deno.writeTextFileSync(path, "Just text\n\n  indented\n");
+      assert.equal(new FileEntry(path).compile(), "Just text\n\n  indented");
+    },
+  );
   await t.step("edits show up on the next compile, role included", () => {
     const entry = new FileEntry(path);
     Deno.writeTextFileSync(path, "---\nrole: assistant\n---\nVersion 1");

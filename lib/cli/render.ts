@@ -1,0 +1,120 @@
+/**
+ * `loom render FILE [--format text|messages|anthropic|openai]
+ * [--breakpoints a,b] [--ttl 5m|1h]`: compiles a declarative context file
+ * and prints it as text or as provider messages (JSON).
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { ContextFileError, loadContextFile } from "../context/context_file.ts";
+import { CompileOptionsError } from "../context/errors.ts";
+import type { CacheTtl, MessageOptions } from "../context/message.ts";
+import type { SectionNameInput } from "../context/section.ts";
+import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+
+const FORMATS = ["text", "messages", "anthropic", "openai"] as const;
+type Format = typeof FORMATS[number];
+
+const USAGE =
+  `Usage: loom render FILE [--format text|messages|anthropic|openai] [--breakpoints a,b] [--ttl 5m|1h]
+
+Compiles the context file FILE (YAML or JSON: sections of string, file and
+image entries with names and roles, includes of other context files) and
+prints it. text is the plain rendering; messages, anthropic and openai print
+JSON: provider-neutral messages, the system and messages fields of an
+Anthropic Messages request, or Chat Completions messages.
+
+A bad file prints an error naming the file and the offending key and exits 2.
+
+Options:
+  --format F         text (default), messages, anthropic or openai
+  --breakpoints A,B  Sections whose last block gets a cache marker (at most 4)
+  --ttl T            Cache marker lifetime: 5m or 1h
+  -h, --help         Show this help
+`;
+
+/**
+ * Runs `loom render`.
+ *
+ * @param args Arguments after `render`.
+ * @param io Where to write.
+ * @returns The exit code: 0, or 2 for bad usage or a bad context file.
+ */
+export async function renderCommand(
+  args: string[],
+  io: CliIo,
+): Promise<number> {
+  await Promise.resolve();
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        format: { type: "string", default: "text" },
+        breakpoints: { type: "string" },
+        ttl: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.out(USAGE);
+    return ExitCode.ok;
+  }
+  if (positionals.length !== 1) {
+    throw new UsageError("expected exactly one context FILE");
+  }
+  const format = values.format as Format;
+  if (!FORMATS.includes(format)) {
+    throw new UsageError(
+      `--format must be one of ${FORMATS.join(", ")}, not '${values.format}'`,
+    );
+  }
+  const options: MessageOptions = {
+    ...(values.breakpoints === undefined ? {} : {
+      cacheBreakpoints: values.breakpoints.split(",").map((s) => s.trim())
+        .filter((s) => s !== "") as SectionNameInput[],
+    }),
+    ...(values.ttl === undefined ? {} : { cacheTtl: values.ttl as CacheTtl }),
+  };
+  const file = positionals[0]!;
+  try {
+    const ctx = loadContextFile(file);
+    let output: string;
+    switch (format) {
+      case "text": {
+        const text = ctx.render();
+        output = text === "" ? "" : `${text}\n`;
+        break;
+      }
+      case "messages":
+        output = json(ctx.toMessages(options));
+        break;
+      case "anthropic":
+        output = json(ctx.toAnthropic(options));
+        break;
+      case "openai":
+        output = json(ctx.toOpenAI(options));
+        break;
+    }
+    io.out(output);
+    return ExitCode.ok;
+  } catch (error) {
+    if (
+      error instanceof ContextFileError || error instanceof CompileOptionsError
+    ) {
+      io.err(`loom render: ${error.code}: ${error.message}\n`);
+      return ExitCode.usage;
+    }
+    throw error;
+  }
+}
+
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}

@@ -1,0 +1,335 @@
+/**
+ * Declarative context files (YAML or JSON) for `loom render` and for
+ * programs that keep their prompts in files.
+ *
+ * @module
+ */
+import { encodeBase64 } from "./_base64.ts";
+import { dirname, extname, join, resolve } from "node:path";
+import { parseYaml } from "./_yaml.ts";
+import { Context } from "./context.ts";
+import type { Entry, Role } from "./entry.ts";
+import { FileEntry } from "./file_entry.ts";
+import type { IdPool } from "./id_pool.ts";
+import { ImageEntry, type ImageMediaType } from "./image_entry.ts";
+import { SECTION_NAMES, type SectionName } from "./section.ts";
+import { StringEntry } from "./string_entry.ts";
+
+/** Codes of {@linkcode ContextFileError}. */
+export type ContextFileErrorCode =
+  /** The file (or a file it names) cannot be read. */
+  | "unreadable_context_file"
+  /** The file is not valid YAML/JSON or has a key or value that is not allowed. */
+  | "invalid_context_file";
+
+/**
+ * A context file that cannot be loaded; names the file and the offending key.
+ *
+ * @example
+ * ```ts
+ * import { ContextFileError, loadContextFile } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const path = Deno.makeTempFileSync({ suffix: ".yaml" });
+ * Deno.writeTextFileSync(path, "sections:\n  history: []\n");
+ * assert.throws(() => loadContextFile(path), (e) => e instanceof ContextFileError && e.key === "sections.history");
+ * ```
+ */
+export class ContextFileError extends SyntaxError {
+  /** Stable machine code. */
+  readonly code: ContextFileErrorCode;
+  /** The file at fault. */
+  readonly file: string;
+  /** The offending key path (`sections.foundation[2].role`), or `""` for the whole file. */
+  readonly key: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param code What went wrong.
+   * @param file The file at fault.
+   * @param key The offending key path.
+   * @param reason Why, in a few words.
+   */
+  constructor(
+    code: ContextFileErrorCode,
+    file: string,
+    key: string,
+    reason: string,
+  ) {
+    super(
+      key === ""
+        ? `Cannot load context file ${file}: ${reason}`
+        : `Cannot load context file ${file} at ${key}: ${reason}`,
+    );
+    this.name = "ContextFileError";
+    this.code = code;
+    this.file = file;
+    this.key = key;
+  }
+}
+
+/** Options of {@linkcode loadContextFile}. */
+export interface LoadContextFileOptions {
+  /** Pool for the contexts' and entries' ids. */
+  readonly ids?: IdPool;
+}
+
+const MEDIA_BY_EXTENSION: Readonly<Record<string, ImageMediaType>> = {
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+};
+
+/**
+ * Loads a context file:
+ *
+ * ```yaml
+ * name: agent                 # optional; defaults to the file name
+ * include: [shared.yaml]      # other context files, relative to this one
+ * sections:
+ *   foundation:
+ *     - You are helpful.                       # a system string
+ *     - { text: Be brief., name: Style }       # a string with name/role
+ *     - { file: SOUL.md }                      # re-read on every compile
+ *     - { image: shot.png, name: screenshot }  # or { data: BASE64, mediaType: image/png }
+ * ```
+ *
+ * Paths are relative to the file that names them. An included file is
+ * loaded once even when named twice; a cycle of includes is an error.
+ *
+ * @param path The YAML or JSON file.
+ * @param options The id pool.
+ * @returns The context, with included files as visitors.
+ * @throws {ContextFileError} When a file cannot be read or has a bad key or value; names the file and key.
+ *
+ * @example
+ * ```ts
+ * import { loadContextFile } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const path = Deno.makeTempFileSync({ suffix: ".yaml" });
+ * Deno.writeTextFileSync(path, "name: demo\nsections:\n  foundation:\n    - Be brief.\n");
+ * assert.equal(loadContextFile(path).render(), "> FOUNDATION\nBe brief.");
+ * ```
+ */
+export function loadContextFile(
+  path: string,
+  options: LoadContextFileOptions = {},
+): Context {
+  return new Loader(options.ids).load(path, []);
+}
+
+class Loader {
+  readonly #ids: IdPool | undefined;
+  readonly #loaded = new Map<string, Context>();
+
+  constructor(ids: IdPool | undefined) {
+    this.#ids = ids;
+  }
+
+  load(path: string, stack: readonly string[]): Context {
+    const key = resolve(path);
+    const cached = this.#loaded.get(key);
+    if (cached !== undefined) return cached;
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(path);
+    } catch (error) {
+      throw new ContextFileError(
+        "unreadable_context_file",
+        path,
+        "",
+        error instanceof Error ? error.message : String(error),
+      );
+    }
+    let doc: unknown;
+    try {
+      doc = parseYaml(text);
+    } catch (error) {
+      throw new ContextFileError(
+        "invalid_context_file",
+        path,
+        "",
+        `not valid YAML or JSON (${
+          error instanceof Error ? error.message.split("\n")[0] : String(error)
+        })`,
+      );
+    }
+    const bad = (at: string, reason: string): ContextFileError =>
+      new ContextFileError("invalid_context_file", path, at, reason);
+    if (doc === null || doc === undefined) doc = {};
+    if (!isRecord(doc)) throw bad("", "the top level must be a mapping");
+    checkKeys(doc, ["name", "include", "sections"], "", bad);
+    const name = doc["name"] ?? baseName(path);
+    if (typeof name !== "string") throw bad("name", "must be a string");
+    const ctx = new Context(
+      name,
+      this.#ids === undefined ? {} : { ids: this.#ids },
+    );
+    const here = dirname(path);
+    const include = doc["include"] ?? [];
+    if (!Array.isArray(include)) {
+      throw bad("include", "must be a list of file paths");
+    }
+    const chain = [...stack, key];
+    for (const [i, item] of include.entries()) {
+      if (typeof item !== "string" || item === "") {
+        throw bad(`include[${i}]`, "must be a file path");
+      }
+      const target = join(here, item);
+      if (chain.includes(resolve(target))) {
+        throw bad(`include[${i}]`, `including ${item} would make a cycle`);
+      }
+      ctx.include(this.load(target, chain));
+    }
+    const sections = doc["sections"] ?? {};
+    if (!isRecord(sections)) {
+      throw bad("sections", "must be a mapping of section names to lists");
+    }
+    for (const [section, list] of Object.entries(sections)) {
+      const at = `sections.${section}`;
+      if (!(SECTION_NAMES as readonly string[]).includes(section)) {
+        throw bad(
+          at,
+          `unknown section (sections are ${SECTION_NAMES.join(", ")})`,
+        );
+      }
+      if (list === null) continue;
+      if (!Array.isArray(list)) throw bad(at, "must be a list of entries");
+      for (const [i, item] of list.entries()) {
+        ctx[section as SectionName].add(
+          this.#entry(item, here, `${at}[${i}]`, bad),
+        );
+      }
+    }
+    this.#loaded.set(key, ctx);
+    return ctx;
+  }
+
+  #entry(
+    item: unknown,
+    here: string,
+    at: string,
+    bad: (at: string, reason: string) => ContextFileError,
+  ): Entry {
+    const ids = this.#ids === undefined ? {} : { ids: this.#ids };
+    if (typeof item === "string") return new StringEntry(item, ids);
+    if (!isRecord(item)) {
+      throw bad(
+        at,
+        "an entry must be a string or a mapping with text, file, image or data",
+      );
+    }
+    const name = item["name"];
+    if (name !== undefined && typeof name !== "string") {
+      throw bad(`${at}.name`, "must be a string");
+    }
+    const role = item["role"];
+    if (
+      role !== undefined && role !== "system" && role !== "user" &&
+      role !== "assistant"
+    ) {
+      throw bad(`${at}.role`, "must be system, user or assistant");
+    }
+    const common = {
+      ...ids,
+      ...(name === undefined ? {} : { name }),
+      ...(role === undefined ? {} : { role: role as Role }),
+    };
+    if ("text" in item) {
+      checkKeys(item, ["text", "name", "role"], at, bad);
+      if (typeof item["text"] !== "string") {
+        throw bad(`${at}.text`, "must be a string");
+      }
+      return new StringEntry(item["text"], common);
+    }
+    if ("file" in item) {
+      checkKeys(item, ["file", "name", "role"], at, bad);
+      const file = item["file"];
+      if (typeof file !== "string" || file === "") {
+        throw bad(`${at}.file`, "must be a file path");
+      }
+      return new FileEntry(join(here, file), common);
+    }
+    if ("image" in item || "data" in item) {
+      checkKeys(item, ["image", "data", "mediaType", "name", "role"], at, bad);
+      if (role === "assistant") {
+        throw bad(
+          `${at}.role`,
+          "an image must be system or user (assistant turns cannot carry images)",
+        );
+      }
+      let data: string;
+      let mediaType = item["mediaType"];
+      if ("image" in item) {
+        const image = item["image"];
+        if (typeof image !== "string" || image === "") {
+          throw bad(`${at}.image`, "must be a file path");
+        }
+        try {
+          data = encodeBase64(Deno.readFileSync(join(here, image)));
+        } catch (error) {
+          throw bad(
+            `${at}.image`,
+            error instanceof Error ? error.message : String(error),
+          );
+        }
+        mediaType ??= MEDIA_BY_EXTENSION[extname(image).toLowerCase()];
+      } else {
+        if (typeof item["data"] !== "string") {
+          throw bad(`${at}.data`, "must be base64 text");
+        }
+        data = item["data"];
+      }
+      if (
+        typeof mediaType !== "string" ||
+        !Object.values(MEDIA_BY_EXTENSION).includes(mediaType as ImageMediaType)
+      ) {
+        throw bad(
+          `${at}.mediaType`,
+          "must be image/png, image/jpeg, image/gif or image/webp",
+        );
+      }
+      try {
+        return new ImageEntry({
+          ...common,
+          role: role === "user" ? "user" : "system",
+          data,
+          mediaType: mediaType as ImageMediaType,
+        });
+      } catch (error) {
+        throw bad(
+          `${at}.data`,
+          error instanceof Error ? error.message : String(error),
+        );
+      }
+    }
+    throw bad(at, "an entry mapping needs one of text, file, image or data");
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function checkKeys(
+  value: Record<string, unknown>,
+  allowed: readonly string[],
+  at: string,
+  bad: (at: string, reason: string) => ContextFileError,
+): void {
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key)) {
+      throw bad(
+        at === "" ? key : `${at}.${key}`,
+        `unknown key (allowed: ${allowed.join(", ")})`,
+      );
+    }
+  }
+}
+
+function baseName(path: string): string {
+  const base = path.split(/[\\/]/).at(-1) ?? path;
+  return base.replace(/\.(ya?ml|json)$/i, "");
+}

@@ -1,0 +1,133 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  ContextFileError,
+  FileEntry,
+  ImageEntry,
+  loadContextFile,
+} from "../../mod.ts";
+import { pool, tempDir } from "./_helpers.ts";
+
+function write(dir: string, name: string, text: string): string {
+  const path = join(dir, name);
+  Deno.writeTextFileSync(path, text);
+  return path;
+}
+
+Deno.test("loadContextFile() builds a context from YAML or JSON", async (t) => {
+  await t.step(
+    "the agent fixture: names, roles, files, an image and includes",
+    () => {
+      const ctx = loadContextFile("fixtures/contexts/agent.yaml", {
+        ids: pool(),
+      });
+      assert.equal(ctx.name, "reviewer");
+      assert.deepEqual(ctx.visitors.map((v) => v.name), ["house-rules"]);
+      assert.deepEqual(ctx.visitors[0]!.visitors.map((v) => v.name), ["style"]);
+      const [identity, soul] = ctx.foundation.entries;
+      assert.equal(identity?.name, "Identity");
+      assert.ok(soul instanceof FileEntry);
+      assert.ok(ctx.topic.entries[1] instanceof ImageEntry);
+      assert.equal(ctx.convo.entries[0]?.role, "assistant");
+      assert.equal(ctx.focus.entries[0]?.role, "user");
+    },
+  );
+  await t.step("JSON works and the name defaults to the file name", () => {
+    using dir = tempDir();
+    const path = write(
+      dir.path,
+      "plain.json",
+      '{"sections": {"topic": ["x"]}}',
+    );
+    const ctx = loadContextFile(path);
+    assert.equal(ctx.name, "plain");
+    assert.equal(ctx.render(), "------\n> TOPIC\nx\n------");
+  });
+  await t.step(
+    "an include named twice is loaded once (dedup keeps one copy)",
+    () => {
+      using dir = tempDir();
+      write(dir.path, "shared.yaml", "sections:\n  foundation: [Shared]\n");
+      write(dir.path, "a.yaml", "include: [shared.yaml]\n");
+      write(dir.path, "b.yaml", "include: [shared.yaml]\n");
+      const root = loadContextFile(
+        write(dir.path, "root.yaml", "include: [a.yaml, b.yaml]\n"),
+      );
+      assert.equal(
+        root.visitors[0]!.visitors[0],
+        root.visitors[1]!.visitors[0],
+      );
+      assert.equal(root.render(), "> FOUNDATION\n># shared (visitor)\nShared");
+    },
+  );
+  await t.step("data entries carry base64 with a media type", () => {
+    using dir = tempDir();
+    const path = write(
+      dir.path,
+      "img.yaml",
+      "sections:\n  topic:\n    - {data: R0lGODlhAQABAAAAACw=, mediaType: image/gif, role: user}\n",
+    );
+    const entry = loadContextFile(path).topic.entries[0];
+    assert.ok(entry instanceof ImageEntry);
+    assert.equal(entry.role, "user");
+  });
+});
+
+Deno.test("loadContextFile() names the file and key of every mistake", async (t) => {
+  using dir = tempDir();
+  const cases: [string, string, string][] = [
+    ["top.yaml", "colour: blue\n", "colour"],
+    ["section.yaml", "sections:\n  history: []\n", "sections.history"],
+    ["list.yaml", "sections:\n  convo: text\n", "sections.convo"],
+    [
+      "role.yaml",
+      "sections:\n  convo:\n    - {text: x, role: tool}\n",
+      "sections.convo[0].role",
+    ],
+    ["entry.yaml", "sections:\n  convo:\n    - 42\n", "sections.convo[0]"],
+    [
+      "empty.yaml",
+      "sections:\n  convo:\n    - {name: x}\n",
+      "sections.convo[0]",
+    ],
+    [
+      "key.yaml",
+      "sections:\n  convo:\n    - {file: a.md, colour: x}\n",
+      "sections.convo[0].colour",
+    ],
+    [
+      "media.yaml",
+      "sections:\n  topic:\n    - {data: AAAA, mediaType: image/bmp}\n",
+      "sections.topic[0].mediaType",
+    ],
+    [
+      "b64.yaml",
+      "sections:\n  topic:\n    - {data: '!!', mediaType: image/png}\n",
+      "sections.topic[0].data",
+    ],
+    [
+      "image.yaml",
+      "sections:\n  topic:\n    - {image: missing.png}\n",
+      "sections.topic[0].image",
+    ],
+    [
+      "asst.yaml",
+      "sections:\n  topic:\n    - {data: AAAA, mediaType: image/png, role: assistant}\n",
+      "sections.topic[0].role",
+    ],
+    ["include.yaml", "include: [missing.yaml]\n", ""],
+    ["self.yaml", "include: [self.yaml]\n", "include[0]"],
+    ["name.yaml", "name: [1]\n", "name"],
+  ];
+  for (const [file, text, key] of cases) {
+    await t.step(`${file} → ${key === "" ? "(whole file)" : key}`, () => {
+      const path = write(dir.path, file, text);
+      assert.throws(
+        () => loadContextFile(path),
+        (e) =>
+          e instanceof ContextFileError && e instanceof SyntaxError &&
+          e.key === key && e.message.includes(".yaml"),
+      );
+    });
+  }
+});
