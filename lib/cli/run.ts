@@ -4,9 +4,20 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { runWithOptions, SliceRequestError } from "../slice/run.ts";
+import {
+  type RunOptions,
+  runWithOptions,
+  type SliceRequest,
+  SliceRequestError,
+} from "../slice/run.ts";
 import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import {
+  isResume,
+  newSessionHooks,
+  prepareResume,
+  RESUME_HELP,
+} from "./_session_run.ts";
 
 /** The help text of `loom run`. */
 export const RUN_HELP =
@@ -26,6 +37,13 @@ Options:
   --max-steps N            Step budget, refused steps included (default 40)
   --context-policy P       legacy (default) or bounded
   --context-report PATH    Write the JSON context report to PATH
+  --session DIR            Persist the run in session DIR (outside DIR of
+                           --workspace) after every step; see loom session
+  --resume DIR             Continue the stopped slice of session DIR
+                           (see loom run --resume DIR --help)
+  --persist-config F       JSON file {"maxResultSizeChars": {TOOL: N}}
+  --persist-threshold T=N  Persistence threshold of tool T (repeatable);
+                           repository.inspect is never persisted
   --json                   Print the summary as JSON
   -h, --help               Show this help
 
@@ -49,6 +67,12 @@ export interface RunArguments {
   readonly contextPolicy: "legacy" | "bounded";
   readonly contextReport?: string;
   readonly json: boolean;
+  /** `--session DIR`. */
+  readonly session?: string;
+  /** `--persist-config F`. */
+  readonly persistConfig?: string;
+  /** `--persist-threshold T=N` values. */
+  readonly persistThresholds?: string[];
 }
 
 /**
@@ -82,6 +106,9 @@ export function parseRunArguments(
         "max-steps": { type: "string" },
         "context-policy": { type: "string" },
         "context-report": { type: "string" },
+        session: { type: "string" },
+        "persist-config": { type: "string" },
+        "persist-threshold": { type: "string", multiple: true },
         json: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
@@ -141,6 +168,13 @@ export function parseRunArguments(
         ? {}
         : { contextReport: values["context-report"] }),
       json: values.json,
+      ...(values.session === undefined ? {} : { session: values.session }),
+      ...(values["persist-config"] === undefined
+        ? {}
+        : { persistConfig: values["persist-config"] }),
+      ...(values["persist-threshold"] === undefined
+        ? {}
+        : { persistThresholds: values["persist-threshold"] }),
     },
   };
 }
@@ -255,6 +289,22 @@ export function exitCodeOf(stop: SliceStop): number {
  * @returns The exit code.
  */
 export async function runCommand(args: string[], io: CliIo): Promise<number> {
+  if (isResume(args)) {
+    const resume = await prepareResume(args, io);
+    if (resume.help) {
+      io.out(RESUME_HELP);
+      return ExitCode.ok;
+    }
+    return await execute(
+      resume.request,
+      {
+        ...resume.options,
+        onProgress: (line) => io.err(`${line}\n`),
+      },
+      resume.json,
+      io,
+    );
+  }
   const parsed = parseRunArguments(args);
   if (parsed.help) {
     io.out(RUN_HELP);
@@ -275,29 +325,55 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     }
   }
   const a = parsed.parsed;
-  let outcome: SliceOutcome;
-  try {
-    outcome = await runWithOptions({
+  const session = a.session === undefined ? undefined : await newSessionHooks({
+    root: a.session,
+    workspace: a.workspace,
+    intent,
+    policy: a.contextPolicy,
+    model: a.model,
+    test: a.test ?? null,
+    maxSteps: a.maxSteps,
+    persistConfig: a.persistConfig,
+    persistThresholds: a.persistThresholds,
+  }, io);
+  return await execute(
+    {
       intent,
       workspace: a.workspace,
       maxSteps: a.maxSteps,
       provider: a.model,
       ...(a.test === undefined ? {} : { test: a.test }),
-    }, {
+    },
+    {
       contextPolicy: a.contextPolicy,
       ...(a.contextReport === undefined
         ? {}
         : { contextReport: a.contextReport }),
       ...(a.baseUrl === undefined ? {} : { baseUrl: a.baseUrl }),
+      ...(session === undefined ? {} : { session }),
       onProgress: (line) => io.err(`${line}\n`),
-    });
+    },
+    a.json,
+    io,
+  );
+}
+
+async function execute(
+  request: SliceRequest,
+  options: RunOptions,
+  json: boolean,
+  io: CliIo,
+): Promise<number> {
+  let outcome: SliceOutcome;
+  try {
+    outcome = await runWithOptions(request, options);
   } catch (error) {
     if (error instanceof SliceRequestError) {
       throw new UsageError(error.message);
     }
     throw error;
   }
-  io.out(a.json ? `${JSON.stringify(outcome, null, 2)}\n` : summary(outcome));
+  io.out(json ? `${JSON.stringify(outcome, null, 2)}\n` : summary(outcome));
   return exitCodeOf(outcome.stop);
 }
 

@@ -158,7 +158,17 @@ export interface SessionProgress {
   readonly requests: readonly SessionRequestLine[];
 }
 
-/** Progress of a session that has not taken a step. */
+/**
+ * Progress of a session that has not taken a step.
+ *
+ * @example
+ * ```ts
+ * import { EMPTY_PROGRESS } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * assert.equal(EMPTY_PROGRESS.stop, null);
+ * assert.equal(EMPTY_PROGRESS.lastTurn, null);
+ * ```
+ */
 export const EMPTY_PROGRESS: SessionProgress = Object.freeze({
   stop: null,
   edits: 0,

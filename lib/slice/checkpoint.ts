@@ -77,10 +77,31 @@ export interface SliceCheckpoint extends SliceProgressState {
   readonly stop: SliceStop | null;
 }
 
+/** A result of a stopped run whose source changed: references to it fail. */
+export interface UnavailableResultEntry {
+  /** `result-<n>`. */
+  readonly id: string;
+  /** The digest it had. */
+  readonly sha256: string;
+  /** What produced it. */
+  readonly origin: string;
+  /** `complete` or `partial`. */
+  readonly capture: "complete" | "partial";
+  /** Its size when stored. */
+  readonly utf8_bytes: number;
+  /** Why it is unavailable (which source changed). */
+  readonly detail: string;
+}
+
 /** What a resumed run continues from. */
 export interface SliceResume extends SliceProgressState {
   /** The verified results to re-admit with their ids and digests. */
   readonly results: readonly StoredResult[];
+  /**
+   * Results whose source changed: they keep their ids and catalogue entries,
+   * and every reference to them fails with `digest_mismatch`.
+   */
+  readonly unavailable?: readonly UnavailableResultEntry[];
 }
 
 /** Session hooks of a run (`RunOptions.session`). */

@@ -18,6 +18,7 @@ import { createProvider } from "../providers/create_provider.ts";
 import { ProviderError } from "../providers/provider_error.ts";
 import { expandEditContents } from "../reference/edit_contents.ts";
 import { ResultStore, type StoredResult } from "../store/result_store.ts";
+import { ResumedResultStore } from "./_resumed_store.ts";
 import { LookupSession } from "../reference/lookup_session.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
 import { WorkspaceExecutor } from "../executor/workspace_executor.ts";
@@ -286,7 +287,7 @@ class SliceRun {
   readonly #policy: ContextPolicy;
   readonly #report: ContextReportBuilder;
   readonly #started = performance.now();
-  readonly #results = new ResultStore();
+  readonly #results: ResultStore;
   readonly #counters: RunCounters = {
     modelCalls: 0,
     modelMs: 0,
@@ -316,6 +317,9 @@ class SliceRun {
     this.#options = options;
     this.#policy = policy;
     this.#report = new ContextReportBuilder(policy);
+    this.#results = options.session?.resume === undefined
+      ? new ResultStore()
+      : new ResumedResultStore();
   }
 
   async execute(): Promise<SliceOutcome> {
@@ -709,7 +713,11 @@ class SliceRun {
     this.#lastTurn = resume.lastTurn;
     this.#checkpointed = resume.steps;
 
-    const results = [...resume.results].sort((a, b) => idOf(a) - idOf(b));
+    const stale = new Map((resume.unavailable ?? []).map((u) => [u.id, u]));
+    const results = [
+      ...resume.results,
+      ...[...stale.values()].map((u) => ({ id: u.id }) as StoredResult),
+    ].sort((a, b) => idOf(a) - idOf(b));
     const last = resume.lastTurn;
     const records = resume.records;
     // Records made after the last request (normally the last step's own).
@@ -718,8 +726,16 @@ class SliceRun {
       : records.filter((r) => r.sequence >= last.sequence);
     const before = records.slice(0, records.length - after.length);
     const boundary = last?.results ?? Infinity;
+    const store = this.#results;
     const restoreResults = (keep: (r: StoredResult) => boolean) => {
-      for (const r of results) if (keep(r)) this.#results.restore(r);
+      for (const r of results) {
+        if (!keep(r)) continue;
+        const u = stale.get(r.id);
+        if (u === undefined) store.restore(r);
+        else if (store instanceof ResumedResultStore) {
+          store.restoreUnavailable(u);
+        }
+      }
     };
     restoreResults((r) => idOf(r) <= boundary);
     let previous: TurnRequest | undefined;

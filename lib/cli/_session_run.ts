@@ -1,0 +1,285 @@
+/**
+ * The session side of `loom run`: `--session DIR` persists the run as it
+ * goes; `--resume DIR [--max-steps N]` continues a stopped one with the
+ * model, test command and policy stored in the session.
+ *
+ * @module
+ */
+import { isAbsolute, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import {
+  loadPersistenceConfig,
+  mergePersistenceConfigs,
+  parseThresholdFlags,
+  type PersistenceConfig,
+  PersistenceConfigError,
+} from "../persist/persistence_config.ts";
+import { SessionError } from "../persist/session_error.ts";
+import { SessionStore, type SessionTest } from "../persist/session_store.ts";
+import { sliceSessionHooks } from "../persist/slice_session.ts";
+import type { RunOptions, SliceRequest } from "../slice/run.ts";
+import type { SliceSessionHooks } from "../slice/checkpoint.ts";
+import { type CliIo, UsageError } from "./_io.ts";
+
+/** Whether `loom run` arguments ask for a resume. */
+export function isResume(args: readonly string[]): boolean {
+  return args.some((a) => a === "--resume" || a.startsWith("--resume="));
+}
+
+/** What a new session needs from `loom run`'s arguments. */
+export interface NewSessionArguments {
+  readonly root: string;
+  readonly workspace: string;
+  readonly intent: string;
+  readonly policy: "legacy" | "bounded";
+  readonly model: string;
+  readonly test: SessionTest | null;
+  readonly maxSteps: number;
+  readonly persistConfig?: string | undefined;
+  readonly persistThresholds?: readonly string[] | undefined;
+}
+
+/**
+ * Creates the session of `loom run --session DIR` and its hooks.
+ *
+ * @throws {UsageError} When the root overlaps the workspace, already holds a
+ *   session, or the persistence config is invalid.
+ */
+export async function newSessionHooks(
+  a: NewSessionArguments,
+  io: CliIo,
+): Promise<SliceSessionHooks> {
+  const config = await persistenceConfig(
+    a.persistConfig,
+    a.persistThresholds,
+    io,
+  );
+  let store: SessionStore;
+  try {
+    store = await SessionStore.create(a.root, { workspace: a.workspace });
+  } catch (error) {
+    throw usage(error);
+  }
+  return sliceSessionHooks(store, {
+    intent: a.intent,
+    policy: a.policy,
+    model: absoluteModel(a.model),
+    test: a.test,
+    maxSteps: a.maxSteps,
+    overrides: config.overrides,
+    onSaved: (_, checkpoint) => saved(io, store.root, checkpoint.steps),
+  });
+}
+
+/** A resume, ready for `runWithOptions`. */
+export type PreparedResume =
+  | { readonly help: true }
+  | {
+    readonly help: false;
+    readonly request: SliceRequest;
+    readonly options: RunOptions;
+    readonly json: boolean;
+  };
+
+/** The help text of `loom run --resume`. */
+export const RESUME_HELP =
+  `Usage: loom run --resume DIR [--max-steps N] [options]
+
+Continues the slice stored in session DIR (written by 'loom run --session
+DIR') with the intent, workspace, model, test command and context policy
+stored there. Results and events come back with the same ids and digests;
+a recorded model continues from its next unused call. Every persisted
+result is verified against its digest first: a missing or damaged file stops
+the resume (exit 2) and nothing in the session is overwritten.
+
+Options:
+  --max-steps N            New step budget, counting the steps already taken
+                           (default: the stored budget)
+  --context-report PATH    Write the JSON context report (whole run) to PATH
+  --base-url URL           Provider API base URL
+  --persist-config F       Threshold overrides file (see loom run --help)
+  --persist-threshold T=N  Threshold override for tool T (repeatable)
+  --json                   Print the summary as JSON
+  -h, --help               Show this help
+`;
+
+/**
+ * Parses `loom run --resume DIR …`, loads and verifies the session.
+ *
+ * @throws {UsageError} On bad options, a missing, invalid or damaged
+ *   session, a completed session, or a budget already used up.
+ */
+export async function prepareResume(
+  args: string[],
+  io: CliIo,
+): Promise<PreparedResume> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        resume: { type: "string" },
+        "max-steps": { type: "string" },
+        "context-report": { type: "string" },
+        "base-url": { type: "string" },
+        "persist-config": { type: "string" },
+        "persist-threshold": { type: "string", multiple: true },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+        workspace: { type: "string" },
+        intent: { type: "string" },
+        "intent-file": { type: "string" },
+        model: { type: "string" },
+        test: { type: "string" },
+        "test-timeout": { type: "string" },
+        "context-policy": { type: "string" },
+        session: { type: "string" },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError(
+      error instanceof Error ? error.message : String(error),
+    );
+  }
+  if (values.help) return { help: true };
+  for (
+    const flag of [
+      "workspace",
+      "intent",
+      "intent-file",
+      "model",
+      "test",
+      "test-timeout",
+      "context-policy",
+      "session",
+    ] as const
+  ) {
+    if (values[flag] !== undefined) {
+      throw new UsageError(
+        `--resume continues with the workspace, intent, model, test command and policy stored in the session; drop --${flag}`,
+      );
+    }
+  }
+  const root = values.resume;
+  if (root === undefined || root === "") {
+    throw new UsageError("Missing --resume DIR");
+  }
+  let store: SessionStore;
+  let loaded;
+  try {
+    store = await SessionStore.open(root);
+    loaded = await store.load();
+  } catch (error) {
+    throw usage(error);
+  }
+  if (loaded.progress.stop === "completed") {
+    throw new UsageError(
+      `Session ${store.root} already completed after ${loaded.stepsUsed} steps: there is nothing to resume`,
+    );
+  }
+  const maxSteps = values["max-steps"] === undefined
+    ? loaded.maxSteps
+    : positiveInteger(values["max-steps"]);
+  if (maxSteps <= loaded.stepsUsed) {
+    throw new UsageError(
+      `Session ${store.root} already used ${loaded.stepsUsed} of ${maxSteps} steps: give a larger --max-steps`,
+    );
+  }
+  for (const u of loaded.unavailable) {
+    io.err(`loom run: ${u.id} is unavailable (digest_mismatch): ${u.detail}\n`);
+  }
+  const flags = await persistenceConfig(
+    values["persist-config"],
+    values["persist-threshold"],
+    io,
+  );
+  const overrides = mergePersistenceConfigs(
+    { overrides: loaded.overrides, warnings: [] },
+    flags,
+  ).overrides;
+  const session = sliceSessionHooks(store, {
+    intent: loaded.intent,
+    policy: loaded.policy,
+    model: loaded.model,
+    test: loaded.test,
+    maxSteps,
+    overrides,
+    resume: loaded,
+    onSaved: (_, checkpoint) => saved(io, store.root, checkpoint.steps),
+  });
+  io.err(
+    `loom run: resuming ${store.root} after step ${loaded.stepsUsed} (model call ${loaded.modelCallsUsed})\n`,
+  );
+  return {
+    help: false,
+    json: values.json,
+    request: {
+      intent: loaded.intent,
+      workspace: loaded.workspace,
+      maxSteps,
+      provider: loaded.model,
+      ...(loaded.test === null ? {} : { test: loaded.test }),
+    },
+    options: {
+      contextPolicy: loaded.policy,
+      session,
+      ...(values["context-report"] === undefined
+        ? {}
+        : { contextReport: values["context-report"] }),
+      ...(values["base-url"] === undefined
+        ? {}
+        : { baseUrl: values["base-url"] }),
+    },
+  };
+}
+
+async function persistenceConfig(
+  file: string | undefined,
+  thresholds: readonly string[] | undefined,
+  io: CliIo,
+): Promise<PersistenceConfig> {
+  try {
+    const config = mergePersistenceConfigs(
+      file === undefined
+        ? { overrides: {}, warnings: [] }
+        : await loadPersistenceConfig(file),
+      parseThresholdFlags(thresholds ?? []),
+    );
+    for (const warning of config.warnings) io.err(`loom run: ${warning}\n`);
+    return config;
+  } catch (error) {
+    if (error instanceof PersistenceConfigError) {
+      throw new UsageError(error.message);
+    }
+    throw error;
+  }
+}
+
+function usage(error: unknown): unknown {
+  return error instanceof SessionError
+    ? new UsageError(`${error.code}: ${error.message}`)
+    : error;
+}
+
+function saved(io: CliIo, root: string, steps: number): void {
+  io.err(`session: saved step ${steps} to ${root}\n`);
+}
+
+/** A `recorded:` spec with a relative path, made absolute for a later resume. */
+function absoluteModel(spec: string): string {
+  if (!spec.startsWith("recorded:")) return spec;
+  const path = spec.slice("recorded:".length);
+  return isAbsolute(path) ? spec : `recorded:${resolve(path)}`;
+}
+
+function positiveInteger(text: string): number {
+  const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError(
+      `Invalid --max-steps ${text}: expected a positive integer`,
+    );
+  }
+  return n;
+}
