@@ -63,7 +63,11 @@ export class IncludeCycleError extends Error {
   /** Always `include_cycle`. */
   readonly code: "include_cycle" = "include_cycle";
 
-  /** @param message Sentence-case message without a trailing period. */
+  /**
+   * Creates the error.
+   *
+   * @param message Sentence-case message without a trailing period.
+   */
   constructor(message: string) {
     super(message);
     this.name = "IncludeCycleError";
@@ -89,7 +93,11 @@ export class InvalidEntryError extends TypeError {
   /** Always `invalid_entry`. */
   readonly code: "invalid_entry" = "invalid_entry";
 
-  /** @param message Sentence-case message without a trailing period. */
+  /**
+   * Creates the error.
+   *
+   * @param message Sentence-case message without a trailing period.
+   */
   constructor(message: string) {
     super(message);
     this.name = "InvalidEntryError";
@@ -112,7 +120,11 @@ export class IdPoolExhaustedError extends RangeError {
   /** Always `ids_exhausted`. */
   readonly code: "ids_exhausted" = "ids_exhausted";
 
-  /** @param message Sentence-case message without a trailing period. */
+  /**
+   * Creates the error.
+   *
+   * @param message Sentence-case message without a trailing period.
+   */
   constructor(message: string) {
     super(message);
     this.name = "IdPoolExhaustedError";
