@@ -174,6 +174,22 @@ export {
   type Selector,
   type StoredResult,
 } from "./lib/store/result_store.ts";
+export { sha256Hex } from "./lib/store/digest.ts";
+export {
+  decodeJsonString,
+  type JsonIndex,
+  type JsonKind,
+  JsonScanError,
+  type JsonScanErrorCode,
+  type JsonSpan,
+  scanJson,
+} from "./lib/reference/json_scanner.ts";
+export {
+  formatPointer,
+  parsePointer,
+  PointerError,
+  type PointerErrorCode,
+} from "./lib/reference/pointer.ts";
 export {
   ReferenceFailure,
   type ReferenceFailureCode,

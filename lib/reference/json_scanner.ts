@@ -1,4 +1,3 @@
-// Copyright the Loom authors. MIT license.
 /**
  * A strict, lexeme-preserving JSON scanner over UTF-8 bytes.
  *
@@ -44,6 +43,17 @@ export type JsonScanErrorCode = "invalid_json" | "ambiguous_json";
 /**
  * The bytes are not strict JSON: `invalid_json` (grammar, UTF-8, BOM, lone
  * surrogate escape) or `ambiguous_json` (a duplicate member name).
+ *
+ * @example The code and byte offset of a problem
+ * ```ts
+ * import { JsonScanError, scanJson } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ *
+ * const bytes = new TextEncoder().encode('{"a": 1, "a": 2}');
+ * assert.throws(() => scanJson(bytes), (error: unknown) =>
+ *   error instanceof JsonScanError && error.code === "ambiguous_json" &&
+ *   error.offset === 9);
+ * ```
  */
 export class JsonScanError extends SyntaxError {
   /** The stable failure code. */
@@ -52,6 +62,8 @@ export class JsonScanError extends SyntaxError {
   readonly offset: number;
 
   /**
+   * Create a scan error.
+   *
    * @param code The failure code.
    * @param message What went wrong and why.
    * @param offset Byte offset of the problem.
@@ -64,7 +76,23 @@ export class JsonScanError extends SyntaxError {
   }
 }
 
-/** A scanned document: resolves pointer tokens to value spans. */
+/**
+ * A scanned document: resolves pointer tokens to value spans.
+ *
+ * @example Resolving a pointer to its original lexeme
+ * ```ts
+ * import { parsePointer, scanJson } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ *
+ * const index = scanJson(new TextEncoder().encode('{"n": [1.50, 2]}'));
+ * const span = index.resolve(parsePointer("/n/0"));
+ * assert.equal(span.kind, "number");
+ * assert.equal(
+ *   new TextDecoder().decode(index.bytes.subarray(span.start, span.end)),
+ *   "1.50",
+ * );
+ * ```
+ */
 export interface JsonIndex {
   /** The scanned bytes. */
   readonly bytes: Uint8Array;
@@ -127,6 +155,18 @@ let lastStringEscaped = false;
  * @param bytes The document, UTF-8 encoded.
  * @returns An index that resolves pointers without rescanning.
  * @throws {JsonScanError} `invalid_json` or `ambiguous_json`.
+ *
+ * @example Numbers keep every digit
+ * ```ts
+ * import { scanJson } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ *
+ * const text = '{"id": 12345678901234567890123, "tags": ["a"]}';
+ * const index = scanJson(new TextEncoder().encode(text));
+ * const span = index.resolve(["id"]);
+ * assert.equal(text.slice(span.start, span.end), "12345678901234567890123");
+ * assert.equal(index.valueCount, 4);
+ * ```
  */
 export function scanJson(bytes: Uint8Array): JsonIndex {
   const n = bytes.length;
@@ -845,6 +885,15 @@ function kindOf(first: number): JsonKind {
  * returns it.
  * @returns The decoded string.
  * @throws {TypeError} When the span is not a string value.
+ *
+ * @example Decoding escapes in a string value
+ * ```ts
+ * import { decodeJsonString, scanJson } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ *
+ * const index = scanJson(new TextEncoder().encode('["caf\\u00e9\\n"]'));
+ * assert.equal(decodeJsonString(index.bytes, index.resolve(["0"])), "café\n");
+ * ```
  */
 export function decodeJsonString(
   bytes: Uint8Array,

@@ -1,4 +1,3 @@
-// Copyright the Loom authors. MIT license.
 /**
  * RFC 6901 JSON Pointer parsing (string form only) with strict `~` escapes.
  *
@@ -12,12 +11,27 @@ export type PointerErrorCode = "invalid_pointer" | "pointer_not_found";
  * A JSON Pointer that cannot be parsed (`invalid_pointer`: bad syntax, or a
  * token that is not a canonical array index where an array is indexed) or
  * that names no value in the document (`pointer_not_found`).
+ *
+ * @example Telling a malformed pointer from a missing value
+ * ```ts
+ * import { parsePointer, PointerError, scanJson } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ *
+ * assert.throws(() => parsePointer("/a~2"), (error: unknown) =>
+ *   error instanceof PointerError && error.code === "invalid_pointer");
+ *
+ * const index = scanJson(new TextEncoder().encode('{"a": [1]}'));
+ * assert.throws(() => index.resolve(["a", "1"]), (error: unknown) =>
+ *   error instanceof PointerError && error.code === "pointer_not_found");
+ * ```
  */
 export class PointerError extends SyntaxError {
   /** The stable failure code. */
   readonly code: PointerErrorCode;
 
   /**
+   * Create a pointer error.
+   *
    * @param code The failure code.
    * @param message What went wrong and why.
    */
@@ -39,6 +53,15 @@ export class PointerError extends SyntaxError {
  * @param pointer The pointer text.
  * @returns The decoded reference tokens (empty for the whole document).
  * @throws {PointerError} `invalid_pointer` when the text is not a pointer.
+ *
+ * @example Decoding escapes
+ * ```ts
+ * import { parsePointer } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ *
+ * assert.deepEqual(parsePointer(""), []);
+ * assert.deepEqual(parsePointer("/a~1b/m~0n/0"), ["a/b", "m~n", "0"]);
+ * ```
  */
 export function parsePointer(pointer: string): string[] {
   if (pointer === "") return [];
@@ -107,6 +130,16 @@ export function arrayIndexOf(token: string): number {
  *
  * @param tokens Decoded reference tokens.
  * @returns The pointer text.
+ *
+ * @example Escaping `/` and `~`
+ * ```ts
+ * import { formatPointer, parsePointer } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ *
+ * const pointer = formatPointer(["a/b", "m~n", "0"]);
+ * assert.equal(pointer, "/a~1b/m~0n/0");
+ * assert.deepEqual(parsePointer(pointer), ["a/b", "m~n", "0"]);
+ * ```
  */
 export function formatPointer(tokens: readonly string[]): string {
   let out = "";

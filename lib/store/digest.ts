@@ -1,4 +1,3 @@
-// Copyright the Loom authors. MIT license.
 /**
  * SHA-256 digests of stored bytes, as lowercase hex.
  *
@@ -12,6 +11,18 @@ import { createHash } from "node:crypto";
  *
  * @param bytes The bytes to hash.
  * @returns The digest in lowercase hex.
+ *
+ * @example Digest of some content, as a result reference carries it
+ * ```ts
+ * import { sha256Hex } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ *
+ * const digest = sha256Hex(new TextEncoder().encode("abc"));
+ * assert.equal(
+ *   digest,
+ *   "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+ * );
+ * ```
  */
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");

@@ -1,4 +1,3 @@
-// Copyright the Loom authors. MIT license.
 /**
  * Strict UTF-8 validation and character-boundary arithmetic over bytes.
  *
