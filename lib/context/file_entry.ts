@@ -50,6 +50,7 @@ export class FileEntry extends Entry {
   /** The absolute path; the entry's identity. */
   readonly resolvedPath: string;
   readonly #role: Role | undefined;
+  #identity: string | undefined;
 
   /**
    * Creates a file entry; the file is not read until compiled.
@@ -122,6 +123,7 @@ export class FileEntry extends Entry {
    * @returns `file:` followed by the absolute path.
    */
   identity(): string {
-    return `file:${this.resolvedPath}`;
+    this.#identity ??= `file:${this.resolvedPath}`;
+    return this.#identity;
   }
 }

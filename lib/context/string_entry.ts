@@ -23,6 +23,7 @@ export class StringEntry extends Entry {
   /** The text. */
   readonly text: string;
   readonly #role: Role;
+  #identity: string | undefined;
 
   /**
    * Creates a string entry.
@@ -62,6 +63,8 @@ export class StringEntry extends Entry {
    * @returns `text:` followed by the text.
    */
   identity(): string {
-    return `text:${this.text}`;
+    // Cached: the flat string keeps its hash, so dedup stays O(1) per entry.
+    this.#identity ??= `text:${this.text}`;
+    return this.#identity;
   }
 }
