@@ -340,6 +340,15 @@ Deno.test("Context.redact() removes entries by object or id", async (t) => {
     assert.ok(text.indexOf("before") < text.indexOf("[REDACTED]"));
     assert.ok(text.indexOf("[REDACTED]") < text.indexOf("after"));
   });
+  await t.step("by id with a tombstone", () => {
+    const ctx = context();
+    const entry = ctx.convo.add("card 4111");
+    assert.equal(ctx.redact(entry.id!, { tombstone: "[REDACTED]" }), true);
+    assert.equal(
+      ctx.render(),
+      "> CONVO - what has been said and done and learned?\n[REDACTED]",
+    );
+  });
   await t.step("a tombstone keeps the entry's name and role", () => {
     const ctx = context();
     const entry = ctx.convo.add(
