@@ -193,6 +193,8 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
   let depth = 0;
   let inObject = false;
 
+  // Name hash tables of large objects (see LINEAR_MEMBERS).
+  const tables = new Map<number, Int32Array>();
   let keyStart = -1;
   let keyEnd = -1;
   let i = 0;
@@ -311,6 +313,7 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
           lists,
           children,
           count,
+          tables,
         });
       }
       if (i >= n) {
@@ -351,7 +354,7 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
       const members = pendingTop - base;
       ends[cid] = i + 1;
       if (inObject && members > 1) {
-        checkDuplicates(
+        const table = checkDuplicates(
           bytes,
           pending,
           base,
@@ -360,6 +363,7 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
           keyEnds,
           stackEscapedKey[depth] === 1,
         );
+        if (table !== undefined) tables.set(cid, table);
       }
       if (childrenTop + members + 1 > children.length) {
         children = grow(
@@ -615,6 +619,12 @@ function hex4(bytes: Uint8Array, i: number, n: number): number {
   return (a << 12) | (b << 8) | (c << 4) | d;
 }
 
+/**
+ * Objects with more members than this keep a name hash table (from the
+ * duplicate check, or built on first lookup when names use escapes).
+ */
+const LINEAR_MEMBERS = 256;
+
 /** Scratch hash table for duplicate detection in large objects. */
 let table = new Int32Array(1024);
 
@@ -630,7 +640,7 @@ function checkDuplicates(
   keyStarts: Int32Array,
   keyEnds: Int32Array,
   escaped: boolean,
-): void {
+): Int32Array | undefined {
   const members = to - from;
   if (escaped) {
     // Some name uses escapes: compare decoded names.
@@ -641,7 +651,7 @@ function checkDuplicates(
       if (seen.has(name)) throw duplicate(bytes, keyStarts[id]!, keyEnds[id]!);
       seen.add(name);
     }
-    return;
+    return undefined;
   }
   // No escapes: equal names are equal bytes (UTF-8 is already validated).
   if (members <= 8) {
@@ -656,7 +666,7 @@ function checkDuplicates(
         }
       }
     }
-    return;
+    return undefined;
   }
   let size = 32;
   while (size < members * 2) size <<= 1;
@@ -667,19 +677,8 @@ function checkDuplicates(
     const a = pending[p]!;
     const as = keyStarts[a]!;
     const ae = keyEnds[a]!;
-    // Equal names have equal bytes, so any function of the bytes will do:
-    // the length and three sampled bytes spread real names well enough.
-    // The lexeme's length and its first and last content bytes (where ids
-    // and counters differ) spread real names well; all reads stay inside
-    // the lexeme (quotes included), so equal names hash equally.
-    const len = ae - as;
-    let h = len >= 6
-      ? bytes[as + 1]! | (bytes[ae - 4]! << 8) | (bytes[ae - 3]! << 16) |
-        (bytes[ae - 2]! << 24)
-      : bytes[ae - 2]!;
-    h = Math.imul(h ^ Math.imul(len, 0x9e3779b1), 0x85ebca6b);
-    h ^= h >>> 15;
-    let slot = (h ^ (h >>> 15)) & mask;
+    const h = hashBytes(bytes, as + 1, ae - 1);
+    let slot = h & mask;
     for (;;) {
       const b = table[slot]!;
       if (b === -1) {
@@ -692,6 +691,55 @@ function checkDuplicates(
       slot = (slot + 1) & mask;
     }
   }
+  // The same table serves name lookups in large objects later.
+  return members > LINEAR_MEMBERS ? table.slice(0, size) : undefined;
+}
+
+/** Per-process seed, so crafted names cannot force hash collisions. */
+const HASH_SEED = crypto.getRandomValues(new Int32Array(1))[0]!;
+
+/** MurmurHash3 (x86, 32-bit) of `bytes[from..to)`, seeded per process. */
+function hashBytes(bytes: Uint8Array, from: number, to: number): number {
+  let h = HASH_SEED;
+  let k = from;
+  for (; k + 4 <= to; k += 4) {
+    let w = bytes[k]! | (bytes[k + 1]! << 8) | (bytes[k + 2]! << 16) |
+      (bytes[k + 3]! << 24);
+    w = Math.imul(w, 0xcc9e2d51);
+    w = Math.imul((w << 15) | (w >>> 17), 0x1b873593);
+    h ^= w;
+    h = (h << 13) | (h >>> 19);
+    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+  }
+  let w = 0;
+  switch (to - k) {
+    case 3:
+      w ^= bytes[k + 2]! << 16;
+    // falls through
+    case 2:
+      w ^= bytes[k + 1]! << 8;
+    // falls through
+    case 1:
+      w ^= bytes[k]!;
+      w = Math.imul(w, 0xcc9e2d51);
+      w = Math.imul((w << 15) | (w >>> 17), 0x1b873593);
+      h ^= w;
+  }
+  h ^= to - from;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+function hasBackslash(bytes: Uint8Array, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) if (bytes[k] === BACKSLASH) return true;
+  return false;
+}
+
+function hashOf(bytes: Uint8Array): number {
+  return hashBytes(bytes, 0, bytes.length);
 }
 
 function sameBytes(
@@ -756,6 +804,7 @@ interface IndexData {
   lists: Int32Array;
   children: Int32Array;
   count: number;
+  tables: Map<number, Int32Array>;
 }
 
 class Index implements JsonIndex {
@@ -771,9 +820,64 @@ class Index implements JsonIndex {
     return this.#data.count;
   }
 
+  /** The member of a small object named `name`, comparing names in order. */
+  #scanMembers(list: number, size: number, name: Uint8Array): number {
+    const { keyStarts, keyEnds, children } = this.#data;
+    for (let k = 1; k <= size; k++) {
+      const member = children[list + k]!;
+      if (nameMatches(this.bytes, keyStarts[member]!, keyEnds[member]!, name)) {
+        return member;
+      }
+    }
+    return -1;
+  }
+
+  /** The member of a large object named `name`, through its hash table. */
+  #lookup(object: number, name: Uint8Array): number {
+    const bytes = this.bytes;
+    const { keyStarts, keyEnds } = this.#data;
+    let table = this.#data.tables.get(object);
+    if (table === undefined) table = this.#buildTable(object);
+    const mask = table.length - 1;
+    let slot = hashBytes(name, 0, name.length) & mask;
+    for (;;) {
+      const member = table[slot]!;
+      if (member === -1) return -1;
+      if (nameMatches(bytes, keyStarts[member]!, keyEnds[member]!, name)) {
+        return member;
+      }
+      slot = (slot + 1) & mask;
+    }
+  }
+
+  #buildTable(object: number): Int32Array {
+    const bytes = this.bytes;
+    const { keyStarts, keyEnds, lists, children } = this.#data;
+    const list = lists[object]!;
+    const size = children[list]!;
+    let capacity = 64;
+    while (capacity < size * 2) capacity <<= 1;
+    const table = new Int32Array(capacity).fill(-1);
+    const mask = capacity - 1;
+    for (let k = 1; k <= size; k++) {
+      const member = children[list + k]!;
+      const ks = keyStarts[member]!;
+      const ke = keyEnds[member]!;
+      // Hash the decoded name, so escaped names meet their tokens.
+      const h = hasBackslash(bytes, ks + 1, ke - 1)
+        ? hashOf(encoder.encode(decodeStringBytes(bytes, ks, ke)))
+        : hashBytes(bytes, ks + 1, ke - 1);
+      let slot = h & mask;
+      while (table[slot] !== -1) slot = (slot + 1) & mask;
+      table[slot] = member;
+    }
+    this.#data.tables.set(object, table);
+    return table;
+  }
+
   resolve(tokens: readonly string[]): JsonSpan {
     const bytes = this.bytes;
-    const { starts, ends, keyStarts, keyEnds, lists, children } = this.#data;
+    const { starts, ends, lists, children } = this.#data;
     let id = 0;
     for (let t = 0; t < tokens.length; t++) {
       const token = tokens[t]!;
@@ -804,12 +908,10 @@ class Index implements JsonIndex {
         const name = encoder.encode(token);
         let found = -1;
         // A name with a lone surrogate can never match (keys are UTF-8).
-        for (let k = 1; k <= size && token.isWellFormed(); k++) {
-          const member = children[list + k]!;
-          if (nameMatches(bytes, keyStarts[member]!, keyEnds[member]!, name)) {
-            found = member;
-            break;
-          }
+        if (token.isWellFormed()) {
+          found = size > LINEAR_MEMBERS
+            ? this.#lookup(id, name)
+            : this.#scanMembers(list, size, name);
         }
         if (found < 0) {
           throw new PointerError(

@@ -489,6 +489,36 @@ Deno.test("JsonIndex.resolve() returns spans of original lexemes", async (t) => 
     }
   });
 
+  await t.step("objects of any width find every member, escaped or not", () => {
+    for (const size of [3, 40, 256, 257, 5000]) {
+      for (const escaped of [false, true]) {
+        const names = Array.from({ length: size }, (_, i) => `m/${i}~é`);
+        const text = `{${
+          names.map((name, i) =>
+            `${
+              escaped && i % 3 === 0 ? escapeAll(name) : JSON.stringify(name)
+            }:${i}`
+          ).join(",")
+        }}`;
+        const index = scan(text);
+        for (let i = 0; i < size; i += Math.max(1, size >> 6)) {
+          assert.equal(lexeme(index, formatPointer([names[i]!])), String(i));
+        }
+        assert.equal(
+          lexeme(index, formatPointer([names[size - 1]!])),
+          String(size - 1),
+        );
+        for (const missing of ["m/", `m/${size}~é`, "m/1~e", ""]) {
+          assert.equal(
+            resolveCode(index, formatPointer([missing])),
+            "pointer_not_found",
+            `${size} ${missing}`,
+          );
+        }
+      }
+    }
+  });
+
   await t.step("a scalar document has only the root", () => {
     const scalar = scan(' "x" ');
     assert.deepEqual(scalar.resolve([]), { start: 1, end: 4, kind: "string" });
