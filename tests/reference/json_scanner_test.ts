@@ -329,6 +329,15 @@ Deno.test("scanJson() rejects duplicate member names anywhere", async (t) => {
       }
     },
   );
+  await t.step("100,000 counter-like names are told apart", () => {
+    const names = Array.from({ length: 100_000 }, (_, i) => `"member-${i}"`);
+    const members = names.map((n) => `${n}:0`).join(",");
+    assert.equal(scan(`{${members}}`).valueCount, 100_001);
+    assert.equal(
+      scanError(`{${members},"member-99999":1}`).code,
+      "ambiguous_json",
+    );
+  });
   await t.step(
     "names that differ only in the middle are not duplicates",
     () => {
