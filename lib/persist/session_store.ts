@@ -21,6 +21,10 @@
  * @module
  */
 import { join } from "node:path";
+import type {
+  ContextReportRequest,
+  StopReason,
+} from "../briefing/context_report.ts";
 import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
 import { serializeEvent, toEvent } from "../briefing/event.ts";
 import { compactArguments } from "../briefing/event.ts";
@@ -31,6 +35,7 @@ import {
   type StoredResult,
 } from "../store/result_store.ts";
 import { previewOf } from "../store/_preview.ts";
+import type { LastTurn, SliceProgressState } from "../slice/checkpoint.ts";
 import { writeAtomic } from "./_atomic.ts";
 import { isDigest, sha256Hex } from "./_digest.ts";
 import { isCleanRelative, isWithin, realish } from "./_paths.ts";
@@ -81,81 +86,30 @@ export interface SessionTest {
 }
 
 /** The context report line of one request (numbers only). */
-export interface SessionRequestLine {
-  /** Stage of the request. */
-  readonly phase: "selection" | "arguments";
-  /** UTF-8 bytes of the serialized request. */
-  readonly request_bytes: number;
-  /** Longest common byte prefix with the previous request. */
-  readonly prefix_stable_bytes: number;
-  /** Milliseconds spent. */
-  readonly elapsed_ms: number;
-  /** Whether the counters are the provider's final usage. */
-  readonly final_usage: boolean;
-  /** Input tokens, or `null`. */
-  readonly input_tokens: number | null;
-  /** Cache read tokens, or `null`. */
-  readonly cache_read_tokens: number | null;
-  /** Cache write tokens, or `null`. */
-  readonly cache_write_tokens: number | null;
-  /** Output tokens, or `null`. */
-  readonly output_tokens: number | null;
-}
+export type SessionRequestLine = ContextReportRequest;
 
 /** The last request of a run, described without its text. */
-export interface SessionLastTurn {
-  /** The step it belonged to. */
-  readonly sequence: number;
-  /** Its stage. */
-  readonly phase: "selection" | "arguments";
-  /** Candidates (selection) or the chosen action (arguments). */
-  readonly candidates: readonly string[];
-  /** Notes shown with it. */
-  readonly notes: readonly string[];
-  /** Lookup requests answered in its stage before it (model output, no bodies). */
-  readonly lookups: readonly unknown[];
-  /** Events retired while it was built. */
-  readonly retired: number;
-  /** Results stored when it was built. */
-  readonly results: number;
-}
+export type SessionLastTurn = LastTurn;
 
 /** Slice progress a session carries: numbers, notes and the last turn. */
-export interface SessionProgress {
+export interface SessionProgress extends
+  Pick<
+    SliceProgressState,
+    | "edits"
+    | "refusals"
+    | "consecutiveRefusals"
+    | "retrievals"
+    | "bytesTotal"
+    | "bytesPeak"
+    | "modelMs"
+    | "archived"
+    | "checkpoints"
+    | "notes"
+    | "lastTurn"
+    | "requests"
+  > {
   /** How the run ended, or `null` while it can continue. */
-  readonly stop:
-    | "completed"
-    | "step_budget"
-    | "refused"
-    | "suspended"
-    | "capacity"
-    | "confinement_unavailable"
-    | "provider_error"
-    | null;
-  /** Admitted edits. */
-  readonly edits: number;
-  /** Refused steps. */
-  readonly refusals: number;
-  /** Refused steps in a row at the end. */
-  readonly consecutiveRefusals: number;
-  /** Successful lookups. */
-  readonly retrievals: number;
-  /** Sum of request bytes. */
-  readonly bytesTotal: number;
-  /** Largest request. */
-  readonly bytesPeak: number;
-  /** Milliseconds spent waiting for the model. */
-  readonly modelMs: number;
-  /** Events retired from the bounded tail. */
-  readonly archived: number;
-  /** Retirement checkpoints. */
-  readonly checkpoints: number;
-  /** Refusal notes for the next selection. */
-  readonly notes: readonly string[];
-  /** The last request built, or `null`. */
-  readonly lastTurn: SessionLastTurn | null;
-  /** Context report lines so far. */
-  readonly requests: readonly SessionRequestLine[];
+  readonly stop: StopReason | null;
 }
 
 /**
