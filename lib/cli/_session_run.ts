@@ -6,7 +6,6 @@
  * @module
  */
 import { isAbsolute, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import {
   loadPersistenceConfig,
   mergePersistenceConfigs,
@@ -19,6 +18,7 @@ import { SessionStore, type SessionTest } from "../persist/session_store.ts";
 import { sliceSessionHooks } from "../persist/slice_session.ts";
 import type { RunOptions, SliceRequest } from "../slice/run.ts";
 import type { SliceSessionHooks } from "../slice/checkpoint.ts";
+import { parseArguments } from "./_args.ts";
 import { type CliIo, UsageError } from "./_io.ts";
 
 /** Whether `loom run` arguments ask for a resume. */
@@ -113,36 +113,29 @@ export async function prepareResume(
   args: string[],
   io: CliIo,
 ): Promise<PreparedResume> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        resume: { type: "string" },
-        "max-steps": { type: "string" },
-        "context-report": { type: "string" },
-        "base-url": { type: "string" },
-        "persist-config": { type: "string" },
-        "persist-threshold": { type: "string", multiple: true },
-        json: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-        workspace: { type: "string" },
-        intent: { type: "string" },
-        "intent-file": { type: "string" },
-        model: { type: "string" },
-        test: { type: "string" },
-        "test-timeout": { type: "string" },
-        "context-policy": { type: "string" },
-        session: { type: "string" },
-      },
-    }));
-  } catch (error) {
-    throw new UsageError(
-      error instanceof Error ? error.message : String(error),
-    );
-  }
+  const { values } = parseArguments({
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      resume: { type: "string" },
+      "max-steps": { type: "string" },
+      "context-report": { type: "string" },
+      "base-url": { type: "string" },
+      "persist-config": { type: "string" },
+      "persist-threshold": { type: "string", multiple: true },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+      workspace: { type: "string" },
+      intent: { type: "string" },
+      "intent-file": { type: "string" },
+      model: { type: "string" },
+      test: { type: "string" },
+      "test-timeout": { type: "string" },
+      "context-policy": { type: "string" },
+      session: { type: "string" },
+    },
+  });
   if (values.help) return { help: true };
   for (
     const flag of [

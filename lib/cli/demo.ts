@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { runWithOptions } from "../slice/run.ts";
+import { parseArguments } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 import { exitCodeOf, summary } from "./run.ts";
 
@@ -38,24 +38,17 @@ Options:
  * @returns The exit code.
  */
 export async function demoCommand(args: string[], io: CliIo): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        json: { type: "boolean", default: false },
-        keep: { type: "boolean", default: false },
-        "context-report": { type: "string" },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    }));
-  } catch (error) {
-    throw new UsageError(
-      error instanceof Error ? error.message : String(error),
-    );
-  }
+  const { values } = parseArguments({
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      json: { type: "boolean", default: false },
+      keep: { type: "boolean", default: false },
+      "context-report": { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
   if (values.help) {
     io.out(DEMO_HELP);
     return ExitCode.ok;

@@ -4,12 +4,12 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import {
   compactDescriptor,
   InvalidUtf8Error,
   ResultStore,
 } from "../store/result_store.ts";
+import { parseArguments, readInputFile } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 
 const USAGE = `Usage: loom inspect FILE [--partial] [--compact]
@@ -35,21 +35,16 @@ export async function inspectCommand(
   args: string[],
   io: CliIo,
 ): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        partial: { type: "boolean" },
-        compact: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const parsed = parseArguments({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      partial: { type: "boolean" },
+      compact: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
   if (parsed.values.help) {
     io.out(USAGE);
     return ExitCode.ok;
@@ -58,13 +53,8 @@ export async function inspectCommand(
     throw new UsageError("expected exactly one FILE");
   }
   const file = parsed.positionals[0]!;
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(file);
-  } catch (error) {
-    io.err(`loom inspect: cannot read ${file}: ${(error as Error).message}\n`);
-    return ExitCode.usage;
-  }
+  const bytes = await readInputFile(file, { command: "inspect", io });
+  if (bytes === null) return ExitCode.usage;
   const store = new ResultStore();
   try {
     const descriptor = await store.put(bytes, {

@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { ContextFileError, loadContextFile } from "../context/context_file.ts";
 import { CompileOptionsError } from "../context/errors.ts";
 import type { CacheTtl, MessageOptions } from "../context/message.ts";
 import type { SectionNameInput } from "../context/section.ts";
+import { parseArguments } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 
 const FORMATS = ["text", "messages", "anthropic", "openai"] as const;
@@ -45,23 +45,17 @@ export async function renderCommand(
   io: CliIo,
 ): Promise<number> {
   await Promise.resolve();
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        format: { type: "string", default: "text" },
-        breakpoints: { type: "string" },
-        ttl: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseArguments({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      format: { type: "string", default: "text" },
+      breakpoints: { type: "string" },
+      ttl: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
   if (values.help) {
     io.out(USAGE);
     return ExitCode.ok;

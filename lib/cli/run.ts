@@ -3,7 +3,6 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import {
   type RunOptions,
   runWithOptions,
@@ -11,6 +10,7 @@ import {
   SliceRequestError,
 } from "../slice/run.ts";
 import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
+import { parseArguments } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 import {
   isResume,
@@ -89,35 +89,28 @@ export function parseRunArguments(
   parsed: Omit<RunArguments, "intent">;
   intent: { text: string } | { file: string };
 } {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        workspace: { type: "string" },
-        intent: { type: "string" },
-        "intent-file": { type: "string" },
-        model: { type: "string" },
-        "base-url": { type: "string" },
-        test: { type: "string" },
-        "test-timeout": { type: "string" },
-        "max-steps": { type: "string" },
-        "context-policy": { type: "string" },
-        "context-report": { type: "string" },
-        session: { type: "string" },
-        "persist-config": { type: "string" },
-        "persist-threshold": { type: "string", multiple: true },
-        json: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    }));
-  } catch (error) {
-    throw new UsageError(
-      error instanceof Error ? error.message : String(error),
-    );
-  }
+  const { values } = parseArguments({
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      workspace: { type: "string" },
+      intent: { type: "string" },
+      "intent-file": { type: "string" },
+      model: { type: "string" },
+      "base-url": { type: "string" },
+      test: { type: "string" },
+      "test-timeout": { type: "string" },
+      "max-steps": { type: "string" },
+      "context-policy": { type: "string" },
+      "context-report": { type: "string" },
+      session: { type: "string" },
+      "persist-config": { type: "string" },
+      "persist-threshold": { type: "string", multiple: true },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
   if (values.help) return { help: true };
   const workspace = required(values.workspace, "--workspace DIR");
   const model = required(values.model, "--model SPEC");

@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { sha256Hex } from "../store/digest.ts";
 import { firstInvalidUtf8 } from "../store/utf8.ts";
 import type { ResultReference, Selector } from "../store/result_store.ts";
 import { ReferenceFailure, select } from "../reference/selection.ts";
+import { parseArguments, readInputFile } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 
 const USAGE =
@@ -47,25 +47,19 @@ export async function selectCommand(
   args: string[],
   io: CliIo,
 ): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        bytes: { type: "string" },
-        lines: { type: "string" },
-        pointer: { type: "string" },
-        json: { type: "boolean" },
-        sha256: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseArguments({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      bytes: { type: "string" },
+      lines: { type: "string" },
+      pointer: { type: "string" },
+      json: { type: "boolean" },
+      sha256: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
   if (values.help) {
     io.out(USAGE);
     return ExitCode.ok;
@@ -88,13 +82,8 @@ export async function selectCommand(
     selector = { kind: "json_pointer", pointer: values.pointer! };
   }
   const file = positionals[0]!;
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(file);
-  } catch (error) {
-    io.err(`loom select: cannot read ${file}: ${(error as Error).message}\n`);
-    return ExitCode.usage;
-  }
+  const bytes = await readInputFile(file, { command: "select", io });
+  if (bytes === null) return ExitCode.usage;
   const bad = firstInvalidUtf8(bytes);
   if (bad !== -1) {
     io.err(

@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { collectGarbage } from "../persist/session_gc.ts";
 import { SessionError } from "../persist/session_error.ts";
 import { SessionStore } from "../persist/session_store.ts";
@@ -14,6 +13,7 @@ import {
   type SessionSummary,
   summarizeSession,
 } from "../persist/session_summary.ts";
+import { parseArguments } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 
 const USAGE = `Usage: loom session ls DIR [--json]
@@ -53,22 +53,17 @@ export async function sessionCommand(
   args: string[],
   io: CliIo,
 ): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        "dry-run": { type: "boolean" },
-        verify: { type: "boolean" },
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const parsed = parseArguments({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      "dry-run": { type: "boolean" },
+      verify: { type: "boolean" },
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
   if (parsed.values.help) {
     io.out(USAGE);
     return ExitCode.ok;

@@ -1,0 +1,65 @@
+/**
+ * Argument and input helpers shared by the CLI commands.
+ *
+ * @module
+ */
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { type CliIo, UsageError } from "./_io.ts";
+
+/** What `parseArgs` returns for a given configuration. */
+export type ParsedArguments<T extends ParseArgsConfig> = ReturnType<
+  typeof parseArgs<T>
+>;
+
+/**
+ * Parses command arguments with `node:util` `parseArgs`, turning its errors
+ * (unknown option, missing value, unexpected positional) into a
+ * {@linkcode UsageError}.
+ *
+ * @param config The `parseArgs` configuration, `args` included.
+ * @returns The parsed values and positionals.
+ * @throws {UsageError} When the arguments do not fit the configuration.
+ */
+export function parseArguments<T extends ParseArgsConfig>(
+  config: T,
+): ParsedArguments<T> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new UsageError(
+      error instanceof Error ? error.message : String(error),
+    );
+  }
+}
+
+/** Options of {@linkcode readInputFile}. */
+export interface ReadInputOptions {
+  /** The command name the report starts with, e.g. `inspect`. */
+  readonly command: string;
+  /** Where to report. */
+  readonly io: CliIo;
+}
+
+/**
+ * Reads an input file of a command, or reports on standard error why it
+ * cannot (`loom <command>: cannot read FILE: <reason>`).
+ *
+ * @param file The path given on the command line.
+ * @param options The command name and where to report.
+ * @returns The file's bytes, or `null` when it could not be read.
+ */
+export async function readInputFile(
+  file: string,
+  options: ReadInputOptions,
+): Promise<Uint8Array | null> {
+  try {
+    return await Deno.readFile(file);
+  } catch (error) {
+    options.io.err(
+      `loom ${options.command}: cannot read ${file}: ${
+        (error as Error).message
+      }\n`,
+    );
+    return null;
+  }
+}
