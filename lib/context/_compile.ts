@@ -200,6 +200,40 @@ export function pushTurn<R extends Role>(
   } else turns.push({ role, blocks: [...blocks] });
 }
 
+/** System text blocks and user/assistant turns of a provider request. */
+export interface SystemTextLayout {
+  /** Blocks of the system-role text entries, in order. */
+  readonly system: Tagged[];
+  /** User and assistant turns, same-role neighbours merged. */
+  readonly turns: Turn<"user" | "assistant">[];
+}
+
+/**
+ * Lays pieces out for provider APIs whose system part holds text only:
+ * system-role text goes to `system`; system-role images (with their
+ * captions) move to the start of the first user turn, or into a new leading
+ * user turn; other roles become turns, same-role neighbours merged.
+ */
+export function splitSystemText(pieces: readonly Piece[]): SystemTextLayout {
+  const system: Tagged[] = [];
+  const leading: Tagged[] = [];
+  const turns: Turn<"user" | "assistant">[] = [];
+  for (const piece of pieces) {
+    const blocks = blocksOf(piece);
+    if (piece.role === "system") {
+      if (piece.image === undefined) system.push(...blocks);
+      else leading.push(...blocks);
+    } else pushTurn(turns, piece.role, blocks);
+  }
+  if (leading.length > 0) {
+    const first = turns[0];
+    if (first !== undefined && first.role === "user") {
+      first.blocks.unshift(...leading);
+    } else turns.unshift({ role: "user", blocks: leading });
+  }
+  return { system, turns };
+}
+
 /** Puts the marker on the last block each breakpoint section contributes. */
 export function markBreakpoints(
   ordered: Iterable<Tagged>,

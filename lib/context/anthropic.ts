@@ -4,13 +4,10 @@
  * @module
  */
 import {
-  blocksOf,
   inOrder,
   markBreakpoints,
   type Piece,
-  pushTurn,
-  type Tagged,
-  type Turn,
+  splitSystemText,
 } from "./_compile.ts";
 import type { ResolvedOptions } from "./_options.ts";
 import type {
@@ -59,22 +56,7 @@ export function buildAnthropic(
   options: ResolvedOptions,
   fillerText: string,
 ): AnthropicMessages {
-  const system: Tagged[] = [];
-  const leading: Tagged[] = [];
-  const turns: Turn<"user" | "assistant">[] = [];
-  for (const piece of pieces) {
-    const blocks = blocksOf(piece);
-    if (piece.role === "system") {
-      if (piece.image === undefined) system.push(...blocks);
-      else leading.push(...blocks);
-    } else pushTurn(turns, piece.role, blocks);
-  }
-  if (leading.length > 0) {
-    const first = turns[0];
-    if (first !== undefined && first.role === "user") {
-      first.blocks.unshift(...leading);
-    } else turns.unshift({ role: "user", blocks: leading });
-  }
+  const { system, turns } = splitSystemText(pieces);
   if (turns[0]?.role !== "user") {
     if (fillerText.trim() === "") {
       throw new TypeError("Cannot insert a user turn: fillerText is empty");

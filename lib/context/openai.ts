@@ -3,13 +3,7 @@
  *
  * @module
  */
-import {
-  blocksOf,
-  type Piece,
-  pushTurn,
-  type Tagged,
-  type Turn,
-} from "./_compile.ts";
+import { type Piece, splitSystemText, type Tagged } from "./_compile.ts";
 import type { MessageOptions } from "./message.ts";
 
 /** A text content part. */
@@ -74,22 +68,7 @@ export function buildOpenAI(
   pieces: readonly Piece[],
   systemRole: "system" | "developer",
 ): OpenAIMessage[] {
-  const system: Tagged[] = [];
-  const leading: Tagged[] = [];
-  const turns: Turn<"user" | "assistant">[] = [];
-  for (const piece of pieces) {
-    const blocks = blocksOf(piece);
-    if (piece.role === "system") {
-      if (piece.image === undefined) system.push(...blocks);
-      else leading.push(...blocks);
-    } else pushTurn(turns, piece.role, blocks);
-  }
-  if (leading.length > 0) {
-    const first = turns[0];
-    if (first !== undefined && first.role === "user") {
-      first.blocks.unshift(...leading);
-    } else turns.unshift({ role: "user", blocks: leading });
-  }
+  const { system, turns } = splitSystemText(pieces);
   const messages: OpenAIMessage[] = [];
   if (system.length > 0) {
     messages.push({ role: systemRole, content: system.map(textPart) });
