@@ -35,7 +35,11 @@ import {
   type StoredResult,
 } from "../store/result_store.ts";
 import { previewOf } from "../store/_preview.ts";
-import type { LastTurn, SliceProgressState } from "../slice/checkpoint.ts";
+import type {
+  LastTurn,
+  SliceProgressState,
+  UnavailableResultEntry,
+} from "../slice/checkpoint.ts";
 import { writeAtomic } from "./_atomic.ts";
 import { isDigest, sha256Hex } from "./_digest.ts";
 import { isCleanRelative, isWithin, realish } from "./_paths.ts";
@@ -187,21 +191,9 @@ export interface SessionSaveInfo {
 }
 
 /** A catalogued result that could not be restored. */
-export interface UnavailableResult {
-  /** `result-<n>`. */
-  readonly id: string;
-  /** The digest the result had when it was stored. */
-  readonly sha256: string;
-  /** What produced it. */
-  readonly origin: string;
-  /** `complete` or `partial`. */
-  readonly capture: "complete" | "partial";
-  /** Its size when stored. */
-  readonly utf8_bytes: number;
+export interface UnavailableResult extends UnavailableResultEntry {
   /** Always `digest_mismatch`: references to it fail with that code. */
   readonly reason: "digest_mismatch";
-  /** Sentence-case explanation (which file changed or disappeared). */
-  readonly detail: string;
 }
 
 /** A verified session, ready to continue. */
