@@ -32,6 +32,24 @@ export function parseArguments<T extends ParseArgsConfig>(
   }
 }
 
+/**
+ * Parses the value of a flag that takes a positive integer (digits only).
+ *
+ * @param text The value given.
+ * @param flag The flag, e.g. `--max-steps`, for the error message.
+ * @returns The integer.
+ * @throws {UsageError} When the value is not a positive safe integer.
+ */
+export function positiveInteger(text: string, flag: string): number {
+  const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError(
+      `Invalid ${flag} ${text}: expected a positive integer`,
+    );
+  }
+  return n;
+}
+
 /** Options of {@linkcode readInputFile}. */
 export interface ReadInputOptions {
   /** The command name the report starts with, e.g. `inspect`. */

@@ -18,7 +18,7 @@ import { SessionStore, type SessionTest } from "../persist/session_store.ts";
 import { sliceSessionHooks } from "../persist/slice_session.ts";
 import type { RunOptions, SliceRequest } from "../slice/run.ts";
 import type { SliceSessionHooks } from "../slice/checkpoint.ts";
-import { parseArguments } from "./_args.ts";
+import { parseArguments, positiveInteger } from "./_args.ts";
 import { type CliIo, UsageError } from "./_io.ts";
 
 /** Whether `loom run` arguments ask for a resume. */
@@ -174,7 +174,7 @@ export async function prepareResume(
   }
   const maxSteps = values["max-steps"] === undefined
     ? loaded.maxSteps
-    : positiveInteger(values["max-steps"]);
+    : positiveInteger(values["max-steps"], "--max-steps");
   if (maxSteps <= loaded.stepsUsed) {
     throw new UsageError(
       `Session ${store.root} already used ${loaded.stepsUsed} of ${maxSteps} steps: give a larger --max-steps`,
@@ -265,14 +265,4 @@ function absoluteModel(spec: string): string {
   if (!spec.startsWith("recorded:")) return spec;
   const path = spec.slice("recorded:".length);
   return isAbsolute(path) ? spec : `recorded:${resolve(path)}`;
-}
-
-function positiveInteger(text: string): number {
-  const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1) {
-    throw new UsageError(
-      `Invalid --max-steps ${text}: expected a positive integer`,
-    );
-  }
-  return n;
 }

@@ -10,7 +10,7 @@ import {
   SliceRequestError,
 } from "../slice/run.ts";
 import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
-import { parseArguments } from "./_args.ts";
+import { parseArguments, positiveInteger } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 import {
   isResume,
@@ -177,16 +177,6 @@ function required(value: string | undefined, what: string): string {
     throw new UsageError(`Missing ${what}`);
   }
   return value;
-}
-
-function positiveInteger(text: string, flag: string): number {
-  const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1) {
-    throw new UsageError(
-      `Invalid ${flag} ${text}: expected a positive integer`,
-    );
-  }
-  return n;
 }
 
 /**
