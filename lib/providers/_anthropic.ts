@@ -3,7 +3,7 @@
  * the forced tool call and the briefing's cache markers.
  */
 
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import type { TurnRequest } from "../briefing/turn_request.ts";
 import { checkCacheMarkers } from "./_cache_markers.ts";
 import type { LiveProviderConfig } from "./_live.ts";
@@ -67,11 +67,22 @@ export function anthropicUsage(
   };
 }
 
+/** The SDK's module namespace, loaded on the first call. */
+type AnthropicSdk = typeof import("@anthropic-ai/sdk");
+
+/** The SDK client with the module it came from (for its error classes). */
+interface AnthropicClient {
+  readonly sdk: AnthropicSdk;
+  readonly client: Anthropic;
+}
+
 export class AnthropicProvider implements ModelProvider {
   readonly spec: string;
   readonly #model: string;
   readonly #maxTokens: number;
-  readonly #client: Anthropic;
+  readonly #options: ConstructorParameters<typeof Anthropic>[0];
+  /** Loads the SDK and builds the client once, on the first call. */
+  #client: Promise<AnthropicClient> | undefined;
 
   constructor(spec: string, model: string, config: LiveProviderConfig) {
     this.spec = spec;
@@ -84,7 +95,7 @@ export class AnthropicProvider implements ModelProvider {
     };
     if (config.fetch !== undefined) options.fetch = config.fetch;
     if (config.timeoutMs !== undefined) options.timeout = config.timeoutMs;
-    this.#client = new Anthropic(options);
+    this.#options = options;
   }
 
   async call(call: ModelCall): Promise<ModelReply> {
@@ -92,11 +103,12 @@ export class AnthropicProvider implements ModelProvider {
       model: this.#model,
       maxTokens: this.#maxTokens,
     });
+    const { sdk, client } = await this.#loadClient();
     let message: Anthropic.Message;
     try {
-      message = await this.#client.messages.create(params);
+      message = await client.messages.create(params);
     } catch (error) {
-      throw anthropicFailure(error);
+      throw anthropicFailure(sdk, error);
     }
     const usage = anthropicUsage(message.usage);
     const wanted = call.request.tool_choice.name;
@@ -124,9 +136,18 @@ export class AnthropicProvider implements ModelProvider {
     }
     return { arguments: toolUse.input, usage, final_usage: true };
   }
+
+  #loadClient(): Promise<AnthropicClient> {
+    this.#client ??= import("@anthropic-ai/sdk").then((sdk) => ({
+      sdk,
+      client: new sdk.default(this.#options),
+    }));
+    return this.#client;
+  }
 }
 
-function anthropicFailure(error: unknown): unknown {
+function anthropicFailure(sdk: AnthropicSdk, error: unknown): unknown {
+  const Anthropic = sdk.default;
   if (error instanceof Anthropic.APIConnectionError) {
     return new ProviderError(
       "provider_connection",

@@ -4,7 +4,7 @@
  * URL, with a forced function call.
  */
 
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { TurnRequest } from "../briefing/turn_request.ts";
 import type { LiveProviderConfig } from "./_live.ts";
 import { httpFailure } from "./_live.ts";
@@ -72,11 +72,22 @@ export function openAIUsage(
 /** Placeholder key for servers that need none; its Authorization header is removed. */
 const NO_KEY = "loom-no-api-key";
 
+/** The client's module namespace, loaded on the first call. */
+type OpenAISdk = typeof import("openai");
+
+/** The client with the module it came from (for its error classes). */
+interface OpenAIClient {
+  readonly sdk: OpenAISdk;
+  readonly client: OpenAI;
+}
+
 export class OpenAIProvider implements ModelProvider {
   readonly spec: string;
   readonly #model: string;
   readonly #maxTokens: number | undefined;
-  readonly #client: OpenAI;
+  readonly #options: ConstructorParameters<typeof OpenAI>[0];
+  /** Loads the SDK and builds the client once, on the first call. */
+  #client: Promise<OpenAIClient> | undefined;
   /** How messages name the server: `OpenAI` or `The server at URL`. */
   readonly #label: string;
 
@@ -102,7 +113,7 @@ export class OpenAIProvider implements ModelProvider {
     }
     if (config.fetch !== undefined) options.fetch = config.fetch;
     if (config.timeoutMs !== undefined) options.timeout = config.timeoutMs;
-    this.#client = new OpenAI(options);
+    this.#options = options;
   }
 
   async call(call: ModelCall): Promise<ModelReply> {
@@ -110,11 +121,12 @@ export class OpenAIProvider implements ModelProvider {
       model: this.#model,
       maxTokens: this.#maxTokens,
     });
+    const { sdk, client } = await this.#loadClient();
     let completion: OpenAI.ChatCompletion;
     try {
-      completion = await this.#client.chat.completions.create(params);
+      completion = await client.chat.completions.create(params);
     } catch (error) {
-      throw openAIFailure(error, this.#label);
+      throw openAIFailure(sdk, error, this.#label);
     }
     const usage = openAIUsage(completion.usage);
     const wanted = call.request.tool_choice.name;
@@ -163,9 +175,18 @@ export class OpenAIProvider implements ModelProvider {
     }
     return { arguments: args, usage, final_usage: true };
   }
+
+  #loadClient(): Promise<OpenAIClient> {
+    this.#client ??= import("openai").then((sdk) => ({
+      sdk,
+      client: new sdk.default(this.#options),
+    }));
+    return this.#client;
+  }
 }
 
-function openAIFailure(error: unknown, label: string): unknown {
+function openAIFailure(sdk: OpenAISdk, error: unknown, label: string): unknown {
+  const OpenAI = sdk.default;
   if (error instanceof OpenAI.APIConnectionError) {
     return new ProviderError(
       "provider_connection",
