@@ -1,5 +1,6 @@
-// The README's TypeScript examples are run as written, so the quick start
-// cannot silently rot.
+// The README's TypeScript examples are run as written, and what they print
+// must match the `// => output` comments in them, so the
+// quick start cannot silently rot. `…` in a comment stands for anything.
 import assert from "node:assert/strict";
 
 const readme = await Deno.readTextFile(
@@ -9,12 +10,25 @@ const examples = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) =>
   m[1] ?? ""
 );
 
-Deno.test("README has TypeScript examples to run", () => {
+/** The comments that document output: `// => …` lines, in order. */
+function documentedOutputs(source: string): string[] {
+  return [...source.matchAll(/^\s*\/\/ => (.*)$/gm)].map((m) => m[1] ?? "");
+}
+
+function toPattern(documented: string): RegExp {
+  const escaped = documented.split("…").map((part) =>
+    part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  );
+  return new RegExp(escaped.join("[\\s\\S]*"));
+}
+
+Deno.test("README has TypeScript examples that document their output", () => {
   assert.ok(examples.length >= 2, `found ${examples.length} examples`);
+  assert.ok(examples.some((source) => documentedOutputs(source).length > 0));
 });
 
 for (const [index, source] of examples.entries()) {
-  Deno.test(`README example ${index + 1} runs without error`, async () => {
+  Deno.test(`README example ${index + 1} runs and prints what it documents`, async () => {
     const file = await Deno.makeTempFile({
       dir: Deno.cwd(),
       prefix: ".readme_example_",
@@ -27,9 +41,19 @@ for (const [index, source] of examples.entries()) {
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
+        env: { NO_COLOR: "1" },
       }).output();
-      const stderr = new TextDecoder().decode(run.stderr);
-      assert.equal(run.code, 0, stderr);
+      const stdout = new TextDecoder().decode(run.stdout);
+      assert.equal(run.code, 0, new TextDecoder().decode(run.stderr));
+      // Deno prints objects across lines when long; compare with whitespace folded.
+      const folded = stdout.replace(/\s+/g, " ");
+      for (const documented of documentedOutputs(source)) {
+        assert.match(
+          folded,
+          toPattern(documented.replace(/\s+/g, " ")),
+          `stdout was:\n${stdout}`,
+        );
+      }
     } finally {
       await Deno.remove(file);
     }

@@ -522,3 +522,27 @@ Deno.test("runSlice() rejects malformed requests before starting", async (t) => 
     });
   }
 });
+
+Deno.test("runSlice() stops with capacity when mandatory content cannot fit the bounded ceiling", async () => {
+  const dir = await tinyWorkspace();
+  const reportPath = `${dir}-report.json`;
+  try {
+    const provider = recorded([sel("tests.run"), arg({})]);
+    const outcome = await runWithOptions(
+      { ...tinyRequest(dir, provider), intent: "x".repeat(70_000) },
+      { contextReport: reportPath, contextPolicy: "bounded" },
+    );
+    assert.equal(outcome.stop, "capacity");
+    assert.match(outcome.detail, /^request_too_large: /);
+    assert.equal(outcome.model_calls, 0);
+    assert.equal(provider.callsUsed, 0);
+    const report = await readReport(reportPath);
+    assert.equal(report.outcome.stop, "capacity");
+    assert.equal(report.model_calls, 0);
+    // The report never carries prompt text, not even the oversized intent.
+    assert.ok(!JSON.stringify(report).includes("xxxxxxxx"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(reportPath).catch(() => {});
+  }
+});
