@@ -42,7 +42,10 @@ Options:
   --resume DIR             Continue the stopped slice of session DIR
                            (see loom run --resume DIR --help)
   --persist-config F       JSON file {"maxResultSizeChars": {TOOL: N}}
-  --persist-threshold T=N  Persistence threshold of tool T (repeatable);
+  --persist-threshold T=N  Persistence threshold of tool T (repeatable): a
+                           result of more than N characters goes to
+                           DIR/tool-results, a smaller one stays inline in
+                           DIR/session.json (default 30000);
                            repository.inspect is never persisted
   --json                   Print the summary as JSON
   -h, --help               Show this help

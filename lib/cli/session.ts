@@ -23,9 +23,10 @@ const USAGE = `Usage: loom session ls DIR [--json]
 Sessions are written by 'loom run --session DIR' and continued by
 'loom run --resume DIR'. A session directory holds session.json (state,
 event archive, result catalogue) and tool-results/<sha256>.txt (bodies of
-externally bounded results such as test output). Results of
-repository.inspect are never written: they are re-read from the workspace
-and verified against their digest on resume.
+externally bounded results such as test output that are larger than their
+tool's persistence threshold; smaller ones are kept inline in session.json).
+Results of repository.inspect are never written: they are re-read from the
+workspace and verified against their digest on resume.
 
 Subcommands:
   ls DIR      List the sessions in DIR (DIR itself and its subdirectories)
@@ -34,7 +35,8 @@ Subcommands:
               and temp files of interrupted writes
 
 Options:
-  --verify    (show) Verify every persisted file and re-read source now
+  --verify    (show) Verify every persisted file, inline result and
+              re-read source now
   --dry-run   (gc) Report what would be deleted, delete nothing
   --json      Print JSON instead of text
   -h, --help  Show this help
@@ -130,6 +132,7 @@ async function ls(dir: string, json: boolean, io: CliIo): Promise<number> {
             events: l.summary.events,
             results: l.summary.results.length,
             persisted_bytes: l.summary.persisted_bytes,
+            inline_bytes: l.summary.inline_bytes,
           }
         ),
         null,
@@ -200,7 +203,8 @@ async function show(
 }
 
 function render(s: SessionSummary): string {
-  const persisted = s.results.filter((r) => r.source === "persisted").length;
+  const count = (source: string) =>
+    s.results.filter((r) => r.source === source).length;
   const lines = [
     `session    ${s.session}`,
     `root       ${s.root}`,
@@ -216,9 +220,11 @@ function render(s: SessionSummary): string {
     `events     ${s.events}${
       s.last_action === null ? "" : ` (last: ${s.last_action})`
     }`,
-    `results    ${s.results.length} (${persisted} persisted, ${
-      s.results.length - persisted
-    } re-read from the workspace; ${bytes(s.persisted_bytes)} persisted)`,
+    `results    ${s.results.length} (${count("persisted")} persisted, ${
+      count("inline")
+    } inline, ${count("reread")} re-read from the workspace; ${
+      bytes(s.persisted_bytes)
+    } persisted, ${bytes(s.inline_bytes)} inline)`,
   ];
   for (const r of s.results) {
     lines.push(

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TOOL_DECLARATIONS } from "./tool_policy.ts";
 
 /** The format tag of `session.json`. */
 export const SESSION_FORMAT = "loom-session/1";
@@ -75,8 +76,14 @@ const record = z.strictObject({
   report,
 });
 
+/**
+ * Where a catalogued body comes from: a file under `tool-results/`, the
+ * body itself (a result of an externally bounded tool at or below its
+ * threshold), or the workspace (self-bounding tools).
+ */
 const source = z.union([
   z.strictObject({ persisted: z.string() }),
+  z.strictObject({ inline: z.string() }),
   z.strictObject({ reread: z.strictObject({ path: z.string().min(1) }) }),
 ]);
 
@@ -87,6 +94,21 @@ const catalogueEntry = z.strictObject({
   utf8_bytes: count,
   tool: z.string(),
   source,
+}).superRefine((entry, context) => {
+  // A self-bounding tool's body is never stored, not even inline.
+  const declared = Object.hasOwn(TOOL_DECLARATIONS, entry.tool)
+    ? TOOL_DECLARATIONS[entry.tool]
+    : undefined;
+  if (
+    declared !== undefined && !Number.isFinite(declared.maxResultSizeChars) &&
+    !("reread" in entry.source)
+  ) {
+    context.addIssue({
+      code: "custom",
+      path: ["source"],
+      message: `must be reread: results of ${entry.tool} are never stored`,
+    });
+  }
 });
 
 const nullableCount = count.nullable();

@@ -18,7 +18,7 @@ export type SessionErrorCode =
   | "session_invalid"
   /** A persisted result file named by the catalogue does not exist. */
   | "result_missing"
-  /** A persisted result file does not match its SHA-256 digest. */
+  /** A persisted result file or inline body does not match its SHA-256 digest. */
   | "result_corrupted"
   /** A write was attempted through a handle that does not own the root. */
   | "not_owner";

@@ -1,7 +1,8 @@
 /**
  * Garbage collection of a session root: deletes persisted result files that
  * `session.json` no longer references (for example those of a step that was
- * interrupted before it was acknowledged) and temp files left by an
+ * interrupted before it was acknowledged, or whose result is now kept
+ * inline because a resume raised its threshold) and temp files left by an
  * interrupted atomic write. Files Loom did not name are left alone.
  *
  * @module
@@ -63,6 +64,7 @@ export async function collectGarbage(
   const doc = await readSessionFile(root);
   const referenced = new Set<string>();
   for (const entry of Object.values(doc.results)) {
+    // Inline and re-read results reference no file under tool-results/.
     if ("persisted" in entry.source) referenced.add(entry.source.persisted);
   }
   const doomed: { path: string; size: number }[] = [];

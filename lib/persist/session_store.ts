@@ -8,15 +8,19 @@
  *
  * ```
  * DIR/session.json                  state, event archive, result catalogue
- * DIR/tool-results/<sha256>.txt     bodies of externally bounded results
+ * DIR/tool-results/<sha256>.txt     bodies of large externally bounded results
  * ```
  *
  * Both are written atomically (temp file in the same directory, flushed,
- * renamed). File names come only from SHA-256 digests. Results of
- * self-bounding tools (`repository.inspect`) are never written, not even
+ * renamed). File names come only from SHA-256 digests. A result of an
+ * externally bounded tool (`tests.run`) goes to `tool-results/` only when
+ * {@linkcode shouldPersist} says so (its size in characters is above the
+ * tool's effective threshold); a smaller one is kept inline in its
+ * catalogue entry. Both are verified against their digest on load. Results
+ * of self-bounding tools (`repository.inspect`) are never written, not even
  * inside `session.json`: the catalogue names their workspace path and
  * digest, and a load re-reads and verifies them. `session.json` never holds
- * a result body or preview.
+ * a preview, nor the body of a persisted or self-bounding result.
  *
  * @module
  */
@@ -54,8 +58,10 @@ import { SessionError } from "./session_error.ts";
 import {
   type PersistenceOverrides,
   persistenceThreshold,
+  shouldPersist,
   TOOL_DECLARATIONS,
   type ToolDeclaration,
+  toolDeclaration,
 } from "./tool_policy.ts";
 
 /**
@@ -181,6 +187,11 @@ export interface SessionSaveInfo {
   readonly written: number;
   /** Results persisted as files, in all. */
   readonly persisted: number;
+  /**
+   * Results of externally bounded tools at or below their threshold, kept
+   * inline in `session.json`.
+   */
+  readonly inline: number;
   /** Results of self-bounding tools, catalogued by path and digest only. */
   readonly reread: number;
   /**
@@ -426,9 +437,12 @@ export class SessionStore {
 
   /**
    * Persists the state after an acknowledged step: first every new result
-   * file of an externally bounded tool (`tool-results/<sha256>.txt`), then
-   * `session.json`, each atomically. Results of self-bounding tools are
-   * catalogued by workspace path and digest only.
+   * file (`tool-results/<sha256>.txt`), then `session.json`, each
+   * atomically. A result of an externally bounded tool is written to a file
+   * when {@linkcode shouldPersist} says so (more characters than the tool's
+   * effective threshold, overrides included) and kept inline in its
+   * catalogue entry otherwise. Results of self-bounding tools are
+   * catalogued by workspace path and digest only, whatever the overrides.
    *
    * @param snapshot The run's state.
    * @returns What was written and what was left out.
@@ -452,6 +466,7 @@ export class SessionStore {
    * });
    * assert.equal(info.reread, 1);
    * assert.equal(info.written, 0);
+   * assert.equal(info.inline, 0);
    * assert.equal((await Deno.readTextFile(`${root}/session.json`)).includes("secret body"), false);
    * ```
    */
@@ -463,12 +478,19 @@ export class SessionStore {
     const skipped: string[] = [];
     let reread = 0;
     let persisted = 0;
+    let inline = 0;
     for (const result of snapshot.results) {
       const origin = origins.get(result.id);
-      const threshold = origin === undefined
+      const declaration = origin === undefined
         ? undefined
-        : thresholdOf(origin.tool, snapshot.tools, overrides);
-      if (origin === undefined || threshold === undefined) {
+        : declarationOf(origin.tool, snapshot.tools);
+      const threshold = declaration === undefined
+        ? undefined
+        : persistenceThreshold(declaration, overrides);
+      if (
+        origin === undefined || declaration === undefined ||
+        threshold === undefined
+      ) {
         skipped.push(result.id);
         continue;
       }
@@ -497,10 +519,23 @@ export class SessionStore {
           `Cannot persist ${result.id}: its digest is not 64 lowercase hex digits`,
         );
       }
-      const path = `${RESULTS_DIR}/${result.sha256}.txt`;
-      catalogue[result.id] = { ...base, source: { persisted: path } };
-      files.push({ path, sha256: result.sha256, bytes: result.bytes });
-      persisted += 1;
+      const text = inlineText(result.bytes, threshold);
+      if (
+        text === undefined ||
+        shouldPersist(declaration, text.length, {
+          owner: this.persists,
+          overrides,
+        })
+      ) {
+        const path = `${RESULTS_DIR}/${result.sha256}.txt`;
+        catalogue[result.id] = { ...base, source: { persisted: path } };
+        files.push({ path, sha256: result.sha256, bytes: result.bytes });
+        persisted += 1;
+      } else {
+        // At or below the threshold: the body stays in the catalogue.
+        catalogue[result.id] = { ...base, source: { inline: text } };
+        inline += 1;
+      }
     }
     for (const [id, entry] of this.#stale) {
       if (!(id in catalogue)) catalogue[id] = entry;
@@ -553,20 +588,21 @@ export class SessionStore {
       join(this.root, SESSION_FILE),
       encoder.encode(`${JSON.stringify(doc, null, 1)}\n`),
     );
-    return { written, persisted, reread, skipped };
+    return { written, persisted, inline, reread, skipped };
   }
 
   /**
-   * Loads and verifies the session: every persisted file against its
-   * digest, every re-read source against the digest stored for it, every
-   * event against its archived digest. Reads only; nothing is written or
-   * repaired.
+   * Loads and verifies the session: every persisted file and inline body
+   * against its digest, every re-read source against the digest stored for
+   * it, every event against its archived digest. Reads only; nothing is
+   * written or repaired.
    *
    * @returns The verified session. Results whose re-read source changed or
    *   disappeared are listed in `unavailable` (references to them must fail
    *   with `digest_mismatch`) and stay in the catalogue of later saves.
    * @throws {SessionError} `result_missing` or `result_corrupted` naming the
-   *   file; `session_missing` or `session_invalid`.
+   *   file (`session.json` for an inline body); `session_missing` or
+   *   `session_invalid`.
    *
    * @example
    * ```ts
@@ -609,6 +645,22 @@ export class SessionStore {
         }
         const bytes = await readPersisted(this.root, expected, entry);
         verified.push(entry.sha256);
+        bytesById.set(id, bytes);
+        results.push({ ...meta, bytes });
+        continue;
+      }
+      if ("inline" in entry.source) {
+        const bytes = encoder.encode(entry.source.inline);
+        if (
+          bytes.length !== entry.utf8_bytes ||
+          sha256Hex(bytes) !== entry.sha256
+        ) {
+          throw new SessionError(
+            "result_corrupted",
+            `Inline result ${id} in ${file} does not match its SHA-256 digest ${entry.sha256}: it was changed or damaged after it was written`,
+            { file },
+          );
+        }
         bytesById.set(id, bytes);
         results.push({ ...meta, bytes });
         continue;
@@ -757,11 +809,11 @@ function classify(records: readonly ActionRecord[]): Map<string, ResultOrigin> {
   return out;
 }
 
-function thresholdOf(
+/** The validated declaration of a tool, or `undefined` when it has none. */
+function declarationOf(
   tool: string,
   tools: Readonly<Record<string, ToolDeclaration>> | undefined,
-  overrides: PersistenceOverrides,
-): number | undefined {
+): ToolDeclaration | undefined {
   const declared = Object.hasOwn(TOOL_DECLARATIONS, tool)
     ? tool
     : tools !== undefined && Object.hasOwn(tools, tool)
@@ -769,10 +821,28 @@ function thresholdOf(
     : undefined;
   if (declared === undefined) return undefined;
   try {
-    return persistenceThreshold(declared, overrides);
+    return toolDeclaration(declared);
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The result as text when it could be kept inline: its bytes must survive
+ * a UTF-8 round trip (otherwise only a file keeps them exact). Returns
+ * `undefined` when it must go to a file; skips decoding when the size alone
+ * proves the result is above the threshold (a UTF-16 code unit takes at most
+ * three UTF-8 bytes).
+ */
+function inlineText(bytes: Uint8Array, threshold: number): string | undefined {
+  if (bytes.length > 3 * threshold) return undefined;
+  const text = decoder.decode(bytes);
+  const again = encoder.encode(text);
+  if (again.length !== bytes.length) return undefined;
+  for (let i = 0; i < again.length; i += 1) {
+    if (again[i] !== bytes[i]) return undefined;
+  }
+  return text;
 }
 
 function finiteOverrides(

@@ -1,12 +1,13 @@
 /**
  * Session listings for `loom session ls|show`: counts, digests and names,
- * never a result body or preview.
+ * never a result body or preview (not even an inline one).
  *
  * @module
  */
 import { join } from "node:path";
 import { readSessionFile, SESSION_FILE } from "./session_store.ts";
 import { SessionError } from "./session_error.ts";
+import type { SessionJson } from "./_schema.ts";
 
 /** One catalogued result as a listing shows it (no body). */
 export interface SessionResultSummary {
@@ -22,9 +23,16 @@ export interface SessionResultSummary {
   readonly utf8_bytes: number;
   /** The producing tool. */
   readonly tool: string;
-  /** `persisted` (a file under `tool-results/`) or `reread` (from the workspace). */
-  readonly source: "persisted" | "reread";
-  /** The persisted file (relative to the root) or the workspace path. */
+  /**
+   * `persisted` (a file under `tool-results/`), `inline` (at or below its
+   * tool's threshold, kept in `session.json`) or `reread` (from the
+   * workspace).
+   */
+  readonly source: "persisted" | "inline" | "reread";
+  /**
+   * The persisted file (relative to the root), `session.json` for an inline
+   * result, or the workspace path.
+   */
   readonly location: string;
 }
 
@@ -58,6 +66,8 @@ export interface SessionSummary {
   readonly results: readonly SessionResultSummary[];
   /** Bytes of results persisted as files. */
   readonly persisted_bytes: number;
+  /** Bytes of results kept inline in `session.json`. */
+  readonly inline_bytes: number;
   /** Run counters carried over. */
   readonly counters: Readonly<Record<string, number>>;
 }
@@ -101,10 +111,7 @@ export async function summarizeSession(root: string): Promise<SessionSummary> {
       capture: entry.capture,
       utf8_bytes: entry.utf8_bytes,
       tool: entry.tool,
-      source: "persisted" in entry.source ? "persisted" : "reread",
-      location: "persisted" in entry.source
-        ? entry.source.persisted
-        : entry.source.reread.path,
+      ...sourceOf(entry.source),
     }));
   return {
     root,
@@ -120,8 +127,8 @@ export async function summarizeSession(root: string): Promise<SessionSummary> {
     events: doc.events.length,
     last_action: doc.events.at(-1)?.record.action ?? null,
     results,
-    persisted_bytes: results.filter((r) => r.source === "persisted")
-      .reduce((sum, r) => sum + r.utf8_bytes, 0),
+    persisted_bytes: bytesFrom(results, "persisted"),
+    inline_bytes: bytesFrom(results, "inline"),
     counters: doc.counters,
   };
 }
@@ -177,6 +184,25 @@ async function isFile(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+function sourceOf(
+  source: SessionJson["results"][string]["source"],
+): Pick<SessionResultSummary, "source" | "location"> {
+  if ("persisted" in source) {
+    return { source: "persisted", location: source.persisted };
+  }
+  // The body itself is never shown: only where it lives.
+  if ("inline" in source) return { source: "inline", location: SESSION_FILE };
+  return { source: "reread", location: source.reread.path };
+}
+
+function bytesFrom(
+  results: readonly SessionResultSummary[],
+  source: SessionResultSummary["source"],
+): number {
+  return results.filter((r) => r.source === source)
+    .reduce((sum, r) => sum + r.utf8_bytes, 0);
 }
 
 function idNumber(id: string): number {

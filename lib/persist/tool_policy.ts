@@ -221,9 +221,9 @@ export function persistenceThreshold(
 /**
  * Whether a result of `chars` characters is persisted: only for a session
  * owner, only for an externally bounded tool, and only above the effective
- * threshold. Embedders that keep small results inline use this; Loom's own
- * sessions keep every result behind a reference and persist every result of
- * an externally bounded tool (see {@linkcode SessionStore.save}).
+ * threshold. {@linkcode SessionStore.save} uses it: a result it says yes to
+ * is written to `tool-results/<sha256>.txt`; a smaller result of an
+ * externally bounded tool is kept inline in `session.json`.
  *
  * @param tool A declaration or a built-in tool name.
  * @param chars The result's length in characters.

@@ -55,7 +55,10 @@ Deno.test("loom session show summarises without printing result bodies", async (
   const { code, out, err } = await loom("show", layout.root);
   assert.equal(code, 0, err);
   assert.match(out, /steps\s+3 of 20/);
-  assert.match(out, /results\s+3 \(1 persisted, 2 re-read from the workspace/);
+  assert.match(
+    out,
+    /results\s+3 \(1 persisted, 0 inline, 2 re-read from the workspace/,
+  );
   assert.match(out, /result-1\s+reread.*src\/a\.ts/);
   for (
     const body of [
@@ -76,6 +79,28 @@ Deno.test("loom session show summarises without printing result bodies", async (
   const stale = await loom("show", layout.root, "--verify", "--json");
   assert.equal(stale.code, 0, stale.err);
   assert.equal(JSON.parse(stale.out).verified.unavailable[0].id, "result-1");
+  await layout.cleanup();
+});
+
+Deno.test("loom session show lists an inline result without its body", async () => {
+  const layout = await tempLayout();
+  const { snapshot } = await sampleRun();
+  await (await SessionStore.create(layout.root, {
+    workspace: layout.workspace,
+  })).save({ ...snapshot, overrides: { "tests.run": 1_000_000 } });
+  const { code, out, err } = await loom("show", layout.root, "--verify");
+  assert.equal(code, 0, err);
+  assert.match(
+    out,
+    /results\s+3 \(0 persisted, 1 inline, 2 re-read from the workspace; 0 B persisted, [\d.]+ KiB inline\)/,
+  );
+  assert.match(out, /result-3\s+inline\s+partial.*session\.json/);
+  assert.match(out, /verified\s+3 results match their digests/);
+  assert.equal(out.includes("TEST_OUTPUT_BODY"), false);
+  const json = JSON.parse((await loom("show", layout.root, "--json")).out);
+  assert.equal(json.results[2].source, "inline");
+  assert.ok(json.inline_bytes > 30_000);
+  assert.equal(JSON.stringify(json).includes("TEST_OUTPUT_BODY"), false);
   await layout.cleanup();
 });
 

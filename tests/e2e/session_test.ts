@@ -1,12 +1,14 @@
 /**
  * End-to-end sessions through the real CLI: the long recording run in two
- * halves (`--session`, then `--resume`) against an uninterrupted run, and a
- * resume after the process was killed in the middle of a step.
+ * halves (`--session`, then `--resume`) against an uninterrupted run, the
+ * bugfix recording saved with two persistence thresholds, and a resume
+ * after the process was killed in the middle of a step.
  */
 import assert from "node:assert/strict";
 import { loom } from "../cli/_run.ts";
 import {
   checkCommand,
+  type FixtureName,
   intentPath,
   type PreparedWorkspace,
   prepareWorkspace,
@@ -54,15 +56,16 @@ function runArgs(
   policy: "legacy" | "bounded",
   test: string,
   maxSteps: number,
+  fixture: FixtureName = "long",
 ): string[] {
   return [
     "run",
     "--workspace",
     prepared.workspace,
     "--intent-file",
-    intentPath("long"),
+    intentPath(fixture),
     "--model",
-    `recorded:${recordingPath("long")}`,
+    `recorded:${recordingPath(fixture)}`,
     "--test",
     test,
     "--context-policy",
@@ -91,11 +94,20 @@ function totals(o: Outcome) {
   };
 }
 
-async function uninterrupted(policy: "legacy" | "bounded", test: string) {
-  const prepared = await prepareWorkspace("long");
+async function uninterrupted(
+  policy: "legacy" | "bounded",
+  test: string,
+  options: {
+    fixture?: FixtureName;
+    prepare?: (prepared: PreparedWorkspace) => Promise<void>;
+  } = {},
+) {
+  const fixture = options.fixture ?? "long";
+  const prepared = await prepareWorkspace(fixture);
+  await options.prepare?.(prepared);
   const report = `${prepared.root}/report.json`;
   const result = await loom(
-    ...runArgs(prepared, policy, test, 200),
+    ...runArgs(prepared, policy, test, 200, fixture),
     "--context-report",
     report,
   );
@@ -226,46 +238,229 @@ for (const policy of ["bounded", "legacy"] as const) {
   });
 }
 
+Deno.test("loom run --session writes a result to tool-results/ only above its threshold", async (t) => {
+  const test = checkCommand().join(" ");
+  const whole = await uninterrupted("bounded", test, { fixture: "bugfix" });
+  const runs = new Map<number, { files: string[]; doc: SessionDoc }>();
+
+  for (const threshold of [1, 1_000_000]) {
+    await t.step(
+      `tests.run=${threshold}: the run stops, resumes and ends like an uninterrupted one`,
+      async () => {
+        const prepared = await prepareWorkspace("bugfix");
+        const session = `${prepared.root}/session`;
+        const first = await loom(
+          ...runArgs(prepared, "bounded", test, 4, "bugfix"),
+          "--session",
+          session,
+          "--persist-threshold",
+          `tests.run=${threshold}`,
+          // Never applies: repository.inspect results are never stored.
+          "--persist-threshold",
+          "repository.inspect=1",
+        );
+        assert.match(first.stderr, /Ignoring .*repository\.inspect/);
+        assert.equal(first.code, 1, first.stderr);
+        assert.equal(JSON.parse(first.stdout).stop, "step_budget");
+        // The overrides are stored in the session and apply after the resume.
+        const second = await loom(
+          "run",
+          "--resume",
+          session,
+          "--max-steps",
+          "20",
+          "--json",
+        );
+        assert.equal(second.code, 0, second.stderr);
+        assert.deepEqual(
+          totals(JSON.parse(second.stdout)),
+          totals(whole.outcome),
+        );
+        assert.deepEqual(await snapshotTree(prepared.workspace), whole.tree);
+        const shown = await loom("session", "show", session);
+        assert.equal(shown.code, 0, shown.stderr);
+        assert.match(
+          shown.stdout,
+          threshold === 1
+            ? /result-3\s+persisted .*tool-results\//
+            : /result-3\s+inline .*session\.json/,
+        );
+        runs.set(threshold, {
+          files: await resultFiles(session),
+          doc: JSON.parse(await Deno.readTextFile(`${session}/session.json`)),
+        });
+        await prepared.cleanup();
+      },
+    );
+  }
+
+  await t.step(
+    "the two thresholds write different sets of files for the same events",
+    () => {
+      const low = runs.get(1)!;
+      const high = runs.get(1_000_000)!;
+      assert.deepEqual(low.doc.events, high.doc.events);
+      const outputs = Object.values(high.doc.results)
+        .filter((entry) => entry.tool === "tests.run");
+      assert.equal(outputs.length, 2, "two test runs");
+      for (const entry of outputs) {
+        assert.deepEqual(Object.keys(entry.source), ["inline"]);
+      }
+      assert.deepEqual(
+        low.files,
+        [...new Set(outputs.map((entry) => `${entry.sha256}.txt`))].sort(),
+      );
+      assert.deepEqual(high.files, []);
+      for (const run of [low, high]) {
+        for (const entry of Object.values(run.doc.results)) {
+          if (entry.tool === "repository.inspect") {
+            assert.deepEqual(Object.keys(entry.source), ["reread"]);
+          }
+        }
+      }
+    },
+  );
+
+  await whole.prepared.cleanup();
+});
+
+interface SessionDoc {
+  steps_used: number;
+  progress: { stop: string | null };
+  events: { sha256: string; record: { sequence: number; action: string } }[];
+  results: Record<
+    string,
+    { sha256: string; tool: string; source: Record<string, unknown> }
+  >;
+}
+
+async function resultFiles(session: string): Promise<string[]> {
+  return (await Array.fromAsync(Deno.readDir(`${session}/tool-results`)))
+    .map((entry) => entry.name).sort();
+}
+
+/**
+ * The test command of the kill test, run from the workspace: it succeeds
+ * silently like `true`. When `../gate/` exists it counts its runs, and the
+ * run numbered in `../gate/block-at` creates `../gate/started` and waits
+ * (at most 20 s) for `../gate/release`, so the slice is known to be inside
+ * that step's `tests.run` when it is killed.
+ */
+const GATE_SCRIPT = `gate=../gate
+[ -d "$gate" ] || exit 0
+[ -e "$gate/release" ] && exit 0
+n=$(( $(cat "$gate/count" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$gate/count"
+[ "$n" = "$(cat "$gate/block-at")" ] || exit 0
+: > "$gate/started"
+i=0
+while [ ! -e "$gate/release" ] && [ "$i" -lt 400 ]; do
+  sleep 0.05
+  i=$((i + 1))
+done
+: > "$gate/done"
+`;
+const GATE_COMMAND = "sh ../gate.sh";
+
+/** The step of the first `tests.run` after `after`, and which run it is. */
+async function testsRunAfter(
+  after: number,
+): Promise<{ step: number; run: number }> {
+  const recording = JSON.parse(
+    await Deno.readTextFile(recordingPath("long")),
+  ) as { calls: { phase: string; arguments: { action?: string } }[] };
+  const actions = recording.calls
+    .filter((call) => call.phase === "selection")
+    .map((call) => call.arguments.action);
+  let run = 0;
+  for (const [index, action] of actions.entries()) {
+    if (action !== "tests.run") continue;
+    run += 1;
+    if (index + 1 > after) return { step: index + 1, run };
+  }
+  throw new Error(`The long recording runs no tests after step ${after}`);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+/** Polls for a file until it appears (`true`) or `gone` settles (`false`). */
+async function waitFor(path: string, gone: Promise<unknown>): Promise<boolean> {
+  let ended = false;
+  gone.then(() => ended = true, () => ended = true);
+  while (!(await exists(path))) {
+    if (ended) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return true;
+}
+
 Deno.test("loom run --resume after a kill in the middle of a step loses no acknowledged event", async (t) => {
-  const whole = await uninterrupted("bounded", "true");
+  const writeGate = (p: PreparedWorkspace) =>
+    Deno.writeTextFile(`${p.root}/gate.sh`, GATE_SCRIPT);
+  const whole = await uninterrupted("bounded", GATE_COMMAND, {
+    prepare: writeGate,
+  });
+  const blocked = await testsRunAfter(40);
   const prepared = await prepareWorkspace("long");
+  await writeGate(prepared);
+  const gate = `${prepared.root}/gate`;
+  await Deno.mkdir(gate);
+  await Deno.writeTextFile(`${gate}/block-at`, `${blocked.run}\n`);
   const session = `${prepared.root}/session`;
   const report = `${prepared.root}/report.json`;
-  const target = 40;
 
-  let acknowledged: { sha256: string; record: unknown }[] = [];
-  await t.step("the run is killed after step 40 was saved", async () => {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        ...CLI_FLAGS,
-        ...runArgs(prepared, "bounded", "true", 200),
-        "--session",
-        session,
-      ],
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    const lines = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-    let buffered = "";
-    while (!buffered.includes(`session: saved step ${target} `)) {
-      const { value, done } = await lines.read();
-      if (done) break;
-      buffered += value;
-    }
-    child.kill("SIGKILL");
-    await lines.cancel();
-    const status = await child.status;
-    assert.equal(
-      status.success,
-      false,
-      "the process was killed before completing",
-    );
-    const doc = JSON.parse(await Deno.readTextFile(`${session}/session.json`));
-    assert.ok(doc.steps_used >= target, `saved ${doc.steps_used} steps`);
-    assert.equal(doc.progress.stop, null);
-    acknowledged = doc.events;
-  });
+  let acknowledged: SessionDoc["events"] = [];
+  await t.step(
+    `the run is killed inside tests.run of step ${blocked.step}`,
+    async () => {
+      const child = new Deno.Command(Deno.execPath(), {
+        args: [
+          ...CLI_FLAGS,
+          ...runArgs(prepared, "bounded", GATE_COMMAND, 200),
+          "--session",
+          session,
+        ],
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+      }).spawn();
+      const stderr = new Response(child.stderr).text();
+      assert.ok(
+        await waitFor(`${gate}/started`, child.status),
+        "the run ended before the gated tests.run started",
+      );
+      child.kill("SIGKILL");
+      const status = await child.status;
+      assert.equal(status.signal, "SIGKILL", "killed before completing");
+      // Let the orphaned test process finish; later runs pass the gate.
+      await Deno.writeTextFile(`${gate}/release`, "");
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await waitFor(
+        `${gate}/done`,
+        new Promise((resolve) => timer = setTimeout(resolve, 5_000)),
+      );
+      clearTimeout(timer);
+      const log = await stderr;
+      assert.match(log, new RegExp(`session: saved step ${blocked.step - 1} `));
+      assert.doesNotMatch(log, new RegExp(`saved step ${blocked.step} `));
+      const doc: SessionDoc = JSON.parse(
+        await Deno.readTextFile(`${session}/session.json`),
+      );
+      assert.equal(doc.steps_used, blocked.step - 1);
+      assert.equal(doc.events.length, blocked.step - 1);
+      assert.equal(doc.events.at(-1)?.record.sequence, blocked.step - 1);
+      assert.equal(doc.progress.stop, null);
+      acknowledged = doc.events;
+    },
+  );
 
   await t.step(
     "the session verifies and can be garbage-collected safely",
@@ -288,16 +483,24 @@ Deno.test("loom run --resume after a kill in the middle of a step loses no ackno
       "--json",
     );
     assert.equal(second.code, 0, second.stderr);
+    assert.match(
+      second.stderr,
+      new RegExp(`resuming .* after step ${blocked.step - 1} `),
+    );
     resumed = JSON.parse(second.stdout);
   });
 
   await t.step(
     "every acknowledged event is kept, with the same digest",
     async () => {
-      const doc = JSON.parse(
+      const doc: SessionDoc = JSON.parse(
         await Deno.readTextFile(`${session}/session.json`),
       );
       assert.deepEqual(doc.events.slice(0, acknowledged.length), acknowledged);
+      // The interrupted step was taken again, from its start.
+      const retaken = doc.events[acknowledged.length]?.record;
+      assert.equal(retaken?.sequence, blocked.step);
+      assert.equal(retaken?.action, "tests.run");
       assert.equal(doc.progress.stop, "completed");
     },
   );

@@ -25,8 +25,13 @@ export async function tempLayout(): Promise<
   };
 }
 
+/**
+ * Test output above the default persistence threshold of `tests.run`
+ * (30 000 characters), so a save writes it to `tool-results/`.
+ */
 export const TEST_OUTPUT =
-  "FAIL stats_test.ts\nexpected 3, got 4\nTEST_OUTPUT_BODY\n";
+  "FAIL stats_test.ts\nexpected 3, got 4\nTEST_OUTPUT_BODY\n" +
+  "ok   check passed\n".repeat(2_000);
 
 /** A run of three steps: inspect two files, run the tests, refuse one. */
 export async function sampleRun(): Promise<

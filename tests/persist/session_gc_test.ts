@@ -1,8 +1,15 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { collectGarbage } from "../../lib/persist/session_gc.ts";
 import { SessionError } from "../../lib/persist/session_error.ts";
 import { SessionStore } from "../../lib/persist/session_store.ts";
-import { sampleRun, snapshotTree, tempLayout } from "./_session.ts";
+import {
+  sampleRun,
+  snapshotOf,
+  snapshotTree,
+  tempLayout,
+  TEST_OUTPUT,
+} from "./_session.ts";
 
 const ORPHAN = `${"b".repeat(64)}.txt`;
 
@@ -82,3 +89,33 @@ Deno.test("collectGarbage() leaves a symlink alone", async () => {
   assert.equal(await Deno.readTextFile(`${layout.base}/target.txt`), "keep me");
   await layout.cleanup();
 });
+
+Deno.test("collectGarbage() treats inline results as referencing no file", async () => {
+  const layout = await tempLayout();
+  const { results, records } = await sampleRun();
+  const session = await SessionStore.create(layout.root, {
+    workspace: layout.workspace,
+  });
+  await session.save(snapshotOf(results, records));
+  // A raised threshold keeps the test output inline: its file is unreferenced.
+  const info = await session.save(
+    snapshotOf(results, records, { overrides: { "tests.run": 1_000_000 } }),
+  );
+  assert.equal(info.inline, 1);
+  assert.equal(info.persisted, 0);
+  const report = await collectGarbage(layout.root);
+  assert.deepEqual(report.deleted, [`tool-results/${sha(TEST_OUTPUT)}.txt`]);
+  assert.equal(report.kept, 0);
+  assert.deepEqual(report.ignored, []);
+  const loaded = await (await SessionStore.open(layout.root)).load();
+  assert.deepEqual(
+    loaded.results.map((r) => r.bytes),
+    [...results.stored()].map((r) => r.bytes),
+  );
+  assert.equal((await collectGarbage(layout.root)).deleted.length, 0);
+  await layout.cleanup();
+});
+
+function sha(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}

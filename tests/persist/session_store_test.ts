@@ -56,6 +56,7 @@ Deno.test("SessionStore.save() and load() restore results and events with the sa
       assert.deepEqual(info, {
         written: 1,
         persisted: 1,
+        inline: 0,
         reread: 2,
         skipped: [],
       });
@@ -198,6 +199,176 @@ Deno.test("SessionStore.save() never persists a self-bounding result, whatever t
     ],
   );
   await layout.cleanup();
+});
+
+/** Saves the sample run with these overrides; returns what landed on disk. */
+async function savedWith(overrides: Record<string, unknown>) {
+  const layout = await tempLayout();
+  const { results, records } = await sampleRun();
+  const session = await SessionStore.create(layout.root, {
+    workspace: layout.workspace,
+  });
+  const info = await session.save(snapshotOf(results, records, { overrides }));
+  const text = await Deno.readTextFile(`${layout.root}/session.json`);
+  const files =
+    (await Array.fromAsync(Deno.readDir(`${layout.root}/tool-results`)))
+      .map((e) => e.name).sort();
+  return {
+    layout,
+    results,
+    records,
+    info,
+    text,
+    doc: JSON.parse(text),
+    files,
+  };
+}
+
+Deno.test("SessionStore.save() persists an externally bounded result only above its threshold", async (t) => {
+  await t.step(
+    "above the threshold the body goes to tool-results/",
+    async () => {
+      const saved = await savedWith({ "tests.run": TEST_OUTPUT.length - 1 });
+      assert.equal(saved.info.persisted, 1);
+      assert.equal(saved.info.inline, 0);
+      assert.deepEqual(saved.files, [`${sha(TEST_OUTPUT)}.txt`]);
+      assert.equal(saved.text.includes("TEST_OUTPUT_BODY"), false);
+      await saved.layout.cleanup();
+    },
+  );
+
+  await t.step(
+    "at the threshold the body stays inline in session.json",
+    async () => {
+      const saved = await savedWith({ "tests.run": TEST_OUTPUT.length });
+      assert.equal(saved.info.persisted, 0);
+      assert.equal(saved.info.inline, 1);
+      assert.equal(saved.info.written, 0);
+      assert.deepEqual(saved.files, []);
+      assert.deepEqual(saved.doc.results["result-3"].source, {
+        inline: TEST_OUTPUT,
+      });
+      assert.equal(saved.doc.results["result-3"].sha256, sha(TEST_OUTPUT));
+      assert.equal(saved.text.includes("preview"), false);
+      const loaded = await (await SessionStore.open(saved.layout.root)).load();
+      assert.deepEqual(
+        loaded.results.map((r) => [r.id, r.sha256]),
+        [...saved.results.stored()].map((r) => [r.id, r.sha256]),
+      );
+      assert.deepEqual(
+        loaded.results[2]?.bytes,
+        saved.results.get("result-3")?.bytes,
+      );
+      // The preview is rebuilt from the inline body, as it was.
+      assert.deepEqual(loaded.records[1], saved.records[1]);
+      await saved.layout.cleanup();
+    },
+  );
+
+  await t.step(
+    "two overrides of the same run write different sets of files",
+    async () => {
+      const low = await savedWith({ "tests.run": 1 });
+      const high = await savedWith({ "tests.run": 1_000_000 });
+      assert.deepEqual(low.files, [`${sha(TEST_OUTPUT)}.txt`]);
+      assert.deepEqual(high.files, []);
+      assert.deepEqual(low.doc.events, high.doc.events);
+      for (const saved of [low, high]) {
+        const loaded = await (await SessionStore.open(saved.layout.root))
+          .load();
+        assert.deepEqual(
+          loaded.results.map((r) => r.bytes),
+          [...saved.results.stored()].map((r) => r.bytes),
+        );
+        await saved.layout.cleanup();
+      }
+    },
+  );
+
+  await t.step(
+    "the default threshold keeps small test output inline",
+    async () => {
+      const layout = await tempLayout();
+      const results = new ResultStore();
+      const output = await results.put("1 failed\n", {
+        origin: "tests.run deno test",
+        capture: "partial",
+      });
+      const session = await SessionStore.create(layout.root, {
+        workspace: layout.workspace,
+      });
+      const info = await session.save(snapshotOf(results, [{
+        sequence: 1,
+        action: "tests.run",
+        arguments: {},
+        report: {
+          kind: "tests_run",
+          exit_code: 1,
+          timed_out: false,
+          tested_revision: null,
+          output,
+          confinement: "none",
+        },
+      }]));
+      assert.equal(info.inline, 1);
+      assert.equal(info.persisted, 0);
+      await layout.cleanup();
+    },
+  );
+
+  await t.step("the threshold counts characters, not bytes", async () => {
+    const layout = await tempLayout();
+    const results = new ResultStore();
+    const body = "é".repeat(10); // 10 characters, 20 UTF-8 bytes
+    const output = await results.put(body, {
+      origin: "tests.run x",
+      capture: "complete",
+    });
+    const session = await SessionStore.create(layout.root, {
+      workspace: layout.workspace,
+    });
+    const info = await session.save(snapshotOf(results, [{
+      sequence: 1,
+      action: "tests.run",
+      arguments: {},
+      report: {
+        kind: "tests_run",
+        exit_code: 0,
+        timed_out: false,
+        tested_revision: null,
+        output,
+        confinement: "none",
+      },
+    }], { overrides: { "tests.run": 10 } }));
+    assert.equal(info.inline, 1);
+    const loaded = await (await SessionStore.open(layout.root)).load();
+    assert.equal(new TextDecoder().decode(loaded.results[0]?.bytes), body);
+    await layout.cleanup();
+  });
+});
+
+Deno.test("SessionStore.save() stores nothing of repository.inspect, whatever its override", async (t) => {
+  for (const value of [1, 1_000_000_000, 0, -5, Infinity, "50"]) {
+    await t.step(`repository.inspect=${String(value)}`, async () => {
+      const saved = await savedWith({
+        "repository.inspect": value,
+        "tests.run": 1_000_000,
+      });
+      assert.equal(saved.info.reread, 2);
+      assert.equal(saved.info.inline, 1, "only the test output is inline");
+      assert.deepEqual(saved.files, []);
+      assert.deepEqual(saved.doc.results["result-1"].source, {
+        reread: { path: "src/a.ts" },
+      });
+      assert.deepEqual(saved.doc.results["result-2"].source, {
+        reread: { path: "README.md" },
+      });
+      for (const body of ["INSPECTED_BODY", "Readme body text"]) {
+        assert.equal(saved.text.includes(body), false, body);
+      }
+      await saved.layout.cleanup();
+    });
+  }
 });
 
 Deno.test("SessionStore.save() leaves out results no acknowledged record produced", async () => {
@@ -359,6 +530,82 @@ Deno.test("SessionStore.load() detects damaged sessions with a typed error namin
     await assert.rejects(
       SessionStore.open(layout.root),
       isSessionError("session_invalid", /preview/),
+    );
+    await layout.cleanup();
+  });
+
+  async function savedInline() {
+    const layout = await tempLayout();
+    const { snapshot } = await sampleRun();
+    const session = await SessionStore.create(layout.root, {
+      workspace: layout.workspace,
+    });
+    await session.save({ ...snapshot, overrides: { "tests.run": 1_000_000 } });
+    return layout;
+  }
+
+  for (
+    const [what, tamper] of [
+      [
+        "an inline body edited in place",
+        (b: string) => b.replace("got 4", "got 3"),
+      ],
+      ["a truncated inline body", (b: string) => b.slice(0, 100)],
+      ["an emptied inline body", () => ""],
+    ] as const
+  ) {
+    await t.step(what, async () => {
+      const layout = await savedInline();
+      await editDoc(layout.root, (doc) => {
+        const source = doc.results["result-3"].source;
+        source.inline = tamper(source.inline);
+      });
+      const before = await snapshotTree(layout.base);
+      await assert.rejects(
+        (await SessionStore.open(layout.root)).load(),
+        (e: unknown) =>
+          isSessionError(
+            "result_corrupted",
+            new RegExp(`result-3 .*${sha(TEST_OUTPUT)}`),
+          )(e) &&
+          (e as SessionError).file === `${layout.root}/session.json`,
+      );
+      assert.deepEqual(
+        await snapshotTree(layout.base),
+        before,
+        "nothing was overwritten",
+      );
+      await layout.cleanup();
+    });
+  }
+
+  await t.step("an inspected body smuggled in as inline", async () => {
+    const { layout } = await saved();
+    await editDoc(layout.root, (doc) => {
+      doc.results["result-1"].source = {
+        inline: "export const INSPECTED_BODY = 1;\n",
+      };
+    });
+    await assert.rejects(
+      SessionStore.open(layout.root),
+      isSessionError(
+        "session_invalid",
+        /results\["result-1"\]\.source: must be reread/,
+      ),
+    );
+    await layout.cleanup();
+  });
+
+  await t.step("an inspected body smuggled in as a file", async () => {
+    const { layout } = await saved();
+    await editDoc(layout.root, (doc) => {
+      doc.results["result-1"].source = {
+        persisted: `tool-results/${doc.results["result-1"].sha256}.txt`,
+      };
+    });
+    await assert.rejects(
+      SessionStore.open(layout.root),
+      isSessionError("session_invalid", /must be reread/),
     );
     await layout.cleanup();
   });
