@@ -1,0 +1,160 @@
+/**
+ * The public shape of a slice request and its options, and their validation.
+ *
+ * @module
+ */
+import type { ModelProvider } from "../providers/model_provider.ts";
+import type { SliceSessionHooks } from "./checkpoint.ts";
+
+/** The test command of a slice. */
+export interface SliceTest {
+  /** Program and arguments, e.g. `["deno", "run", "check.ts"]`; run in the workspace. */
+  readonly command: readonly string[];
+  /** Milliseconds before the test run is stopped and reported as timed out. */
+  readonly timeoutMs: number;
+}
+
+/** What a slice should do (compatible across versions; options go in {@linkcode RunOptions}). */
+export interface SliceRequest {
+  /** The task, shown intact to the model on every turn. */
+  readonly intent: string;
+  /** The workspace directory the slice may read and write. */
+  readonly workspace: string;
+  /** The test command; without it `slice.complete` is admissible at any time. */
+  readonly test?: SliceTest;
+  /** Steps before the slice stops with `step_budget`; refused steps count. */
+  readonly maxSteps: number;
+  /** A model spec (`recorded:PATH`, `anthropic:MODEL`, `openai:MODEL`) or a provider. */
+  readonly provider: string | ModelProvider;
+}
+
+/** One progress report, given after every step. */
+export interface StepProgress {
+  /** The step number, 1-based. */
+  readonly step: number;
+  /** The step budget. */
+  readonly maxSteps: number;
+  /** The last stage the step reached. */
+  readonly phase: "selection" | "arguments";
+  /** The action selected, or `null` when selection failed. */
+  readonly action: string | null;
+  /** Bytes of the step's last request. */
+  readonly request_bytes: number;
+  /** Model calls of the step (lookups included). */
+  readonly model_calls: number;
+  /** Short outcome: `inspected 2 files`, `refused (path_escape)`, `completed`, … */
+  readonly outcome: string;
+}
+
+/** Options of {@linkcode runWithOptions}. */
+export interface RunOptions {
+  /** `legacy` (rolling transcript, the default) or `bounded` (working context). */
+  readonly contextPolicy?: "legacy" | "bounded";
+  /** Path of the JSON context report; written at the end and when a started slice fails. */
+  readonly contextReport?: string;
+  /** Called after every step with a one-line summary and its fields. */
+  readonly onProgress?: (line: string, progress: StepProgress) => void;
+  /** Base URL of the provider API (OpenAI-compatible servers, proxies). */
+  readonly baseUrl?: string;
+  /** Aborting stops the run before its next model call with `suspended`. */
+  readonly signal?: AbortSignal;
+  /**
+   * Consecutive refused steps after which the slice stops with `refused`
+   * (default 8).
+   */
+  readonly maxConsecutiveRefusals?: number;
+  /** Environment for provider API keys (default `Deno.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Session hooks: a checkpoint after every acknowledged step (awaited),
+   * the state of a stopped run to continue from, and the session root that
+   * commission must refuse. See `lib/persist` for the storage.
+   */
+  readonly session?: SliceSessionHooks;
+}
+
+/** A slice request or its options are malformed; nothing was started. */
+export class SliceRequestError extends TypeError {
+  /** Always `invalid_request`. */
+  readonly code = "invalid_request";
+  /**
+   * Creates the error.
+   *
+   * @param message What is wrong and why.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "SliceRequestError";
+  }
+}
+
+/**
+ * Checks a slice request and its options before anything starts.
+ *
+ * @param request The slice request.
+ * @param options The run options.
+ * @throws {SliceRequestError} When either is malformed or the workspace is
+ *   not a directory.
+ */
+export function validateRequest(
+  request: SliceRequest,
+  options: RunOptions,
+): void {
+  if (typeof request.intent !== "string" || request.intent.trim() === "") {
+    throw new SliceRequestError(
+      "Cannot run a slice without an intent: give the task as text",
+    );
+  }
+  if (!Number.isSafeInteger(request.maxSteps) || request.maxSteps < 1) {
+    throw new SliceRequestError(
+      `Cannot run a slice with maxSteps ${request.maxSteps}: it must be a positive integer`,
+    );
+  }
+  if (request.test !== undefined) {
+    const { command, timeoutMs } = request.test;
+    if (
+      !Array.isArray(command) || command.length === 0 ||
+      !command.every((p) => typeof p === "string" && p !== "")
+    ) {
+      throw new SliceRequestError(
+        "Cannot use the test command: it must be a non-empty list of non-empty strings",
+      );
+    }
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+      throw new SliceRequestError(
+        `Cannot use test timeout ${timeoutMs}: it must be a positive number of milliseconds`,
+      );
+    }
+  }
+  const policy = options.contextPolicy;
+  if (policy !== undefined && policy !== "legacy" && policy !== "bounded") {
+    throw new SliceRequestError(
+      `Cannot use context policy ${
+        JSON.stringify(policy)
+      }: policies are legacy and bounded`,
+    );
+  }
+  const refusals = options.maxConsecutiveRefusals;
+  if (
+    refusals !== undefined && (!Number.isSafeInteger(refusals) || refusals < 1)
+  ) {
+    throw new SliceRequestError(
+      `Cannot use maxConsecutiveRefusals ${refusals}: it must be a positive integer`,
+    );
+  }
+  let stat: Deno.FileInfo;
+  try {
+    stat = Deno.statSync(request.workspace);
+  } catch (error) {
+    throw new SliceRequestError(
+      `Cannot use workspace ${request.workspace}: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+    );
+  }
+  if (!stat.isDirectory) {
+    throw new SliceRequestError(
+      `Cannot use workspace ${request.workspace}: it is not a directory`,
+    );
+  }
+}

@@ -1,0 +1,75 @@
+/** Provider and executor setup of a slice run. */
+import type { ModelProvider } from "../providers/model_provider.ts";
+import { createProvider } from "../providers/create_provider.ts";
+import { ProviderError } from "../providers/provider_error.ts";
+import { WorkspaceExecutor } from "../executor/workspace_executor.ts";
+import type { Effects } from "./_execute.ts";
+import type { RunOptions, SliceRequest } from "./_request.ts";
+import { SliceStopped } from "./_stopped.ts";
+
+/**
+ * Creates the provider of a run; a string spec resumes at the model call
+ * the session stopped at.
+ *
+ * @param request The slice request.
+ * @param options The run options.
+ * @returns The provider.
+ * @throws {SliceStopped} `provider_error` when the spec cannot be used.
+ */
+export function sliceProvider(
+  request: SliceRequest,
+  options: RunOptions,
+): ModelProvider {
+  const spec = request.provider;
+  if (typeof spec !== "string") return spec;
+  try {
+    const resume = options.session?.resume;
+    return createProvider(spec, {
+      ...(resume === undefined ? {} : { startAtCall: resume.modelCalls }),
+      ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
+      ...(options.env === undefined ? {} : { env: options.env }),
+    });
+  } catch (error) {
+    if (error instanceof ProviderError) {
+      throw new SliceStopped(
+        "provider_error",
+        `${error.code}: ${error.message}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+/**
+ * Starts the permission-scoped executor of the workspace.
+ *
+ * @param request The slice request (its test command).
+ * @param workspace The real path of the workspace.
+ * @returns The executor's effects.
+ * @throws {SliceStopped} `confinement_unavailable` when the executor cannot
+ *   be confined.
+ */
+export async function startExecutor(
+  request: SliceRequest,
+  workspace: string,
+): Promise<Effects> {
+  const test = request.test;
+  try {
+    return await WorkspaceExecutor.start({
+      workspace,
+      ...(test === undefined
+        ? {}
+        : { testCommand: [...test.command], testTimeoutMs: test.timeoutMs }),
+    });
+  } catch (error) {
+    if ((error as { code?: unknown })?.code === "confinement_unavailable") {
+      throw new SliceStopped(
+        "confinement_unavailable",
+        `confinement_unavailable: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,480 @@
+/**
+ * The step loop of a slice: selection → arguments → expansion → commission
+ * → execution → report, with checkpoints after every acknowledged step.
+ *
+ * @module
+ */
+import { Briefing, type ContextPolicy } from "../briefing/briefing.ts";
+import { ContextReportBuilder } from "../briefing/context_report.ts";
+import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
+import type { ModelProvider } from "../providers/model_provider.ts";
+import { ResultStore } from "../store/result_store.ts";
+import { ResumedResultStore } from "./_resumed_store.ts";
+import { commission } from "./commission.ts";
+import { actionJsonSchema } from "./_schema.ts";
+import {
+  editFiles,
+  type Effects,
+  inspectFiles,
+  runTests,
+  type WorkspaceFacts,
+} from "./_execute.ts";
+import { expandEdit } from "./_expand_edit.ts";
+import { round, writeContextReport } from "./_finish.ts";
+import { ACTIONS, sliceInstructions } from "./_instructions.ts";
+import { describe, progressLine } from "./_progress.ts";
+import type { RunOptions, SliceRequest, StepProgress } from "./_request.ts";
+import { restoreContext } from "./_restore.ts";
+import { parseSelection } from "./_selection.ts";
+import { sliceProvider, startExecutor } from "./_setup.ts";
+import {
+  capacityStop,
+  type RunCounters,
+  runStage,
+  type StageContext,
+} from "./_stages.ts";
+import { SliceStopped } from "./_stopped.ts";
+import { actionArgumentsTool, selectActionTool } from "./_tools.ts";
+import type { SliceOutcome, SliceStop } from "./outcome.ts";
+import type { LastTurn, SliceCheckpoint, SliceResume } from "./checkpoint.ts";
+
+const DEFAULT_MAX_REFUSALS = 8;
+
+/** One run of a slice: the step loop and its state. */
+export class SliceRun {
+  readonly #request: SliceRequest;
+  readonly #options: RunOptions;
+  readonly #policy: ContextPolicy;
+  readonly #report: ContextReportBuilder;
+  readonly #started = performance.now();
+  readonly #results: ResultStore;
+  readonly #counters: RunCounters = {
+    modelCalls: 0,
+    modelMs: 0,
+    retrievals: 0,
+    bytesTotal: 0,
+    bytesPeak: 0,
+    lastRequestBytes: 0,
+    stepCalls: 0,
+  };
+  readonly #facts: WorkspaceFacts = { edits: 0, revision: null };
+  #briefing: Briefing | undefined;
+  #steps = 0;
+  #refusals = 0;
+  #consecutiveRefusals = 0;
+  #summary: string | null = null;
+  #notes: string[] = [];
+  readonly #records: ActionRecord[] = [];
+  #lastTurn: LastTurn | null = null;
+  #checkpointed = -1;
+
+  /**
+   * Prepares a run; nothing starts until {@linkcode SliceRun.execute}.
+   *
+   * @param request The validated request.
+   * @param options The validated options.
+   * @param policy The context policy.
+   */
+  constructor(
+    request: SliceRequest,
+    options: RunOptions,
+    policy: ContextPolicy,
+  ) {
+    this.#request = request;
+    this.#options = options;
+    this.#policy = policy;
+    this.#report = new ContextReportBuilder(policy);
+    this.#results = options.session?.resume === undefined
+      ? new ResultStore()
+      : new ResumedResultStore();
+  }
+
+  /**
+   * Runs the slice to its end and writes the context report.
+   *
+   * @returns How the slice ended.
+   */
+  async execute(): Promise<SliceOutcome> {
+    let stop: SliceStop;
+    let detail: string;
+    let failure: unknown;
+    try {
+      const provider = sliceProvider(this.#request, this.#options);
+      const workspace = await Deno.realPath(this.#request.workspace);
+      const effects = await startExecutor(this.#request, workspace);
+      try {
+        ({ stop, detail } = await this.#loop(provider, effects, workspace));
+      } finally {
+        await effects.close();
+      }
+    } catch (error) {
+      if (error instanceof SliceStopped) {
+        stop = error.stop;
+        detail = error.message;
+      } else {
+        stop = "suspended";
+        detail = `Internal failure: ${
+          error instanceof Error ? error.message : String(error)
+        }`;
+        failure = error;
+      }
+    }
+    const outcome = this.#outcome(stop, detail);
+    if (this.#briefing !== undefined && this.#options.session !== undefined) {
+      try {
+        await this.#checkpoint(stop);
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    await this.#writeReport(outcome);
+    if (failure !== undefined) throw failure;
+    return outcome;
+  }
+
+  async #loop(
+    provider: ModelProvider,
+    effects: Effects,
+    workspace: string,
+  ): Promise<{ stop: SliceStop; detail: string }> {
+    const request = this.#request;
+    const bounded = this.#policy === "bounded";
+    const briefing = new Briefing({
+      policy: this.#policy,
+      intent: request.intent,
+      instructions: sliceInstructions(request.test?.command),
+      results: this.#results,
+    });
+    this.#briefing = briefing;
+    const ctx: StageContext = {
+      provider,
+      briefing,
+      results: this.#results,
+      report: this.#report,
+      counters: this.#counters,
+      signal: this.#options.signal,
+      onRequest: (turn) => {
+        this.#lastTurn = { ...turn, sequence: this.#steps };
+      },
+    };
+    const resume = this.#options.session?.resume;
+    if (resume !== undefined) await this.#restore(resume, briefing, bounded);
+    const testConfigured = request.test !== undefined;
+    const maxRefusals = this.#options.maxConsecutiveRefusals ??
+      DEFAULT_MAX_REFUSALS;
+
+    while (this.#steps < request.maxSteps) {
+      if (this.#checkpointed !== this.#steps) await this.#checkpoint(null);
+      const signal = this.#options.signal;
+      if (signal?.aborted) {
+        throw new SliceStopped(
+          "suspended",
+          `The embedder aborted the run: ${String(signal.reason)}`,
+        );
+      }
+      const sequence = ++this.#steps;
+      this.#counters.stepCalls = 0;
+      const validated = !testConfigured ||
+        briefing.workingState.tests_validate_latest_revision;
+      const candidates = ACTIONS.filter((a) =>
+        (a !== "tests.run" || testConfigured) &&
+        (a !== "slice.complete" || validated)
+      );
+      const notes = this.#notes;
+      this.#notes = [];
+
+      // Selection.
+      const selection = await runStage(ctx, {
+        phase: "selection",
+        tool: selectActionTool(candidates, bounded),
+        candidates,
+        notes,
+      });
+      if (selection.kind === "budget_exhausted") {
+        this.#record(sequence, "select_action", {}, {
+          kind: "refused",
+          code: "budget_exhausted",
+          reason: `${selection.detail}; the run is suspended`,
+        }, "selection");
+        throw new SliceStopped("suspended", selection.detail);
+      }
+      const chosen = parseSelection(selection.value, candidates);
+      if (!chosen.ok) {
+        this.#refuse(sequence, chosen.action, {}, chosen, "selection");
+        if (this.#consecutiveRefusals >= maxRefusals) break;
+        continue;
+      }
+      const action = chosen.action;
+
+      // Argument generation.
+      const schema = actionJsonSchema(action);
+      const generated = await runStage(ctx, {
+        phase: "arguments",
+        tool: actionArgumentsTool(action, schema, bounded),
+        candidates: [action],
+        notes: [],
+      });
+      if (generated.kind === "budget_exhausted") {
+        this.#refuse(sequence, action, {}, {
+          code: "budget_exhausted",
+          reason: `${generated.detail}; the step is refused`,
+        }, "arguments");
+        if (this.#consecutiveRefusals >= maxRefusals) break;
+        continue;
+      }
+      const args = generated.value;
+
+      // Expansion of edit segments, then commission.
+      const expanded = action === "repository.edit"
+        ? await expandEdit(args, this.#results)
+        : { ok: true as const, args };
+      if (!expanded.ok) {
+        this.#refuse(sequence, action, args, expanded, "arguments");
+        if (this.#consecutiveRefusals >= maxRefusals) break;
+        continue;
+      }
+      const forbiddenRoots = this.#options.session?.forbiddenRoots;
+      const admitted = await commission(action, expanded.args, {
+        workspace,
+        testConfigured,
+        latestValidated: validated,
+        ...(forbiddenRoots === undefined ? {} : { forbiddenRoots }),
+      });
+      if (!admitted.ok) {
+        this.#refuse(sequence, action, args, admitted, "arguments");
+        if (this.#consecutiveRefusals >= maxRefusals) break;
+        continue;
+      }
+
+      // Execution.
+      if (action === "slice.complete") {
+        const summary = (admitted.args as { summary?: unknown }).summary;
+        this.#summary = typeof summary === "string" ? summary : "";
+        this.#progress(sequence, "arguments", action, "completed");
+        const revision = this.#facts.revision ?? "the unedited workspace";
+        return {
+          stop: "completed",
+          detail: testConfigured
+            ? `The model completed the slice after tests validated ${revision}`
+            : "The model completed the slice (no test command configured)",
+        };
+      }
+      let report: ExecutionReport;
+      try {
+        report = await this.#execute(effects, action, admitted.args);
+      } catch (error) {
+        if (error instanceof SliceStopped) throw error;
+        this.#refuse(sequence, action, args, {
+          code: "execution_failed",
+          reason: `The executor could not perform ${action}: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        }, "arguments");
+        if (this.#consecutiveRefusals >= maxRefusals) break;
+        continue;
+      }
+      this.#consecutiveRefusals = 0;
+      this.#record(sequence, action, args, report, "arguments");
+    }
+    if (this.#consecutiveRefusals >= maxRefusals) {
+      return {
+        stop: "refused",
+        detail:
+          `${this.#consecutiveRefusals} consecutive steps were refused; the last: ${
+            briefing.workingState.latest_refusal?.reason ?? "unknown"
+          }`,
+      };
+    }
+    return {
+      stop: "step_budget",
+      detail:
+        `The step budget of ${request.maxSteps} steps ran out before completion`,
+    };
+  }
+
+  async #execute(
+    effects: Effects,
+    action: string,
+    args: unknown,
+  ): Promise<ExecutionReport> {
+    switch (action) {
+      case "repository.inspect":
+        return await inspectFiles(
+          effects,
+          this.#results,
+          [...(args as { paths: string[] }).paths],
+        );
+      case "repository.edit":
+        return await editFiles(
+          effects,
+          this.#facts,
+          (args as { files: { path: string; contents: string }[] }).files.map((
+            f,
+          ) => ({ path: f.path, contents: f.contents })),
+        );
+      case "tests.run":
+        return await runTests(
+          effects,
+          this.#results,
+          this.#facts,
+          this.#request.test?.command ?? [],
+        );
+      default:
+        throw new TypeError(`Cannot execute unknown action ${action}`);
+    }
+  }
+
+  #refuse(
+    sequence: number,
+    action: string,
+    args: unknown,
+    refusal: { readonly code: string; readonly reason: string },
+    phase: "selection" | "arguments",
+  ): void {
+    this.#refusals += 1;
+    this.#consecutiveRefusals += 1;
+    this.#notes.push(
+      `Step ${sequence} (${action}) was refused (${refusal.code}): ${refusal.reason}`,
+    );
+    this.#record(sequence, action, args, {
+      kind: "refused",
+      code: refusal.code,
+      reason: refusal.reason,
+    }, phase);
+  }
+
+  #record(
+    sequence: number,
+    action: string,
+    args: unknown,
+    report: ExecutionReport,
+    phase: "selection" | "arguments",
+  ): void {
+    const record: ActionRecord = {
+      sequence,
+      action,
+      arguments: args,
+      report,
+    };
+    try {
+      this.#briefing?.record(record);
+    } catch (error) {
+      throw capacityStop(error) ?? error;
+    }
+    this.#records.push(record);
+    this.#progress(sequence, phase, action, describe(report));
+  }
+
+  #progress(
+    step: number,
+    phase: "selection" | "arguments",
+    action: string | null,
+    outcome: string,
+  ): void {
+    const onProgress = this.#options.onProgress;
+    if (onProgress === undefined) return;
+    const progress: StepProgress = {
+      step,
+      maxSteps: this.#request.maxSteps,
+      phase,
+      action,
+      request_bytes: this.#counters.lastRequestBytes,
+      model_calls: this.#counters.stepCalls,
+      outcome,
+    };
+    onProgress(progressLine(progress), progress);
+  }
+
+  /** Hands the state after the latest acknowledged step to the session. */
+  async #checkpoint(stop: SliceStop | null): Promise<void> {
+    const session = this.#options.session;
+    if (session === undefined) return;
+    const c = this.#counters;
+    const checkpoint: SliceCheckpoint = {
+      steps: this.#steps,
+      modelCalls: c.modelCalls,
+      records: [...this.#records],
+      results: this.#results,
+      edits: this.#facts.edits,
+      revision: this.#facts.revision,
+      refusals: this.#refusals,
+      consecutiveRefusals: this.#consecutiveRefusals,
+      retrievals: c.retrievals,
+      bytesTotal: c.bytesTotal,
+      bytesPeak: c.bytesPeak,
+      modelMs: c.modelMs,
+      notes: [...this.#notes],
+      archived: this.#briefing?.archivedCount ?? 0,
+      checkpoints: this.#briefing?.checkpoints ?? 0,
+      lastTurn: this.#lastTurn,
+      requests: [...this.#report.requests],
+      stop,
+    };
+    await session.onCheckpoint(checkpoint);
+    this.#checkpointed = this.#steps;
+  }
+
+  /**
+   * Continues from a stopped run: counters, results with their ids, the
+   * briefing (records, retired events, checkpoints) and the report lines,
+   * with the last request rebuilt so prefix measurement carries on.
+   */
+  async #restore(
+    resume: SliceResume,
+    briefing: Briefing,
+    bounded: boolean,
+  ): Promise<void> {
+    this.#steps = resume.steps;
+    this.#refusals = resume.refusals;
+    this.#consecutiveRefusals = resume.consecutiveRefusals;
+    this.#notes = [...resume.notes];
+    this.#facts.edits = resume.edits;
+    this.#facts.revision = resume.revision;
+    const c = this.#counters;
+    c.modelCalls = resume.modelCalls;
+    c.retrievals = resume.retrievals;
+    c.bytesTotal = resume.bytesTotal;
+    c.bytesPeak = resume.bytesPeak;
+    c.modelMs = resume.modelMs;
+    this.#records.push(...resume.records);
+    this.#lastTurn = resume.lastTurn;
+    this.#checkpointed = resume.steps;
+    await restoreContext(resume, {
+      briefing,
+      results: this.#results,
+      report: this.#report,
+      bounded,
+    });
+  }
+
+  #outcome(stop: SliceStop, detail: string): SliceOutcome {
+    const state = this.#briefing?.workingState;
+    const c = this.#counters;
+    return {
+      stop,
+      detail,
+      completed: stop === "completed",
+      steps: this.#steps,
+      model_calls: c.modelCalls,
+      revision: this.#facts.revision,
+      latest_test: state?.latest_test ?? null,
+      tests_validate_latest_revision: state?.tests_validate_latest_revision ??
+        false,
+      refusals: this.#refusals,
+      policy: this.#policy,
+      checkpoints: this.#briefing?.checkpoints ?? 0,
+      retrievals: c.retrievals,
+      request_bytes: { total: c.bytesTotal, peak: c.bytesPeak },
+      elapsed_ms: round(performance.now() - this.#started),
+      model_ms: round(c.modelMs),
+      summary: stop === "completed" ? this.#summary : null,
+      context_report: this.#options.contextReport ?? null,
+    };
+  }
+
+  async #writeReport(outcome: SliceOutcome): Promise<void> {
+    const path = this.#options.contextReport;
+    if (path === undefined) return;
+    await writeContextReport(path, this.#report, outcome);
+  }
+}
