@@ -29,16 +29,9 @@ import type {
   ContextReportRequest,
   StopReason,
 } from "../briefing/context_report.ts";
-import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
+import type { ActionRecord } from "../briefing/report.ts";
 import { serializeEvent, toEvent } from "../briefing/event.ts";
-import { compactArguments } from "../briefing/event.ts";
-import {
-  type CompactDescriptor,
-  compactDescriptor,
-  type ResultDescriptor,
-  type StoredResult,
-} from "../store/result_store.ts";
-import { previewOf } from "../store/_preview.ts";
+import type { StoredResult } from "../store/result_store.ts";
 import type {
   LastTurn,
   SliceProgressState,
@@ -46,7 +39,7 @@ import type {
 } from "../slice/checkpoint.ts";
 import { writeAtomic } from "./_atomic.ts";
 import { isDigest, sha256Hex } from "./_digest.ts";
-import { isCleanRelative, isWithin, realish } from "./_paths.ts";
+import { isCleanRelative, realish } from "./_paths.ts";
 import {
   describeIssue,
   SESSION_FORMAT,
@@ -59,10 +52,25 @@ import {
   type PersistenceOverrides,
   persistenceThreshold,
   shouldPersist,
-  TOOL_DECLARATIONS,
   type ToolDeclaration,
-  toolDeclaration,
 } from "./tool_policy.ts";
+import {
+  type CatalogueEntry,
+  classify,
+  compactRecord,
+  declarationOf,
+  expandRecord,
+} from "./_session_records.ts";
+import { inlineText, readPersisted, rereadSource } from "./_session_results.ts";
+import {
+  basenameOf,
+  exists,
+  finiteOverrides,
+  messageOf,
+  refuseOverlap,
+  sortedById,
+  sortedEntries,
+} from "./_session_util.ts";
 
 /**
  * Name of the session state file inside a session root.
@@ -253,12 +261,8 @@ export interface CreateSessionOptions {
   readonly session?: string;
 }
 
-type CatalogueEntry = SessionJson["results"][string];
-type SessionRecord = SessionJson["events"][number]["record"];
-
 const token = Symbol("SessionStore");
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /**
  * The owner's handle of a session root: the only object that writes there.
@@ -784,79 +788,6 @@ export async function readSessionFile(root: string): Promise<SessionJson> {
   return parsed.data;
 }
 
-interface ResultOrigin {
-  tool: string;
-  path?: string;
-}
-
-/** Which tool (and, for inspections, which path) produced each result. */
-function classify(records: readonly ActionRecord[]): Map<string, ResultOrigin> {
-  const out = new Map<string, ResultOrigin>();
-  for (const record of records) {
-    const report = record.report;
-    if (report.kind === "inspected") {
-      for (const file of report.files) {
-        const id = file.descriptor?.result;
-        if (id !== undefined) {
-          out.set(id, { tool: record.action, path: file.path });
-        }
-      }
-    } else if (report.kind === "tests_run") {
-      const id = report.output.result;
-      if (id !== undefined) out.set(id, { tool: record.action });
-    }
-  }
-  return out;
-}
-
-/** The validated declaration of a tool, or `undefined` when it has none. */
-function declarationOf(
-  tool: string,
-  tools: Readonly<Record<string, ToolDeclaration>> | undefined,
-): ToolDeclaration | undefined {
-  const declared = Object.hasOwn(TOOL_DECLARATIONS, tool)
-    ? tool
-    : tools !== undefined && Object.hasOwn(tools, tool)
-    ? tools[tool]
-    : undefined;
-  if (declared === undefined) return undefined;
-  try {
-    return toolDeclaration(declared);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The result as text when it could be kept inline: its bytes must survive
- * a UTF-8 round trip (otherwise only a file keeps them exact). Returns
- * `undefined` when it must go to a file; skips decoding when the size alone
- * proves the result is above the threshold (a UTF-16 code unit takes at most
- * three UTF-8 bytes).
- */
-function inlineText(bytes: Uint8Array, threshold: number): string | undefined {
-  if (bytes.length > 3 * threshold) return undefined;
-  const text = decoder.decode(bytes);
-  const again = encoder.encode(text);
-  if (again.length !== bytes.length) return undefined;
-  for (let i = 0; i < again.length; i += 1) {
-    if (again[i] !== bytes[i]) return undefined;
-  }
-  return text;
-}
-
-function finiteOverrides(
-  overrides: PersistenceOverrides,
-): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [tool, value] of Object.entries(overrides)) {
-    if (typeof value === "number" && Number.isFinite(value) && value > 0) {
-      out[tool] = value;
-    }
-  }
-  return out;
-}
-
 function progressJson(p: SessionProgress): SessionJson["progress"] {
   return {
     stop: p.stop,
@@ -899,239 +830,4 @@ function progressOf(p: SessionJson["progress"]): SessionProgress {
     lastTurn: p.last_turn,
     requests: p.requests,
   };
-}
-
-/** The record as the session keeps it: compact arguments, no previews. */
-function compactRecord(record: ActionRecord): SessionRecord {
-  return {
-    sequence: record.sequence,
-    action: record.action,
-    arguments:
-      compactArguments(record.action, record.arguments, record.report) ??
-        null,
-    report: compactReport(record.report),
-  };
-}
-
-function compactReport(report: ExecutionReport): SessionRecord["report"] {
-  switch (report.kind) {
-    case "inspected":
-      return {
-        kind: report.kind,
-        files: report.files.map((f) => ({
-          path: f.path,
-          ...(f.descriptor === undefined
-            ? {}
-            : { descriptor: compactDescriptor(f.descriptor) }),
-          ...(f.missing === true ? { missing: true as const } : {}),
-        })),
-      };
-    case "edited":
-      return {
-        kind: report.kind,
-        revision: report.revision,
-        files: report.files.map((f) => ({
-          path: f.path,
-          utf8_bytes: f.utf8_bytes,
-          sha256: f.sha256,
-        })),
-      };
-    case "tests_run":
-      return {
-        kind: report.kind,
-        exit_code: report.exit_code,
-        timed_out: report.timed_out,
-        tested_revision: report.tested_revision,
-        output: compactDescriptor(report.output),
-        confinement: report.confinement,
-      };
-    case "refused":
-      return { kind: report.kind, code: report.code, reason: report.reason };
-  }
-}
-
-/** Rebuilds full descriptors (previews from the restored bytes). */
-function expandRecord(
-  record: ActionRecord,
-  bytesById: ReadonlyMap<string, Uint8Array>,
-): ActionRecord {
-  const report = record.report;
-  if (report.kind === "inspected") {
-    return {
-      ...record,
-      report: {
-        kind: "inspected",
-        files: report.files.map((f) =>
-          f.descriptor === undefined
-            ? f
-            : { ...f, descriptor: expandDescriptor(f.descriptor, bytesById) }
-        ),
-      },
-    };
-  }
-  if (report.kind === "tests_run") {
-    return {
-      ...record,
-      report: { ...report, output: expandDescriptor(report.output, bytesById) },
-    };
-  }
-  return record;
-}
-
-function expandDescriptor(
-  compact: CompactDescriptor,
-  bytesById: ReadonlyMap<string, Uint8Array>,
-): ResultDescriptor {
-  const bytes = compact.result === undefined
-    ? undefined
-    : bytesById.get(compact.result);
-  const preview = bytes === undefined
-    ? {
-      // Without restorable bytes the preview cannot be rebuilt: it is never stored.
-      preview: "",
-      preview_truncated: compact.utf8_bytes > 0,
-      preview_start_byte: 0,
-      preview_end_byte: 0,
-    }
-    : previewOf(bytes, compact.capture);
-  const out: ResultDescriptor = {
-    ...(compact.result === undefined ? {} : { result: compact.result }),
-    ...(compact.sha256 === undefined ? {} : { sha256: compact.sha256 }),
-    origin: compact.origin,
-    capture: compact.capture,
-    utf8_bytes: compact.utf8_bytes,
-    ...preview,
-    ...(compact.reference === undefined
-      ? {}
-      : { reference: compact.reference }),
-    ...(compact.result_unavailable === undefined
-      ? {}
-      : { result_unavailable: compact.result_unavailable }),
-  };
-  return out;
-}
-
-async function readPersisted(
-  root: string,
-  relative: string,
-  entry: CatalogueEntry,
-): Promise<Uint8Array> {
-  const file = join(root, relative);
-  let bytes: Uint8Array;
-  try {
-    const info = await Deno.lstat(file);
-    if (!info.isFile) {
-      throw new SessionError(
-        "result_corrupted",
-        `Persisted result ${file} is not a regular file`,
-        { file },
-      );
-    }
-    bytes = await Deno.readFile(file);
-  } catch (error) {
-    if (error instanceof SessionError) throw error;
-    if (error instanceof Deno.errors.NotFound) {
-      throw new SessionError(
-        "result_missing",
-        `Persisted result ${file} is missing: the session cannot be restored without it`,
-        { file, cause: error },
-      );
-    }
-    throw new SessionError(
-      "result_corrupted",
-      `Cannot read persisted result ${file}: ${messageOf(error)}`,
-      { file, cause: error },
-    );
-  }
-  if (bytes.length !== entry.utf8_bytes || sha256Hex(bytes) !== entry.sha256) {
-    throw new SessionError(
-      "result_corrupted",
-      `Persisted result ${file} does not match its SHA-256 digest ${entry.sha256}: it was changed or damaged after it was written`,
-      { file },
-    );
-  }
-  return bytes;
-}
-
-async function rereadSource(
-  workspace: string,
-  root: string,
-  path: string,
-  entry: CatalogueEntry,
-): Promise<{ bytes?: Uint8Array; detail: string }> {
-  const full = join(workspace, path);
-  let bytes: Uint8Array;
-  try {
-    const real = await Deno.realPath(full);
-    if (!isWithin(real, workspace) || isWithin(real, root)) {
-      return {
-        detail: `Cannot re-read ${path}: it now resolves outside the workspace`,
-      };
-    }
-    bytes = await Deno.readFile(real);
-  } catch (error) {
-    return {
-      detail: `Cannot re-read ${path}: ${
-        error instanceof Deno.errors.NotFound
-          ? "it no longer exists"
-          : messageOf(error)
-      }`,
-    };
-  }
-  // The executor reads text: try the raw bytes, then their decoded form.
-  for (const candidate of [bytes, encoder.encode(decoder.decode(bytes))]) {
-    if (
-      candidate.length === entry.utf8_bytes &&
-      sha256Hex(candidate) === entry.sha256
-    ) {
-      return { bytes: candidate, detail: "" };
-    }
-  }
-  return {
-    detail:
-      `${path} changed since it was inspected: its digest no longer matches ${entry.sha256}`,
-  };
-}
-
-function refuseOverlap(root: string, workspace: string): void {
-  if (isWithin(root, workspace) || isWithin(workspace, root)) {
-    throw new SessionError(
-      "session_inside_workspace",
-      `Cannot use session root ${root}: it ${
-        isWithin(root, workspace) ? "lies inside" : "contains"
-      } the workspace ${workspace}, and the model could read or edit its files`,
-      { file: root },
-    );
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
-
-function sortedById<T>(record: Record<string, T>): Record<string, T> {
-  return Object.fromEntries(sortedEntries(record));
-}
-
-function sortedEntries<T>(record: Readonly<Record<string, T>>): [string, T][] {
-  return Object.entries(record).sort((a, b) => idNumber(a[0]) - idNumber(b[0]));
-}
-
-function idNumber(id: string): number {
-  return Number(id.slice(id.lastIndexOf("-") + 1));
-}
-
-function basenameOf(path: string): string {
-  const parts = path.split(/[\\/]/).filter((p) => p !== "");
-  return parts.at(-1) ?? "session";
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,0 +1,185 @@
+/**
+ * Serialization of session records: compact records and descriptors for
+ * `session.json`, and their expansion on load.
+ *
+ * @module
+ */
+import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
+import { compactArguments } from "../briefing/event.ts";
+import {
+  type CompactDescriptor,
+  compactDescriptor,
+  type ResultDescriptor,
+} from "../store/result_store.ts";
+import { previewOf } from "../store/_preview.ts";
+import type { SessionJson } from "./_schema.ts";
+import {
+  TOOL_DECLARATIONS,
+  type ToolDeclaration,
+  toolDeclaration,
+} from "./tool_policy.ts";
+
+/** One entry of the result catalogue in `session.json`. */
+export type CatalogueEntry = SessionJson["results"][string];
+/** One record as `session.json` keeps it. */
+export type SessionRecord = SessionJson["events"][number]["record"];
+
+/** The tool (and, for inspections, the path) that produced a result. */
+export interface ResultOrigin {
+  tool: string;
+  path?: string;
+}
+
+/** Which tool (and, for inspections, which path) produced each result. */
+export function classify(
+  records: readonly ActionRecord[],
+): Map<string, ResultOrigin> {
+  const out = new Map<string, ResultOrigin>();
+  for (const record of records) {
+    const report = record.report;
+    if (report.kind === "inspected") {
+      for (const file of report.files) {
+        const id = file.descriptor?.result;
+        if (id !== undefined) {
+          out.set(id, { tool: record.action, path: file.path });
+        }
+      }
+    } else if (report.kind === "tests_run") {
+      const id = report.output.result;
+      if (id !== undefined) out.set(id, { tool: record.action });
+    }
+  }
+  return out;
+}
+
+/** The validated declaration of a tool, or `undefined` when it has none. */
+export function declarationOf(
+  tool: string,
+  tools: Readonly<Record<string, ToolDeclaration>> | undefined,
+): ToolDeclaration | undefined {
+  const declared = Object.hasOwn(TOOL_DECLARATIONS, tool)
+    ? tool
+    : tools !== undefined && Object.hasOwn(tools, tool)
+    ? tools[tool]
+    : undefined;
+  if (declared === undefined) return undefined;
+  try {
+    return toolDeclaration(declared);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The record as the session keeps it: compact arguments, no previews. */
+export function compactRecord(record: ActionRecord): SessionRecord {
+  return {
+    sequence: record.sequence,
+    action: record.action,
+    arguments:
+      compactArguments(record.action, record.arguments, record.report) ??
+        null,
+    report: compactReport(record.report),
+  };
+}
+
+/** The report of a record without previews. */
+export function compactReport(
+  report: ExecutionReport,
+): SessionRecord["report"] {
+  switch (report.kind) {
+    case "inspected":
+      return {
+        kind: report.kind,
+        files: report.files.map((f) => ({
+          path: f.path,
+          ...(f.descriptor === undefined
+            ? {}
+            : { descriptor: compactDescriptor(f.descriptor) }),
+          ...(f.missing === true ? { missing: true as const } : {}),
+        })),
+      };
+    case "edited":
+      return {
+        kind: report.kind,
+        revision: report.revision,
+        files: report.files.map((f) => ({
+          path: f.path,
+          utf8_bytes: f.utf8_bytes,
+          sha256: f.sha256,
+        })),
+      };
+    case "tests_run":
+      return {
+        kind: report.kind,
+        exit_code: report.exit_code,
+        timed_out: report.timed_out,
+        tested_revision: report.tested_revision,
+        output: compactDescriptor(report.output),
+        confinement: report.confinement,
+      };
+    case "refused":
+      return { kind: report.kind, code: report.code, reason: report.reason };
+  }
+}
+
+/** Rebuilds full descriptors (previews from the restored bytes). */
+export function expandRecord(
+  record: ActionRecord,
+  bytesById: ReadonlyMap<string, Uint8Array>,
+): ActionRecord {
+  const report = record.report;
+  if (report.kind === "inspected") {
+    return {
+      ...record,
+      report: {
+        kind: "inspected",
+        files: report.files.map((f) =>
+          f.descriptor === undefined
+            ? f
+            : { ...f, descriptor: expandDescriptor(f.descriptor, bytesById) }
+        ),
+      },
+    };
+  }
+  if (report.kind === "tests_run") {
+    return {
+      ...record,
+      report: { ...report, output: expandDescriptor(report.output, bytesById) },
+    };
+  }
+  return record;
+}
+
+/** Rebuilds full descriptors (previews from the restored bytes). */
+export function expandDescriptor(
+  compact: CompactDescriptor,
+  bytesById: ReadonlyMap<string, Uint8Array>,
+): ResultDescriptor {
+  const bytes = compact.result === undefined
+    ? undefined
+    : bytesById.get(compact.result);
+  const preview = bytes === undefined
+    ? {
+      // Without restorable bytes the preview cannot be rebuilt: it is never stored.
+      preview: "",
+      preview_truncated: compact.utf8_bytes > 0,
+      preview_start_byte: 0,
+      preview_end_byte: 0,
+    }
+    : previewOf(bytes, compact.capture);
+  const out: ResultDescriptor = {
+    ...(compact.result === undefined ? {} : { result: compact.result }),
+    ...(compact.sha256 === undefined ? {} : { sha256: compact.sha256 }),
+    origin: compact.origin,
+    capture: compact.capture,
+    utf8_bytes: compact.utf8_bytes,
+    ...preview,
+    ...(compact.reference === undefined
+      ? {}
+      : { reference: compact.reference }),
+    ...(compact.result_unavailable === undefined
+      ? {}
+      : { result_unavailable: compact.result_unavailable }),
+  };
+  return out;
+}
