@@ -1,16 +1,25 @@
 // The compile walk shared by render() and every message format: one pass
 // over the include tree per section, O(entries + visitors) in all.
-import type { Context } from "./context.ts";
 import type { Entry, Role } from "./entry.ts";
 import { FileEntry } from "./file_entry.ts";
 import { ImageEntry } from "./image_entry.ts";
 import type { ContentBlock, EphemeralCacheControl } from "./message.ts";
 import { SECTION_NAMES, type SectionName } from "./section.ts";
 
+/** The parts of a context the compile walk reads (structurally a `Context`). */
+export interface CompileSource
+  extends
+    Readonly<Record<SectionName, { readonly entries: readonly Entry[] }>> {
+  /** The context's name, shown in visitor labels. */
+  readonly name: string;
+  /** The contexts included as visitors. */
+  readonly visitors: readonly CompileSource[];
+}
+
 /** One compiled entry. */
 export interface Piece {
   readonly section: SectionName;
-  readonly owner: Context;
+  readonly owner: CompileSource;
   readonly entry: Entry;
   readonly role: Role;
   /** Text with the `# NAME` header, or the caption of an image. */
@@ -36,7 +45,7 @@ const ORDER: Readonly<Record<SectionName, Order>> = {
  * nor recorded (it is the current output, shown exactly as added).
  */
 export function collect(
-  root: Context,
+  root: CompileSource,
   sections: ReadonlySet<SectionName>,
 ): Piece[] {
   const pieces: Piece[] = [];
@@ -44,8 +53,8 @@ export function collect(
   for (const section of SECTION_NAMES) {
     if (!sections.has(section)) continue;
     const order = ORDER[section];
-    const visited = new Set<Context>();
-    const emit = (owner: Context): void => {
+    const visited = new Set<CompileSource>();
+    const emit = (owner: CompileSource): void => {
       for (const entry of owner[section].entries) {
         if (order !== "self-only") {
           const identity = entry.identity();
@@ -56,7 +65,7 @@ export function collect(
         if (piece !== undefined) pieces.push(piece);
       }
     };
-    const visit = (owner: Context): void => {
+    const visit = (owner: CompileSource): void => {
       if (visited.has(owner)) return;
       visited.add(owner);
       if (order === "self-only") return emit(owner);
@@ -72,7 +81,7 @@ export function collect(
 function compileEntry(
   entry: Entry,
   section: SectionName,
-  owner: Context,
+  owner: CompileSource,
 ): Piece | undefined {
   if (entry instanceof ImageEntry) {
     return {
@@ -124,7 +133,10 @@ function visitorLabel(section: SectionName, name: string): string {
 }
 
 /** Plain text: section banners, visitor labels, entries joined by a blank line. */
-export function renderPieces(root: Context, pieces: readonly Piece[]): string {
+export function renderPieces(
+  root: CompileSource,
+  pieces: readonly Piece[],
+): string {
   const sections: string[] = [];
   let i = 0;
   while (i < pieces.length) {
