@@ -38,7 +38,7 @@ import type {
   UnavailableResultEntry,
 } from "../slice/checkpoint.ts";
 import { writeAtomic } from "./_atomic.ts";
-import { isDigest, sha256Hex } from "./_digest.ts";
+import { sha256Hex } from "./_digest.ts";
 import { isCleanRelative, realish } from "./_paths.ts";
 import {
   describeIssue,
@@ -48,20 +48,14 @@ import {
 } from "./_schema.ts";
 import { EphemeralSession } from "./ephemeral_session.ts";
 import { SessionError } from "./session_error.ts";
-import {
-  type PersistenceOverrides,
-  persistenceThreshold,
-  shouldPersist,
-  type ToolDeclaration,
-} from "./tool_policy.ts";
+import type { PersistenceOverrides, ToolDeclaration } from "./tool_policy.ts";
 import {
   type CatalogueEntry,
-  classify,
   compactRecord,
-  declarationOf,
   expandRecord,
 } from "./_session_records.ts";
-import { inlineText, readPersisted, rereadSource } from "./_session_results.ts";
+import { readPersisted, rereadSource } from "./_session_results.ts";
+import { buildCatalogue } from "./_session_catalogue.ts";
 import {
   basenameOf,
   exists,
@@ -475,72 +469,16 @@ export class SessionStore {
    * ```
    */
   async save(snapshot: SessionSnapshot): Promise<SessionSaveInfo> {
-    const origins = classify(snapshot.records);
     const overrides = snapshot.overrides ?? {};
-    const catalogue: Record<string, CatalogueEntry> = {};
-    const files: { path: string; sha256: string; bytes: Uint8Array }[] = [];
-    const skipped: string[] = [];
-    let reread = 0;
-    let persisted = 0;
-    let inline = 0;
-    for (const result of snapshot.results) {
-      const origin = origins.get(result.id);
-      const declaration = origin === undefined
-        ? undefined
-        : declarationOf(origin.tool, snapshot.tools);
-      const threshold = declaration === undefined
-        ? undefined
-        : persistenceThreshold(declaration, overrides);
-      if (
-        origin === undefined || declaration === undefined ||
-        threshold === undefined
-      ) {
-        skipped.push(result.id);
-        continue;
-      }
-      const base = {
-        sha256: result.sha256,
-        origin: result.origin,
-        capture: result.capture,
-        utf8_bytes: result.bytes.length,
-        tool: origin.tool,
-      };
-      if (!Number.isFinite(threshold)) {
-        // Self-bounding: never written; re-read from its source on load.
-        if (origin.path === undefined || !isCleanRelative(origin.path)) {
-          skipped.push(result.id);
-          continue;
-        }
-        catalogue[result.id] = {
-          ...base,
-          source: { reread: { path: origin.path } },
-        };
-        reread += 1;
-        continue;
-      }
-      if (!isDigest(result.sha256)) {
-        throw new TypeError(
-          `Cannot persist ${result.id}: its digest is not 64 lowercase hex digits`,
-        );
-      }
-      const text = inlineText(result.bytes, threshold);
-      if (
-        text === undefined ||
-        shouldPersist(declaration, text.length, {
-          owner: this.persists,
-          overrides,
-        })
-      ) {
-        const path = `${RESULTS_DIR}/${result.sha256}.txt`;
-        catalogue[result.id] = { ...base, source: { persisted: path } };
-        files.push({ path, sha256: result.sha256, bytes: result.bytes });
-        persisted += 1;
-      } else {
-        // At or below the threshold: the body stays in the catalogue.
-        catalogue[result.id] = { ...base, source: { inline: text } };
-        inline += 1;
-      }
-    }
+    const { catalogue, files, skipped, reread, persisted, inline } =
+      buildCatalogue({
+        records: snapshot.records,
+        results: snapshot.results,
+        tools: snapshot.tools,
+        overrides,
+        owner: this.persists,
+        resultsDir: RESULTS_DIR,
+      });
     for (const [id, entry] of this.#stale) {
       if (!(id in catalogue)) catalogue[id] = entry;
     }
