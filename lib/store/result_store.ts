@@ -7,7 +7,7 @@
  */
 import { sha256Hex } from "./digest.ts";
 import { firstInvalidUtf8 } from "./utf8.ts";
-import { cutUtf8, previewOf } from "./_preview.ts";
+import { cutUtf8, previewOf, utf8Length } from "./_preview.ts";
 
 /** What part of a stored result a reference selects. */
 export type Selector =
@@ -224,10 +224,6 @@ const ID_PATTERN = /^result-([1-9][0-9]*)$/;
 
 function wholeReference(id: string, sha256: string): ResultReference {
   return { result: id, sha256, select: { kind: "whole" }, rendering: "text" };
-}
-
-function byteLength(text: string): number {
-  return encoder.encode(text).length;
 }
 
 /**
@@ -507,7 +503,7 @@ export class ResultStore {
       index++
     ) {
       const item = catalogueItem(all[index]!);
-      const itemBytes = byteLength(JSON.stringify(item)) +
+      const itemBytes = utf8Length(JSON.stringify(item)) +
         (results.length > 0 ? 1 : 0);
       if (bytes + itemBytes > CATALOGUE_PAGE_BYTES && results.length > 0) break;
       bytes += itemBytes;
