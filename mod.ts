@@ -15,7 +15,14 @@
  * @module
  */
 export { VERSION } from "./lib/version.ts";
-export { type CodedError, isCodedError } from "./lib/errors.ts";
+export {
+  type ErrorCategory,
+  errorCategory,
+  isLoomError,
+  type LoomError,
+  type LoomErrorCode,
+  type LoomErrorOptions,
+} from "./lib/errors.ts";
 export {
   type AnthropicMessage,
   type AnthropicMessages,
@@ -146,10 +153,6 @@ export {
   type ProviderErrorOptions,
 } from "./lib/providers/provider_error.ts";
 export {
-  CacheControlError,
-  type CacheControlErrorCode,
-} from "./lib/providers/cache_control_error.ts";
-export {
   RecordedProvider,
   type RecordedProviderOptions,
 } from "./lib/providers/recorded_provider.ts";
@@ -191,8 +194,8 @@ export {
   type PointerErrorCode,
 } from "./lib/reference/pointer.ts";
 export {
-  ReferenceFailure,
   type ReferenceFailureCode,
+  ReferenceFailureError,
   select,
   type SelectableRecord,
   type SelectionResult,
@@ -204,7 +207,7 @@ export {
   type HistorySource,
   isLookupRequest,
   type LookupAnswer,
-  LookupBudgetExceeded,
+  LookupBudgetError,
   LookupSession,
   type LookupSessionOptions,
   type LookupStage,
@@ -320,7 +323,7 @@ export {
   WorkspaceExecutor,
   type WorkspaceExecutorOptions,
 } from "./lib/executor/workspace_executor.ts";
-export { ConfinementUnavailable } from "./lib/executor/confinement_unavailable.ts";
+export { ConfinementUnavailableError } from "./lib/executor/confinement_unavailable.ts";
 export {
   ExecutorError,
   type ExecutorErrorCode,

@@ -466,7 +466,12 @@ export class Briefing {
       }
       if (built.bytes > limits.ceilingBytes) {
         this.#clearVolatile();
-        throw new RequestCeilingError(built.bytes, limits.ceilingBytes);
+        const limit = limits.ceilingBytes;
+        throw new RequestCeilingError(
+          "request_too_large",
+          `Cannot build a bounded request within ${limit} bytes: its mandatory content alone takes ${built.bytes} bytes with every event retired and every lookup answer dropped`,
+          { bytes: built.bytes, limit },
+        );
       }
     }
     this.#clearVolatile();

@@ -5,6 +5,16 @@
  * @module
  */
 
+import {
+  brand,
+  causeOf,
+  type ErrorCategory,
+  errorCategory,
+  isLoomError,
+  type LoomErrorOptions,
+} from "../errors.ts";
+import type { SliceStop } from "../slice/outcome.ts";
+
 /** Output sinks and process facts handed to every command. */
 export interface CliIo {
   /** Writes text to standard output exactly as given (no newline added). */
@@ -25,16 +35,62 @@ export const ExitCode = {
   failure: 3,
 } as const;
 
+/** The exit code of each error category: the CLI's whole error policy. */
+const CATEGORY_EXIT: Readonly<Record<ErrorCategory, number>> = {
+  bad_input: ExitCode.usage,
+  stopped: ExitCode.stopped,
+  internal: ExitCode.failure,
+};
+
+/**
+ * The exit code for a thrown value: by its category for a Loom error
+ * (bad input 2, stopped 1, internal 3), 3 for anything else.
+ *
+ * @param error Anything caught.
+ * @returns The process exit code.
+ */
+export function exitCodeOfError(error: unknown): number {
+  return isLoomError(error)
+    ? CATEGORY_EXIT[errorCategory(error.code)]
+    : ExitCode.failure;
+}
+
+const STOPPED_EXIT: Readonly<Record<SliceStop, number>> = {
+  completed: ExitCode.ok,
+  step_budget: ExitCode.stopped,
+  refused: ExitCode.stopped,
+  suspended: ExitCode.stopped,
+  capacity: ExitCode.stopped,
+  confinement_unavailable: ExitCode.failure,
+  provider_error: ExitCode.failure,
+};
+
+/**
+ * The exit code of a slice outcome: 0 completed; 1 stopped without
+ * completion (budget, refusals, suspension, capacity); 3 provider failure or
+ * confinement unavailable.
+ *
+ * @param stop The stop reason.
+ * @returns The process exit code.
+ */
+export function exitCodeOf(stop: SliceStop): number {
+  return STOPPED_EXIT[stop];
+}
+
 /** A CLI command: parses its own arguments, returns an exit code. */
 export type Command = (args: string[], io: CliIo) => Promise<number>;
 
 /** A usage error: printed with the command's help hint, exit code 2. */
 export class UsageError extends TypeError {
   /** Always `usage`. */
-  readonly code = "usage";
-  /** @param message What is wrong with the arguments. */
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
+  readonly code: "usage";
+  /**
+   * @param code Always `usage`.
+   * @param message What is wrong with the arguments.
+   * @param options The underlying error, if any.
+   */
+  constructor(code: "usage", message: string, options?: LoomErrorOptions) {
+    super(message, causeOf(options));
+    this.code = brand(this, "UsageError", code);
   }
 }

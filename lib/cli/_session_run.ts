@@ -151,13 +151,14 @@ export async function prepareResume(
   ) {
     if (values[flag] !== undefined) {
       throw new UsageError(
+        "usage",
         `--resume continues with the workspace, intent, model, test command and policy stored in the session; drop --${flag}`,
       );
     }
   }
   const root = values.resume;
   if (root === undefined || root === "") {
-    throw new UsageError("Missing --resume DIR");
+    throw new UsageError("usage", "Missing --resume DIR");
   }
   let store: SessionStore;
   let loaded;
@@ -169,6 +170,7 @@ export async function prepareResume(
   }
   if (loaded.progress.stop === "completed") {
     throw new UsageError(
+      "usage",
       `Session ${store.root} already completed after ${loaded.stepsUsed} steps: there is nothing to resume`,
     );
   }
@@ -177,6 +179,7 @@ export async function prepareResume(
     : positiveInteger(values["max-steps"], "--max-steps");
   if (maxSteps <= loaded.stepsUsed) {
     throw new UsageError(
+      "usage",
       `Session ${store.root} already used ${loaded.stepsUsed} of ${maxSteps} steps: give a larger --max-steps`,
     );
   }
@@ -244,7 +247,7 @@ async function persistenceConfig(
     return config;
   } catch (error) {
     if (error instanceof PersistenceConfigError) {
-      throw new UsageError(error.message);
+      throw new UsageError("usage", error.message);
     }
     throw error;
   }
@@ -252,7 +255,7 @@ async function persistenceConfig(
 
 function usage(error: unknown): unknown {
   return error instanceof SessionError
-    ? new UsageError(`${error.code}: ${error.message}`)
+    ? new UsageError("usage", `${error.code}: ${error.message}`)
     : error;
 }
 

@@ -7,8 +7,8 @@
  */
 import { runWithOptions } from "../slice/run.ts";
 import { parseArguments } from "./_args.ts";
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
-import { exitCodeOf, summary } from "./run.ts";
+import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
+import { summary } from "./run.ts";
 
 /** The help text of `loom demo`. */
 export const DEMO_HELP =
@@ -106,6 +106,7 @@ async function findFixtures(): Promise<string> {
     }
   }
   throw new UsageError(
+    "usage",
     `The demo needs the repository's fixtures/ directory; none found at ${
       candidates.join(", ")
     }`,

@@ -10,7 +10,7 @@ import {
   ResultStore,
 } from "../store/result_store.ts";
 import { parseArguments, readInputFile } from "./_args.ts";
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import { type CliIo, ExitCode, exitCodeOfError, UsageError } from "./_io.ts";
 
 const USAGE = `Usage: loom inspect FILE [--partial] [--compact]
 
@@ -50,7 +50,7 @@ export async function inspectCommand(
     return ExitCode.ok;
   }
   if (parsed.positionals.length !== 1) {
-    throw new UsageError("expected exactly one FILE");
+    throw new UsageError("usage", "expected exactly one FILE");
   }
   const file = parsed.positionals[0]!;
   const bytes = await readInputFile(file, { command: "inspect", io });
@@ -69,7 +69,7 @@ export async function inspectCommand(
   } catch (error) {
     if (error instanceof InvalidUtf8Error) {
       io.err(`${error.code}: ${error.message}\n`);
-      return ExitCode.usage;
+      return exitCodeOfError(error);
     }
     throw error;
   }

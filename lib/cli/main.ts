@@ -3,8 +3,14 @@
  *
  * @module
  */
-import { isCodedError } from "../errors.ts";
-import { type CliIo, type Command, ExitCode, UsageError } from "./_io.ts";
+import { isLoomError } from "../errors.ts";
+import {
+  type CliIo,
+  type Command,
+  ExitCode,
+  exitCodeOfError,
+  UsageError,
+} from "./_io.ts";
 import { demoCommand } from "./demo.ts";
 import { inspectCommand } from "./inspect.ts";
 import { runCommand } from "./run.ts";
@@ -85,13 +91,11 @@ export async function main(args: string[], io: CliIo): Promise<number> {
   } catch (error) {
     if (error instanceof UsageError) {
       io.err(`loom ${name}: ${error.message}; run 'loom ${name} --help'\n`);
-      return ExitCode.usage;
-    }
-    if (isCodedError(error)) {
+    } else if (isLoomError(error)) {
       io.err(`loom ${name}: ${error.code}: ${error.message}\n`);
-      return ExitCode.failure;
+    } else {
+      io.err(`loom ${name}: internal error: ${String(error)}\n`);
     }
-    io.err(`loom ${name}: internal error: ${String(error)}\n`);
-    return ExitCode.failure;
+    return exitCodeOfError(error);
   }
 }

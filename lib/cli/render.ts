@@ -10,7 +10,7 @@ import { CompileOptionsError } from "../context/errors.ts";
 import type { CacheTtl, MessageOptions } from "../context/message.ts";
 import type { SectionNameInput } from "../context/section.ts";
 import { parseArguments } from "./_args.ts";
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import { type CliIo, ExitCode, exitCodeOfError, UsageError } from "./_io.ts";
 
 const FORMATS = ["text", "messages", "anthropic", "openai"] as const;
 type Format = typeof FORMATS[number];
@@ -61,11 +61,12 @@ export async function renderCommand(
     return ExitCode.ok;
   }
   if (positionals.length !== 1) {
-    throw new UsageError("expected exactly one context FILE");
+    throw new UsageError("usage", "expected exactly one context FILE");
   }
   const format = values.format as Format;
   if (!FORMATS.includes(format)) {
     throw new UsageError(
+      "usage",
       `--format must be one of ${FORMATS.join(", ")}, not '${values.format}'`,
     );
   }
@@ -103,7 +104,7 @@ export async function renderCommand(
       error instanceof ContextFileError || error instanceof CompileOptionsError
     ) {
       io.err(`loom render: ${error.code}: ${error.message}\n`);
-      return ExitCode.usage;
+      return exitCodeOfError(error);
     }
     throw error;
   }

@@ -8,9 +8,9 @@
 import { sha256Hex } from "../store/digest.ts";
 import { firstInvalidUtf8 } from "../store/utf8.ts";
 import type { ResultReference, Selector } from "../store/result_store.ts";
-import { ReferenceFailure, select } from "../reference/selection.ts";
+import { ReferenceFailureError, select } from "../reference/selection.ts";
 import { parseArguments, readInputFile } from "./_args.ts";
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import { type CliIo, ExitCode, exitCodeOfError, UsageError } from "./_io.ts";
 
 const USAGE =
   `Usage: loom select FILE (--bytes A:B | --lines A:B | --pointer P) [--json] [--sha256 HEX]
@@ -31,7 +31,7 @@ Options:
 function range(flag: string, value: string): { start: number; end: number } {
   const match = /^(-?[0-9]+):(-?[0-9]+)$/.exec(value);
   if (match === null) {
-    throw new UsageError(`--${flag} takes A:B with integers A and B`);
+    throw new UsageError("usage", `--${flag} takes A:B with integers A and B`);
   }
   return { start: Number(match[1]), end: Number(match[2]) };
 }
@@ -65,13 +65,16 @@ export async function selectCommand(
     return ExitCode.ok;
   }
   if (positionals.length !== 1) {
-    throw new UsageError("expected exactly one FILE");
+    throw new UsageError("usage", "expected exactly one FILE");
   }
   const given = [values.bytes, values.lines, values.pointer].filter((v) =>
     v !== undefined
   );
   if (given.length !== 1) {
-    throw new UsageError("give exactly one of --bytes, --lines, --pointer");
+    throw new UsageError(
+      "usage",
+      "give exactly one of --bytes, --lines, --pointer",
+    );
   }
   let selector: Selector;
   if (values.bytes !== undefined) {
@@ -103,9 +106,9 @@ export async function selectCommand(
     io.out("text" in selection ? selection.text : selection.json);
     return ExitCode.ok;
   } catch (error) {
-    if (error instanceof ReferenceFailure) {
+    if (error instanceof ReferenceFailureError) {
       io.err(`${error.code}: ${error.message}\n`);
-      return ExitCode.usage;
+      return exitCodeOfError(error);
     }
     throw error;
   }

@@ -169,6 +169,7 @@ export class Context {
     }
     if (visitor === this || reaches(visitor, this)) {
       throw new IncludeCycleError(
+        "include_cycle",
         `Cannot include context '${visitor.name}' in '${this.name}': ${
           visitor === this
             ? "a context cannot include itself"

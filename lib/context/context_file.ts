@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import { encodeBase64 } from "./_base64.ts";
 import { dirname, extname, join, resolve } from "node:path";
 import { parseYaml } from "./_yaml.ts";
@@ -46,26 +47,37 @@ export class ContextFileError extends SyntaxError {
    * Creates the error.
    *
    * @param code What went wrong.
-   * @param file The file at fault.
-   * @param key The offending key path.
-   * @param reason Why, in a few words.
+   * @param message What is wrong, naming the file and the key.
+   * @param options The file at fault, the offending key path and the cause.
    */
   constructor(
     code: ContextFileErrorCode,
-    file: string,
-    key: string,
-    reason: string,
+    message: string,
+    options: LoomErrorOptions & {
+      readonly file: string;
+      readonly key: string;
+    },
   ) {
-    super(
-      key === ""
-        ? `Cannot load context file ${file}: ${reason}`
-        : `Cannot load context file ${file} at ${key}: ${reason}`,
-    );
-    this.name = "ContextFileError";
-    this.code = code;
-    this.file = file;
-    this.key = key;
+    super(message, causeOf(options));
+    this.code = brand(this, "ContextFileError", code);
+    this.file = options.file;
+    this.key = options.key;
   }
+}
+
+function fileError(
+  code: ContextFileErrorCode,
+  file: string,
+  key: string,
+  reason: string,
+): ContextFileError {
+  return new ContextFileError(
+    code,
+    key === ""
+      ? `Cannot load context file ${file}: ${reason}`
+      : `Cannot load context file ${file} at ${key}: ${reason}`,
+    { file, key },
+  );
 }
 
 /** Options of {@linkcode loadContextFile}. */
@@ -136,7 +148,7 @@ class Loader {
     try {
       text = Deno.readTextFileSync(path);
     } catch (error) {
-      throw new ContextFileError(
+      throw fileError(
         "unreadable_context_file",
         path,
         "",
@@ -147,7 +159,7 @@ class Loader {
     try {
       doc = parseYaml(text);
     } catch (error) {
-      throw new ContextFileError(
+      throw fileError(
         "invalid_context_file",
         path,
         "",
@@ -157,7 +169,7 @@ class Loader {
       );
     }
     const bad = (at: string, reason: string): ContextFileError =>
-      new ContextFileError("invalid_context_file", path, at, reason);
+      fileError("invalid_context_file", path, at, reason);
     if (doc === null || doc === undefined) doc = {};
     if (!isRecord(doc)) throw bad("", "the top level must be a mapping");
     checkKeys(doc, ["name", "include", "sections"], "", bad);

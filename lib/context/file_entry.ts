@@ -63,6 +63,7 @@ export class FileEntry extends Entry {
     const text = path instanceof URL ? fileURLToPath(path) : path;
     if (typeof text !== "string" || text === "") {
       throw new InvalidEntryError(
+        "invalid_entry",
         "Cannot create a file entry: the path must be a non-empty string or file URL",
       );
     }

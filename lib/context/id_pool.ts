@@ -136,6 +136,7 @@ export class IdPool {
     }
     if (id === undefined) {
       throw new IdPoolExhaustedError(
+        "ids_exhausted",
         `The id pool is exhausted: all ${this.#size} ids of length ${this.#length} are in use; release some or use a longer length`,
       );
     }

@@ -75,11 +75,13 @@ export class ImageEntry extends Entry {
       !BASE64.test(init.data)
     ) {
       throw new InvalidEntryError(
+        "invalid_entry",
         "Cannot create an image entry: data must be non-empty base64 without a data: prefix",
       );
     }
     if (!MEDIA_TYPES.has(init.mediaType)) {
       throw new InvalidEntryError(
+        "invalid_entry",
         `Cannot create an image entry of type '${
           String(init.mediaType)
         }': the media type must be image/jpeg, image/png, image/gif or image/webp`,
@@ -87,6 +89,7 @@ export class ImageEntry extends Entry {
     }
     if ((init.role as string | undefined) === "assistant") {
       throw new InvalidEntryError(
+        "invalid_entry",
         "Cannot create an image entry with role 'assistant': providers take images in user or system content only",
       );
     }

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { CodedError } from "../errors.ts";
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
 /** Machine codes of {@linkcode ExecutorError}. */
 export type ExecutorErrorCode =
@@ -29,7 +29,7 @@ export type ExecutorErrorCode =
  * assert.equal(error.message, "The executor is closed");
  * ```
  */
-export class ExecutorError extends Error implements CodedError {
+export class ExecutorError extends Error {
   /** Stable machine code. */
   readonly code: ExecutorErrorCode;
 
@@ -43,10 +43,9 @@ export class ExecutorError extends Error implements CodedError {
   constructor(
     code: ExecutorErrorCode,
     message: string,
-    options?: ErrorOptions,
+    options?: LoomErrorOptions,
   ) {
-    super(message, options);
-    this.name = "ExecutorError";
-    this.code = code;
+    super(message, causeOf(options));
+    this.code = brand(this, "ExecutorError", code);
   }
 }

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import { describeIssue, persistenceConfigSchema } from "./_schema.ts";
 import { isSelfBounding, TOOL_DECLARATIONS } from "./tool_policy.ts";
 
@@ -40,7 +41,7 @@ export interface PersistenceConfig {
  */
 export class PersistenceConfigError extends SyntaxError {
   /** Always `invalid_config`. */
-  readonly code = "invalid_config";
+  readonly code: "invalid_config";
   /** The file (or flag name) that holds the problem. */
   readonly source: string;
   /** The offending key, when known. */
@@ -49,15 +50,20 @@ export class PersistenceConfigError extends SyntaxError {
   /**
    * Creates the error.
    *
+   * @param code Always `invalid_config`.
    * @param message What is wrong, naming the source and key.
    * @param options The source, the key and the cause.
    */
   constructor(
+    code: "invalid_config",
     message: string,
-    options: { source: string; key?: string; cause?: unknown },
+    options: LoomErrorOptions & {
+      readonly source: string;
+      readonly key?: string;
+    },
   ) {
-    super(message, { cause: options.cause });
-    this.name = "PersistenceConfigError";
+    super(message, causeOf(options));
+    this.code = brand(this, "PersistenceConfigError", code);
     this.source = options.source;
     this.key = options.key;
   }
@@ -99,6 +105,7 @@ export function parsePersistenceConfig(
     json = JSON.parse(text);
   } catch (error) {
     throw new PersistenceConfigError(
+      "invalid_config",
       `Persistence config ${source} is not valid JSON: ${
         error instanceof Error ? error.message : String(error)
       }`,
@@ -110,6 +117,7 @@ export function parsePersistenceConfig(
     const issue = parsed.error.issues[0];
     const key = issue?.path.length === 2 ? String(issue.path[1]) : undefined;
     throw new PersistenceConfigError(
+      "invalid_config",
       `Persistence config ${source} is invalid: ${describeIssue(parsed.error)}`,
       key === undefined ? { source } : { source, key },
     );
@@ -142,6 +150,7 @@ export async function loadPersistenceConfig(
     text = await Deno.readTextFile(path);
   } catch (error) {
     throw new PersistenceConfigError(
+      "invalid_config",
       `Cannot read persistence config ${path}: ${
         error instanceof Error ? error.message : String(error)
       }`,
@@ -183,6 +192,7 @@ export function parseThresholdFlags(
       : NaN;
     if (tool === "" || !Number.isFinite(number) || number <= 0) {
       throw new PersistenceConfigError(
+        "invalid_config",
         `Cannot use ${flag} ${
           JSON.stringify(value)
         }: expected TOOL=N with a positive number N`,
@@ -234,6 +244,7 @@ function collect(
   for (const [tool, value] of entries) {
     if (!Object.hasOwn(TOOL_DECLARATIONS, tool)) {
       throw new PersistenceConfigError(
+        "invalid_config",
         `Persistence config ${source} names tool ${
           JSON.stringify(tool)
         }, which declares no maxResultSizeChars; declared tools are ${

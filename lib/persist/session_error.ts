@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
 /** Machine codes of {@linkcode SessionError}. */
 export type SessionErrorCode =
@@ -53,11 +54,10 @@ export class SessionError extends Error {
   constructor(
     code: SessionErrorCode,
     message: string,
-    options: { file?: string; cause?: unknown } = {},
+    options: LoomErrorOptions & { readonly file?: string } = {},
   ) {
-    super(message, { cause: options.cause });
-    this.name = "SessionError";
-    this.code = code;
+    super(message, causeOf(options));
+    this.code = brand(this, "SessionError", code);
     this.file = options.file;
   }
 }

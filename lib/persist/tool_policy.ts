@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
 /** A tool and the size above which its results may be persisted. */
 export interface ToolDeclaration {
@@ -88,23 +89,25 @@ export const TOOL_DECLARATIONS: Readonly<Record<string, ToolDeclaration>> =
  */
 export class UnknownToolError extends RangeError {
   /** Always `unknown_tool`. */
-  readonly code = "unknown_tool";
+  readonly code: "unknown_tool";
   /** The undeclared tool name. */
   readonly tool: string;
 
   /**
    * Creates the error for an undeclared tool.
    *
-   * @param tool The undeclared tool name.
+   * @param code Always `unknown_tool`.
+   * @param message What is wrong, naming the tool.
+   * @param options The undeclared tool name and the cause.
    */
-  constructor(tool: string) {
-    super(
-      `Cannot decide persistence for tool ${
-        JSON.stringify(tool)
-      }: it declares no maxResultSizeChars`,
-    );
-    this.name = "UnknownToolError";
-    this.tool = tool;
+  constructor(
+    code: "unknown_tool",
+    message: string,
+    options: LoomErrorOptions & { readonly tool: string },
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "UnknownToolError", code);
+    this.tool = options.tool;
   }
 }
 
@@ -133,7 +136,15 @@ export function toolDeclaration(
     const declared = Object.hasOwn(TOOL_DECLARATIONS, tool)
       ? TOOL_DECLARATIONS[tool]
       : undefined;
-    if (declared === undefined) throw new UnknownToolError(tool);
+    if (declared === undefined) {
+      throw new UnknownToolError(
+        "unknown_tool",
+        `Cannot decide persistence for tool ${
+          JSON.stringify(tool)
+        }: it declares no maxResultSizeChars`,
+        { tool },
+      );
+    }
     return declared;
   }
   // A built-in self-bounding name cannot be redeclared as finite.

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import type { ModelUsage } from "./model_provider.ts";
 
 /** Stable machine codes of {@linkcode ProviderError}. */
@@ -29,13 +30,11 @@ export type ProviderErrorCode =
   | "provider_protocol";
 
 /** Options of {@linkcode ProviderError}. */
-export interface ProviderErrorOptions {
+export interface ProviderErrorOptions extends LoomErrorOptions {
   /** The HTTP status, for `provider_http`. */
   readonly status?: number | null;
   /** Usage observed before the failure (a partial observation). */
   readonly usage?: ModelUsage | null;
-  /** The underlying error. */
-  readonly cause?: unknown;
 }
 
 /**
@@ -75,12 +74,8 @@ export class ProviderError extends Error {
     message: string,
     options: ProviderErrorOptions = {},
   ) {
-    super(
-      message,
-      options.cause === undefined ? undefined : { cause: options.cause },
-    );
-    this.name = "ProviderError";
-    this.code = code;
+    super(message, causeOf(options));
+    this.code = brand(this, "ProviderError", code);
     this.status = options.status ?? null;
     this.usage = options.usage ?? null;
   }

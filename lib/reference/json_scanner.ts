@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import { arrayIndexOf, PointerError } from "./pointer.ts";
 
 /** The kinds of JSON value a {@linkcode JsonSpan} can address. */
@@ -66,13 +67,16 @@ export class JsonScanError extends SyntaxError {
    *
    * @param code The failure code.
    * @param message What went wrong and why.
-   * @param offset Byte offset of the problem.
+   * @param options Byte offset of the problem and the cause.
    */
-  constructor(code: JsonScanErrorCode, message: string, offset: number) {
-    super(message);
-    this.name = "JsonScanError";
-    this.code = code;
-    this.offset = offset;
+  constructor(
+    code: JsonScanErrorCode,
+    message: string,
+    options: LoomErrorOptions & { readonly offset: number },
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "JsonScanError", code);
+    this.offset = options.offset;
   }
 }
 
@@ -762,7 +766,7 @@ function duplicate(bytes: Uint8Array, start: number, end: number): never {
     `Duplicate member name ${
       clip(decodeStringBytes(bytes, start, end))
     } at byte ${start}: a pointer to it would be ambiguous`,
-    start,
+    { offset: start },
   );
 }
 
@@ -770,7 +774,7 @@ function invalid(offset: number, why: string): JsonScanError {
   return new JsonScanError(
     "invalid_json",
     `Invalid JSON at byte ${offset}: ${why}`,
-    offset,
+    { offset },
   );
 }
 

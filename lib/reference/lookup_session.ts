@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import type {
   CataloguePage,
   ResultReference,
@@ -13,8 +14,8 @@ import type {
 import { utf8Length } from "../store/_preview.ts";
 import {
   parseReference,
-  ReferenceFailure,
   type ReferenceFailureCode,
+  ReferenceFailureError,
   select,
   type SelectableRecord,
 } from "./selection.ts";
@@ -122,34 +123,36 @@ export function isLookupRequest(args: unknown): boolean {
  *
  * @example
  * ```ts
- * import { LookupBudgetExceeded, LookupSession, ResultStore } from "@loom/loom";
+ * import { LookupBudgetError, LookupSession, ResultStore } from "@loom/loom";
  * import assert from "node:assert/strict";
  * const session = new LookupSession({ results: new ResultStore(), stage: "selection" });
  * for (let i = 0; i < 8; i++) await session.answer({ $list_results: 0 });
  * await assert.rejects(
  *   session.answer({ $list_results: 0 }),
- *   (error: unknown) => error instanceof LookupBudgetExceeded && error.stage === "selection",
+ *   (error: unknown) => error instanceof LookupBudgetError && error.stage === "selection",
  * );
  * ```
  */
-export class LookupBudgetExceeded extends RangeError {
+export class LookupBudgetError extends RangeError {
   /** Always `budget_exhausted`. */
-  readonly code = "budget_exhausted";
+  readonly code: "budget_exhausted";
   /** The stage whose budget ran out. */
   readonly stage: LookupStage;
   /**
    * Creates the error.
    *
-   * @param stage The stage whose budget ran out.
+   * @param code Always `budget_exhausted`.
+   * @param message What ran out and what follows.
+   * @param options The stage whose budget ran out and the cause.
    */
-  constructor(stage: LookupStage) {
-    super(
-      `Cannot answer a ninth lookup in the ${stage} stage: ${MAX_LOOKUPS} lookups is the limit, so the ${
-        stage === "arguments" ? "step is refused" : "run is suspended"
-      }`,
-    );
-    this.name = "LookupBudgetExceeded";
-    this.stage = stage;
+  constructor(
+    code: "budget_exhausted",
+    message: string,
+    options: LoomErrorOptions & { readonly stage: LookupStage },
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "LookupBudgetError", code);
+    this.stage = options.stage;
   }
 }
 
@@ -158,7 +161,7 @@ export class LookupBudgetExceeded extends RangeError {
  * lookups, at most 8 KiB of raw selected data per answer, at most 64 KiB of
  * all answers after JSON escaping, at most 4,096 bytes per request. A lookup
  * that fails or would pass a limit is answered with `lookup_failed` and
- * still counts; the ninth throws {@link LookupBudgetExceeded}.
+ * still counts; the ninth throws {@link LookupBudgetError}.
  *
  * @example
  * ```ts
@@ -232,7 +235,7 @@ export class LookupSession {
    *
    * @param request The tool-call arguments (untrusted JSON).
    * @returns The answer JSON; failures are `{lookup_failed: "<code>: <message>"}`.
-   * @throws {LookupBudgetExceeded} On the ninth lookup of the stage.
+   * @throws {LookupBudgetError} On the ninth lookup of the stage.
    */
   answer(request: unknown): Promise<LookupAnswer> {
     try {
@@ -243,13 +246,22 @@ export class LookupSession {
   }
 
   #answer(request: unknown): LookupAnswer {
-    if (this.#used >= MAX_LOOKUPS) throw new LookupBudgetExceeded(this.#stage);
+    if (this.#used >= MAX_LOOKUPS) {
+      const stage = this.#stage;
+      throw new LookupBudgetError(
+        "budget_exhausted",
+        `Cannot answer a ninth lookup in the ${stage} stage: ${MAX_LOOKUPS} lookups is the limit, so the ${
+          stage === "arguments" ? "step is refused" : "run is suspended"
+        }`,
+        { stage },
+      );
+    }
     this.#used++;
     let answer: LookupAnswer;
     try {
       answer = this.#resolve(request);
     } catch (error) {
-      if (!(error instanceof ReferenceFailure)) throw error;
+      if (!(error instanceof ReferenceFailureError)) throw error;
       return this.#fail(error.code, error.message);
     }
     const size = utf8Length(JSON.stringify(answer));
@@ -281,20 +293,20 @@ export class LookupSession {
       encoded = undefined;
     }
     if (encoded === undefined) {
-      throw new ReferenceFailure(
+      throw new ReferenceFailureError(
         "invalid_reference",
         "The lookup request is not JSON",
       );
     }
     const requestBytes = utf8Length(encoded);
     if (requestBytes > MAX_REQUEST_BYTES) {
-      throw new ReferenceFailure(
+      throw new ReferenceFailureError(
         "request_too_large",
         `The lookup request has ${requestBytes} bytes; the limit is ${MAX_REQUEST_BYTES}`,
       );
     }
     if (!isLookupRequest(request)) {
-      throw new ReferenceFailure(
+      throw new ReferenceFailureError(
         "invalid_reference",
         "A lookup request is an object with exactly one of $read_result, $list_results, $read_history or $list_history",
       );
@@ -305,7 +317,7 @@ export class LookupSession {
         const ref = parseReference(value);
         const record = this.#results.get(ref.result);
         if (record === undefined) {
-          throw new ReferenceFailure(
+          throw new ReferenceFailureError(
             "unknown_result",
             `No stored result has the id ${clip(ref.result)}`,
           );
@@ -319,7 +331,7 @@ export class LookupSession {
         const ref = parseReference(value);
         const record = history.record(ref.result);
         if (record === undefined) {
-          throw new ReferenceFailure(
+          throw new ReferenceFailureError(
             "unknown_result",
             `No archived event has the id ${clip(ref.result)}`,
           );
@@ -336,7 +348,7 @@ export class LookupSession {
   #page<T extends CataloguePage | HistoryPage>(page: T, what: string): T {
     const size = utf8Length(JSON.stringify(page));
     if (size > MAX_ANSWER_BYTES) {
-      throw new ReferenceFailure(
+      throw new ReferenceFailureError(
         "answer_too_large",
         `The ${what} page has ${size} bytes; the limit is ${MAX_ANSWER_BYTES}`,
       );
@@ -346,7 +358,7 @@ export class LookupSession {
 
   #requireHistory(): HistorySource {
     if (this.#history === undefined) {
-      throw new ReferenceFailure(
+      throw new ReferenceFailureError(
         "not_available",
         "History lookups need the bounded policy; this run keeps no event archive",
       );
@@ -361,7 +373,7 @@ function offsetOf(value: unknown): number {
     const code = typeof value === "number"
       ? "invalid_range"
       : "invalid_reference";
-    throw new ReferenceFailure(
+    throw new ReferenceFailureError(
       code,
       `The list offset is malformed: ${describeIssue(parsed.error)}`,
     );

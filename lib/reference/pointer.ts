@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
 /** The failure codes a {@linkcode PointerError} carries. */
 export type PointerErrorCode = "invalid_pointer" | "pointer_not_found";
@@ -34,11 +35,15 @@ export class PointerError extends SyntaxError {
    *
    * @param code The failure code.
    * @param message What went wrong and why.
+   * @param options The underlying error, if any.
    */
-  constructor(code: PointerErrorCode, message: string) {
-    super(message);
-    this.name = "PointerError";
-    this.code = code;
+  constructor(
+    code: PointerErrorCode,
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "PointerError", code);
   }
 }
 

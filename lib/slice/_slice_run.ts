@@ -33,7 +33,7 @@ import {
   runStage,
   type StageContext,
 } from "./_stages.ts";
-import { SliceStopped } from "./_stopped.ts";
+import { SliceStoppedError, stopped } from "./_stopped.ts";
 import { actionArgumentsTool, selectActionTool } from "./_tools.ts";
 import type { SliceOutcome, SliceStop } from "./outcome.ts";
 import type { LastTurn, SliceCheckpoint, SliceResume } from "./checkpoint.ts";
@@ -108,7 +108,7 @@ export class SliceRun {
         await effects.close();
       }
     } catch (error) {
-      if (error instanceof SliceStopped) {
+      if (error instanceof SliceStoppedError) {
         stop = error.stop;
         detail = error.message;
       } else {
@@ -167,7 +167,7 @@ export class SliceRun {
       if (this.#checkpointed !== this.#steps) await this.#checkpoint(null);
       const signal = this.#options.signal;
       if (signal?.aborted) {
-        throw new SliceStopped(
+        throw stopped(
           "suspended",
           `The embedder aborted the run: ${String(signal.reason)}`,
         );
@@ -196,7 +196,7 @@ export class SliceRun {
           code: "budget_exhausted",
           reason: `${selection.detail}; the run is suspended`,
         }, "selection");
-        throw new SliceStopped("suspended", selection.detail);
+        throw stopped("suspended", selection.detail);
       }
       const chosen = parseSelection(selection.value, candidates);
       if (!chosen.ok) {
@@ -263,7 +263,7 @@ export class SliceRun {
       try {
         report = await this.#execute(effects, action, admitted.args);
       } catch (error) {
-        if (error instanceof SliceStopped) throw error;
+        if (error instanceof SliceStoppedError) throw error;
         this.#refuse(sequence, action, args, {
           code: "execution_failed",
           reason: `The executor could not perform ${action}: ${

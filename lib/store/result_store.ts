@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import { sha256Hex } from "./digest.ts";
 import { firstInvalidUtf8 } from "./utf8.ts";
 import { cutUtf8, previewOf, utf8Length } from "./_preview.ts";
@@ -162,19 +163,24 @@ export const CATALOGUE_ORIGIN_BYTES = 256;
  */
 export class InvalidUtf8Error extends TypeError {
   /** Always `invalid_utf8`. */
-  readonly code = "invalid_utf8";
+  readonly code: "invalid_utf8";
   /** Byte offset of the first invalid sequence (-1 for a string with a lone surrogate). */
   readonly offset: number;
   /**
    * Creates the error.
    *
+   * @param code Always `invalid_utf8`.
    * @param message What is wrong.
-   * @param offset Byte offset of the first invalid sequence.
+   * @param options Byte offset of the first invalid sequence and the cause.
    */
-  constructor(message: string, offset: number) {
-    super(message);
-    this.name = "InvalidUtf8Error";
-    this.offset = offset;
+  constructor(
+    code: "invalid_utf8",
+    message: string,
+    options: LoomErrorOptions & { readonly offset: number },
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "InvalidUtf8Error", code);
+    this.offset = options.offset;
   }
 }
 
@@ -211,11 +217,15 @@ export class ResultRestoreError extends RangeError {
    *
    * @param code Why the result cannot be restored.
    * @param message What is wrong.
+   * @param options The underlying error, if any.
    */
-  constructor(code: ResultRestoreError["code"], message: string) {
-    super(message);
-    this.name = "ResultRestoreError";
-    this.code = code;
+  constructor(
+    code: ResultRestoreError["code"],
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "ResultRestoreError", code);
   }
 }
 
@@ -375,8 +385,9 @@ export class ResultStore {
     if (typeof content === "string") {
       if (!content.isWellFormed()) {
         throw new InvalidUtf8Error(
+          "invalid_utf8",
           "Cannot store a result: the string holds a lone surrogate, which has no UTF-8 form",
-          -1,
+          { offset: -1 },
         );
       }
       bytes = encoder.encode(content);
@@ -384,8 +395,9 @@ export class ResultStore {
       const bad = firstInvalidUtf8(content);
       if (bad !== -1) {
         throw new InvalidUtf8Error(
+          "invalid_utf8",
           `Cannot store a result: byte ${bad} starts an invalid UTF-8 sequence`,
-          bad,
+          { offset: bad },
         );
       }
       bytes = content.slice();
@@ -582,8 +594,9 @@ export class ResultStore {
     const bad = firstInvalidUtf8(result.bytes);
     if (bad !== -1) {
       throw new InvalidUtf8Error(
+        "invalid_utf8",
         `Cannot restore ${result.id}: byte ${bad} starts an invalid UTF-8 sequence`,
-        bad,
+        { offset: bad },
       );
     }
     const bytes = result.bytes.slice();
