@@ -176,7 +176,8 @@ export interface LoomErrorOptions {
  *
  * @example
  * ```ts
- * import { isLoomError, PointerError } from "@loom/loom/reference";
+ * import { isLoomError } from "@loom/loom";
+ * import { PointerError } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * assert.equal(isLoomError(new PointerError("invalid_pointer", "Bad pointer")), true);
  * const notFound = Object.assign(new Deno.errors.NotFound("gone"), { code: "ENOENT" });
@@ -196,7 +197,7 @@ export function isLoomError(value: unknown): value is LoomError {
  *
  * @example
  * ```ts
- * import { errorCategory } from "@loom/loom";
+ * import { errorCategory } from "./errors.ts";
  * import assert from "node:assert/strict";
  * assert.equal(errorCategory("digest_mismatch"), "bad_input");
  * assert.equal(errorCategory("provider_http"), "internal");

@@ -77,7 +77,7 @@ const decoder = new TextDecoder();
  *
  * @example
  * ```ts
- * import { EventArchive } from "@loom/loom";
+ * import { EventArchive } from "./event_archive.ts";
  * import assert from "node:assert/strict";
  * const archive = new EventArchive();
  * archive.append({

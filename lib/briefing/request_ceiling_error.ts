@@ -14,7 +14,7 @@ import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
  *
  * @example
  * ```ts
- * import { RequestCeilingError } from "@loom/loom";
+ * import { RequestCeilingError } from "./request_ceiling_error.ts";
  * import assert from "node:assert/strict";
  * const err = new RequestCeilingError("request_too_large", "Too large", {
  *   bytes: 70_000,

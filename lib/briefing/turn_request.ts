@@ -74,7 +74,7 @@ export interface TurnRequest {
  *
  * @example
  * ```ts
- * import { serializeTurnRequest } from "@loom/loom";
+ * import { serializeTurnRequest } from "./turn_request.ts";
  * import assert from "node:assert/strict";
  * const json = serializeTurnRequest({
  *   system: [{ type: "text", text: "Be brief" }],
@@ -123,7 +123,8 @@ export function serializeTurnRequest(request: TurnRequest): string {
  *
  * @example
  * ```ts
- * import { serializeTurnRequest, textEndOffset, type TurnRequest } from "@loom/loom";
+ * import { type TurnRequest } from "@loom/loom/slice";
+ * import { serializeTurnRequest, textEndOffset } from "./turn_request.ts";
  * import assert from "node:assert/strict";
  * const request: TurnRequest = {
  *   system: [{ type: "text", text: "Rules" }],
@@ -227,7 +228,7 @@ function ordered(
  *
  * @example
  * ```ts
- * import { requestBytes } from "@loom/loom";
+ * import { requestBytes } from "./turn_request.ts";
  * import assert from "node:assert/strict";
  * const n = requestBytes({
  *   system: [{ type: "text", text: "é" }],
@@ -251,7 +252,7 @@ export function requestBytes(request: TurnRequest): number {
  *
  * @example
  * ```ts
- * import { stableStringify } from "@loom/loom";
+ * import { stableStringify } from "./turn_request.ts";
  * import assert from "node:assert/strict";
  * assert.equal(stableStringify({ b: 1, a: [{ d: 2, c: 3 }] }), '{"a":[{"c":3,"d":2}],"b":1}');
  * ```

@@ -1,10 +1,10 @@
 /**
- * Where a CLI command writes. Commands never touch `Deno.stdout` directly, so
- * tests can capture output and `cli.ts` stays the only place that exits.
+ * The CLI's shared pieces: the output sinks, the exit-code policy (every
+ * exit code the CLI returns is decided here) and the usage error.
  *
  * @module
  */
-
+import type { CliIo } from "./cli_io.ts";
 import {
   brand,
   causeOf,
@@ -13,15 +13,9 @@ import {
   isLoomError,
   type LoomErrorOptions,
 } from "../errors.ts";
-import type { SliceStop } from "../slice/outcome.ts";
+import type { StopReason } from "../briefing/context_report.ts";
 
-/** Output sinks and process facts handed to every command. */
-export interface CliIo {
-  /** Writes text to standard output exactly as given (no newline added). */
-  out(text: string): void;
-  /** Writes text to standard error exactly as given (no newline added). */
-  err(text: string): void;
-}
+export type { CliIo } from "./cli_io.ts";
 
 /** Exit codes shared by every command (DESIGN.md "Errors and bad input"). */
 export const ExitCode = {
@@ -55,7 +49,7 @@ export function exitCodeOfError(error: unknown): number {
     : ExitCode.failure;
 }
 
-const STOPPED_EXIT: Readonly<Record<SliceStop, number>> = {
+const STOPPED_EXIT: Readonly<Record<StopReason, number>> = {
   completed: ExitCode.ok,
   step_budget: ExitCode.stopped,
   refused: ExitCode.stopped,
@@ -73,7 +67,7 @@ const STOPPED_EXIT: Readonly<Record<SliceStop, number>> = {
  * @param stop The stop reason.
  * @returns The process exit code.
  */
-export function exitCodeOf(stop: SliceStop): number {
+export function exitCodeOf(stop: StopReason): number {
   return STOPPED_EXIT[stop];
 }
 

@@ -14,7 +14,8 @@ import {
   PersistenceConfigError,
 } from "../persist/persistence_config.ts";
 import { SessionError } from "../persist/session_error.ts";
-import { SessionStore, type SessionTest } from "../persist/session_store.ts";
+import { SessionStore } from "../persist/session_store.ts";
+import type { SliceTest } from "../slice/request.ts";
 import { sliceSessionHooks } from "../persist/slice_session.ts";
 import type { RunOptions, SliceRequest } from "../slice/run.ts";
 import type { SliceSessionHooks } from "../slice/checkpoint.ts";
@@ -33,7 +34,7 @@ export interface NewSessionArguments {
   readonly intent: string;
   readonly policy: "legacy" | "bounded";
   readonly model: string;
-  readonly test: SessionTest | null;
+  readonly test: SliceTest | null;
   readonly maxSteps: number;
   readonly persistConfig?: string | undefined;
   readonly persistThresholds?: readonly string[] | undefined;
@@ -71,7 +72,7 @@ export async function newSessionHooks(
   });
 }
 
-/** A resume, ready for `runWithOptions`. */
+/** A resume, ready for `runSlice`. */
 export type PreparedResume =
   | { readonly help: true }
   | {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { runWithOptions } from "../slice/run.ts";
+import { runSlice } from "../slice/run.ts";
 import { parseArguments } from "./_args.ts";
 import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
 import { summary } from "./run.ts";
@@ -60,7 +60,7 @@ export async function demoCommand(args: string[], io: CliIo): Promise<number> {
   try {
     await copyTree(`${root}workspaces/bugfix`, workspace);
     io.err(`loom demo: replaying the bug-fix recording in ${workspace}\n`);
-    const outcome = await runWithOptions({
+    const outcome = await runSlice({
       intent,
       workspace,
       test: {

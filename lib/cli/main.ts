@@ -72,6 +72,16 @@ Exit codes: 0 done, 1 slice stopped without completion, 2 usage or bad input,
  * @param args Command-line arguments after the program name.
  * @param io Where to write output.
  * @returns The process exit code.
+ *
+ * @example
+ * ```ts
+ * import { main } from "@loom/loom/cli";
+ * import assert from "node:assert/strict";
+ * let err = "";
+ * const code = await main(["frobnicate"], { out: () => {}, err: (t) => (err += t) });
+ * assert.equal(code, 2);
+ * assert.match(err, /unknown command 'frobnicate'/);
+ * ```
  */
 export async function main(args: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = args;

@@ -5,7 +5,7 @@
  */
 import {
   type RunOptions,
-  runWithOptions,
+  runSlice,
   type SliceRequest,
   SliceRequestError,
 } from "../slice/run.ts";
@@ -336,7 +336,7 @@ async function execute(
 ): Promise<number> {
   let outcome: SliceOutcome;
   try {
-    outcome = await runWithOptions(request, options);
+    outcome = await runSlice(request, options);
   } catch (error) {
     if (error instanceof SliceRequestError) {
       throw new UsageError("usage", error.message);

@@ -16,13 +16,6 @@ import { ImageEntry, type ImageMediaType } from "./image_entry.ts";
 import { SECTION_NAMES, type SectionName } from "./section.ts";
 import { StringEntry } from "./string_entry.ts";
 
-/** Codes of {@linkcode ContextFileError}. */
-export type ContextFileErrorCode =
-  /** The file (or a file it names) cannot be read. */
-  | "unreadable_context_file"
-  /** The file is not valid YAML/JSON or has a key or value that is not allowed. */
-  | "invalid_context_file";
-
 /**
  * A context file that cannot be loaded; names the file and the offending key.
  *
@@ -36,8 +29,12 @@ export type ContextFileErrorCode =
  * ```
  */
 export class ContextFileError extends SyntaxError {
-  /** Stable machine code. */
-  readonly code: ContextFileErrorCode;
+  /**
+   * Stable machine code:
+   * - `unreadable_context_file`: The file (or a file it names) cannot be read.
+   * - `invalid_context_file`: The file is not valid YAML/JSON or has a key or value that is not allowed.
+   */
+  readonly code: "unreadable_context_file" | "invalid_context_file";
   /** The file at fault. */
   readonly file: string;
   /** The offending key path (`sections.foundation[2].role`), or `""` for the whole file. */
@@ -51,7 +48,7 @@ export class ContextFileError extends SyntaxError {
    * @param options The file at fault, the offending key path and the cause.
    */
   constructor(
-    code: ContextFileErrorCode,
+    code: ContextFileError["code"],
     message: string,
     options: LoomErrorOptions & {
       readonly file: string;
@@ -66,7 +63,7 @@ export class ContextFileError extends SyntaxError {
 }
 
 function fileError(
-  code: ContextFileErrorCode,
+  code: ContextFileError["code"],
   file: string,
   key: string,
   reason: string,

@@ -6,17 +6,6 @@
  */
 import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
-/** Codes of {@linkcode CompileOptionsError}. */
-export type CompileOptionsErrorCode =
-  /** More than 4 cache breakpoints were asked for in one request. */
-  | "too_many_breakpoints"
-  /** A section name is not one of the six sections. */
-  | "unknown_section"
-  /** `cacheTtl` is not `"5m"`, `"1h"`, `300` or `3600`. */
-  | "invalid_ttl"
-  /** A turn request puts a `1h` cache marker after a `5m` one. */
-  | "cache_ttl_order";
-
 /**
  * Compile options or cache markers that a provider would reject: more than 4
  * breakpoints, an unknown section name, a cache TTL other than 5 minutes or
@@ -35,8 +24,18 @@ export type CompileOptionsErrorCode =
  * ```
  */
 export class CompileOptionsError extends RangeError {
-  /** Stable machine code. */
-  readonly code: CompileOptionsErrorCode;
+  /**
+   * Stable machine code:
+   * - `too_many_breakpoints`: More than 4 cache breakpoints were asked for in one request.
+   * - `unknown_section`: A section name is not one of the six sections.
+   * - `invalid_ttl`: `cacheTtl` is not `"5m"`, `"1h"`, `300` or `3600`.
+   * - `cache_ttl_order`: A turn request puts a `1h` cache marker after a `5m` one.
+   */
+  readonly code:
+    | "too_many_breakpoints"
+    | "unknown_section"
+    | "invalid_ttl"
+    | "cache_ttl_order";
 
   /**
    * Creates the error.
@@ -46,7 +45,7 @@ export class CompileOptionsError extends RangeError {
    * @param options The underlying error, if any.
    */
   constructor(
-    code: CompileOptionsErrorCode,
+    code: CompileOptionsError["code"],
     message: string,
     options?: LoomErrorOptions,
   ) {

@@ -19,7 +19,6 @@ export {
 export { Entry, type EntryOptions, type Role } from "./entry.ts";
 export {
   CompileOptionsError,
-  type CompileOptionsErrorCode,
   IdPoolExhaustedError,
   IncludeCycleError,
   InvalidEntryError,
@@ -62,7 +61,6 @@ export {
 export { StringEntry } from "./string_entry.ts";
 export {
   ContextFileError,
-  type ContextFileErrorCode,
   loadContextFile,
   type LoadContextFileOptions,
 } from "./context_file.ts";

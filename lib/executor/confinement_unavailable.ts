@@ -14,7 +14,7 @@ import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
  *
  * @example
  * ```ts
- * import { ConfinementUnavailableError } from "@loom/loom";
+ * import { ConfinementUnavailableError } from "./confinement_unavailable.ts";
  * import assert from "node:assert/strict";
  * const error = new ConfinementUnavailableError("confinement_unavailable", "Worker permissions need --unstable-worker-options");
  * assert.equal(error.code, "confinement_unavailable");

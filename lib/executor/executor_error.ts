@@ -22,7 +22,7 @@ export type ExecutorErrorCode =
  *
  * @example
  * ```ts
- * import { ExecutorError } from "@loom/loom";
+ * import { ExecutorError } from "./executor_error.ts";
  * import assert from "node:assert/strict";
  * const error = new ExecutorError("executor_closed", "The executor is closed");
  * assert.equal(error.code, "executor_closed");

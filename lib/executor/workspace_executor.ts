@@ -87,7 +87,7 @@ export interface TestRunOutcome {
  *
  * @example
  * ```ts
- * import { TEST_OUTPUT_TAIL_BYTES } from "@loom/loom";
+ * import { TEST_OUTPUT_TAIL_BYTES } from "./workspace_executor.ts";
  * import assert from "node:assert/strict";
  * assert.equal(TEST_OUTPUT_TAIL_BYTES, 8 * 1024);
  * ```
@@ -136,7 +136,7 @@ interface TestSetup {
  *
  * @example
  * ```ts
- * import { WorkspaceExecutor } from "@loom/loom";
+ * import { WorkspaceExecutor } from "./workspace_executor.ts";
  * import assert from "node:assert/strict";
  * const workspace = await Deno.makeTempDir();
  * const executor = await WorkspaceExecutor.start({ workspace });
@@ -218,7 +218,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const executor = await WorkspaceExecutor.start({ workspace });
@@ -314,7 +314,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * await Deno.writeTextFile(`${workspace}/a.txt`, "alpha");
@@ -348,7 +348,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const executor = await WorkspaceExecutor.start({ workspace });
@@ -398,7 +398,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const executor = await WorkspaceExecutor.start({
@@ -465,7 +465,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const executor = await WorkspaceExecutor.start({ workspace });

@@ -31,7 +31,8 @@ export interface PersistenceConfig {
  *
  * @example
  * ```ts
- * import { parseThresholdFlags, PersistenceConfigError } from "@loom/loom";
+ * import { PersistenceConfigError } from "@loom/loom/session";
+ * import { parseThresholdFlags } from "./persistence_config.ts";
  * import assert from "node:assert/strict";
  * assert.throws(
  *   () => parseThresholdFlags(["tests.run=lots"]),
@@ -81,7 +82,7 @@ export class PersistenceConfigError extends SyntaxError {
  *
  * @example
  * ```ts
- * import { parsePersistenceConfig, PersistenceConfigError } from "@loom/loom";
+ * import { parsePersistenceConfig, PersistenceConfigError } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const config = parsePersistenceConfig(
  *   '{"maxResultSizeChars": {"tests.run": 50000, "repository.inspect": 10}}',
@@ -134,7 +135,7 @@ export function parsePersistenceConfig(
  *
  * @example
  * ```ts
- * import { loadPersistenceConfig } from "@loom/loom";
+ * import { loadPersistenceConfig } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const path = await Deno.makeTempFile({ suffix: ".json" });
  * await Deno.writeTextFile(path, '{"maxResultSizeChars": {"tests.run": 1000}}');
@@ -171,7 +172,7 @@ export async function loadPersistenceConfig(
  *
  * @example
  * ```ts
- * import { parseThresholdFlags } from "@loom/loom";
+ * import { parseThresholdFlags } from "./persistence_config.ts";
  * import assert from "node:assert/strict";
  * const config = parseThresholdFlags(["tests.run=4096", "repository.inspect=1"]);
  * assert.deepEqual(config.overrides, { "tests.run": 4096 });
@@ -212,7 +213,7 @@ export function parseThresholdFlags(
  *
  * @example
  * ```ts
- * import { mergePersistenceConfigs, parseThresholdFlags } from "@loom/loom";
+ * import { mergePersistenceConfigs, parseThresholdFlags } from "./persistence_config.ts";
  * import assert from "node:assert/strict";
  * const merged = mergePersistenceConfigs(
  *   parseThresholdFlags(["tests.run=100"]),

@@ -7,30 +7,13 @@
  */
 import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
-/** Machine codes of {@linkcode SessionError}. */
-export type SessionErrorCode =
-  /** The session root is the workspace, inside it, or contains it. */
-  | "session_inside_workspace"
-  /** The directory holds no `session.json`. */
-  | "session_missing"
-  /** A session is already stored where a new one was to be created. */
-  | "session_exists"
-  /** `session.json` is unreadable, not JSON, or breaks the closed schema. */
-  | "session_invalid"
-  /** A persisted result file named by the catalogue does not exist. */
-  | "result_missing"
-  /** A persisted result file or inline body does not match its SHA-256 digest. */
-  | "result_corrupted"
-  /** A write was attempted through a handle that does not own the root. */
-  | "not_owner";
-
 /**
  * Raised by session storage. Nothing in the session is changed when it is
  * thrown by a load.
  *
  * @example
  * ```ts
- * import { SessionError } from "@loom/loom";
+ * import { SessionError } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const error = new SessionError("result_missing", "Result file x is missing", { file: "/s/x" });
  * assert.equal(error.code, "result_missing");
@@ -39,8 +22,24 @@ export type SessionErrorCode =
  * ```
  */
 export class SessionError extends Error {
-  /** Stable machine code. */
-  readonly code: SessionErrorCode;
+  /**
+   * Stable machine code:
+   * - `session_inside_workspace`: The session root is the workspace, inside it, or contains it.
+   * - `session_missing`: The directory holds no `session.json`.
+   * - `session_exists`: A session is already stored where a new one was to be created.
+   * - `session_invalid`: `session.json` is unreadable, not JSON, or breaks the closed schema.
+   * - `result_missing`: A persisted result file named by the catalogue does not exist.
+   * - `result_corrupted`: A persisted result file or inline body does not match its SHA-256 digest.
+   * - `not_owner`: A write was attempted through a handle that does not own the root.
+   */
+  readonly code:
+    | "session_inside_workspace"
+    | "session_missing"
+    | "session_exists"
+    | "session_invalid"
+    | "result_missing"
+    | "result_corrupted"
+    | "not_owner";
   /** The file the error is about, when there is one. */
   readonly file: string | undefined;
 
@@ -52,7 +51,7 @@ export class SessionError extends Error {
    * @param options The file concerned and the underlying cause.
    */
   constructor(
-    code: SessionErrorCode,
+    code: SessionError["code"],
     message: string,
     options: LoomErrorOptions & { readonly file?: string } = {},
   ) {

@@ -41,7 +41,8 @@ const RESULT_NAME = /^[0-9a-f]{64}\.txt$/;
  *
  * @example
  * ```ts
- * import { collectGarbage, ResultStore, SessionStore } from "@loom/loom";
+ * import { ResultStore } from "@loom/loom/reference";
+ * import { collectGarbage, SessionStore } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const root = await Deno.makeTempDir();
  * const session = await SessionStore.create(root, { workspace: await Deno.makeTempDir() });

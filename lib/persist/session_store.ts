@@ -32,6 +32,7 @@ import type {
 import type { ActionRecord } from "../briefing/report.ts";
 import { serializeEvent, toEvent } from "../briefing/event.ts";
 import type { StoredResult } from "../store/result_store.ts";
+import type { SliceTest } from "../slice/request.ts";
 import type {
   LastTurn,
   SliceProgressState,
@@ -71,7 +72,7 @@ import {
  *
  * @example
  * ```ts
- * import { SESSION_FILE } from "@loom/loom";
+ * import { SESSION_FILE } from "./session_store.ts";
  * import assert from "node:assert/strict";
  * assert.equal(SESSION_FILE, "session.json");
  * ```
@@ -82,26 +83,12 @@ export const SESSION_FILE = "session.json";
  *
  * @example
  * ```ts
- * import { RESULTS_DIR } from "@loom/loom";
+ * import { RESULTS_DIR } from "./session_store.ts";
  * import assert from "node:assert/strict";
  * assert.equal(RESULTS_DIR, "tool-results");
  * ```
  */
 export const RESULTS_DIR = "tool-results";
-
-/** The test command a session resumes with. */
-export interface SessionTest {
-  /** Program and arguments. */
-  readonly command: readonly string[];
-  /** Milliseconds before a test run is stopped. */
-  readonly timeoutMs: number;
-}
-
-/** The context report line of one request (numbers only). */
-export type SessionRequestLine = ContextReportRequest;
-
-/** The last request of a run, described without its text. */
-export type SessionLastTurn = LastTurn;
 
 /** Slice progress a session carries: numbers, notes and the last turn. */
 export interface SessionProgress extends
@@ -129,7 +116,7 @@ export interface SessionProgress extends
  *
  * @example
  * ```ts
- * import { EMPTY_PROGRESS } from "@loom/loom";
+ * import { EMPTY_PROGRESS } from "./session_store.ts";
  * import assert from "node:assert/strict";
  * assert.equal(EMPTY_PROGRESS.stop, null);
  * assert.equal(EMPTY_PROGRESS.lastTurn, null);
@@ -160,7 +147,7 @@ export interface SessionSnapshot {
   /** The model spec the session resumes with, e.g. `recorded:PATH`. */
   readonly model: string;
   /** The test command, or `null` when none was configured. */
-  readonly test: SessionTest | null;
+  readonly test: SliceTest | null;
   /** The latest workspace revision, `null` before any edit. */
   readonly revision: string | null;
   /** The step budget. */
@@ -224,7 +211,7 @@ export interface LoadedSession {
   /** The model spec. */
   readonly model: string;
   /** The test command, or `null`. */
-  readonly test: SessionTest | null;
+  readonly test: SliceTest | null;
   /** The latest revision, or `null`. */
   readonly revision: string | null;
   /** The step budget stored. */
@@ -266,7 +253,8 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
- * import { ResultStore, SessionStore } from "@loom/loom";
+ * import { ResultStore } from "@loom/loom/reference";
+ * import { SessionStore } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const workspace = await Deno.makeTempDir();
  * const root = await Deno.makeTempDir();
@@ -331,7 +319,7 @@ export class SessionStore {
    *
    * @example
    * ```ts
-   * import { SessionError, SessionStore } from "@loom/loom";
+   * import { SessionError, SessionStore } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * await assert.rejects(
@@ -380,7 +368,7 @@ export class SessionStore {
    *
    * @example
    * ```ts
-   * import { SessionError, SessionStore } from "@loom/loom";
+   * import { SessionError, SessionStore } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const root = await Deno.makeTempDir();
    * await assert.rejects(
@@ -419,7 +407,7 @@ export class SessionStore {
    *
    * @example
    * ```ts
-   * import { SessionStore } from "@loom/loom";
+   * import { SessionStore } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const session = await SessionStore.create(await Deno.makeTempDir(), {
    *   workspace: await Deno.makeTempDir(), session: "run-7",
@@ -448,7 +436,8 @@ export class SessionStore {
    *
    * @example
    * ```ts
-   * import { ResultStore, SessionStore } from "@loom/loom";
+   * import { ResultStore } from "@loom/loom/reference";
+   * import { SessionStore } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * await Deno.writeTextFile(`${workspace}/a.txt`, "secret body\n");
@@ -548,7 +537,7 @@ export class SessionStore {
    *
    * @example
    * ```ts
-   * import { SessionError, SessionStore } from "@loom/loom";
+   * import { SessionError, SessionStore } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const root = await Deno.makeTempDir();

@@ -15,8 +15,8 @@ import type {
   LoadedSession,
   SessionSaveInfo,
   SessionStore,
-  SessionTest,
 } from "./session_store.ts";
+import type { SliceTest } from "../slice/request.ts";
 
 /** What a session stores besides the checkpoints: how to run the slice again. */
 export interface SliceSessionOptions {
@@ -27,7 +27,7 @@ export interface SliceSessionOptions {
   /** The model spec to resume with (a `recorded:` path should be absolute). */
   readonly model: string;
   /** The test command, or `null`. */
-  readonly test: SessionTest | null;
+  readonly test: SliceTest | null;
   /** The step budget. */
   readonly maxSteps: number;
   /** Threshold overrides in force. */
@@ -48,11 +48,12 @@ export interface SliceSessionOptions {
  *
  * @param store The owner's handle; ephemeral stages have none to pass.
  * @param options How to run the slice again, and the session to continue.
- * @returns Hooks for `runWithOptions`.
+ * @returns Hooks for `runSlice`.
  *
  * @example
  * ```ts
- * import { runWithOptions, SessionStore, sliceSessionHooks } from "@loom/loom";
+ * import { SessionStore, sliceSessionHooks } from "@loom/loom/session";
+ * import { runSlice } from "@loom/loom/slice";
  * import assert from "node:assert/strict";
  * const workspace = await Deno.makeTempDir();
  * const root = await Deno.makeTempDir();
@@ -68,7 +69,7 @@ export interface SliceSessionOptions {
  * const session = sliceSessionHooks(store, {
  *   intent: "Nothing", policy: "bounded", model: model.spec, test: null, maxSteps: 2,
  * });
- * const outcome = await runWithOptions(
+ * const outcome = await runSlice(
  *   { intent: "Nothing", workspace, maxSteps: 2, provider: model },
  *   { contextPolicy: "bounded", session },
  * );
@@ -129,7 +130,7 @@ export function sliceSessionHooks(
  *
  * @example
  * ```ts
- * import { resumeOf, SessionStore } from "@loom/loom";
+ * import { resumeOf, SessionStore } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const store = await SessionStore.create(await Deno.makeTempDir(), { workspace: await Deno.makeTempDir() });
  * await store.save({

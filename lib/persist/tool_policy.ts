@@ -35,7 +35,8 @@ export type PersistenceOverrides = Readonly<Record<string, unknown>>;
  *
  * @example
  * ```ts
- * import { DEFAULT_PERSISTENCE_THRESHOLD, persistenceThreshold } from "@loom/loom";
+ * import { persistenceThreshold } from "@loom/loom/session";
+ * import { DEFAULT_PERSISTENCE_THRESHOLD } from "./tool_policy.ts";
  * import assert from "node:assert/strict";
  * assert.equal(persistenceThreshold("tests.run"), DEFAULT_PERSISTENCE_THRESHOLD);
  * ```
@@ -49,7 +50,7 @@ export const DEFAULT_PERSISTENCE_THRESHOLD = 30_000;
  *
  * @example
  * ```ts
- * import { TOOL_DECLARATIONS } from "@loom/loom";
+ * import { TOOL_DECLARATIONS } from "./tool_policy.ts";
  * import assert from "node:assert/strict";
  * assert.equal(TOOL_DECLARATIONS["repository.inspect"]?.maxResultSizeChars, Infinity);
  * assert.equal(TOOL_DECLARATIONS["tests.run"]?.maxResultSizeChars, 30_000);
@@ -82,7 +83,7 @@ export const TOOL_DECLARATIONS: Readonly<Record<string, ToolDeclaration>> =
  *
  * @example
  * ```ts
- * import { persistenceThreshold, UnknownToolError } from "@loom/loom";
+ * import { persistenceThreshold, UnknownToolError } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * assert.throws(() => persistenceThreshold("web.fetch"), UnknownToolError);
  * ```
@@ -123,7 +124,7 @@ export class UnknownToolError extends RangeError {
  *
  * @example
  * ```ts
- * import { toolDeclaration } from "@loom/loom";
+ * import { toolDeclaration } from "./tool_policy.ts";
  * import assert from "node:assert/strict";
  * assert.equal(toolDeclaration("repository.inspect").maxResultSizeChars, Infinity);
  * assert.equal(toolDeclaration({ name: "shell", maxResultSizeChars: 50_000 }).name, "shell");
@@ -176,7 +177,7 @@ export function toolDeclaration(
  *
  * @example
  * ```ts
- * import { isSelfBounding } from "@loom/loom";
+ * import { isSelfBounding } from "./tool_policy.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isSelfBounding("repository.inspect"), true);
  * assert.equal(isSelfBounding("$read_result"), true);
@@ -200,7 +201,7 @@ export function isSelfBounding(tool: string | ToolDeclaration): boolean {
  *
  * @example
  * ```ts
- * import { persistenceThreshold } from "@loom/loom";
+ * import { persistenceThreshold } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * // The sentinel wins over any override.
  * assert.equal(persistenceThreshold("repository.inspect", { "repository.inspect": 100 }), Infinity);
@@ -245,7 +246,7 @@ export function persistenceThreshold(
  *
  * @example
  * ```ts
- * import { shouldPersist } from "@loom/loom";
+ * import { shouldPersist } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * assert.equal(shouldPersist("tests.run", 40_000, { owner: true }), true);
  * assert.equal(shouldPersist("tests.run", 40_000, { owner: false }), false);

@@ -7,18 +7,13 @@
  */
 import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import type { ResultStore } from "../store/result_store.ts";
-import { utf8Length } from "../store/_preview.ts";
-import {
-  parseReference,
-  type ReferenceFailureCode,
-  ReferenceFailureError,
-  select,
-} from "./selection.ts";
+import { utf8Length } from "../store/utf8.ts";
+import { parseReference, ReferenceFailureError, select } from "./selection.ts";
 import {
   describeIssue,
   segmentedContentsSchema,
   segmentSchema,
-} from "./_schema.ts";
+} from "./schema.ts";
 
 /** Most segments in one file's contents. */
 export const MAX_SEGMENTS = 256;
@@ -36,13 +31,6 @@ export interface ExpandEditContentsOptions {
   maxBytes?: number;
 }
 
-/** Codes of {@linkcode EditExpansionError}. */
-export type EditExpansionErrorCode =
-  | ReferenceFailureCode
-  | "invalid_contents"
-  | "too_many_segments"
-  | "too_large";
-
 /**
  * Edit contents that do not expand: malformed contents or segments, too many
  * segments, too much text, or a reference that does not resolve. The step is
@@ -50,7 +38,7 @@ export type EditExpansionErrorCode =
  *
  * @example
  * ```ts
- * import { EditExpansionError, expandEditContents, ResultStore } from "@loom/loom";
+ * import { EditExpansionError, expandEditContents, ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const results = new ResultStore();
  * await assert.rejects(
@@ -65,7 +53,11 @@ export class EditExpansionError extends RangeError {
    * `digest_mismatch`, …), or `invalid_contents`, `too_many_segments`,
    * `too_large`.
    */
-  readonly code: EditExpansionErrorCode;
+  readonly code:
+    | ReferenceFailureError["code"]
+    | "invalid_contents"
+    | "too_many_segments"
+    | "too_large";
   /** Index of the failing segment, or `null` when the contents as a whole are malformed. */
   readonly segment: number | null;
   /**
@@ -76,7 +68,7 @@ export class EditExpansionError extends RangeError {
    * @param options The failing segment's index (or `null`) and the cause.
    */
   constructor(
-    code: EditExpansionErrorCode,
+    code: EditExpansionError["code"],
     message: string,
     options: LoomErrorOptions & { readonly segment: number | null },
   ) {
@@ -98,7 +90,7 @@ export class EditExpansionError extends RangeError {
  *
  * @example
  * ```ts
- * import { expandEditContents, ResultStore } from "@loom/loom";
+ * import { expandEditContents, ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const results = new ResultStore();
  * const d = await results.put("one\ntwo\nthree\n", { origin: "a.txt", capture: "complete" });

@@ -38,16 +38,13 @@ export interface JsonSpan {
   kind: JsonKind;
 }
 
-/** The failure codes a {@linkcode JsonScanError} carries. */
-export type JsonScanErrorCode = "invalid_json" | "ambiguous_json";
-
 /**
  * The bytes are not strict JSON: `invalid_json` (grammar, UTF-8, BOM, lone
  * surrogate escape) or `ambiguous_json` (a duplicate member name).
  *
  * @example The code and byte offset of a problem
  * ```ts
- * import { JsonScanError, scanJson } from "@loom/loom";
+ * import { JsonScanError, scanJson } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  *
  * const bytes = new TextEncoder().encode('{"a": 1, "a": 2}');
@@ -58,7 +55,7 @@ export type JsonScanErrorCode = "invalid_json" | "ambiguous_json";
  */
 export class JsonScanError extends SyntaxError {
   /** The stable failure code. */
-  readonly code: JsonScanErrorCode;
+  readonly code: "invalid_json" | "ambiguous_json";
   /** Byte offset where the problem was found. */
   readonly offset: number;
 
@@ -70,7 +67,7 @@ export class JsonScanError extends SyntaxError {
    * @param options Byte offset of the problem and the cause.
    */
   constructor(
-    code: JsonScanErrorCode,
+    code: JsonScanError["code"],
     message: string,
     options: LoomErrorOptions & { readonly offset: number },
   ) {
@@ -85,7 +82,7 @@ export class JsonScanError extends SyntaxError {
  *
  * @example Resolving a pointer to its original lexeme
  * ```ts
- * import { parsePointer, scanJson } from "@loom/loom";
+ * import { parsePointer, scanJson } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  *
  * const index = scanJson(new TextEncoder().encode('{"n": [1.50, 2]}'));
@@ -162,7 +159,7 @@ let lastStringEscaped = false;
  *
  * @example Numbers keep every digit
  * ```ts
- * import { scanJson } from "@loom/loom";
+ * import { scanJson } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  *
  * const text = '{"id": 12345678901234567890123, "tags": ["a"]}';
@@ -994,7 +991,8 @@ function kindOf(first: number): JsonKind {
  *
  * @example Decoding escapes in a string value
  * ```ts
- * import { decodeJsonString, scanJson } from "@loom/loom";
+ * import { scanJson } from "@loom/loom/reference";
+ * import { decodeJsonString } from "./json_scanner.ts";
  * import assert from "node:assert/strict";
  *
  * const index = scanJson(new TextEncoder().encode('["caf\\u00e9\\n"]'));

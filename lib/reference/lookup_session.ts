@@ -11,15 +11,14 @@ import type {
   ResultReference,
   ResultStore,
 } from "../store/result_store.ts";
-import { utf8Length } from "../store/_preview.ts";
+import { utf8Length } from "../store/utf8.ts";
 import {
   parseReference,
-  type ReferenceFailureCode,
   ReferenceFailureError,
   select,
   type SelectableRecord,
 } from "./selection.ts";
-import { describeIssue, listOffsetSchema } from "./_schema.ts";
+import { describeIssue, listOffsetSchema } from "./schema.ts";
 
 /** One archived event in a `$list_history` page. */
 export interface HistoryItem {
@@ -49,8 +48,12 @@ export interface HistorySource {
   list(offset: number): HistoryPage;
 }
 
-/** The stage a lookup session serves. */
-export type LookupStage = "selection" | "arguments";
+/**
+ * The two model-facing stages of a step, each a forced tool call:
+ * `selection` (choose an action) and `arguments` (fill in its arguments).
+ * Lookups are budgeted per stage.
+ */
+export type StepPhase = "selection" | "arguments";
 
 /** An answer of wire-formats.md "Lookup requests and responses". */
 export type LookupAnswer =
@@ -67,7 +70,7 @@ export interface LookupSessionOptions {
   /** The event archive; without it history lookups fail with `not_available`. */
   history?: HistorySource;
   /** Which stage the session serves (budgets are per stage). */
-  stage: LookupStage;
+  stage: StepPhase;
 }
 
 /** Most lookups per stage. */
@@ -102,7 +105,7 @@ const LOOKUP_KEYS = new Set([
  *
  * @example
  * ```ts
- * import { isLookupRequest } from "@loom/loom";
+ * import { isLookupRequest } from "./lookup_session.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isLookupRequest({ $list_results: 0 }), true);
  * assert.equal(isLookupRequest({ paths: ["a.ts"] }), false);
@@ -123,7 +126,7 @@ export function isLookupRequest(args: unknown): boolean {
  *
  * @example
  * ```ts
- * import { LookupBudgetError, LookupSession, ResultStore } from "@loom/loom";
+ * import { LookupBudgetError, LookupSession, ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const session = new LookupSession({ results: new ResultStore(), stage: "selection" });
  * for (let i = 0; i < 8; i++) await session.answer({ $list_results: 0 });
@@ -137,7 +140,7 @@ export class LookupBudgetError extends RangeError {
   /** Always `budget_exhausted`. */
   readonly code: "budget_exhausted";
   /** The stage whose budget ran out. */
-  readonly stage: LookupStage;
+  readonly stage: StepPhase;
   /**
    * Creates the error.
    *
@@ -148,7 +151,7 @@ export class LookupBudgetError extends RangeError {
   constructor(
     code: "budget_exhausted",
     message: string,
-    options: LoomErrorOptions & { readonly stage: LookupStage },
+    options: LoomErrorOptions & { readonly stage: StepPhase },
   ) {
     super(message, causeOf(options));
     this.code = brand(this, "LookupBudgetError", code);
@@ -165,7 +168,7 @@ export class LookupBudgetError extends RangeError {
  *
  * @example
  * ```ts
- * import { LookupSession, ResultStore } from "@loom/loom";
+ * import { LookupSession, ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const results = new ResultStore();
  * const d = await results.put("alpha\nbeta\ngamma\n", {
@@ -185,7 +188,7 @@ export class LookupBudgetError extends RangeError {
 export class LookupSession {
   #results: ResultStore;
   #history: HistorySource | undefined;
-  #stage: LookupStage;
+  #stage: StepPhase;
   #used = 0;
   #answeredBytes = 0;
   #retrievals = 0;
@@ -211,7 +214,7 @@ export class LookupSession {
   }
 
   /** The stage this session serves. */
-  get stage(): LookupStage {
+  get stage(): StepPhase {
     return this.#stage;
   }
 
@@ -279,7 +282,7 @@ export class LookupSession {
     return answer;
   }
 
-  #fail(code: ReferenceFailureCode, message: string): LookupAnswer {
+  #fail(code: ReferenceFailureError["code"], message: string): LookupAnswer {
     const answer = failureAnswer(code, message);
     this.#answeredBytes += utf8Length(JSON.stringify(answer));
     return answer;
@@ -402,7 +405,7 @@ function clip(text: string): string {
  * @returns `{lookup_failed: "<code>: <message>"}`.
  */
 export function failureAnswer(
-  code: ReferenceFailureCode,
+  code: ReferenceFailureError["code"],
   message: string,
 ): { lookup_failed: string } {
   const full = `${code}: ${message}`;

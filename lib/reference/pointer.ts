@@ -5,9 +5,6 @@
  */
 import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
-/** The failure codes a {@linkcode PointerError} carries. */
-export type PointerErrorCode = "invalid_pointer" | "pointer_not_found";
-
 /**
  * A JSON Pointer that cannot be parsed (`invalid_pointer`: bad syntax, or a
  * token that is not a canonical array index where an array is indexed) or
@@ -15,7 +12,7 @@ export type PointerErrorCode = "invalid_pointer" | "pointer_not_found";
  *
  * @example Telling a malformed pointer from a missing value
  * ```ts
- * import { parsePointer, PointerError, scanJson } from "@loom/loom";
+ * import { parsePointer, PointerError, scanJson } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  *
  * assert.throws(() => parsePointer("/a~2"), (error: unknown) =>
@@ -28,7 +25,7 @@ export type PointerErrorCode = "invalid_pointer" | "pointer_not_found";
  */
 export class PointerError extends SyntaxError {
   /** The stable failure code. */
-  readonly code: PointerErrorCode;
+  readonly code: "invalid_pointer" | "pointer_not_found";
 
   /**
    * Create a pointer error.
@@ -38,7 +35,7 @@ export class PointerError extends SyntaxError {
    * @param options The underlying error, if any.
    */
   constructor(
-    code: PointerErrorCode,
+    code: PointerError["code"],
     message: string,
     options?: LoomErrorOptions,
   ) {
@@ -61,7 +58,7 @@ export class PointerError extends SyntaxError {
  *
  * @example Decoding escapes
  * ```ts
- * import { parsePointer } from "@loom/loom";
+ * import { parsePointer } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  *
  * assert.deepEqual(parsePointer(""), []);
@@ -138,7 +135,7 @@ export function arrayIndexOf(token: string): number {
  *
  * @example Escaping `/` and `~`
  * ```ts
- * import { formatPointer, parsePointer } from "@loom/loom";
+ * import { formatPointer, parsePointer } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  *
  * const pointer = formatPointer(["a/b", "m~n", "0"]);

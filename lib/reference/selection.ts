@@ -11,7 +11,7 @@ import { isCharBoundary } from "../store/utf8.ts";
 import { type JsonIndex, JsonScanError, scanJson } from "./json_scanner.ts";
 import { decodeJsonString } from "./json_scanner.ts";
 import { parsePointer, PointerError } from "./pointer.ts";
-import { describeIssue, referenceSchema } from "./_schema.ts";
+import { describeIssue, referenceSchema } from "./schema.ts";
 
 /** Something a reference can select from: a stored result or an archived event. */
 export interface SelectableRecord {
@@ -26,29 +26,12 @@ export interface SelectableRecord {
 /** A resolved selection: decoded text, or a JSON value's original lexeme. */
 export type SelectionResult = { text: string } | { json: string };
 
-/** The failure codes of wire-formats.md "Lookup requests and responses". */
-export type ReferenceFailureCode =
-  | "unknown_result"
-  | "digest_mismatch"
-  | "invalid_reference"
-  | "invalid_range"
-  | "not_char_boundary"
-  | "invalid_pointer"
-  | "pointer_not_found"
-  | "invalid_json"
-  | "ambiguous_json"
-  | "not_a_string"
-  | "answer_too_large"
-  | "budget_exhausted"
-  | "request_too_large"
-  | "not_available";
-
 /**
  * A reference that does not resolve; `code` is a wire-format failure code.
  *
  * @example
  * ```ts
- * import { ReferenceFailureError, ResultStore, select } from "@loom/loom";
+ * import { ReferenceFailureError, ResultStore, select } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const store = new ResultStore();
  * const d = await store.put("a€", { origin: "x", capture: "complete" });
@@ -60,7 +43,21 @@ export type ReferenceFailureCode =
  */
 export class ReferenceFailureError extends RangeError {
   /** The wire-format failure code. */
-  readonly code: ReferenceFailureCode;
+  readonly code:
+    | "unknown_result"
+    | "digest_mismatch"
+    | "invalid_reference"
+    | "invalid_range"
+    | "not_char_boundary"
+    | "invalid_pointer"
+    | "pointer_not_found"
+    | "invalid_json"
+    | "ambiguous_json"
+    | "not_a_string"
+    | "answer_too_large"
+    | "budget_exhausted"
+    | "request_too_large"
+    | "not_available";
   /**
    * Creates the failure.
    *
@@ -69,7 +66,7 @@ export class ReferenceFailureError extends RangeError {
    * @param options The underlying error, if any.
    */
   constructor(
-    code: ReferenceFailureCode,
+    code: ReferenceFailureError["code"],
     message: string,
     options?: LoomErrorOptions,
   ) {
@@ -130,7 +127,7 @@ export function parseReference(reference: unknown): ResultReference {
  *
  * @example
  * ```ts
- * import { ResultStore, select } from "@loom/loom";
+ * import { ResultStore, select } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const store = new ResultStore();
  * const d = await store.put('{"n": 1.50, "s": "caf\\u00e9"}', { origin: "x", capture: "complete" });
@@ -220,7 +217,7 @@ function selectPointer(
   const index = jsonIndex(record.bytes);
   if (index instanceof JsonScanError) {
     throw new ReferenceFailureError(
-      index.code as ReferenceFailureCode,
+      index.code as ReferenceFailureError["code"],
       `Cannot resolve ${what} in ${record.id}: the content is not strict JSON (${index.message})`,
     );
   }
@@ -260,7 +257,7 @@ function translate(
 ): unknown {
   if (error instanceof PointerError) {
     return new ReferenceFailureError(
-      error.code as ReferenceFailureCode,
+      error.code as ReferenceFailureError["code"],
       `Cannot resolve ${what} in ${record.id}: ${error.message}`,
     );
   }

@@ -4,7 +4,7 @@ import { createProvider } from "../providers/create_provider.ts";
 import { ProviderError } from "../providers/provider_error.ts";
 import { WorkspaceExecutor } from "../executor/workspace_executor.ts";
 import type { Effects } from "./_execute.ts";
-import type { RunOptions, SliceRequest } from "./_request.ts";
+import type { RunOptions, SliceRequest } from "./request.ts";
 import { stopped } from "./_stopped.ts";
 
 /**

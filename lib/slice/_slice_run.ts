@@ -23,7 +23,7 @@ import { expandEdit } from "./_expand_edit.ts";
 import { round, writeContextReport } from "./_finish.ts";
 import { ACTIONS, sliceInstructions } from "./_instructions.ts";
 import { describe, progressLine } from "./_progress.ts";
-import type { RunOptions, SliceRequest, StepProgress } from "./_request.ts";
+import type { RunOptions, SliceRequest, StepProgress } from "./request.ts";
 import { restoreContext } from "./_restore.ts";
 import { parseSelection } from "./_selection.ts";
 import { sliceProvider, startExecutor } from "./_setup.ts";
@@ -35,8 +35,10 @@ import {
 } from "./_stages.ts";
 import { SliceStoppedError, stopped } from "./_stopped.ts";
 import { actionArgumentsTool, selectActionTool } from "./_tools.ts";
-import type { SliceOutcome, SliceStop } from "./outcome.ts";
+import type { SliceOutcome } from "./outcome.ts";
+import type { StopReason } from "../briefing/context_report.ts";
 import type { LastTurn, SliceCheckpoint, SliceResume } from "./checkpoint.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
 const DEFAULT_MAX_REFUSALS = 8;
 
@@ -95,7 +97,7 @@ export class SliceRun {
    * @returns How the slice ended.
    */
   async execute(): Promise<SliceOutcome> {
-    let stop: SliceStop;
+    let stop: StopReason;
     let detail: string;
     let failure: unknown;
     try {
@@ -136,7 +138,7 @@ export class SliceRun {
     provider: ModelProvider,
     effects: Effects,
     workspace: string,
-  ): Promise<{ stop: SliceStop; detail: string }> {
+  ): Promise<{ stop: StopReason; detail: string }> {
     const request = this.#request;
     const bounded = this.#policy === "bounded";
     const briefing = new Briefing({
@@ -329,7 +331,7 @@ export class SliceRun {
     action: string,
     args: unknown,
     refusal: { readonly code: string; readonly reason: string },
-    phase: "selection" | "arguments",
+    phase: StepPhase,
   ): void {
     this.#refusals += 1;
     this.#consecutiveRefusals += 1;
@@ -348,7 +350,7 @@ export class SliceRun {
     action: string,
     args: unknown,
     report: ExecutionReport,
-    phase: "selection" | "arguments",
+    phase: StepPhase,
   ): void {
     const record: ActionRecord = {
       sequence,
@@ -367,7 +369,7 @@ export class SliceRun {
 
   #progress(
     step: number,
-    phase: "selection" | "arguments",
+    phase: StepPhase,
     action: string | null,
     outcome: string,
   ): void {
@@ -386,7 +388,7 @@ export class SliceRun {
   }
 
   /** Hands the state after the latest acknowledged step to the session. */
-  async #checkpoint(stop: SliceStop | null): Promise<void> {
+  async #checkpoint(stop: StopReason | null): Promise<void> {
     const session = this.#options.session;
     if (session === undefined) return;
     const c = this.#counters;
@@ -447,7 +449,7 @@ export class SliceRun {
     });
   }
 
-  #outcome(stop: SliceStop, detail: string): SliceOutcome {
+  #outcome(stop: StopReason, detail: string): SliceOutcome {
     const state = this.#briefing?.workingState;
     const c = this.#counters;
     return {

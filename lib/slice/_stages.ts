@@ -8,11 +8,7 @@
 import type { Briefing } from "../briefing/briefing.ts";
 import type { ContextReportBuilder } from "../briefing/context_report.ts";
 import type { TurnRequest, TurnTool } from "../briefing/turn_request.ts";
-import type {
-  ModelPhase,
-  ModelProvider,
-  ModelReply,
-} from "../providers/model_provider.ts";
+import type { ModelProvider, ModelReply } from "../providers/model_provider.ts";
 import { ProviderError } from "../providers/provider_error.ts";
 import {
   isLookupRequest,
@@ -21,6 +17,7 @@ import {
 } from "../reference/lookup_session.ts";
 import type { ResultStore } from "../store/result_store.ts";
 import { type SliceStoppedError, stopped } from "./_stopped.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
 /** Counters shared by every stage of a run. */
 export interface RunCounters {
@@ -49,7 +46,7 @@ export interface StageContext {
 
 /** A request described without its text (see `LastTurn` in checkpoint.ts). */
 export interface TurnRecord {
-  readonly phase: ModelPhase;
+  readonly phase: StepPhase;
   readonly candidates: readonly string[];
   readonly notes: readonly string[];
   readonly lookups: readonly unknown[];
@@ -64,7 +61,7 @@ export type StageOutcome =
 
 /** Options of {@linkcode runStage}. */
 export interface StageOptions {
-  readonly phase: ModelPhase;
+  readonly phase: StepPhase;
   readonly tool: TurnTool;
   readonly candidates: readonly string[];
   readonly notes: readonly string[];

@@ -2,7 +2,7 @@
 import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import type { StopReason } from "../briefing/context_report.ts";
 
-/** Thrown inside the loop to stop the run; never escapes `runWithOptions`. */
+/** Thrown inside the loop to stop the run; never escapes `runSlice`. */
 export class SliceStoppedError extends Error {
   /** The stop reason. */
   readonly stop: StopReason;

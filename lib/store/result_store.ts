@@ -7,8 +7,8 @@
  */
 import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import { sha256Hex } from "./digest.ts";
-import { firstInvalidUtf8 } from "./utf8.ts";
-import { cutUtf8, previewOf, utf8Length } from "./_preview.ts";
+import { firstInvalidUtf8, utf8Length } from "./utf8.ts";
+import { cutUtf8, previewOf } from "./preview.ts";
 
 /** What part of a stored result a reference selects. */
 export type Selector =
@@ -151,7 +151,7 @@ export const CATALOGUE_ORIGIN_BYTES = 256;
  *
  * @example
  * ```ts
- * import { InvalidUtf8Error, ResultStore } from "@loom/loom";
+ * import { InvalidUtf8Error, ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const store = new ResultStore();
  * await assert.rejects(
@@ -189,7 +189,7 @@ export class InvalidUtf8Error extends TypeError {
  *
  * @example
  * ```ts
- * import { ResultRestoreError, ResultStore } from "@loom/loom";
+ * import { ResultRestoreError, ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const store = new ResultStore();
  * assert.throws(
@@ -246,7 +246,8 @@ function wholeReference(id: string, sha256: string): ResultReference {
  *
  * @example
  * ```ts
- * import { compactDescriptor, ResultStore } from "@loom/loom";
+ * import { ResultStore } from "@loom/loom/reference";
+ * import { compactDescriptor } from "./result_store.ts";
  * import assert from "node:assert/strict";
  * const store = new ResultStore();
  * const d = await store.put("hello", { origin: "demo", capture: "complete" });
@@ -281,7 +282,7 @@ export function compactDescriptor(
  *
  * @example
  * ```ts
- * import { ResultStore } from "@loom/loom";
+ * import { ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const store = new ResultStore();
  * const d = await store.put("line one\nline two\n", {
@@ -347,7 +348,7 @@ export class ResultStore {
    *
    * @example
    * ```ts
-   * import { ResultStore, InvalidUtf8Error } from "@loom/loom";
+   * import { ResultStore, InvalidUtf8Error } from "@loom/loom/reference";
    * import assert from "node:assert/strict";
    * const store = new ResultStore({ maxResults: 1 });
    * await store.put("kept", { origin: "a", capture: "complete" });
@@ -464,7 +465,7 @@ export class ResultStore {
    *
    * @example
    * ```ts
-   * import { ResultStore } from "@loom/loom";
+   * import { ResultStore } from "@loom/loom/reference";
    * import assert from "node:assert/strict";
    * const store = new ResultStore();
    * await store.put("abc", { origin: "x", capture: "complete" });
@@ -486,7 +487,7 @@ export class ResultStore {
    *
    * @example
    * ```ts
-   * import { ResultStore } from "@loom/loom";
+   * import { ResultStore } from "@loom/loom/reference";
    * import assert from "node:assert/strict";
    * const store = new ResultStore();
    * for (let i = 0; i < 10; i++) {
@@ -531,7 +532,7 @@ export class ResultStore {
    *
    * @example
    * ```ts
-   * import { ResultStore } from "@loom/loom";
+   * import { ResultStore } from "@loom/loom/reference";
    * import assert from "node:assert/strict";
    * const store = new ResultStore();
    * await store.put("a", { origin: "x", capture: "complete" });
@@ -554,7 +555,7 @@ export class ResultStore {
    *
    * @example
    * ```ts
-   * import { ResultStore } from "@loom/loom";
+   * import { ResultStore } from "@loom/loom/reference";
    * import assert from "node:assert/strict";
    * const old = new ResultStore();
    * await old.put("a", { origin: "x", capture: "complete" });

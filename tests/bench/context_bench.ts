@@ -9,13 +9,8 @@
  *
  * Run: deno bench --allow-read --allow-write --allow-env --unstable-worker-options tests/bench/context_bench.ts
  */
-import {
-  Context,
-  IdPool,
-  type Role,
-  SECTION_NAMES,
-  StringEntry,
-} from "../../mod.ts";
+import { SECTION_NAMES } from "../../lib/context/section.ts";
+import { Context, IdPool, type Role, StringEntry } from "../../mod.ts";
 
 const SIZES = [1_000, 10_000, 100_000] as const;
 const ids = new IdPool({ length: 5, seed: 1 });

@@ -4,7 +4,6 @@ import { RecordedProvider } from "../../lib/providers/recorded_provider.ts";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
 import {
   runSlice,
-  runWithOptions,
   type SliceRequest,
   SliceRequestError,
 } from "../../lib/slice/run.ts";
@@ -15,8 +14,9 @@ import {
   prepareWorkspace,
   recordingPath,
 } from "../e2e/_workspace.ts";
+import type { StepPhase } from "../../lib/reference/lookup_session.ts";
 
-type Call = { phase: "selection" | "arguments"; arguments: unknown };
+type Call = { phase: StepPhase; arguments: unknown };
 
 function recorded(calls: Call[]): RecordedProvider {
   return RecordedProvider.parse(
@@ -91,7 +91,7 @@ Deno.test("runSlice() replays the bug-fix recording to completion", async (t) =>
         const provider = RecordedProvider.load(recordingPath("bugfix"));
         const reportPath = `${prepared.root}/report.json`;
         const lines: string[] = [];
-        const outcome = await runWithOptions({
+        const outcome = await runSlice({
           intent: INTENTS.bugfix,
           workspace: prepared.workspace,
           test: { command: checkCommand(), timeoutMs: 60_000 },
@@ -162,7 +162,7 @@ Deno.test("runSlice() offers slice.complete only while tests validate the latest
       const dir = await tinyWorkspace();
       try {
         const lines: string[] = [];
-        const outcome = await runWithOptions(
+        const outcome = await runSlice(
           tinyRequest(
             dir,
             recorded([
@@ -242,7 +242,7 @@ Deno.test("runSlice() refuses edits whose segments do not resolve and leaves the
   const dir = await tinyWorkspace();
   try {
     const lines: string[] = [];
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       tinyRequest(
         dir,
         recorded([
@@ -406,7 +406,7 @@ Deno.test("runSlice() stops with refused after too many refusals in a row", asyn
       sel("repository.inspect"),
       arg({ paths: ["../x"] }),
     ];
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       tinyRequest(dir, recorded([...escape, ...escape, ...escape])),
       { maxConsecutiveRefusals: 3 },
     );
@@ -423,7 +423,7 @@ Deno.test("runSlice() reports provider failures as provider_error with a report"
     const dir = await tinyWorkspace();
     try {
       const reportPath = `${dir}/../${dir.split("/").at(-1)}-report.json`;
-      const outcome = await runWithOptions(
+      const outcome = await runSlice(
         tinyRequest(dir, recorded([sel("repository.inspect")])),
         { contextReport: reportPath, contextPolicy: "bounded" },
       );
@@ -462,7 +462,7 @@ Deno.test("runSlice() reports provider failures as provider_error with a report"
   await t.step("a missing API key, before any work", async () => {
     const dir = await tinyWorkspace();
     try {
-      const outcome = await runWithOptions({
+      const outcome = await runSlice({
         intent: "x",
         workspace: dir,
         maxSteps: 1,
@@ -480,7 +480,7 @@ Deno.test("runSlice() stops suspended when the embedder aborts", async () => {
   const dir = await tinyWorkspace();
   try {
     const controller = new AbortController();
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       tinyRequest(
         dir,
         recorded([sel("repository.inspect"), arg({ paths: ["answer.txt"] })]),
@@ -528,7 +528,7 @@ Deno.test("runSlice() stops with capacity when mandatory content cannot fit the 
   const reportPath = `${dir}-report.json`;
   try {
     const provider = recorded([sel("tests.run"), arg({})]);
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       { ...tinyRequest(dir, provider), intent: "x".repeat(70_000) },
       { contextReport: reportPath, contextPolicy: "bounded" },
     );

@@ -6,6 +6,7 @@
 import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import type { SliceSessionHooks } from "./checkpoint.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
 /** The test command of a slice. */
 export interface SliceTest {
@@ -36,7 +37,7 @@ export interface StepProgress {
   /** The step budget. */
   readonly maxSteps: number;
   /** The last stage the step reached. */
-  readonly phase: "selection" | "arguments";
+  readonly phase: StepPhase;
   /** The action selected, or `null` when selection failed. */
   readonly action: string | null;
   /** Bytes of the step's last request. */
@@ -47,7 +48,7 @@ export interface StepProgress {
   readonly outcome: string;
 }
 
-/** Options of {@linkcode runWithOptions}. */
+/** Options of {@linkcode runSlice}. */
 export interface RunOptions {
   /** `legacy` (rolling transcript, the default) or `bounded` (working context). */
   readonly contextPolicy?: "legacy" | "bounded";
