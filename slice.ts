@@ -45,7 +45,6 @@ export {
 export { type ContextPolicy } from "./lib/briefing/briefing.ts";
 export { type StopReason } from "./lib/briefing/context_report.ts";
 export {
-  type CacheControl,
   type TurnMessage,
   type TurnRequest,
   type TurnTextBlock,

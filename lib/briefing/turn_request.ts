@@ -6,13 +6,7 @@
  * @module
  */
 
-/** Anthropic-style cache marker; `ttl` omitted means the provider default (5m). */
-export interface CacheControl {
-  /** Always `"ephemeral"`. */
-  readonly type: "ephemeral";
-  /** Time to live of the cache entry. */
-  readonly ttl?: "5m" | "1h";
-}
+import type { EphemeralCacheControl } from "../context/message.ts";
 
 /** A text block of a turn request. Never empty. */
 export interface TurnTextBlock {
@@ -21,7 +15,7 @@ export interface TurnTextBlock {
   /** The block text; at least one character. */
   readonly text: string;
   /** Present on the last block of a stable part: a cache breakpoint. */
-  readonly cache_control?: CacheControl;
+  readonly cache_control?: Readonly<EphemeralCacheControl>;
 }
 
 /** One conversation message of a turn request. */

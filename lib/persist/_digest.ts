@@ -1,10 +1,3 @@
-import { createHash } from "node:crypto";
-
-/** Lowercase hex SHA-256 of bytes. */
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
-
 const DIGEST = /^[0-9a-f]{64}$/;
 
 /** Whether a string is 64 lowercase hex digits. */

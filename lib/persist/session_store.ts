@@ -39,7 +39,7 @@ import type {
   UnavailableResultEntry,
 } from "../slice/checkpoint.ts";
 import { writeAtomic } from "./_atomic.ts";
-import { sha256Hex } from "./_digest.ts";
+import { sha256Hex } from "../store/digest.ts";
 import { isCleanRelative, realish } from "./_paths.ts";
 import {
   describeIssue,
