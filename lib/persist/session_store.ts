@@ -25,16 +25,12 @@
  * @module
  */
 import { join } from "node:path";
-import type {
-  ContextReportRequest,
-  StopReason,
-} from "../briefing/context_report.ts";
+import type { StopReason } from "../briefing/context_report.ts";
 import type { ActionRecord } from "../briefing/report.ts";
 import { serializeEvent, toEvent } from "../briefing/event.ts";
 import type { StoredResult } from "../store/result_store.ts";
 import type { SliceTest } from "../slice/request.ts";
 import type {
-  LastTurn,
   SliceProgressState,
   UnavailableResultEntry,
 } from "../slice/checkpoint.ts";
