@@ -46,10 +46,10 @@ Deno.test("loom --help shows the exit code table and where paths resolve", async
   assert.match(stdout, /resolve against the directory loom was started/);
   for (
     const line of [
-      /^  0  done/m,
-      /^  1  run: /m,
-      /^  2  bad usage/m,
-      /^  3  provider/m,
+      /^ {2}0 {2}done/m,
+      /^ {2}1 {2}run: /m,
+      /^ {2}2 {2}bad usage/m,
+      /^ {2}3 {2}provider/m,
     ]
   ) {
     assert.match(stdout, line);
