@@ -289,6 +289,8 @@ export {
 } from "./lib/slice/run.ts";
 export {
   actionJsonSchema,
+  type Admission,
+  admissibleActions,
   type ActionName,
   ACTIONS,
   type ActionSpec,
@@ -300,6 +302,7 @@ export {
   type ExpandedEditArguments,
   type InspectArguments,
   isActionName,
+  type PersistenceClass,
   selectActionSchema,
   type TestsRunArguments,
 } from "./lib/slice/actions.ts";

@@ -6,6 +6,8 @@
  */
 export {
   actionJsonSchema,
+  type Admission,
+  admissibleActions,
   type ActionName,
   ACTIONS,
   type ActionSpec,
@@ -17,6 +19,7 @@ export {
   type ExpandedEditArguments,
   type InspectArguments,
   isActionName,
+  type PersistenceClass,
   selectActionSchema,
   type TestsRunArguments,
 } from "./_schema.ts";
