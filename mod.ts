@@ -289,11 +289,11 @@ export {
 } from "./lib/slice/run.ts";
 export {
   actionJsonSchema,
-  type Admission,
-  admissibleActions,
   type ActionName,
   ACTIONS,
   type ActionSpec,
+  admissibleActions,
+  type Admission,
   type CompleteArguments,
   type EditArguments,
   type EditFileArguments,

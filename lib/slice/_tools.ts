@@ -6,7 +6,7 @@
  * @module
  */
 import type { TurnTool } from "../briefing/turn_request.ts";
-import { ACTIONS, actionJsonSchema, selectActionSchema } from "./_schema.ts";
+import { actionJsonSchema, ACTIONS, selectActionSchema } from "./_schema.ts";
 
 const REFERENCE: Record<string, unknown> = {
   type: "object",

@@ -6,11 +6,11 @@
  */
 export {
   actionJsonSchema,
-  type Admission,
-  admissibleActions,
   type ActionName,
   ACTIONS,
   type ActionSpec,
+  admissibleActions,
+  type Admission,
   type CompleteArguments,
   type EditArguments,
   type EditFileArguments,

@@ -122,12 +122,17 @@ Deno.test("the action registry drives candidates, instructions and persistence",
       ACTIONS.map((a) => a.name),
     );
   });
-  await t.step("the instructions list every action with its description", () => {
-    const text = sliceInstructions(undefined);
-    for (const a of ACTIONS) {
-      assert.ok(text.includes(`- ${a.name} ${a.signature}: ${a.description}`));
-    }
-  });
+  await t.step(
+    "the instructions list every action with its description",
+    () => {
+      const text = sliceInstructions(undefined);
+      for (const a of ACTIONS) {
+        assert.ok(
+          text.includes(`- ${a.name} ${a.signature}: ${a.description}`),
+        );
+      }
+    },
+  );
   await t.step("persistence declarations follow each entry's class", () => {
     for (const a of ACTIONS) {
       assert.equal(
