@@ -546,3 +546,36 @@ Deno.test("runSlice() stops with capacity when mandatory content cannot fit the 
     await Deno.remove(reportPath).catch(() => {});
   }
 });
+
+Deno.test("runSlice() writes an edit composed from a whole selection of a BOM file back byte-identical", async () => {
+  const dir = await tinyWorkspace();
+  try {
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, 0x34, 0x31, 0x0a]);
+    await Deno.writeFile(`${dir}/answer.txt`, bytes);
+    const whole = {
+      result: "result-1",
+      sha256: createHash("sha256").update(bytes).digest("hex"),
+      select: { kind: "whole" },
+    };
+    const outcome = await runSlice(tinyRequest(
+      dir,
+      recorded([
+        sel("repository.inspect"),
+        arg({ paths: ["answer.txt"] }),
+        sel("repository.edit"),
+        arg({
+          files: [{
+            path: "answer.txt",
+            contents: { segments: [{ ref: whole }] },
+          }],
+        }),
+      ]),
+      2,
+    ));
+    assert.equal(outcome.stop, "step_budget", outcome.detail);
+    assert.notEqual(outcome.revision, null);
+    assert.deepEqual(await Deno.readFile(`${dir}/answer.txt`), bytes);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
