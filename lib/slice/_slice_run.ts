@@ -20,6 +20,7 @@ import {
   type WorkspaceFacts,
 } from "./_execute.ts";
 import { expandEdit } from "./_expand_edit.ts";
+import { clipMessage } from "./_clip.ts";
 import { round, writeContextReport } from "./_finish.ts";
 import { ACTIONS, sliceInstructions } from "./_instructions.ts";
 import { describe, progressLine } from "./_progress.ts";
@@ -267,7 +268,10 @@ export class SliceRun {
         this.#refuse(sequence, action, args, {
           code: "execution_failed",
           reason: `The executor could not perform ${action}: ${
-            error instanceof Error ? error.message : String(error)
+            clipMessage(
+              error instanceof Error ? error.message : String(error),
+              admitted.args,
+            )
           }`,
         }, "arguments");
         if (this.#consecutiveRefusals >= maxRefusals) break;

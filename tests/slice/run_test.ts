@@ -579,3 +579,58 @@ Deno.test("runSlice() writes an edit composed from a whole selection of a BOM fi
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("runSlice() clips model-controlled paths in refusals, so a 40 KB path does not end a bounded run", async (t) => {
+  const long = "a".repeat(40_000);
+  const cases: [string, unknown][] = [
+    ["unknown_result", {
+      files: [{
+        path: long,
+        contents: {
+          segments: [{
+            ref: {
+              result: "result-9",
+              sha256: "0".repeat(64),
+              select: { kind: "whole" },
+            },
+          }],
+        },
+      }],
+    }],
+    ["execution_failed", { files: [{ path: long, contents: "42\n" }] }],
+    ["duplicate_path", {
+      files: [{ path: long, contents: "1" }, {
+        path: `./${long}`,
+        contents: "2",
+      }],
+    }],
+  ];
+  for (const [code, edit] of cases) {
+    await t.step(code, async () => {
+      const dir = await tinyWorkspace();
+      try {
+        const lines: string[] = [];
+        const outcome = await runWithOptions(
+          tinyRequest(
+            dir,
+            recorded([
+              sel("repository.edit"),
+              arg(edit),
+              sel("tests.run"),
+              arg({}),
+            ]),
+            2,
+          ),
+          { contextPolicy: "bounded", onProgress: (line) => lines.push(line) },
+        );
+        assert.equal(outcome.stop, "step_budget", outcome.detail);
+        assert.equal(outcome.refusals, 1);
+        assert.match(lines[0]!, new RegExp(`refused \\(${code}\\)`));
+        assert.match(lines[1]!, /tests exit 1/);
+        assert.ok(outcome.request_bytes.peak <= 65_536);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    });
+  }
+});
