@@ -9,6 +9,10 @@ import {
   SliceRequestError,
 } from "../../lib/slice/run.ts";
 import { revisionId } from "../../lib/slice/revision.ts";
+import type {
+  SliceCheckpoint,
+  SliceResume,
+} from "../../lib/slice/checkpoint.ts";
 import {
   checkCommand,
   INTENTS,
@@ -632,5 +636,189 @@ Deno.test("runSlice() clips model-controlled paths in refusals, so a 40 KB path 
         await Deno.remove(dir, { recursive: true });
       }
     });
+  }
+});
+
+/** A resumed bounded run whose event archive already holds 4,096 events. */
+function fullArchive(): SliceResume {
+  const records = Array.from({ length: 4096 }, (_, i) => ({
+    sequence: i + 1,
+    action: "tests.run",
+    arguments: {},
+    report: { kind: "refused" as const, code: "x", reason: "Filler" },
+  }));
+  return {
+    steps: 4096,
+    modelCalls: 0,
+    records,
+    edits: 0,
+    revision: null,
+    refusals: 4096,
+    consecutiveRefusals: 0,
+    retrievals: 0,
+    bytesTotal: 0,
+    bytesPeak: 0,
+    modelMs: 0,
+    notes: [],
+    archived: 4090,
+    checkpoints: 1,
+    lastTurn: null,
+    requests: [],
+    results: [],
+  };
+}
+
+Deno.test("runSlice() keeps the overflowing step's effect visible when the archive is full", async (t) => {
+  const cases: [string, Call, RegExp][] = [
+    ["tests.run", arg({}), /tests exit 1 on the unedited workspace/],
+    [
+      "repository.edit",
+      arg({ files: [{ path: "answer.txt", contents: "42\n" }] }),
+      /edited 1 file → rev-1-/,
+    ],
+  ];
+  for (const [action, call, effect] of cases) {
+    await t.step(action, async () => {
+      const dir = await tinyWorkspace();
+      const reportPath = `${dir}-report.json`;
+      try {
+        const lines: string[] = [];
+        const checkpoints: SliceCheckpoint[] = [];
+        const outcome = await runWithOptions(
+          tinyRequest(dir, recorded([sel(action), call]), 5000),
+          {
+            contextPolicy: "bounded",
+            contextReport: reportPath,
+            onProgress: (line) => lines.push(line),
+            session: {
+              resume: fullArchive(),
+              onCheckpoint: (c) => {
+                checkpoints.push(c);
+                return Promise.resolve();
+              },
+            },
+          },
+        );
+        assert.equal(outcome.stop, "capacity");
+        assert.match(outcome.detail, /^capacity: /);
+        assert.match(
+          outcome.detail,
+          new RegExp(`step 4097 \\(${action}\\) took effect: `),
+        );
+        assert.match(outcome.detail, effect);
+        // The progress output shows the step.
+        assert.equal(lines.length, 1);
+        assert.match(lines[0]!, /^step 4097\/5000 arguments /);
+        assert.match(lines[0]!, effect);
+        // The outcome and the final checkpoint hold its effect.
+        const last = checkpoints.at(-1)!;
+        assert.equal(last.stop, "capacity");
+        assert.equal(last.records.at(-1)?.sequence, 4097);
+        if (action === "tests.run") {
+          assert.deepEqual(outcome.latest_test, {
+            exit_code: 1,
+            timed_out: false,
+            tested_revision: null,
+          });
+        } else {
+          assert.match(outcome.revision ?? "", /^rev-1-/);
+          assert.equal(await Deno.readTextFile(`${dir}/answer.txt`), "42\n");
+        }
+        // So does the context report.
+        const report = await readReport(reportPath);
+        assert.equal(report.outcome.stop, "capacity");
+        assert.match(report.outcome.detail, effect);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+        await Deno.remove(reportPath).catch(() => {});
+      }
+    });
+  }
+});
+
+/** Sixteen small files and a recording of `steps` inspections of all of them. */
+async function inspectAll(
+  dir: string,
+  steps: number,
+): Promise<RecordedProvider> {
+  const paths = Array.from({ length: 16 }, (_, i) => `f${i}.txt`);
+  for (const path of paths) await Deno.writeTextFile(`${dir}/${path}`, path);
+  const calls: Call[] = [];
+  for (let i = 0; i < steps; i++) {
+    calls.push(sel("repository.inspect"), arg({ paths }));
+  }
+  return recorded(calls);
+}
+
+Deno.test("runSlice() stops a bounded run with capacity when the result store fills", async () => {
+  const dir = await tinyWorkspace();
+  const reportPath = `${dir}-report.json`;
+  try {
+    const lines: string[] = [];
+    // 64 inspections of 16 files fill the store's 1,024 results.
+    const outcome = await runWithOptions(
+      tinyRequest(dir, await inspectAll(dir, 66), 66),
+      {
+        contextPolicy: "bounded",
+        contextReport: reportPath,
+        onProgress: (line) => lines.push(line),
+      },
+    );
+    assert.equal(outcome.stop, "capacity");
+    assert.equal(outcome.steps, 65);
+    assert.match(
+      outcome.detail,
+      /^store_full: Cannot keep the result of repository\.inspect f0\.txt: the result store is full \(1024 results, /,
+    );
+    assert.match(
+      outcome.detail,
+      /step 65 \(repository\.inspect\) took effect: inspected 16 files$/,
+    );
+    assert.equal(lines.length, 65);
+    assert.match(lines[64]!, /inspected 16 files/);
+    const report = await readReport(reportPath);
+    assert.equal(report.outcome.stop, "capacity");
+    assert.equal(report.model_calls, 130);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(reportPath).catch(() => {});
+  }
+});
+
+Deno.test("runSlice() goes on under legacy when the result store fills, with previews and no references", async () => {
+  const dir = await tinyWorkspace();
+  try {
+    let last: SliceCheckpoint | undefined;
+    const outcome = await runWithOptions(
+      tinyRequest(dir, await inspectAll(dir, 66), 66),
+      {
+        session: {
+          onCheckpoint: (c) => {
+            last = c;
+            return Promise.resolve();
+          },
+        },
+      },
+    );
+    assert.equal(outcome.stop, "step_budget", outcome.detail);
+    assert.equal(outcome.steps, 66);
+    const report = last!.records.at(-1)!.report;
+    assert.equal(report.kind, "inspected");
+    const descriptor = report.kind === "inspected"
+      ? report.files[0]!.descriptor!
+      : undefined;
+    assert.deepEqual(descriptor, {
+      origin: "repository.inspect f0.txt",
+      capture: "complete",
+      utf8_bytes: 6,
+      preview: "f0.txt",
+      preview_truncated: false,
+      preview_start_byte: 0,
+      preview_end_byte: 6,
+      result_unavailable: "store_full",
+    });
+    assert.equal(last!.results.count, 1024);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
