@@ -500,7 +500,8 @@ export class SliceRun {
       detail,
       completed: stop === "completed",
       steps: this.#steps,
-      model_calls: c.modelCalls,
+      // Every call made, failed ones included: each added a report line.
+      model_calls: this.#report.requests.length,
       revision: this.#facts.revision,
       latest_test: state.latest_test,
       tests_validate_latest_revision: state.tests_validate_latest_revision,

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { RecordedProvider } from "../../lib/providers/recorded_provider.ts";
+import type { ModelProvider } from "../../lib/providers/model_provider.ts";
+import { ProviderError } from "../../lib/providers/provider_error.ts";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
 import {
   runSlice,
@@ -65,7 +67,7 @@ async function tinyWorkspace(): Promise<string> {
 
 function tinyRequest(
   workspace: string,
-  provider: RecordedProvider,
+  provider: ModelProvider,
   maxSteps = 10,
 ): SliceRequest {
   return {
@@ -433,10 +435,11 @@ Deno.test("runSlice() reports provider failures as provider_error with a report"
       );
       assert.equal(outcome.stop, "provider_error");
       assert.match(outcome.detail, /^recording_exhausted: /);
-      assert.equal(outcome.model_calls, 1);
+      // The failed second call counts too.
+      assert.equal(outcome.model_calls, 2);
       const report = await readReport(reportPath);
       assert.equal(report.outcome.stop, "provider_error");
-      assert.equal(report.model_calls, 1);
+      assert.equal(report.model_calls, 2);
       assert.equal(report.requests.length, 2);
       assert.equal(report.requests[1]?.final_usage, false);
       await Deno.remove(reportPath);
@@ -820,5 +823,57 @@ Deno.test("runSlice() goes on under legacy when the result store fills, with pre
     assert.equal(last!.results.count, 1024);
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("runSlice() counts a failed provider call in model_calls and keeps its usage partial", async () => {
+  const dir = await tinyWorkspace();
+  const reportPath = `${dir}-report.json`;
+  try {
+    let calls = 0;
+    const provider: ModelProvider = {
+      spec: "fake:model",
+      call() {
+        calls += 1;
+        if (calls === 1) {
+          return Promise.resolve({
+            arguments: { action: "tests.run" },
+            usage: {
+              input_tokens: 10,
+              output_tokens: 2,
+              cache_read_tokens: null,
+              cache_write_tokens: null,
+            },
+            final_usage: true,
+          });
+        }
+        return Promise.reject(
+          new ProviderError("provider_http", "The provider answered 500", {
+            status: 500,
+            usage: {
+              input_tokens: 7,
+              output_tokens: null,
+              cache_read_tokens: null,
+              cache_write_tokens: null,
+            },
+          }),
+        );
+      },
+    };
+    const outcome = await runWithOptions(tinyRequest(dir, provider), {
+      contextReport: reportPath,
+    });
+    assert.equal(outcome.stop, "provider_error");
+    assert.equal(calls, 2);
+    assert.equal(outcome.model_calls, 2);
+    const report = await readReport(reportPath);
+    assert.equal(report.model_calls, 2);
+    assert.deepEqual(
+      report.requests.map((r) => [r.final_usage, r.input_tokens]),
+      [[true, 10], [false, 7]],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(reportPath).catch(() => {});
   }
 });
