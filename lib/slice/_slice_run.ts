@@ -12,7 +12,7 @@ import type { ModelProvider } from "../providers/model_provider.ts";
 import { ResultStore } from "../store/result_store.ts";
 import { ResumedResultStore } from "./_resumed_store.ts";
 import { commission } from "./commission.ts";
-import { actionJsonSchema } from "./_schema.ts";
+import { admissibleActions } from "./_schema.ts";
 import {
   editFiles,
   type Effects,
@@ -24,7 +24,7 @@ import {
 import { expandEdit } from "./_expand_edit.ts";
 import { clipMessage, clipModelText } from "./_clip.ts";
 import { round, writeContextReport } from "./_finish.ts";
-import { ACTIONS, sliceInstructions } from "./_instructions.ts";
+import { sliceInstructions } from "./_instructions.ts";
 import { describe, progressLine } from "./_progress.ts";
 import type { RunOptions, SliceRequest, StepProgress } from "./_request.ts";
 import { restoreContext } from "./_restore.ts";
@@ -37,7 +37,7 @@ import {
   type StageContext,
 } from "./_stages.ts";
 import { SliceStopped } from "./_stopped.ts";
-import { actionArgumentsTool, selectActionTool } from "./_tools.ts";
+import { stepTool } from "./_tools.ts";
 import type { SliceOutcome, SliceStop } from "./outcome.ts";
 import type { LastTurn, SliceCheckpoint, SliceResume } from "./checkpoint.ts";
 
@@ -163,6 +163,9 @@ export class SliceRun {
     const resume = this.#options.session?.resume;
     if (resume !== undefined) await this.#restore(resume, briefing, bounded);
     const testConfigured = request.test !== undefined;
+    // One tool for the whole run: byte-identical tools and tool_choice in
+    // every request keep the front of the provider's cache prefix stable.
+    const tool = stepTool(bounded);
     const maxRefusals = this.#options.maxConsecutiveRefusals ??
       DEFAULT_MAX_REFUSALS;
 
@@ -179,17 +182,14 @@ export class SliceRun {
       this.#counters.stepCalls = 0;
       const validated = !testConfigured ||
         briefing.workingState.tests_validate_latest_revision;
-      const candidates = ACTIONS.filter((a) =>
-        (a !== "tests.run" || testConfigured) &&
-        (a !== "slice.complete" || validated)
-      );
+      const candidates = admissibleActions({ testConfigured, validated });
       const notes = this.#notes;
       this.#notes = [];
 
       // Selection.
       const selection = await runStage(ctx, {
         phase: "selection",
-        tool: selectActionTool(candidates, bounded),
+        tool,
         candidates,
         notes,
       });
@@ -210,10 +210,9 @@ export class SliceRun {
       const action = chosen.action;
 
       // Argument generation.
-      const schema = actionJsonSchema(action);
       const generated = await runStage(ctx, {
         phase: "arguments",
-        tool: actionArgumentsTool(action, schema, bounded),
+        tool,
         candidates: [action],
         notes: [],
       });
