@@ -46,6 +46,13 @@ const arg = (value: unknown): Call => ({
   phase: "arguments",
   arguments: value,
 });
+/** Inspects answer.txt, then writes `contents` to it. */
+const inspectAndEdit = (contents: unknown): Call[] => [
+  sel("repository.inspect"),
+  arg({ paths: ["answer.txt"] }),
+  sel("repository.edit"),
+  arg({ files: [{ path: "answer.txt", contents }] }),
+];
 const sha256 = (text: string) =>
   createHash("sha256").update(text).digest("hex");
 
@@ -84,6 +91,20 @@ function tinyRequest(
 
 async function readReport(path: string): Promise<ContextReport> {
   return JSON.parse(await Deno.readTextFile(path));
+}
+
+/** Runs `body` in a fresh tiny workspace with a report path beside it; removes both. */
+async function inTinyWorkspace(
+  body: (dir: string, reportPath: string) => Promise<void>,
+): Promise<void> {
+  const dir = await tinyWorkspace();
+  const reportPath = `${dir}-report.json`;
+  try {
+    await body(dir, reportPath);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(reportPath).catch(() => {});
+  }
 }
 
 Deno.test("runSlice() replays the bug-fix recording to completion", async (t) => {
@@ -311,15 +332,7 @@ Deno.test("runSlice() composes edits from stored segments", async () => {
     const outcome = await runSlice(tinyRequest(
       dir,
       recorded([
-        sel("repository.inspect"),
-        arg({ paths: ["answer.txt"] }),
-        sel("repository.edit"),
-        arg({
-          files: [{
-            path: "answer.txt",
-            contents: { segments: [{ literal: "42" }, { ref }] },
-          }],
-        }),
+        ...inspectAndEdit({ segments: [{ literal: "42" }, { ref }] }),
         sel("tests.run"),
         arg({}),
         sel("slice.complete"),
@@ -566,17 +579,7 @@ Deno.test("runSlice() writes an edit composed from a whole selection of a BOM fi
     };
     const outcome = await runSlice(tinyRequest(
       dir,
-      recorded([
-        sel("repository.inspect"),
-        arg({ paths: ["answer.txt"] }),
-        sel("repository.edit"),
-        arg({
-          files: [{
-            path: "answer.txt",
-            contents: { segments: [{ ref: whole }] },
-          }],
-        }),
-      ]),
+      recorded(inspectAndEdit({ segments: [{ ref: whole }] })),
       2,
     ));
     assert.equal(outcome.stop, "step_budget", outcome.detail);
@@ -614,8 +617,7 @@ Deno.test("runSlice() clips model-controlled paths in refusals, so a 40 KB path 
   ];
   for (const [code, edit] of cases) {
     await t.step(code, async () => {
-      const dir = await tinyWorkspace();
-      try {
+      await inTinyWorkspace(async (dir) => {
         const lines: string[] = [];
         const outcome = await runWithOptions(
           tinyRequest(
@@ -635,9 +637,7 @@ Deno.test("runSlice() clips model-controlled paths in refusals, so a 40 KB path 
         assert.match(lines[0]!, new RegExp(`refused \\(${code}\\)`));
         assert.match(lines[1]!, /tests exit 1/);
         assert.ok(outcome.request_bytes.peak <= 65_536);
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-      }
+      });
     });
   }
 });
@@ -682,9 +682,7 @@ Deno.test("runSlice() keeps the overflowing step's effect visible when the archi
   ];
   for (const [action, call, effect] of cases) {
     await t.step(action, async () => {
-      const dir = await tinyWorkspace();
-      const reportPath = `${dir}-report.json`;
-      try {
+      await inTinyWorkspace(async (dir, reportPath) => {
         const lines: string[] = [];
         const checkpoints: SliceCheckpoint[] = [];
         const outcome = await runWithOptions(
@@ -731,10 +729,7 @@ Deno.test("runSlice() keeps the overflowing step's effect visible when the archi
         const report = await readReport(reportPath);
         assert.equal(report.outcome.stop, "capacity");
         assert.match(report.outcome.detail, effect);
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-        await Deno.remove(reportPath).catch(() => {});
-      }
+      });
     });
   }
 });
@@ -754,9 +749,7 @@ async function inspectAll(
 }
 
 Deno.test("runSlice() stops a bounded run with capacity when the result store fills", async () => {
-  const dir = await tinyWorkspace();
-  const reportPath = `${dir}-report.json`;
-  try {
+  await inTinyWorkspace(async (dir, reportPath) => {
     const lines: string[] = [];
     // 64 inspections of 16 files fill the store's 1,024 results.
     const outcome = await runWithOptions(
@@ -782,15 +775,11 @@ Deno.test("runSlice() stops a bounded run with capacity when the result store fi
     const report = await readReport(reportPath);
     assert.equal(report.outcome.stop, "capacity");
     assert.equal(report.model_calls, 130);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-    await Deno.remove(reportPath).catch(() => {});
-  }
+  });
 });
 
 Deno.test("runSlice() goes on under legacy when the result store fills, with previews and no references", async () => {
-  const dir = await tinyWorkspace();
-  try {
+  await inTinyWorkspace(async (dir) => {
     let last: SliceCheckpoint | undefined;
     const outcome = await runWithOptions(
       tinyRequest(dir, await inspectAll(dir, 66), 66),
@@ -821,15 +810,11 @@ Deno.test("runSlice() goes on under legacy when the result store fills, with pre
       result_unavailable: "store_full",
     });
     assert.equal(last!.results.count, 1024);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("runSlice() counts a failed provider call in model_calls and keeps its usage partial", async () => {
-  const dir = await tinyWorkspace();
-  const reportPath = `${dir}-report.json`;
-  try {
+  await inTinyWorkspace(async (dir, reportPath) => {
     let calls = 0;
     const provider: ModelProvider = {
       spec: "fake:model",
@@ -872,8 +857,5 @@ Deno.test("runSlice() counts a failed provider call in model_calls and keeps its
       report.requests.map((r) => [r.final_usage, r.input_tokens]),
       [[true, 10], [false, 7]],
     );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-    await Deno.remove(reportPath).catch(() => {});
-  }
+  });
 });
