@@ -25,4 +25,17 @@ import { processIo } from "./lib/cli/cli_io.ts";
 export { main } from "./lib/cli/main.ts";
 export type { CliIo } from "./lib/cli/cli_io.ts";
 
-if (import.meta.main) Deno.exit(await main(Deno.args, processIo()));
+if (import.meta.main) {
+  // `deno task loom` runs in the folder of deno.json and passes the folder it
+  // was started from as LOOM_CWD, so paths resolve where the user stands.
+  const allowed = Deno.permissions.querySync({
+    name: "env",
+    variable: "LOOM_CWD",
+  }).state === "granted";
+  const cwd = allowed ? Deno.env.get("LOOM_CWD") : undefined;
+  if (cwd !== undefined && cwd !== "") {
+    Deno.env.delete("LOOM_CWD");
+    Deno.chdir(cwd);
+  }
+  Deno.exit(await main(Deno.args, processIo()));
+}

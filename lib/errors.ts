@@ -77,6 +77,8 @@ export type LoomErrorCode =
   | "no_test_command"
   | "tests_failed_to_start"
   | "worker_failed"
+  // command line checks before a run
+  | "test_program_not_found"
   // slice
   | "invalid_request"
   | "slice_stopped"
@@ -91,8 +93,9 @@ export type LoomErrorCode =
   | "result_corrupted"
   | "not_owner";
 
-// The registry: each code once, with its category. Provider failures are
-// internal (exit 3) whatever their cause, as DESIGN.md's exit codes say.
+// The registry: each code once, with its category. A provider failure after
+// the start is internal (exit 3); a model spec, key or recording that cannot
+// be used is bad input, found before any work (exit 2).
 const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   usage: "bad_input",
   too_many_breakpoints: "bad_input",
@@ -126,10 +129,10 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   capacity: "stopped",
   request_too_large: "stopped",
   cache_ttl_order: "bad_input",
-  bad_spec: "internal",
-  bad_option: "internal",
-  missing_api_key: "internal",
-  recording_invalid: "internal",
+  bad_spec: "bad_input",
+  bad_option: "bad_input",
+  missing_api_key: "bad_input",
+  recording_invalid: "bad_input",
   recording_mismatch: "internal",
   recording_exhausted: "internal",
   provider_http: "internal",
@@ -142,6 +145,7 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   no_test_command: "internal",
   tests_failed_to_start: "internal",
   worker_failed: "internal",
+  test_program_not_found: "bad_input",
   invalid_request: "bad_input",
   slice_stopped: "stopped",
   unknown_tool: "bad_input",

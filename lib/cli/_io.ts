@@ -71,6 +71,17 @@ export function exitCodeOf(stop: StopReason): number {
   return STOPPED_EXIT[stop];
 }
 
+/** The exit code table, as `--help` prints it (README "CLI" has the same). */
+export const EXIT_CODES_HELP = `Exit codes:
+  0  done (run: the slice completed)
+  1  run: the slice stopped without completing (step budget, refusals,
+     suspension, capacity)
+  2  bad usage or bad input: flags, files, model spec, API key, recording,
+     session; nothing was done
+  3  provider failure after the start, confinement unavailable, or an
+     internal error
+`;
+
 /** A CLI command: parses its own arguments, returns an exit code. */
 export type Command = (args: string[], io: CliIo) => Promise<number>;
 
@@ -86,5 +97,27 @@ export class UsageError extends TypeError {
   constructor(code: "usage", message: string, options?: LoomErrorOptions) {
     super(message, causeOf(options));
     this.code = brand(this, "UsageError", code);
+  }
+}
+
+/**
+ * Bad input found by a command's own checks, with a stable code (for
+ * example `test_program_not_found`): exit code 2, no help hint.
+ */
+export class InputError extends TypeError {
+  /** Stable machine code. */
+  readonly code: "recording_invalid" | "test_program_not_found";
+  /**
+   * @param code Stable machine code.
+   * @param message What is wrong and how to fix it.
+   * @param options The underlying error, if any.
+   */
+  constructor(
+    code: InputError["code"],
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "InputError", code);
   }
 }

@@ -7,6 +7,7 @@
 import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import { encodeBase64 } from "./_base64.ts";
 import { dirname, extname, join, resolve } from "node:path";
+import { fsReason } from "../fs_reason.ts";
 import { parseYaml } from "./_yaml.ts";
 import { Context } from "./context.ts";
 import type { Entry, Role } from "./entry.ts";
@@ -39,6 +40,8 @@ export class ContextFileError extends SyntaxError {
   readonly file: string;
   /** The offending key path (`sections.foundation[2].role`), or `""` for the whole file. */
   readonly key: string;
+  /** Why, in a few words (the message without the file and key). */
+  readonly reason: string;
 
   /**
    * Creates the error.
@@ -53,12 +56,14 @@ export class ContextFileError extends SyntaxError {
     options: LoomErrorOptions & {
       readonly file: string;
       readonly key: string;
+      readonly reason: string;
     },
   ) {
     super(message, causeOf(options));
     this.code = brand(this, "ContextFileError", code);
     this.file = options.file;
     this.key = options.key;
+    this.reason = options.reason;
   }
 }
 
@@ -67,13 +72,14 @@ function fileError(
   file: string,
   key: string,
   reason: string,
+  options: LoomErrorOptions = {},
 ): ContextFileError {
   return new ContextFileError(
     code,
     key === ""
       ? `Cannot load context file ${file}: ${reason}`
       : `Cannot load context file ${file} at ${key}: ${reason}`,
-    { file, key },
+    { ...options, file, key, reason },
   );
 }
 
@@ -149,7 +155,7 @@ class Loader {
         "unreadable_context_file",
         path,
         "",
-        error instanceof Error ? error.message : String(error),
+        fsReason(error),
       );
     }
     let doc: unknown;
@@ -190,7 +196,7 @@ class Loader {
       if (chain.includes(resolve(target))) {
         throw bad(`include[${i}]`, `including ${item} would make a cycle`);
       }
-      ctx.include(this.load(target, chain));
+      ctx.include(this.#include(target, chain, path, `include[${i}]`));
     }
     const sections = doc["sections"] ?? {};
     if (!isRecord(sections)) {
@@ -214,6 +220,33 @@ class Loader {
     }
     this.#loaded.set(key, ctx);
     return ctx;
+  }
+
+  /** Loads an included file; when it cannot be read, the includer and its key are named. */
+  #include(
+    target: string,
+    chain: readonly string[],
+    includer: string,
+    at: string,
+  ): Context {
+    try {
+      return this.load(target, chain);
+    } catch (error) {
+      if (
+        error instanceof ContextFileError &&
+        error.code === "unreadable_context_file" && error.file === target &&
+        error.key === ""
+      ) {
+        throw fileError(
+          "unreadable_context_file",
+          includer,
+          at,
+          `cannot read the included file ${target}: ${error.reason}`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
   }
 
   #entry(
@@ -281,7 +314,7 @@ class Loader {
         } catch (error) {
           throw bad(
             `${at}.image`,
-            error instanceof Error ? error.message : String(error),
+            `cannot read ${join(here, image)}: ${fsReason(error)}`,
           );
         }
         mediaType ??= MEDIA_BY_EXTENSION[extname(image).toLowerCase()];

@@ -34,7 +34,10 @@ export interface SliceOutcome {
   readonly completed: boolean;
   /** Steps taken, refused ones included. */
   readonly steps: number;
-  /** Model calls that returned an answer (lookups included). */
+  /**
+   * Model calls made: lookups and failed calls included (one per report
+   * line; `final_usage` there tells answered from failed).
+   */
   readonly model_calls: number;
   /** The latest workspace revision, `null` when nothing was edited. */
   readonly revision: string | null;
