@@ -22,6 +22,7 @@ const ENTRY_POINTS: Readonly<Record<string, string>> = JSON.parse(
 const RANK: Readonly<Record<string, number>> = {
   "errors.ts": 0,
   "version.ts": 0,
+  "fs_reason.ts": 0,
   context: 1,
   store: 1,
   reference: 2,

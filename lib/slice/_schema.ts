@@ -224,7 +224,7 @@ export const ACTIONS: readonly ActionSpec[] = Object.freeze([
  *
  * @example
  * ```ts
- * import { admissibleActions } from "@loom/loom";
+ * import { admissibleActions } from "./_schema.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(
  *   admissibleActions({ testConfigured: true, validated: false }),

@@ -52,6 +52,7 @@ Deno.test("loom --help loads no npm package and no command module", async () => 
     "cli.ts",
     "lib/cli/_failure.ts",
     "lib/cli/_io.ts",
+    "lib/cli/cli_io.ts",
     "lib/cli/main.ts",
     "lib/errors.ts",
     "lib/version.ts",
