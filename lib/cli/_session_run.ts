@@ -17,7 +17,7 @@ import { SessionError } from "../persist/session_error.ts";
 import { SessionStore } from "../persist/session_store.ts";
 import type { SliceTest } from "../slice/request.ts";
 import { sliceSessionHooks } from "../persist/slice_session.ts";
-import type { RunOptions, SliceRequest } from "../slice/run.ts";
+import type { RunOptions, SliceRequest } from "../slice/request.ts";
 import type { SliceSessionHooks } from "../slice/checkpoint.ts";
 import { parseArguments, positiveInteger } from "./_args.ts";
 import { type CliIo, UsageError } from "./_io.ts";

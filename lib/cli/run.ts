@@ -3,12 +3,12 @@
  *
  * @module
  */
+import { runSlice } from "../slice/run.ts";
 import {
   type RunOptions,
-  runSlice,
   type SliceRequest,
   SliceRequestError,
-} from "../slice/run.ts";
+} from "../slice/request.ts";
 import type { SliceOutcome } from "../slice/outcome.ts";
 import { fsReason, parseArguments, positiveInteger } from "./_args.ts";
 import { checkBeforeStart } from "./_preflight.ts";

@@ -16,14 +16,6 @@ import {
 import { SliceRun } from "./_slice_run.ts";
 import type { SliceOutcome } from "./outcome.ts";
 
-export {
-  type RunOptions,
-  type SliceRequest,
-  SliceRequestError,
-  type SliceTest,
-  type StepProgress,
-} from "./request.ts";
-
 /**
  * Runs a slice under the default `legacy` context policy (or the given
  * options).

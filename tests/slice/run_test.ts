@@ -4,11 +4,11 @@ import { RecordedProvider } from "../../lib/providers/recorded_provider.ts";
 import type { ModelProvider } from "../../lib/providers/model_provider.ts";
 import { ProviderError } from "../../lib/providers/provider_error.ts";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
+import { runSlice } from "../../lib/slice/run.ts";
 import {
-  runSlice,
   type SliceRequest,
   SliceRequestError,
-} from "../../lib/slice/run.ts";
+} from "../../lib/slice/request.ts";
 import { revisionId } from "../../lib/slice/revision.ts";
 import type {
   SliceCheckpoint,
