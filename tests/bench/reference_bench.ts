@@ -23,7 +23,6 @@ import { firstInvalidUtf8, isValidUtf8 } from "../../lib/store/utf8.ts";
 import { generated, wide } from "../reference/_generated.ts";
 
 const DATA = "../shared/corpora/nativejson-benchmark/data/";
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const fatal = new TextDecoder("utf-8", { fatal: true });
 
