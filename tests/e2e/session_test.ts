@@ -143,17 +143,15 @@ for (const policy of ["bounded", "legacy"] as const) {
           first.stderr,
           new RegExp(`session: saved step ${half} to `),
         );
-        const doc = JSON.parse(
-          await Deno.readTextFile(`${session}/session.json`),
-        );
+        const doc = await readSession(session);
         assert.equal(doc.steps_used, half);
         assert.equal(doc.events.length, half);
-        assert.equal(doc.progress.stop, "step_budget");
+        assert.equal(doc.stop, "step_budget");
       },
     );
 
     await t.step("the session never holds an inspected body", async () => {
-      const text = await Deno.readTextFile(`${session}/session.json`);
+      const text = await Deno.readTextFile(`${session}/journal.jsonl`);
       assert.equal(text.includes("preview"), false);
       const unit = await Deno.readTextFile(
         `${prepared.workspace}/src/unit_01.ts`,
@@ -182,6 +180,10 @@ for (const policy of ["bounded", "legacy"] as const) {
       );
       assert.equal(second.code, 0, second.stderr);
       assert.match(second.stderr, new RegExp(`resuming .* after step ${half}`));
+      // Where and how it runs, before the first model call's progress line.
+      const notice = second.stderr.split("\nstep ")[0] ?? "";
+      assert.match(notice, new RegExp(`workspace ${prepared.workspace}\n`));
+      assert.match(notice, new RegExp(`test command ${test} \\(timeout`));
       resumed = JSON.parse(second.stdout);
     });
 
@@ -283,11 +285,11 @@ Deno.test("loom run --session writes a result to tool-results/ only above its th
           shown.stdout,
           threshold === 1
             ? /result-3\s+persisted .*tool-results\//
-            : /result-3\s+inline .*session\.json/,
+            : /result-3\s+inline .*journal\.jsonl/,
         );
         runs.set(threshold, {
           files: await resultFiles(session),
-          doc: JSON.parse(await Deno.readTextFile(`${session}/session.json`)),
+          doc: await readSession(session),
         });
         await prepared.cleanup();
       },
@@ -326,12 +328,32 @@ Deno.test("loom run --session writes a result to tool-results/ only above its th
 
 interface SessionDoc {
   steps_used: number;
-  progress: { stop: string | null };
-  events: { sha256: string; record: { sequence: number; action: string } }[];
+  stop: string | null;
+  events: { sequence: number; action: string }[];
   results: Record<
     string,
     { sha256: string; tool: string; source: Record<string, unknown> }
   >;
+}
+
+/** The journal of a session folded into its last state (no verification). */
+async function readSession(session: string): Promise<SessionDoc> {
+  const lines = (await Deno.readTextFile(`${session}/journal.jsonl`))
+    .split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
+  const doc: SessionDoc = {
+    steps_used: 0,
+    stop: null,
+    events: [],
+    results: {},
+  };
+  for (const line of lines) {
+    if (line.type !== "step") continue;
+    doc.steps_used = line.counters.steps;
+    doc.stop = line.stop;
+    doc.events.push(...line.records);
+    Object.assign(doc.results, line.results);
+  }
+  return doc;
 }
 
 async function resultFiles(session: string): Promise<string[]> {
@@ -451,14 +473,14 @@ Deno.test("loom run --resume after a kill in the middle of a step loses no ackno
       const log = await stderr;
       assert.match(log, new RegExp(`session: saved step ${blocked.step - 1} `));
       assert.doesNotMatch(log, new RegExp(`saved step ${blocked.step} `));
-      const doc: SessionDoc = JSON.parse(
-        await Deno.readTextFile(`${session}/session.json`),
-      );
+      const doc = await readSession(session);
       assert.equal(doc.steps_used, blocked.step - 1);
       assert.equal(doc.events.length, blocked.step - 1);
-      assert.equal(doc.events.at(-1)?.record.sequence, blocked.step - 1);
-      assert.equal(doc.progress.stop, null);
+      assert.equal(doc.events.at(-1)?.sequence, blocked.step - 1);
+      assert.equal(doc.stop, null);
       acknowledged = doc.events;
+      // The killed run still holds the lock; the resume takes it over.
+      assert.ok(await exists(`${session}/lock`));
     },
   );
 
@@ -469,6 +491,12 @@ Deno.test("loom run --resume after a kill in the middle of a step loses no ackno
       assert.equal(shown.code, 0, shown.stderr);
       const gc = await loom("session", "gc", session);
       assert.equal(gc.code, 0, gc.stderr);
+      // The killed run's lock is stale: gc takes it over and releases it.
+      assert.match(
+        gc.stdout,
+        /took over the stale lock of process \d+ .*no longer exists/,
+      );
+      assert.equal(await exists(`${session}/lock`), false);
     },
   );
 
@@ -493,15 +521,14 @@ Deno.test("loom run --resume after a kill in the middle of a step loses no ackno
   await t.step(
     "every acknowledged event is kept, with the same digest",
     async () => {
-      const doc: SessionDoc = JSON.parse(
-        await Deno.readTextFile(`${session}/session.json`),
-      );
+      const doc = await readSession(session);
       assert.deepEqual(doc.events.slice(0, acknowledged.length), acknowledged);
       // The interrupted step was taken again, from its start.
-      const retaken = doc.events[acknowledged.length]?.record;
+      const retaken = doc.events[acknowledged.length];
       assert.equal(retaken?.sequence, blocked.step);
       assert.equal(retaken?.action, "tests.run");
-      assert.equal(doc.progress.stop, "completed");
+      assert.equal(doc.stop, "completed");
+      assert.equal(await exists(`${session}/lock`), false, "lock released");
     },
   );
 
