@@ -187,6 +187,25 @@ export async function parseSession(
 }
 
 /**
+ * Checks that a root holds a journal, without reading it.
+ *
+ * @throws {SessionError} `session_outdated` or `session_missing`.
+ */
+export async function requireJournal(root: string): Promise<void> {
+  const file = join(root, JOURNAL_FILE);
+  try {
+    await Deno.lstat(file);
+  } catch (error) {
+    await refuseOldFormat(root);
+    throw new SessionError(
+      "session_missing",
+      `No session in ${root}: ${JOURNAL_FILE} does not exist`,
+      { file, cause: error },
+    );
+  }
+}
+
+/**
  * Refuses a session of the old `session.json` format: its state carries no
  * MAC, so anyone who could write the folder could have changed it.
  */

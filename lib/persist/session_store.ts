@@ -44,6 +44,7 @@ import {
   OLD_SESSION_FILE,
   type ParsedSession,
   parseSession,
+  requireJournal,
 } from "./_read_session.ts";
 import {
   type CatalogueEntry,
@@ -237,6 +238,8 @@ export class SessionStore {
   readonly #parsed: ParsedSession | undefined;
   readonly #written = new Set<string>();
   readonly #origins = new Map<string, ResultOrigin>();
+  /** Results seen without a producing record yet (normally none). */
+  #pending: string[] = [];
   #seq: number;
   #records: number;
   #requests: number;
@@ -414,7 +417,7 @@ export class SessionStore {
   ): Promise<SessionStore> {
     const given = realish(root);
     const key = await sessionKey(options.keyFile, [given]);
-    await parseSession(given, undefined); // session_missing before any lock
+    await requireJournal(given); // session_missing before any lock
     const lock = await acquireLock(given);
     try {
       const parsed = await parseSession(given, key);
@@ -529,10 +532,22 @@ export class SessionStore {
     const files: { sha256: string; bytes: Uint8Array }[] = [];
     const skipped: string[] = [];
     const counts = { persisted: 0, inline: 0, reread: 0 };
+    const pending: string[] = [];
+    const ids = [...this.#pending];
     let next = this.#nextResult;
-    for (;; next += 1) {
-      const result = checkpoint.results.get(`result-${next}`);
-      if (result === undefined) break;
+    while (checkpoint.results.get(`result-${next}`) !== undefined) {
+      ids.push(`result-${next}`);
+      next += 1;
+    }
+    for (const id of ids) {
+      const result = checkpoint.results.get(id);
+      if (result === undefined) continue;
+      if (!this.#origins.has(id)) {
+        // No acknowledged record produced it (yet): never stored unless one does.
+        pending.push(id);
+        skipped.push(id);
+        continue;
+      }
       const kept = catalogueResult(
         result,
         this.#origins.get(result.id),
@@ -593,6 +608,7 @@ export class SessionStore {
     this.#records = checkpoint.records.length;
     this.#requests = checkpoint.requests.length;
     this.#nextResult = next;
+    this.#pending = pending;
     return { written, ...counts, skipped };
   }
 
