@@ -550,3 +550,116 @@ Deno.test("loom run --resume after a kill in the middle of a step loses no ackno
   await prepared.cleanup();
   await whole.prepared.cleanup();
 });
+
+/** The first 4 steps of the bugfix recording, saved in a session. */
+async function halfBugfix() {
+  const prepared = await prepareWorkspace("bugfix");
+  const session = `${prepared.root}/session`;
+  const first = await loom(
+    ...runArgs(prepared, "bounded", checkCommand().join(" "), 4, "bugfix"),
+    "--session",
+    session,
+  );
+  assert.equal(first.code, 1, first.stderr);
+  return { prepared, session };
+}
+
+/** Rewrites journal records by hand, keeping the MACs (no key). */
+async function editJournal(
+  session: string,
+  // deno-lint-ignore no-explicit-any -- free-form edits of parsed JSON
+  edit: (records: any[]) => void,
+): Promise<void> {
+  const file = `${session}/journal.jsonl`;
+  const records = (await Deno.readTextFile(file)).split("\n")
+    .filter((line) => line !== "").map((line) => JSON.parse(line));
+  edit(records);
+  await Deno.writeTextFile(
+    file,
+    records.map((r) => `${JSON.stringify(r)}\n`).join(""),
+  );
+}
+
+// deno-lint-ignore no-explicit-any -- free-form edits of parsed JSON
+type Json = any;
+
+Deno.test("loom run --resume refuses a session edited without the key", async (t) => {
+  const cases: [string, number, (records: Json[], marker: string) => void][] = [
+    ["a failed test record rewritten to exit_code 0", -1, (records) => {
+      const step = records.findLast((r) =>
+        r.records?.some((a: { report: { kind: string } }) =>
+          a.report.kind === "tests_run"
+        )
+      );
+      const run = step.records.find((a: { report: { kind: string } }) =>
+        a.report.kind === "tests_run"
+      );
+      run.report.exit_code = 0;
+    }],
+    ["a changed test command", 0, (records, marker) => {
+      records[0].test.command = ["touch", marker];
+    }],
+    ["a widened workspace", 0, (records) => {
+      records[0].workspace = "/";
+    }],
+  ];
+  for (const [what, record, edit] of cases) {
+    await t.step(what, async () => {
+      const { prepared, session } = await halfBugfix();
+      const marker = `${prepared.root}/ran`;
+      let bad = record;
+      await editJournal(session, (records) => {
+        edit(records, marker);
+        if (bad < 0) {
+          bad = records.findIndex((r) =>
+            r.records?.some((a: Json) =>
+              a.report.kind === "tests_run" && a.report.exit_code === 0
+            )
+          );
+        }
+      });
+      const tree = await snapshotTree(prepared.workspace);
+      const resumed = await loom("run", "--resume", session, "--json");
+      assert.equal(resumed.code, 2, resumed.stderr);
+      assert.match(
+        resumed.stderr,
+        new RegExp(`session_tampered: .*record ${bad} \\(line ${bad + 1}\\)`),
+      );
+      assert.doesNotMatch(resumed.stderr, /^step /m, "no step was taken");
+      assert.equal(await exists(marker), false, "the test command never ran");
+      assert.deepEqual(await snapshotTree(prepared.workspace), tree);
+      await prepared.cleanup();
+    });
+  }
+});
+
+Deno.test("loom run --resume prints one line about stale inspected results", async () => {
+  const { prepared, session } = await halfBugfix();
+  const inspected = Object.values(
+    (await readSession(session)).results,
+  ).filter((entry) => entry.tool === "repository.inspect");
+  assert.ok(inspected.length > 0, "the first half inspected files");
+  for (const entry of inspected) {
+    const path = (entry.source as { reread: { path: string } }).reread.path;
+    await Deno.writeTextFile(`${prepared.workspace}/${path}`, "// changed\n");
+  }
+  const resumed = await loom(
+    "run",
+    "--resume",
+    session,
+    "--max-steps",
+    "20",
+    "--json",
+  );
+  const notice = resumed.stderr.split("\nstep ")[0] ?? "";
+  const lines = notice.split("\n").filter((l) => /stale/.test(l));
+  assert.equal(lines.length, 1, notice);
+  assert.match(
+    lines[0]!,
+    new RegExp(
+      `${inspected.length} inspected results? (is|are) stale \\(file changed after inspection\\): result-`,
+    ),
+  );
+  assert.doesNotMatch(resumed.stderr, /is unavailable \(digest_mismatch\)/);
+  await prepared.cleanup();
+});
