@@ -339,8 +339,8 @@ export {
   type SliceCounter,
   type SliceCounters,
   type SliceResume,
-  type SliceState,
   type SliceSessionHooks,
+  type SliceState,
   type UnavailableResultEntry,
 } from "./lib/slice/checkpoint.ts";
 export {
