@@ -4,6 +4,7 @@
  * bugfix recording saved with two persistence thresholds, and a resume
  * after the process was killed in the middle of a step.
  */
+import "../_session_key.ts";
 import assert from "node:assert/strict";
 import { loom } from "../cli/_run.ts";
 import {
