@@ -19,11 +19,12 @@ export { EphemeralSession } from "./lib/persist/ephemeral_session.ts";
 export {
   type CreateSessionOptions,
   type LoadedSession,
-  type SessionProgress,
+  type OpenSessionOptions,
+  type SessionRun,
   type SessionSaveInfo,
-  type SessionSnapshot,
   SessionStore,
   type UnavailableResult,
+  verifySession,
 } from "./lib/persist/session_store.ts";
 export {
   type EphemeralScope,
@@ -50,10 +51,13 @@ export {
 } from "./lib/persist/slice_session.ts";
 export {
   type LastTurn,
+  SLICE_COUNTERS,
   type SliceCheckpoint,
-  type SliceProgressState,
+  type SliceCounter,
+  type SliceCounters,
   type SliceResume,
   type SliceSessionHooks,
+  type SliceState,
   type UnavailableResultEntry,
 } from "./lib/slice/checkpoint.ts";
 export { type ContextReportRequest } from "./lib/briefing/context_report.ts";

@@ -89,9 +89,12 @@ export type LoomErrorCode =
   | "session_missing"
   | "session_exists"
   | "session_invalid"
+  | "session_outdated"
+  | "session_tampered"
+  | "session_locked"
+  | "session_key_invalid"
   | "result_missing"
-  | "result_corrupted"
-  | "not_owner";
+  | "result_corrupted";
 
 // The registry: each code once, with its category. A provider failure after
 // the start is internal (exit 3); a model spec, key or recording that cannot
@@ -154,9 +157,12 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   session_missing: "bad_input",
   session_exists: "bad_input",
   session_invalid: "bad_input",
+  session_outdated: "bad_input",
+  session_tampered: "bad_input",
+  session_locked: "bad_input",
+  session_key_invalid: "bad_input",
   result_missing: "bad_input",
   result_corrupted: "bad_input",
-  not_owner: "internal",
 };
 
 /** An error Loom threw on purpose: branded, coded, categorized. */

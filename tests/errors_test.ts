@@ -44,7 +44,7 @@ Deno.test("errorCategory() gives every code one category", () => {
   assert.equal(errorCategory("digest_mismatch"), "bad_input");
   assert.equal(errorCategory("slice_stopped"), "stopped");
   assert.equal(errorCategory("provider_http"), "internal");
-  assert.equal(errorCategory("not_owner"), "internal");
+  assert.equal(errorCategory("session_tampered"), "bad_input");
 });
 
 Deno.test("exitCodeOfError() maps categories to the documented exit codes", () => {
