@@ -15,7 +15,6 @@ import type {
   SessionSaveInfo,
   SessionStore,
 } from "./session_store.ts";
-import type { SliceTest } from "../slice/request.ts";
 
 /** Options of {@linkcode sliceSessionHooks}. */
 export interface SliceSessionOptions {
