@@ -20,6 +20,7 @@ import type { RunOptions, SliceRequest } from "../slice/run.ts";
 import type { SliceSessionHooks } from "../slice/checkpoint.ts";
 import { parseArguments, positiveInteger } from "./_args.ts";
 import { type CliIo, UsageError } from "./_io.ts";
+import { type StartupReport, startupReport } from "./_failure_report.ts";
 
 /** Whether `loom run` arguments ask for a resume. */
 export function isResume(args: readonly string[]): boolean {
@@ -79,6 +80,8 @@ export type PreparedResume =
     readonly request: SliceRequest;
     readonly options: RunOptions;
     readonly json: boolean;
+    /** Writes the context report if the resumed slice cannot start. */
+    readonly report: StartupReport;
   };
 
 /** The help text of `loom run --resume`. */
@@ -159,25 +162,31 @@ export async function prepareResume(
   if (root === undefined || root === "") {
     throw new UsageError("Missing --resume DIR");
   }
+  const report = startupReport(values["context-report"], "legacy", io);
   let store: SessionStore;
   let loaded;
   try {
     store = await SessionStore.open(root);
     loaded = await store.load();
   } catch (error) {
-    throw usage(error);
+    throw await report.fail(usage(error));
   }
+  report.policy = loaded.policy;
   if (loaded.progress.stop === "completed") {
-    throw new UsageError(
-      `Session ${store.root} already completed after ${loaded.stepsUsed} steps: there is nothing to resume`,
+    throw await report.fail(
+      new UsageError(
+        `Session ${store.root} already completed after ${loaded.stepsUsed} steps: there is nothing to resume`,
+      ),
     );
   }
   const maxSteps = values["max-steps"] === undefined
     ? loaded.maxSteps
     : positiveInteger(values["max-steps"], "--max-steps");
   if (maxSteps <= loaded.stepsUsed) {
-    throw new UsageError(
-      `Session ${store.root} already used ${loaded.stepsUsed} of ${maxSteps} steps: give a larger --max-steps`,
+    throw await report.fail(
+      new UsageError(
+        `Session ${store.root} already used ${loaded.stepsUsed} of ${maxSteps} steps: give a larger --max-steps`,
+      ),
     );
   }
   for (const u of loaded.unavailable) {
@@ -187,7 +196,7 @@ export async function prepareResume(
     values["persist-config"],
     values["persist-threshold"],
     io,
-  );
+  ).catch(report.fail);
   const overrides = mergePersistenceConfigs(
     { overrides: loaded.overrides, warnings: [] },
     flags,
@@ -208,6 +217,7 @@ export async function prepareResume(
   return {
     help: false,
     json: values.json,
+    report,
     request: {
       intent: loaded.intent,
       workspace: loaded.workspace,

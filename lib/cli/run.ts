@@ -12,6 +12,7 @@ import {
 import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
 import { parseArguments, positiveInteger } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import { type StartupReport, startupReport } from "./_failure_report.ts";
 import {
   isResume,
   newSessionHooks,
@@ -289,6 +290,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       },
       resume.json,
       io,
+      resume.report,
     );
   }
   const parsed = parseRunArguments(args);
@@ -296,6 +298,8 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     io.out(RUN_HELP);
     return ExitCode.ok;
   }
+  const a = parsed.parsed;
+  const report = startupReport(a.contextReport, a.contextPolicy, io);
   let intent: string;
   if ("text" in parsed.intent) {
     intent = parsed.intent.text;
@@ -303,14 +307,15 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     try {
       intent = await Deno.readTextFile(parsed.intent.file);
     } catch (error) {
-      throw new UsageError(
-        `Cannot read --intent-file ${parsed.intent.file}: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+      throw await report.fail(
+        new UsageError(
+          `Cannot read --intent-file ${parsed.intent.file}: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        ),
       );
     }
   }
-  const a = parsed.parsed;
   const session = a.session === undefined ? undefined : await newSessionHooks({
     root: a.session,
     workspace: a.workspace,
@@ -321,7 +326,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     maxSteps: a.maxSteps,
     persistConfig: a.persistConfig,
     persistThresholds: a.persistThresholds,
-  }, io);
+  }, io).catch(report.fail);
   return await execute(
     {
       intent,
@@ -341,6 +346,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     },
     a.json,
     io,
+    report,
   );
 }
 
@@ -349,13 +355,15 @@ async function execute(
   options: RunOptions,
   json: boolean,
   io: CliIo,
+  report: StartupReport,
 ): Promise<number> {
   let outcome: SliceOutcome;
   try {
     outcome = await runWithOptions(request, options);
   } catch (error) {
+    // A slice that started wrote its own report; a rejected request did not.
     if (error instanceof SliceRequestError) {
-      throw new UsageError(error.message);
+      throw await report.fail(new UsageError(error.message));
     }
     throw error;
   }
