@@ -10,7 +10,8 @@ import {
   SliceRequestError,
 } from "../slice/run.ts";
 import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
-import { parseArguments, positiveInteger } from "./_args.ts";
+import { fsReason, parseArguments, positiveInteger } from "./_args.ts";
+import { checkBeforeStart } from "./_preflight.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 import { type StartupReport, startupReport } from "./_failure_report.ts";
 import {
@@ -145,6 +146,15 @@ export function parseRunArguments(
     : parseDuration(values["test-timeout"]);
   if (values["test-timeout"] !== undefined && values.test === undefined) {
     throw new UsageError("--test-timeout needs --test");
+  }
+  if (values.session === undefined) {
+    for (const flag of ["persist-config", "persist-threshold"] as const) {
+      if (values[flag] !== undefined) {
+        throw new UsageError(
+          `--${flag} needs --session: results are persisted only in a session`,
+        );
+      }
+    }
   }
   const command = values.test === undefined
     ? undefined
@@ -282,6 +292,13 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       io.out(RESUME_HELP);
       return ExitCode.ok;
     }
+    await checkBeforeStart({
+      workspace: resume.request.workspace,
+      model: String(resume.request.provider),
+      baseUrl: resume.options.baseUrl,
+      test: resume.request.test?.command,
+      contextReport: resume.options.contextReport,
+    }).catch(resume.report.fail);
     return await execute(
       resume.request,
       {
@@ -309,13 +326,20 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     } catch (error) {
       throw await report.fail(
         new UsageError(
-          `Cannot read --intent-file ${parsed.intent.file}: ${
-            error instanceof Error ? error.message : String(error)
-          }`,
+          `Cannot read --intent-file ${parsed.intent.file}: ${fsReason(error)}`,
         ),
       );
     }
   }
+  await checkBeforeStart({
+    workspace: a.workspace,
+    model: a.model,
+    baseUrl: a.baseUrl,
+    test: a.test?.command,
+    contextReport: a.contextReport,
+    persistConfig: a.persistConfig,
+    session: a.session,
+  }).catch(report.fail);
   const session = a.session === undefined ? undefined : await newSessionHooks({
     root: a.session,
     workspace: a.workspace,

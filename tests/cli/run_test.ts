@@ -153,7 +153,11 @@ Deno.test("exitCodeOf() maps stops to the documented exit codes", () => {
 Deno.test("loom run writes the asked-for context report when it fails before the slice starts", async (t) => {
   const ws = await Deno.makeTempDir({ prefix: "loom-cli-start-" });
   const out = await Deno.makeTempDir({ prefix: "loom-cli-report-" });
-  const model = ["--model", `recorded:${out}/none.json`];
+  await Deno.writeTextFile(
+    `${out}/rec.json`,
+    JSON.stringify({ format: "loom-recording/1", calls: [] }),
+  );
+  const model = ["--model", `recorded:${out}/rec.json`];
   const cases: [string, string[], RegExp][] = [
     ["a nonexistent workspace", [
       "--workspace",
