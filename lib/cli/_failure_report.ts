@@ -2,13 +2,15 @@
  * The context report of a `loom run` that fails after its arguments were
  * parsed but before its slice started (a missing workspace, an unreadable
  * `--intent-file`, a bad `--session` root or persistence config, a session
- * that cannot be resumed): the failure and no requests. A started slice
- * writes its own report.
+ * that cannot be resumed, a model that cannot be used): the failure and no
+ * requests, as a `suspended` outcome (`provider_error` for the model). A
+ * started slice writes its own report.
  *
  * @module
  */
 import { ContextReportBuilder } from "../briefing/context_report.ts";
-import type { CliIo } from "./_io.ts";
+import { isCodedError } from "../errors.ts";
+import { ProviderError } from "../providers/provider_error.ts";
 
 /** Writes the report of a run that failed before its slice started. */
 export interface StartupReport {
@@ -26,13 +28,11 @@ export interface StartupReport {
  *
  * @param path The `--context-report` path, if any.
  * @param policy The context policy the run asked for.
- * @param io Where a report that cannot be written is mentioned.
  * @returns The report writer; its clock starts now.
  */
 export function startupReport(
   path: string | undefined,
   policy: "legacy" | "bounded",
-  io: CliIo,
 ): StartupReport {
   const started = performance.now();
   const report: StartupReport = {
@@ -40,10 +40,16 @@ export function startupReport(
     fail: async (error: unknown): Promise<never> => {
       if (path !== undefined) {
         const message = error instanceof Error ? error.message : String(error);
+        const code = isCodedError(error) && error.code !== "usage"
+          ? `${error.code}: `
+          : "";
         const built = new ContextReportBuilder(report.policy).build(
           {
-            stop: "suspended",
-            detail: `The slice did not start: ${message}`,
+            // A model that cannot be used is a provider error, as in a slice.
+            stop: error instanceof ProviderError
+              ? "provider_error"
+              : "suspended",
+            detail: `The slice did not start: ${code}${message}`,
           },
           {
             modelCalls: 0,
@@ -52,14 +58,9 @@ export function startupReport(
         );
         try {
           await Deno.writeTextFile(path, JSON.stringify(built, null, 2) + "\n");
-        } catch (writeError) {
-          io.err(
-            `loom run: cannot write --context-report ${path}: ${
-              writeError instanceof Error
-                ? writeError.message
-                : String(writeError)
-            }\n`,
-          );
+        } catch {
+          // The checks before the start test this path; when it cannot be
+          // written, the error being reported is about it (or names worse).
         }
       }
       throw error;

@@ -162,7 +162,7 @@ export async function prepareResume(
   if (root === undefined || root === "") {
     throw new UsageError("Missing --resume DIR");
   }
-  const report = startupReport(values["context-report"], "legacy", io);
+  const report = startupReport(values["context-report"], "legacy");
   let store: SessionStore;
   let loaded;
   try {

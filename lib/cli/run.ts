@@ -316,7 +316,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     return ExitCode.ok;
   }
   const a = parsed.parsed;
-  const report = startupReport(a.contextReport, a.contextPolicy, io);
+  const report = startupReport(a.contextReport, a.contextPolicy);
   let intent: string;
   if ("text" in parsed.intent) {
     intent = parsed.intent.text;

@@ -165,7 +165,7 @@ Deno.test("loom run writes the asked-for context report when it fails before the
       "--intent",
       "x",
       ...model,
-    ], /Cannot use workspace/],
+    ], /Cannot use --workspace/],
     ["an unreadable --intent-file", [
       "--workspace",
       ws,
@@ -197,6 +197,14 @@ Deno.test("loom run writes the asked-for context report when it fails before the
       "--resume",
       `${out}/no-session`,
     ], /no-session/],
+    ["a model spec that names no provider", [
+      "--workspace",
+      ws,
+      "--intent",
+      "x",
+      "--model",
+      "nonsense:model",
+    ], /bad_spec: /],
   ];
   try {
     for (const [name, args, detail] of cases) {
@@ -225,7 +233,10 @@ Deno.test("loom run writes the asked-for context report when it fails before the
           report.policy,
           args[0] === "--resume" ? "legacy" : "bounded",
         );
-        assert.equal(report.outcome.stop, "suspended");
+        assert.equal(
+          report.outcome.stop,
+          name.includes("model spec") ? "provider_error" : "suspended",
+        );
         assert.match(report.outcome.detail, /^The slice did not start: /);
         assert.match(report.outcome.detail, detail);
         assert.deepEqual(report.requests, []);
