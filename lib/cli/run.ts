@@ -47,7 +47,7 @@ Options:
   --persist-threshold T=N  Persistence threshold of tool T (repeatable): a
                            result of more than N characters goes to
                            DIR/tool-results, a smaller one stays inline in
-                           DIR/session.json (default 30000);
+                           DIR/journal.jsonl (default 30000);
                            repository.inspect is never persisted
   --json                   Print the summary as JSON
   -h, --help               Show this help
@@ -308,7 +308,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       resume.json,
       io,
       resume.report,
-    );
+    ).finally(resume.close);
   }
   const parsed = parseRunArguments(args);
   if (parsed.help) {
@@ -365,13 +365,13 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
         ? {}
         : { contextReport: a.contextReport }),
       ...(a.baseUrl === undefined ? {} : { baseUrl: a.baseUrl }),
-      ...(session === undefined ? {} : { session }),
+      ...(session === undefined ? {} : { session: session.hooks }),
       onProgress: (line) => io.err(`${line}\n`),
     },
     a.json,
     io,
     report,
-  );
+  ).finally(() => session?.close());
 }
 
 async function execute(
