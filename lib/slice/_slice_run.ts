@@ -450,7 +450,7 @@ export class SliceRun {
     const checkpoint: SliceCheckpoint = {
       steps: this.#steps,
       modelCalls: c.modelCalls,
-      records: [...this.#records],
+      records: this.#records,
       results: this.#results,
       edits: this.#facts.edits,
       revision: this.#facts.revision,
@@ -464,7 +464,7 @@ export class SliceRun {
       archived: this.#briefing?.archivedCount ?? 0,
       checkpoints: this.#briefing?.checkpoints ?? 0,
       lastTurn: this.#lastTurn,
-      requests: [...this.#report.requests],
+      requests: this.#report.requests,
       stop,
     };
     await session.onCheckpoint(checkpoint);
