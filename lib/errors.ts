@@ -30,6 +30,7 @@ export type LoomErrorCode =
   | "invalid_ttl"
   | "include_cycle"
   | "invalid_entry"
+  | "unknown_entry"
   | "ids_exhausted"
   | "unreadable_context_file"
   | "invalid_context_file"
@@ -106,6 +107,7 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   invalid_ttl: "bad_input",
   include_cycle: "bad_input",
   invalid_entry: "bad_input",
+  unknown_entry: "bad_input",
   ids_exhausted: "internal",
   unreadable_context_file: "bad_input",
   invalid_context_file: "bad_input",

@@ -155,3 +155,37 @@ export class IdPoolExhaustedError extends RangeError {
     this.code = brand(this, "IdPoolExhaustedError", code);
   }
 }
+
+/**
+ * A context was asked to remember or redact an entry (or id) that none of
+ * its own sections holds.
+ *
+ * @example
+ * ```ts
+ * import { Context, UnknownEntryError } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const ctx = new Context("agent");
+ * assert.throws(() => ctx.redact("zzz"), UnknownEntryError);
+ * assert.throws(() => ctx.remember("zzz"), (e) => e instanceof UnknownEntryError && e.code === "unknown_entry");
+ * ```
+ */
+export class UnknownEntryError extends RangeError {
+  /** Always `unknown_entry`. */
+  readonly code: "unknown_entry";
+
+  /**
+   * Creates the error.
+   *
+   * @param code Always `unknown_entry`.
+   * @param message Sentence-case message without a trailing period.
+   * @param options The underlying error, if any.
+   */
+  constructor(
+    code: "unknown_entry",
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "UnknownEntryError", code);
+  }
+}
