@@ -19,11 +19,7 @@
 import { createHash } from "node:crypto";
 import { runSlice } from "../lib/slice/run.ts";
 import { ScriptedProvider } from "../lib/testing/scripted_provider.ts";
-import type {
-  ModelCall,
-  ModelProvider,
-  ModelReply,
-} from "../lib/providers/model_provider.ts";
+import type { ModelCall } from "../lib/providers/model_provider.ts";
 import type { TurnRequest } from "../lib/briefing/turn_request.ts";
 import type { SliceOutcome } from "../lib/slice/outcome.ts";
 import type { StopReason } from "../lib/briefing/context_report.ts";
