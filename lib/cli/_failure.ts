@@ -5,6 +5,7 @@
  * @module
  */
 import { isCodedError } from "../errors.ts";
+import { fsReason } from "../fs_reason.ts";
 import { ExitCode, UsageError } from "./_io.ts";
 
 /**
@@ -56,6 +57,13 @@ export function describeFailure(command: string, error: unknown): Failure {
       exitCode: ExitCode.usage,
     };
   }
+  const os = error instanceof Error ? osFailure(error) : undefined;
+  if (os !== undefined) {
+    return {
+      text: `${prefix} internal error: ${os}\n`,
+      exitCode: ExitCode.failure,
+    };
+  }
   if (isCodedError(error)) {
     const bad = isBadInput(error.code);
     return {
@@ -70,6 +78,18 @@ export function describeFailure(command: string, error: unknown): Failure {
     text: `${prefix} internal error: ${detail}\n`,
     exitCode: ExitCode.failure,
   };
+}
+
+/**
+ * Rewords a raw OS error (`No such file or directory (os error 2): lstat
+ * '/x'`) as the operation, the file and the reason.
+ */
+function osFailure(error: Error): string | undefined {
+  const match = / \(os error [0-9]+\): ([a-z_]+) '(.*)'$/s.exec(error.message);
+  if (match === null) return undefined;
+  return `the file operation ${match[1]} on ${match[2]} failed: ${
+    fsReason(error)
+  }`;
 }
 
 /**

@@ -361,3 +361,19 @@ Deno.test("The demo, test and loom tasks print no package download or check nois
   );
   assert.deepEqual(sdks, []);
 });
+
+Deno.test("describeFailure() names the operation and file of a raw OS error", async () => {
+  const { describeFailure } = await import("../../lib/cli/_failure.ts");
+  let error: unknown;
+  try {
+    await Deno.lstat("/nonexistent-loom/session.json");
+  } catch (e) {
+    error = e;
+  }
+  const failure = describeFailure("run", error);
+  assert.equal(failure.exitCode, 3);
+  assert.equal(
+    failure.text,
+    "loom run: internal error: the file operation lstat on /nonexistent-loom/session.json failed: it does not exist\n",
+  );
+});
