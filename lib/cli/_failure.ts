@@ -1,38 +1,13 @@
 /**
  * How `main` reports a failure a command threw: the `loom <command>:` line
- * and the exit code. The one place that maps errors to exit codes.
+ * and the exit code, which `exitCodeOfError` (`_io.ts`) decides from the
+ * error's category in the registry of `lib/errors.ts`.
  *
  * @module
  */
-import { isCodedError } from "../errors.ts";
+import { isLoomError } from "../errors.ts";
 import { fsReason } from "../fs_reason.ts";
-import { ExitCode, UsageError } from "./_io.ts";
-
-/**
- * Codes of errors that mean the input was bad and nothing was done (exit 2).
- * Every other coded error that reaches `main` is a failure (exit 3).
- */
-const BAD_INPUT_CODES: ReadonlySet<string> = new Set([
-  "usage",
-  "invalid_request",
-  "bad_spec",
-  "bad_option",
-  "missing_api_key",
-  "recording_invalid",
-  "invalid_config",
-  "invalid_context_file",
-  "unreadable_context_file",
-  "invalid_utf8",
-  "session_invalid",
-  "session_missing",
-  "session_exists",
-  "session_inside_workspace",
-  "session_outdated",
-  "session_tampered",
-  "session_locked",
-  "session_key_invalid",
-  "test_program_not_found",
-]);
+import { exitCodeOfError, UsageError } from "./_io.ts";
 
 /** What `main` prints and returns for a failure. */
 export interface Failure {
@@ -54,29 +29,23 @@ export function describeFailure(command: string, error: unknown): Failure {
   if (error instanceof UsageError) {
     return {
       text: `${prefix} ${error.message}; run 'loom help ${command}'\n`,
-      exitCode: ExitCode.usage,
+      exitCode: exitCodeOfError(error),
+    };
+  }
+  if (isLoomError(error)) {
+    return {
+      text: `${prefix} ${error.code}: ${error.message}\n`,
+      exitCode: exitCodeOfError(error),
     };
   }
   const os = error instanceof Error ? osFailure(error) : undefined;
-  if (os !== undefined) {
-    return {
-      text: `${prefix} internal error: ${os}\n`,
-      exitCode: ExitCode.failure,
-    };
-  }
-  if (isCodedError(error)) {
-    const bad = isBadInput(error.code);
-    return {
-      text: `${prefix} ${error.code}: ${error.message}\n`,
-      exitCode: bad ? ExitCode.usage : ExitCode.failure,
-    };
-  }
-  const detail = error instanceof Error
-    ? `${error.name}: ${error.message}`
-    : String(error);
+  const detail = os ??
+    (error instanceof Error
+      ? `${error.name}: ${error.message}`
+      : String(error));
   return {
     text: `${prefix} internal error: ${detail}\n`,
-    exitCode: ExitCode.failure,
+    exitCode: exitCodeOfError(error),
   };
 }
 
@@ -90,14 +59,4 @@ function osFailure(error: Error): string | undefined {
   return `the file operation ${match[1]} on ${match[2]} failed: ${
     fsReason(error)
   }`;
-}
-
-/**
- * Whether an error code means bad input (exit 2) rather than a failure.
- *
- * @param code A stable error code.
- * @returns `true` for bad input.
- */
-export function isBadInput(code: string): boolean {
-  return BAD_INPUT_CODES.has(code);
 }

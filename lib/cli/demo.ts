@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { runWithOptions } from "../slice/run.ts";
+import { runSlice } from "../slice/run.ts";
 import { parseArguments } from "./_args.ts";
 import { checkWritableFile } from "./_preflight.ts";
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
-import { exitCodeOf, summary } from "./run.ts";
+import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
+import { summary } from "./run.ts";
 
 /** The help text of `loom demo`. */
 export const DEMO_HELP =
@@ -65,7 +65,7 @@ export async function demoCommand(args: string[], io: CliIo): Promise<number> {
   try {
     await copyTree(`${root}workspaces/bugfix`, workspace);
     io.err(`loom demo: replaying the bug-fix recording in ${workspace}\n`);
-    const outcome = await runWithOptions({
+    const outcome = await runSlice({
       intent,
       workspace,
       test: {
@@ -111,6 +111,7 @@ async function findFixtures(): Promise<string> {
     }
   }
   throw new UsageError(
+    "usage",
     `The demo needs the repository's fixtures/ directory; none found at ${
       candidates.join(", ")
     }`,
