@@ -997,7 +997,7 @@ Deno.test("runSlice() answers eight plain 8,192-byte lookups in one stage", asyn
       ...Array.from({ length: 8 }, () => whole),
       { paths: ["answer.txt"] },
     ]);
-    const outcome = await runWithOptions(tinyRequest(dir, provider, 2), {});
+    const outcome = await runSlice(tinyRequest(dir, provider, 2), {});
     assert.equal(outcome.stop, "step_budget", outcome.detail);
     assert.equal(outcome.retrievals, 8);
     const last = provider.requests.at(-1)!;
