@@ -259,6 +259,7 @@ export {
 } from "./lib/persist/session_key.ts";
 export {
   type EphemeralScope,
+  type HandleOf,
   openSession,
   type OwnerScope,
   type SessionHandle,
