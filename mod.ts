@@ -67,6 +67,7 @@ export {
   type SectionNameInput,
   type SectionOptions,
   StringEntry,
+  StubCompactor,
   type TextContentBlock,
 } from "./lib/context/mod.ts";
 export {
