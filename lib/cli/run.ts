@@ -395,6 +395,16 @@ async function execute(
   return exitCodeOf(outcome.stop);
 }
 
+/** `after 3 steps (6 model calls)`, or in which step a run failed. */
+function stepsText(o: SliceOutcome): string {
+  const calls = `${o.model_calls} model call${o.model_calls === 1 ? "" : "s"}`;
+  if (o.steps === 0) return `before the first step (${calls})`;
+  if (o.stop === "provider_error" && o.model_calls > 0) {
+    return `in step ${o.steps} (${calls}, the last one failed)`;
+  }
+  return `after ${o.steps} step${o.steps === 1 ? "" : "s"} (${calls})`;
+}
+
 /**
  * The human summary of an outcome.
  *
@@ -403,9 +413,7 @@ async function execute(
  */
 export function summary(o: SliceOutcome): string {
   const lines = [
-    `loom run: ${o.stop} after ${o.steps} step${
-      o.steps === 1 ? "" : "s"
-    } (${o.model_calls} model call${o.model_calls === 1 ? "" : "s"})`,
+    `loom run: ${o.stop} ${stepsText(o)}`,
     `  detail: ${o.detail}`,
     `  revision: ${o.revision ?? "none (no edit)"}`,
     `  latest test: ${
