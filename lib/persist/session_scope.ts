@@ -66,7 +66,7 @@ export type HandleOf<S extends SessionScope> = S extends OwnerScope
  *
  * @example
  * ```ts
- * import { openSession } from "@loom/loom";
+ * import { openSession } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const summariser = await openSession({ kind: "ephemeral", stage: "summariser", session: "run-1" });
  * assert.equal(summariser.persists, false);

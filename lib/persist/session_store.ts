@@ -33,8 +33,9 @@ import type {
   SliceState,
   UnavailableResultEntry,
 } from "../slice/checkpoint.ts";
+import type { SliceTest } from "../slice/request.ts";
 import { writeAtomic } from "./_atomic.ts";
-import { sha256Hex } from "./_digest.ts";
+import { sha256Hex } from "../store/digest.ts";
 import { JournalWriter } from "./_journal.ts";
 import { acquireLock, type SessionLock } from "./_lock.ts";
 import { isCleanRelative, isWithin, realish } from "./_paths.ts";
@@ -77,20 +78,12 @@ export { JOURNAL_FILE };
  *
  * @example
  * ```ts
- * import { RESULTS_DIR } from "@loom/loom";
+ * import { RESULTS_DIR } from "./session_store.ts";
  * import assert from "node:assert/strict";
  * assert.equal(RESULTS_DIR, "tool-results");
  * ```
  */
 export const RESULTS_DIR = "tool-results";
-
-/** The test command a session resumes with. */
-export interface SessionTest {
-  /** Program and arguments. */
-  readonly command: readonly string[];
-  /** Milliseconds before a test run is stopped. */
-  readonly timeoutMs: number;
-}
 
 /** How a session's slice runs: written once, in the journal's header. */
 export interface SessionRun {
@@ -101,7 +94,7 @@ export interface SessionRun {
   /** The model spec the session resumes with, e.g. `recorded:PATH`. */
   readonly model: string;
   /** The test command, or `null` when none was configured. */
-  readonly test: SessionTest | null;
+  readonly test: SliceTest | null;
   /** The step budget. */
   readonly maxSteps: number;
   /** Threshold overrides in force. */
@@ -182,7 +175,8 @@ const token = Symbol("SessionStore");
  *
  * @example
  * ```ts
- * import { ResultStore, SessionStore } from "@loom/loom";
+ * import { ResultStore } from "@loom/loom/reference";
+ * import { SessionStore } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const keyFile = `${await Deno.makeTempDir()}/session.key`;
  * const workspace = await Deno.makeTempDir();
@@ -294,7 +288,7 @@ export class SessionStore {
    *
    * @example
    * ```ts
-   * import { SessionError, SessionStore } from "@loom/loom";
+   * import { SessionError, SessionStore } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const run = { intent: "x", policy: "bounded", model: "recorded:/r.json", test: null, maxSteps: 1 } as const;
@@ -391,7 +385,7 @@ export class SessionStore {
    *
    * @example
    * ```ts
-   * import { SessionError, SessionStore } from "@loom/loom";
+   * import { SessionError, SessionStore } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const keyFile = `${await Deno.makeTempDir()}/session.key`;
    * await assert.rejects(
@@ -451,7 +445,7 @@ export class SessionStore {
    *
    * @example
    * ```ts
-   * import { SessionStore } from "@loom/loom";
+   * import { SessionStore } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const session = await SessionStore.create(await Deno.makeTempDir(), {
    *   workspace: await Deno.makeTempDir(), session: "run-7",
@@ -648,7 +642,8 @@ export class SessionStore {
  *
  * @example
  * ```ts
- * import { SessionStore, verifySession } from "@loom/loom";
+ * import { SessionStore } from "@loom/loom/session";
+ * import { verifySession } from "./session_store.ts";
  * import assert from "node:assert/strict";
  * const keyFile = `${await Deno.makeTempDir()}/session.key`;
  * const root = await Deno.makeTempDir();

@@ -26,7 +26,7 @@ import { clipMessage, clipModelText } from "./_clip.ts";
 import { round, writeContextReport } from "./_finish.ts";
 import { sliceInstructions } from "./_instructions.ts";
 import { describe, progressLine } from "./_progress.ts";
-import type { RunOptions, SliceRequest, StepProgress } from "./_request.ts";
+import type { RunOptions, SliceRequest, StepProgress } from "./request.ts";
 import { restoreContext } from "./_restore.ts";
 import { parseSelection } from "./_selection.ts";
 import { sliceProvider, startExecutor } from "./_setup.ts";
@@ -36,15 +36,17 @@ import {
   runStage,
   type StageContext,
 } from "./_stages.ts";
-import { SliceStopped } from "./_stopped.ts";
+import { SliceStoppedError, stopped } from "./_stopped.ts";
 import { stepTool } from "./_tools.ts";
-import type { SliceOutcome, SliceStop } from "./outcome.ts";
+import type { SliceOutcome } from "./outcome.ts";
+import type { StopReason } from "../briefing/context_report.ts";
 import type {
   LastTurn,
   SliceCheckpoint,
   SliceResume,
   SliceState,
 } from "./checkpoint.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
 const DEFAULT_MAX_REFUSALS = 8;
 
@@ -109,7 +111,7 @@ export class SliceRun {
    * @returns How the slice ended.
    */
   async execute(): Promise<SliceOutcome> {
-    let stop: SliceStop;
+    let stop: StopReason;
     let detail: string;
     let failure: unknown;
     try {
@@ -122,7 +124,7 @@ export class SliceRun {
         await effects.close();
       }
     } catch (error) {
-      if (error instanceof SliceStopped) {
+      if (error instanceof SliceStoppedError) {
         stop = error.stop;
         detail = error.message;
         // The step that failed gets its progress line too.
@@ -155,7 +157,7 @@ export class SliceRun {
     provider: ModelProvider,
     effects: Effects,
     workspace: string,
-  ): Promise<{ stop: SliceStop; detail: string }> {
+  ): Promise<{ stop: StopReason; detail: string }> {
     const request = this.#request;
     const bounded = this.#policy === "bounded";
     const briefing = new Briefing({
@@ -189,7 +191,7 @@ export class SliceRun {
       if (this.#checkpointed !== this.#steps) await this.#checkpoint(null);
       const signal = this.#options.signal;
       if (signal?.aborted) {
-        throw new SliceStopped(
+        throw stopped(
           "suspended",
           `The embedder aborted the run: ${String(signal.reason)}`,
         );
@@ -216,7 +218,7 @@ export class SliceRun {
           code: "budget_exhausted",
           reason: `${selection.detail}; the run is suspended`,
         }, "selection");
-        throw new SliceStopped("suspended", selection.detail);
+        throw stopped("suspended", selection.detail);
       }
       const chosen = parseSelection(selection.value, candidates);
       if (!chosen.ok) {
@@ -283,7 +285,7 @@ export class SliceRun {
       try {
         report = await this.#execute(effects, action, admitted.args);
       } catch (error) {
-        if (error instanceof SliceStopped) throw error;
+        if (error instanceof SliceStoppedError) throw error;
         this.#refuse(sequence, action, args, {
           code: "execution_failed",
           reason: `The executor could not perform ${action}: ${
@@ -353,7 +355,7 @@ export class SliceRun {
     action: string,
     args: unknown,
     refusal: { readonly code: string; readonly reason: string },
-    phase: "selection" | "arguments",
+    phase: StepPhase,
   ): void {
     this.#refusals += 1;
     this.#consecutiveRefusals += 1;
@@ -372,7 +374,7 @@ export class SliceRun {
     action: string,
     args: unknown,
     report: ExecutionReport,
-    phase: "selection" | "arguments",
+    phase: StepPhase,
   ): void {
     const record: ActionRecord = {
       sequence,
@@ -380,7 +382,7 @@ export class SliceRun {
       arguments: args,
       report,
     };
-    let full: SliceStopped | undefined;
+    let full: SliceStoppedError | undefined;
     try {
       this.#briefing?.record(record);
     } catch (error) {
@@ -392,7 +394,7 @@ export class SliceRun {
     this.#records.push(record);
     this.#progress(sequence, phase, action, describe(report));
     if (full !== undefined) {
-      throw new SliceStopped(
+      throw stopped(
         "capacity",
         `${full.message}; ${tookEffect(sequence, action, report)}`,
         { cause: full.cause },
@@ -416,7 +418,7 @@ export class SliceRun {
     const why = unkept.result_unavailable === "too_large"
       ? `it has ${unkept.utf8_bytes} bytes, more than the 16 MiB a result may hold`
       : `the result store is full (${store.count} results, ${store.totalBytes} bytes; it holds at most 1,024 results and 64 MiB)`;
-    throw new SliceStopped(
+    throw stopped(
       "capacity",
       `${unkept.result_unavailable}: Cannot keep the result of ${
         clipModelText(unkept.origin)
@@ -428,7 +430,7 @@ export class SliceRun {
 
   #progress(
     step: number,
-    phase: "selection" | "arguments",
+    phase: StepPhase,
     action: string | null,
     outcome: string,
   ): void {
@@ -448,7 +450,7 @@ export class SliceRun {
   }
 
   /** Hands the state after the latest acknowledged step to the session. */
-  async #checkpoint(stop: SliceStop | null): Promise<void> {
+  async #checkpoint(stop: StopReason | null): Promise<void> {
     const session = this.#options.session;
     if (session === undefined) return;
     const checkpoint: SliceCheckpoint = {
@@ -516,7 +518,7 @@ export class SliceRun {
     });
   }
 
-  #outcome(stop: SliceStop, detail: string): SliceOutcome {
+  #outcome(stop: StopReason, detail: string): SliceOutcome {
     // From the records, which also hold a step the archive could not take.
     const state = WorkingState.from(this.#records);
     const s = this.#state();
