@@ -28,7 +28,6 @@ export {
 } from "./lib/persist/session_store.ts";
 export {
   type EphemeralScope,
-  type HandleOf,
   openSession,
   type OwnerScope,
   type SessionHandle,

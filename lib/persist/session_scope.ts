@@ -47,11 +47,6 @@ export type SessionScope = OwnerScope | EphemeralScope;
 /** A session handle of either kind; test `persists` (or `kind`) to narrow. */
 export type SessionHandle = SessionStore | EphemeralSession;
 
-/** The handle a scope is entitled to. */
-export type HandleOf<S extends SessionScope> = S extends OwnerScope
-  ? SessionStore
-  : EphemeralSession;
-
 /**
  * Opens the session handle a scope is entitled to. An owner scope creates
  * the session (or opens the existing one in its root); an ephemeral scope
@@ -79,13 +74,40 @@ export type HandleOf<S extends SessionScope> = S extends OwnerScope
  * await owner.close();
  * ```
  */
-export async function openSession<S extends SessionScope>(
-  scope: S,
-): Promise<HandleOf<S>> {
-  return await open(scope) as HandleOf<S>;
-}
-
-async function open(scope: SessionScope): Promise<SessionHandle> {
+export function openSession(scope: OwnerScope): Promise<SessionStore>;
+/**
+ * Opens the handle of an ephemeral stage: it can never write.
+ *
+ * @param scope The ephemeral scope.
+ * @returns An {@linkcode EphemeralSession}.
+ *
+ * @example
+ * ```ts
+ * import { openSession } from "@loom/loom/session";
+ * import assert from "node:assert/strict";
+ * const helper = await openSession({ kind: "ephemeral", stage: "helper" });
+ * assert.equal(helper.persists, false);
+ * ```
+ */
+export function openSession(scope: EphemeralScope): Promise<EphemeralSession>;
+/**
+ * Opens the handle a scope of either kind is entitled to.
+ *
+ * @param scope The scope.
+ * @returns A {@linkcode SessionStore} or an {@linkcode EphemeralSession}.
+ * @throws {SessionError} As {@linkcode SessionStore.create} and
+ *   {@linkcode SessionStore.open} for owner scopes.
+ *
+ * @example
+ * ```ts
+ * import { openSession, type SessionScope } from "@loom/loom/session";
+ * import assert from "node:assert/strict";
+ * const scope: SessionScope = { kind: "ephemeral", stage: "compactor", session: "s" };
+ * assert.equal((await openSession(scope)).persists, false);
+ * ```
+ */
+export function openSession(scope: SessionScope): Promise<SessionHandle>;
+export async function openSession(scope: SessionScope): Promise<SessionHandle> {
   if (scope?.kind === "ephemeral") {
     return new EphemeralSession(scope.stage, scope.session);
   }
