@@ -4,6 +4,7 @@
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { main } from "../lib/cli/main.ts";
+import "./_session_key.ts";
 
 /** The repository root, found from this file (not the working directory). */
 export const REPO_ROOT: string = resolve(
