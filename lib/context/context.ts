@@ -160,6 +160,7 @@ export class Context {
     }
     if (visitor === this || reaches(visitor, this)) {
       throw new IncludeCycleError(
+        "include_cycle",
         `Cannot include context '${visitor.name}' in '${this.name}': ${
           visitor === this
             ? "a context cannot include itself"
@@ -341,6 +342,7 @@ export class Context {
       return target;
     }
     throw new UnknownEntryError(
+      "unknown_entry",
       `Cannot redact ${
         target.id === undefined ? "an entry" : `entry ${target.id}`
       }${
@@ -353,6 +355,7 @@ export class Context {
     const found = this.get(id);
     if (found === undefined) {
       throw new UnknownEntryError(
+        "unknown_entry",
         `Cannot ${verb} entry ${id}: no entry of context ${this.name} has that id`,
       );
     }
