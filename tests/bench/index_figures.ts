@@ -7,7 +7,7 @@
  *   deno run --allow-read tests/bench/index_figures.ts
  */
 import { scanJson } from "../../lib/reference/json_scanner.ts";
-import { generated, wide } from "../reference/_generated.ts";
+import { generated, wide } from "../reference/generated_json.ts";
 
 const DATA = "../shared/corpora/nativejson-benchmark/data/";
 const docs: [string, Uint8Array][] = [];
