@@ -12,7 +12,7 @@ import {
   parsePointer,
   PointerError,
 } from "../../lib/reference/pointer.ts";
-import { generated, wide } from "./_generated.ts";
+import { generated, wide } from "./generated_json.ts";
 import { testdata } from "../_kit.ts";
 
 const SUITE = testdata("JSONTestSuite/");
