@@ -277,7 +277,7 @@ export {
   type SliceStop,
   type SliceTestResult,
 } from "./lib/slice/outcome.ts";
-export { type RevisionFile, revisionId } from "./lib/slice/revision.ts";
+export { revisionId, revisionNamesTree } from "./lib/slice/revision.ts";
 export {
   type RunOptions,
   runSlice,
@@ -319,7 +319,13 @@ export {
   type TestRunOutcome,
   WorkspaceExecutor,
   type WorkspaceExecutorOptions,
+  type WorkspaceSurvey,
 } from "./lib/executor/workspace_executor.ts";
+export type { TestConfinement } from "./lib/executor/_test_plan.ts";
+export {
+  ProtectedPaths,
+  type ProtectedPathsOptions,
+} from "./lib/executor/protected_paths.ts";
 export { ConfinementUnavailable } from "./lib/executor/confinement_unavailable.ts";
 export {
   ExecutorError,

@@ -9,6 +9,7 @@ import { runWithOptions } from "../slice/run.ts";
 import { parseArguments } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 import { exitCodeOf, summary } from "./run.ts";
+import { sandboxOption } from "./_test_flags.ts";
 
 /** The help text of `loom demo`. */
 export const DEMO_HELP =
@@ -71,6 +72,7 @@ export async function demoCommand(args: string[], io: CliIo): Promise<number> {
       provider: `recorded:${root}recordings/bugfix.json`,
     }, {
       contextPolicy: "bounded",
+      ...sandboxOption(),
       ...(values["context-report"] === undefined
         ? {}
         : { contextReport: values["context-report"] }),

@@ -11,6 +11,12 @@ import {
 } from "../slice/run.ts";
 import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
 import { parseArguments, positiveInteger } from "./_args.ts";
+import {
+  sandboxOption,
+  TEST_FLAG_OPTIONS,
+  TEST_FLAGS_HELP,
+  testConfinement,
+} from "./_test_flags.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 import {
   isResume,
@@ -34,7 +40,7 @@ Options:
   --base-url URL           Provider API base URL (OpenAI-compatible servers)
   --test "CMD ARGS"        Test command, run in DIR (split on spaces; quotes group)
   --test-timeout DUR       Test timeout: 120s (default), 2m, 500ms, or seconds
-  --max-steps N            Step budget, refused steps included (default 40)
+${TEST_FLAGS_HELP}  --max-steps N            Step budget, refused steps included (default 40)
   --context-policy P       legacy (default) or bounded
   --context-report PATH    Write the JSON context report to PATH
   --session DIR            Persist the run in session DIR (outside DIR of
@@ -65,7 +71,15 @@ export interface RunArguments {
   readonly intent: string;
   readonly model: string;
   readonly baseUrl?: string;
-  readonly test?: { readonly command: string[]; readonly timeoutMs: number };
+  readonly test?: {
+    readonly command: string[];
+    readonly timeoutMs: number;
+    readonly env?: Readonly<Record<string, string>>;
+    readonly network?: boolean;
+    readonly unconfined?: boolean;
+    readonly protect?: readonly string[];
+    readonly protectNamedFiles?: boolean;
+  };
   readonly maxSteps: number;
   readonly contextPolicy: "legacy" | "bounded";
   readonly contextReport?: string;
@@ -104,6 +118,7 @@ export function parseRunArguments(
       "base-url": { type: "string" },
       test: { type: "string" },
       "test-timeout": { type: "string" },
+      ...TEST_FLAG_OPTIONS,
       "max-steps": { type: "string" },
       "context-policy": { type: "string" },
       "context-report": { type: "string" },
@@ -148,6 +163,12 @@ export function parseRunArguments(
   const command = values.test === undefined
     ? undefined
     : splitCommand(values.test);
+  const confinement = testConfinement(values);
+  if (command === undefined && Object.keys(confinement).length > 0) {
+    throw new UsageError(
+      "--test-env, --test-network, --unconfined-tests, --protect and --edit-test-files need --test",
+    );
+  }
   return {
     help: false,
     intent,
@@ -157,7 +178,9 @@ export function parseRunArguments(
       ...(values["base-url"] === undefined
         ? {}
         : { baseUrl: values["base-url"] }),
-      ...(command === undefined ? {} : { test: { command, timeoutMs } }),
+      ...(command === undefined
+        ? {}
+        : { test: { command, timeoutMs, ...confinement } }),
       maxSteps,
       contextPolicy: policy,
       ...(values["context-report"] === undefined
@@ -337,6 +360,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
         : { contextReport: a.contextReport }),
       ...(a.baseUrl === undefined ? {} : { baseUrl: a.baseUrl }),
       ...(session === undefined ? {} : { session }),
+      ...sandboxOption(),
       onProgress: (line) => io.err(`${line}\n`),
     },
     a.json,
@@ -391,6 +415,14 @@ export function summary(o: SliceOutcome): string {
       o.model_ms.toFixed(1)
     } ms)`,
   ];
+  if (o.test_confinement !== null) {
+    lines.push(`  test confinement: ${o.test_confinement}`);
+  }
+  if (o.test_confinement === "unconfined") {
+    lines.push(
+      "  WARNING: the tests ran UNCONFINED (--unconfined-tests): they could read, write and run anything you can",
+    );
+  }
   if (o.summary !== null) lines.push(`  summary: ${o.summary}`);
   if (o.context_report !== null) {
     lines.push(`  context report: ${o.context_report}`);

@@ -10,7 +10,10 @@ import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import { ResultStore } from "../store/result_store.ts";
 import { ResumedResultStore } from "./_resumed_store.ts";
+import { isCodedError } from "../errors.ts";
 import { commission } from "./commission.ts";
+import { protectedPaths } from "./_setup.ts";
+import { revisionNamesTree } from "./revision.ts";
 import { actionJsonSchema } from "./_schema.ts";
 import {
   editFiles,
@@ -57,7 +60,11 @@ export class SliceRun {
     lastRequestBytes: 0,
     stepCalls: 0,
   };
-  readonly #facts: WorkspaceFacts = { edits: 0, revision: null };
+  readonly #facts: WorkspaceFacts = {
+    edits: 0,
+    revision: null,
+    digest: null,
+  };
   #briefing: Briefing | undefined;
   #steps = 0;
   #refusals = 0;
@@ -67,6 +74,7 @@ export class SliceRun {
   readonly #records: ActionRecord[] = [];
   #lastTurn: LastTurn | null = null;
   #checkpointed = -1;
+  #testConfinement: SliceOutcome["test_confinement"] = null;
 
   /**
    * Prepares a run; nothing starts until {@linkcode SliceRun.execute}.
@@ -101,7 +109,12 @@ export class SliceRun {
     try {
       const provider = sliceProvider(this.#request, this.#options);
       const workspace = await Deno.realPath(this.#request.workspace);
-      const effects = await startExecutor(this.#request, workspace);
+      const effects = await startExecutor(
+        this.#request,
+        workspace,
+        this.#options,
+      );
+      this.#testConfinement = effects.testConfinement ?? null;
       try {
         ({ stop, detail } = await this.#loop(provider, effects, workspace));
       } finally {
@@ -160,6 +173,14 @@ export class SliceRun {
     const resume = this.#options.session?.resume;
     if (resume !== undefined) await this.#restore(resume, briefing, bounded);
     const testConfigured = request.test !== undefined;
+    const protect = testConfigured ? protectedPaths(request, workspace) : null;
+    // The tree the latest revision (or the unedited workspace) names.
+    const baseline = (await effects.survey()).digest;
+    const revision = this.#facts.revision;
+    this.#facts.digest =
+      revision === null || revisionNamesTree(revision, baseline)
+        ? baseline
+        : null;
     const maxRefusals = this.#options.maxConsecutiveRefusals ??
       DEFAULT_MAX_REFUSALS;
 
@@ -239,6 +260,7 @@ export class SliceRun {
         testConfigured,
         latestValidated: validated,
         ...(forbiddenRoots === undefined ? {} : { forbiddenRoots }),
+        ...(protect === null ? {} : { protect }),
       });
       if (!admitted.ok) {
         this.#refuse(sequence, action, args, admitted, "arguments");
@@ -247,6 +269,18 @@ export class SliceRun {
       }
 
       // Execution.
+      if (
+        action === "slice.complete" && testConfigured &&
+        (await effects.survey()).digest !== this.#facts.digest
+      ) {
+        this.#refuse(sequence, action, args, {
+          code: "tests_not_validated",
+          reason:
+            "Cannot complete the slice: the workspace changed after the tests validated it (run the tests on the current tree first)",
+        }, "arguments");
+        if (this.#consecutiveRefusals >= maxRefusals) break;
+        continue;
+      }
       if (action === "slice.complete") {
         const summary = (admitted.args as { summary?: unknown }).summary;
         this.#summary = typeof summary === "string" ? summary : "";
@@ -265,7 +299,7 @@ export class SliceRun {
       } catch (error) {
         if (error instanceof SliceStopped) throw error;
         this.#refuse(sequence, action, args, {
-          code: "execution_failed",
+          code: isCodedError(error) ? error.code : "execution_failed",
           reason: `The executor could not perform ${action}: ${
             error instanceof Error ? error.message : String(error)
           }`,
@@ -460,6 +494,7 @@ export class SliceRun {
       latest_test: state?.latest_test ?? null,
       tests_validate_latest_revision: state?.tests_validate_latest_revision ??
         false,
+      test_confinement: this.#testConfinement,
       refusals: this.#refusals,
       policy: this.#policy,
       checkpoints: this.#briefing?.checkpoints ?? 0,
