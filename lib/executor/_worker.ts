@@ -129,7 +129,17 @@ export function workerMain(): void {
     root: string,
     shown: string,
   ): Promise<string> {
-    const real = await Deno.realPath(full);
+    let real: string;
+    try {
+      real = await Deno.realPath(full);
+    } catch (error) {
+      // Inside bubblewrap an outside target does not exist at all: say
+      // where the path leads rather than that it is missing.
+      if (error instanceof Deno.errors.NotFound) {
+        await refuseLexicalEscape(full, root, shown);
+      }
+      throw error;
+    }
     if (!inside(real, root)) {
       throw fail(
         "symlink_escape",
@@ -137,6 +147,35 @@ export function workerMain(): void {
       );
     }
     return real;
+  }
+
+  /** Throws `symlink_escape` when a symlink on the path points outside. */
+  async function refuseLexicalEscape(
+    full: string,
+    root: string,
+    shown: string,
+  ): Promise<void> {
+    const parts = full.slice(root.length + 1).split("/");
+    let current = root;
+    for (const part of parts) {
+      const next = current + "/" + part;
+      let info: Deno.FileInfo;
+      try {
+        info = await Deno.lstat(next);
+      } catch {
+        return;
+      }
+      if (info.isSymlink) {
+        const target = resolve(current, await Deno.readLink(next));
+        if (!inside(target, root)) {
+          throw fail(
+            "symlink_escape",
+            `${show(shown)} leads through a symlink to outside the workspace`,
+          );
+        }
+        current = target;
+      } else current = next;
+    }
   }
 
   /** Reads at most `limit + 1` bytes; more than `limit` is `too_large`. */

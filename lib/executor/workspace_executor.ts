@@ -18,7 +18,12 @@ import type {
   SurveyReply,
 } from "./_protocol.ts";
 import { decodeTail } from "./_tail.ts";
-import { workerPermissions } from "./_permissions.ts";
+import {
+  type Channel,
+  type ChannelEvents,
+  sandboxChannel,
+  workerChannel,
+} from "./_channel.ts";
 import { bwrapWorks } from "./_sandbox.ts";
 import {
   PlanRefused,
@@ -27,7 +32,6 @@ import {
   type TestPlan,
 } from "./_test_plan.ts";
 import { runTestProcess } from "./_test_process.ts";
-import { WORKER_SOURCE } from "./_worker.ts";
 import { workerOptionsState } from "./_worker_options.ts";
 import type { ProtectedPaths } from "./protected_paths.ts";
 
@@ -179,7 +183,7 @@ const DRAIN_MS = 1_000;
  * ```
  */
 export class WorkspaceExecutor {
-  readonly #worker: Worker;
+  #channel: Channel | null = null;
   readonly #workspace: string;
   readonly #test: TestPlan | null;
   readonly #protect: ProtectedPaths | null;
@@ -189,46 +193,34 @@ export class WorkspaceExecutor {
   >();
   #nextId = 1;
   #closed: Error | null = null;
+  #sandboxed = false;
 
   private constructor(
-    worker: Worker,
     workspace: string,
     test: TestPlan | null,
     protect: ProtectedPaths | null,
   ) {
-    this.#worker = worker;
     this.#workspace = workspace;
     this.#test = test;
     this.#protect = protect;
-    worker.onmessage = (event: MessageEvent<Reply>) => {
-      const reply = event.data;
-      const waiting = this.#pending.get(reply.id);
-      if (waiting === undefined) return;
-      this.#pending.delete(reply.id);
-      if (reply.ok) {
-        waiting.resolve(reply.value);
-      } else {
-        const error = new Error(reply.error.message);
-        error.name = reply.error.name;
-        waiting.reject(error);
-      }
-    };
-    worker.onerror = (event: ErrorEvent) => {
-      event.preventDefault();
-      this.#shutDown(
-        new ExecutorError(
-          "worker_failed",
-          `The executor's worker failed: ${event.message}`,
-        ),
-      );
-    };
-    worker.onmessageerror = () => {
-      this.#shutDown(
-        new ExecutorError(
-          "worker_failed",
-          "The executor's worker sent a message that could not be read",
-        ),
-      );
+  }
+
+  #events(): ChannelEvents {
+    return {
+      reply: (reply) => {
+        const waiting = this.#pending.get(reply.id);
+        if (waiting === undefined) return;
+        this.#pending.delete(reply.id);
+        if (reply.ok) {
+          waiting.resolve(reply.value);
+        } else {
+          const error = new Error(reply.error.message);
+          error.name = reply.error.name;
+          waiting.reject(error);
+        }
+      },
+      failure: (message) =>
+        this.#shutDown(new ExecutorError("worker_failed", message)),
     };
   }
 
@@ -266,36 +258,36 @@ export class WorkspaceExecutor {
   ): Promise<WorkspaceExecutor> {
     const workspace = await realWorkspace(options.workspace);
     const test = await testPlan(workspace, options);
+    const executor = new WorkspaceExecutor(
+      workspace,
+      test,
+      options.protect ?? null,
+    );
     if ((await workerOptionsState()) === "disabled") {
       throw new ConfinementUnavailable(
         "Cannot confine the executor: Deno runs without --unstable-worker-options, which scoping a worker's permissions needs; run again with that flag",
       );
     }
-    const url = URL.createObjectURL(
-      new Blob([WORKER_SOURCE], { type: "text/javascript" }),
-    );
-    let worker: Worker;
-    try {
-      worker = new Worker(url, {
-        type: "module",
-        name: "loom-executor",
-        deno: { permissions: workerPermissions(workspace) },
-      });
-    } catch (error) {
-      URL.revokeObjectURL(url);
-      throw new ConfinementUnavailable(
-        `Cannot confine the executor: Deno refused the worker's permissions (${
-          describe(error)
-        }); the process needs read and write access to ${workspace}`,
-        { cause: error },
+    const bwrap = await usableBwrap(options);
+    if (bwrap !== null) {
+      executor.#channel = await sandboxChannel(
+        bwrap,
+        workspace,
+        executor.#events(),
       );
+      executor.#sandboxed = true;
+    } else {
+      try {
+        executor.#channel = workerChannel(workspace, executor.#events());
+      } catch (error) {
+        throw new ConfinementUnavailable(
+          `Cannot confine the executor: Deno refused the worker's permissions (${
+            describe(error)
+          }); the process needs read and write access to ${workspace}`,
+          { cause: error },
+        );
+      }
     }
-    const executor = new WorkspaceExecutor(
-      worker,
-      workspace,
-      test,
-      options.protect ?? null,
-    );
     let reply: InitReply;
     try {
       reply = await executor.#call({
@@ -313,8 +305,6 @@ export class WorkspaceExecutor {
         })`,
         { cause: error },
       );
-    } finally {
-      URL.revokeObjectURL(url);
     }
     const excess = overreach(reply.permissions);
     if (excess.length > 0) {
@@ -331,6 +321,15 @@ export class WorkspaceExecutor {
   /** The workspace's real path, which the worker is confined to. */
   get workspace(): string {
     return this.#workspace;
+  }
+
+  /**
+   * Whether the worker runs inside bubblewrap (a Deno subprocess that sees
+   * only the workspace and the system directories) rather than in this
+   * process.
+   */
+  get sandboxed(): boolean {
+    return this.#sandboxed;
   }
 
   /** How the tests are confined, or `null` without a test command. */
@@ -586,7 +585,7 @@ export class WorkspaceExecutor {
   #shutDown(reason: Error): void {
     if (this.#closed !== null) return;
     this.#closed = reason;
-    this.#worker.terminate();
+    this.#channel?.close();
     for (const waiting of this.#pending.values()) waiting.reject(reason);
     this.#pending.clear();
   }
@@ -596,7 +595,7 @@ export class WorkspaceExecutor {
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#worker.postMessage({ ...request, id });
+      this.#channel?.post({ ...request, id });
     });
   }
 }
@@ -634,6 +633,17 @@ async function realWorkspace(workspace: string): Promise<string> {
   return real;
 }
 
+/** The bubblewrap program when it works here, else `null`. */
+async function usableBwrap(
+  options: WorkspaceExecutorOptions,
+): Promise<string | null> {
+  const sandbox = options.sandbox === undefined ? "bwrap" : options.sandbox;
+  if (sandbox === null || Deno.build.os !== "linux" || Deno.build.standalone) {
+    return null;
+  }
+  return (await bwrapWorks(sandbox)) ? sandbox : null;
+}
+
 async function testPlan(
   workspace: string,
   options: WorkspaceExecutorOptions,
@@ -651,12 +661,7 @@ async function testPlan(
     );
   }
   const unconfined = options.unconfinedTests === true;
-  const sandbox = options.sandbox === undefined ? "bwrap" : options.sandbox;
-  const bwrap = unconfined || sandbox === null
-    ? null
-    : (await bwrapWorks(sandbox))
-    ? sandbox
-    : null;
+  const bwrap = unconfined ? null : await usableBwrap(options);
   try {
     return planTest({
       workspace,

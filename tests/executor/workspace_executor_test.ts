@@ -23,11 +23,6 @@ async function withExecutor(
   }
 }
 
-/** `deno eval` of a script, as a test command. */
-function denoEval(script: string): string[] {
-  return [Deno.execPath(), "eval", "--no-config", script];
-}
-
 async function listing(dir: string): Promise<string[]> {
   const names: string[] = [];
   for await (const entry of Deno.readDir(dir)) names.push(entry.name);
