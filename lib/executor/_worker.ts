@@ -463,11 +463,30 @@ export function workerMain(): void {
         .join("");
     async function walk(dir: string, prefix: string): Promise<void> {
       const names: string[] = [];
-      for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+      try {
+        for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+      } catch {
+        // Gone or replaced while walking: the digest says so, nothing more.
+        lines.push(`? ${JSON.stringify(prefix)}`);
+        return;
+      }
       names.sort();
       for (const name of names) {
         if (prefix === "" && name === ".git") continue;
         const rel = prefix + name;
+        try {
+          await entry(dir, name, rel);
+        } catch {
+          lines.push(`? ${JSON.stringify(rel)}`);
+        }
+      }
+    }
+    async function entry(
+      dir: string,
+      name: string,
+      rel: string,
+    ): Promise<void> {
+      {
         const full = dir + "/" + name;
         const info = await Deno.lstat(full);
         if (info.isSymlink) {
