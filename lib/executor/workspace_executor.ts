@@ -13,7 +13,6 @@ import { ExecutorError, type ExecutorErrorCode } from "./executor_error.ts";
 import type {
   InitReply,
   InspectEntry,
-  Reply,
   Request,
   SurveyReply,
 } from "./_protocol.ts";

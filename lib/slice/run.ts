@@ -94,7 +94,7 @@ export function runSlice(
  * };
  * const lines: string[] = [];
  * const outcome = await runWithOptions(
- *   { intent: "Read the notes", workspace, maxSteps: 1, provider: model, test: { command: ["true"], timeoutMs: 5_000 } },
+ *   { intent: "Read the notes", workspace, maxSteps: 1, provider: model, test: { command: [Deno.execPath(), "test"], timeoutMs: 5_000 } },
  *   { contextPolicy: "bounded", onProgress: (line) => lines.push(line) },
  * );
  * assert.equal(outcome.stop, "step_budget");
