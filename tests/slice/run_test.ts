@@ -614,7 +614,7 @@ Deno.test("runSlice() clips model-controlled paths in refusals, so a 40 KB path 
         },
       }],
     }],
-    ["execution_failed", { files: [{ path: long, contents: "42\n" }] }],
+    ["edit_failed", { files: [{ path: long, contents: "42\n" }] }],
     ["duplicate_path", {
       files: [{ path: long, contents: "1" }, {
         path: `./${long}`,
