@@ -8,6 +8,7 @@ import {
   runWithOptions,
   type SliceRequest,
   SliceRequestError,
+  type SliceTest,
 } from "../slice/run.ts";
 import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
 import { fsReason, parseArguments, positiveInteger } from "./_args.ts";
@@ -72,15 +73,7 @@ export interface RunArguments {
   readonly intent: string;
   readonly model: string;
   readonly baseUrl?: string;
-  readonly test?: {
-    readonly command: string[];
-    readonly timeoutMs: number;
-    readonly env?: Readonly<Record<string, string>>;
-    readonly network?: boolean;
-    readonly unconfined?: boolean;
-    readonly protect?: readonly string[];
-    readonly protectNamedFiles?: boolean;
-  };
+  readonly test?: SliceTest & { readonly command: string[] };
   readonly maxSteps: number;
   readonly contextPolicy: "legacy" | "bounded";
   readonly contextReport?: string;

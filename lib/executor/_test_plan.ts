@@ -159,10 +159,13 @@ function unconfinedPlan(
   };
 }
 
-/** Finds the program on the host: inside the workspace, absolute, or on PATH. */
-function locate(workspace: string, program: string): string | null {
+/**
+ * Finds a program on the host — relative to `base`, absolute, or on the
+ * user's `PATH` — and returns its real path, or `null`.
+ */
+export function locateProgram(base: string, program: string): string | null {
   const candidates = program.includes("/")
-    ? [program.startsWith("/") ? program : `${workspace}/${program}`]
+    ? [program.startsWith("/") ? program : `${base}/${program}`]
     : (pick(["PATH"]).PATH ?? SANDBOX_PATH).split(":").filter((d) => d !== "")
       .map((dir) => `${dir}/${program}`);
   for (const candidate of candidates) {
@@ -186,7 +189,7 @@ function bubblewrapPlan(
   program: string,
   args: readonly string[],
 ): TestPlan {
-  const located = locate(input.workspace, program);
+  const located = locateProgram(input.workspace, program);
   if (
     located !== null && program.includes("/") && !program.startsWith("/") &&
     !within(located, input.workspace)

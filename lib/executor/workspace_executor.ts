@@ -25,6 +25,7 @@ import {
 } from "./_channel.ts";
 import { bwrapWorks } from "./_sandbox.ts";
 import {
+  locateProgram,
   PlanRefused,
   planTest,
   type TestConfinement,
@@ -541,9 +542,12 @@ export class WorkspaceExecutor {
     } catch (error) {
       throw new ExecutorError(
         "tests_failed_to_start",
+        // The name only: the error's own message holds host paths.
         `Cannot run the test command ${
           JSON.stringify(test.program.split("/").at(-1))
-        }: ${describe(error)}`,
+        }: it could not be started (${
+          error instanceof Error ? error.name : "error"
+        })`,
         { cause: error },
       );
     }
@@ -640,7 +644,10 @@ async function usableBwrap(
   if (sandbox === null || Deno.build.os !== "linux" || Deno.build.standalone) {
     return null;
   }
-  return (await bwrapWorks(sandbox)) ? sandbox : null;
+  // Resolved on the user's PATH: the sandbox's own PATH is not the user's.
+  const program = locateProgram(".", sandbox);
+  if (program === null) return null;
+  return (await bwrapWorks(program)) ? program : null;
 }
 
 async function testPlan(

@@ -23,6 +23,15 @@ async function withExecutor(
   }
 }
 
+/** A workspace program `./check.sh` that echoes its first argument. */
+function writeCheckScript(workspace: string): Promise<void> {
+  return Deno.writeTextFile(
+    `${workspace}/check.sh`,
+    '#!/bin/sh\necho "checked $1"\n',
+    { mode: 0o755 },
+  );
+}
+
 async function listing(dir: string): Promise<string[]> {
   const names: string[] = [];
   for await (const entry of Deno.readDir(dir)) names.push(entry.name);
@@ -349,13 +358,7 @@ Deno.test("WorkspaceExecutor.runTests() unconfined when asked (--unconfined-test
           assert.equal(run.confined_by, "unconfined");
           assert.match(run.confinement, /^UNCONFINED/);
         },
-        async (workspace) => {
-          await Deno.writeTextFile(
-            `${workspace}/check.sh`,
-            '#!/bin/sh\necho "checked $1"\n',
-            { mode: 0o755 },
-          );
-        },
+        writeCheckScript,
       );
     },
   );
@@ -411,13 +414,7 @@ bwrapTest("WorkspaceExecutor.runTests() inside bubblewrap", async (t) => {
           assert.match(run.confinement, /^Bubblewrap confined the test/);
           assert.ok(!run.confinement.includes(workspace), run.confinement);
         },
-        async (workspace) => {
-          await Deno.writeTextFile(
-            `${workspace}/check.sh`,
-            '#!/bin/sh\necho "checked $1"\n',
-            { mode: 0o755 },
-          );
-        },
+        writeCheckScript,
       );
     },
   );
@@ -513,3 +510,32 @@ Deno.test("WorkspaceExecutor.start() checks its workspace and options", async (t
     });
   });
 });
+
+Deno.test("WorkspaceExecutor runs its worker in this process without bubblewrap", async () => {
+  await withExecutor({ sandbox: null }, (executor) => {
+    assert.equal(executor.sandboxed, false);
+    return Promise.resolve();
+  });
+});
+
+bwrapTest(
+  "WorkspaceExecutor runs its worker inside bubblewrap, where only the workspace exists",
+  async () => {
+    const outside = await Deno.realPath(await Deno.makeTempDir());
+    await Deno.writeTextFile(`${outside}/secret.txt`, "outside secret\n");
+    try {
+      await withExecutor({}, async (executor, workspace) => {
+        assert.equal(executor.sandboxed, true);
+        // Inside the sandbox the link's target does not exist at all.
+        await Deno.symlink(outside, `${workspace}/link`);
+        const [file] = await executor.inspect(["link/secret.txt"]);
+        assert.equal(file?.text, undefined);
+        assert.equal(file?.code, "symlink_escape");
+        const edited = await executor.edit([{ path: "a.txt", contents: "a" }]);
+        assert.equal(edited.files.length, 1);
+      });
+    } finally {
+      await Deno.remove(outside, { recursive: true });
+    }
+  },
+);

@@ -268,3 +268,20 @@ export function reportsOf(
 export async function cleanup(result: AttackResult): Promise<void> {
   await Deno.remove(result.dirs.root, { recursive: true });
 }
+
+/**
+ * Runs the attack, checks it was contained ({@linkcode assertContained}),
+ * then the attack's own checks, and removes its temp root in any case.
+ */
+export async function attack(
+  spec: AttackSpec,
+  check: (result: AttackResult) => Promise<void> | void,
+): Promise<void> {
+  const result = await runAttack(spec);
+  try {
+    await assertContained(result);
+    await check(result);
+  } finally {
+    await cleanup(result);
+  }
+}

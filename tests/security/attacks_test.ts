@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import {
   assertContained,
+  attack,
   type AttackDirs,
   cleanup,
   reportsOf,
@@ -56,21 +57,17 @@ console.log("parent", read("/proc/" + process.ppid + "/environ").split("\0").fil
 console.log("keys", keys.join(" "));
 console.log("canary", read("{{ROOT}}/canary.txt"), read("../canary.txt"), read("../outside/secret.txt"));
 ${FIXED}`;
-    const result = await runAttack({
+    await attack({
       files: NODE_FILES,
       test: "node check.mjs",
       steps: [edit("src/add.mjs", payload), RUN, COMPLETE],
-    });
-    try {
-      await assertContained(result);
+    }, (result) => {
       const [run] = reportsOf(result, "tests.run");
       assert.equal(run?.exit_code, 0);
       assert.match(String(run?.confinement), /^Bubblewrap confined the test/);
       assert.equal(result.outcome.test_confinement, "bubblewrap");
       assert.equal(result.outcome.completed, true);
-    } finally {
-      await cleanup(result);
-    }
+    });
   },
 );
 
@@ -83,13 +80,11 @@ for (const p of ["{{ROOT}}/pwned.txt", "{{ROOT}}/outside/pwned.txt", "../pwned2.
   catch (e) { console.log("refused", e.code); }
 }
 ${FIXED}`;
-    const result = await runAttack({
+    await attack({
       files: NODE_FILES,
       test: "node check.mjs",
       steps: [edit("src/add.mjs", payload), RUN],
-    });
-    try {
-      await assertContained(result);
+    }, async (result) => {
       const { workspace } = result.dirs;
       assert.equal(await exists(`${workspace}/.git/hooks`), false);
       assert.equal(
@@ -97,9 +92,7 @@ ${FIXED}`;
         NODE_FILES[".git/config"],
       );
       assert.equal(await exists("/tmp/pwned2.txt"), false);
-    } finally {
-      await cleanup(result);
-    }
+    });
   },
 );
 
@@ -135,7 +128,7 @@ bwrapTest(
 try { fs.writeFileSync("check.mjs", "process.exit(0);\\n"); } catch (e) { console.log("refused", e.code); }
 export function add(a, b) { return a - b; }
 `;
-    const result = await runAttack({
+    await attack({
       intent: "Fix add(); do not change check.mjs",
       files: NODE_FILES,
       test: "node check.mjs",
@@ -147,9 +140,7 @@ export function add(a, b) { return a - b; }
         RUN,
         ["slice.complete", null],
       ],
-    });
-    try {
-      await assertContained(result);
+    }, async (result) => {
       const edits = reportsOf(result, "repository.edit");
       assert.equal(edits[0]?.code, "protected_path");
       assert.equal(edits[1]?.code, "protected_path");
@@ -162,9 +153,7 @@ export function add(a, b) { return a - b; }
       }
       assert.equal(result.outcome.completed, false);
       assert.equal(result.outcome.tests_validate_latest_revision, false);
-    } finally {
-      await cleanup(result);
-    }
+    });
   },
 );
 
@@ -177,13 +166,11 @@ bwrapTest(
 fs.writeFileSync(new URL(import.meta.url), ${JSON.stringify(FIXED)});
 export function add(a, b) { return a - b; }
 `;
-    const result = await runAttack({
+    await attack({
       files: NODE_FILES,
       test: "node check.mjs",
       steps: [edit("src/add.mjs", payload), RUN, RUN, ["slice.complete", null]],
-    });
-    try {
-      await assertContained(result);
+    }, (result) => {
       const [first, second] = reportsOf(result, "tests.run");
       assert.equal(first?.exit_code, 1);
       assert.match(
@@ -194,9 +181,7 @@ export function add(a, b) { return a - b; }
       assert.match(String(second?.tested_revision), /^tree-[0-9a-f]{12}$/);
       assert.equal(result.outcome.completed, false);
       assert.equal(result.outcome.tests_validate_latest_revision, false);
-    } finally {
-      await cleanup(result);
-    }
+    });
   },
 );
 
@@ -204,7 +189,7 @@ for (const mode of ["bubblewrap", "worker"] as const) {
   const title =
     `Attack (${mode}): a failed multi-file edit cannot restore through a planted symlink`;
   const body = async () => {
-    const result = await runAttack({
+    await attack({
       files: { "a.txt": "original\n" },
       env: mode === "worker" ? { LOOM_BWRAP: "" } : {},
       prepare: (dirs: AttackDirs) =>
@@ -220,9 +205,7 @@ for (const mode of ["bubblewrap", "worker"] as const) {
           { path: "new/b.txt", contents: "y" },
         ],
       }]],
-    });
-    try {
-      await assertContained(result);
+    }, async (result) => {
       const [report] = reportsOf(result, "repository.edit");
       assert.equal(report?.kind, "refused");
       // The rename onto the directory fails: a typed code, workspace verified.
@@ -234,9 +217,7 @@ for (const mode of ["bubblewrap", "worker"] as const) {
       const names: string[] = [];
       for await (const entry of Deno.readDir(workspace)) names.push(entry.name);
       assert.deepEqual(names.sort(), ["a.txt", "a.txt.loom-restore.tmp"]);
-    } finally {
-      await cleanup(result);
-    }
+    });
   };
   if (mode === "bubblewrap") bwrapTest(title, body);
   else Deno.test(title, body);
@@ -252,7 +233,7 @@ bwrapTest(
     }
     const stop = await Deno.makeTempFile();
     await Deno.remove(stop);
-    const result = await runAttack({
+    await attack({
       files: { "dir/secret.txt": "inside\n" },
       prepare: (dirs) => Deno.symlink(dirs.outside, `${dirs.workspace}/link`),
       steps,
@@ -274,14 +255,10 @@ bwrapTest(
         assert.ok((await flipper.status).success, "the flipper failed");
         await Deno.remove(stop);
       },
-    });
-    try {
-      await assertContained(result);
+    }, (result) => {
       const inspected = reportsOf(result, "repository.inspect");
       assert.ok(inspected.length > 0);
-    } finally {
-      await cleanup(result);
-    }
+    });
   },
 );
 
@@ -358,27 +335,23 @@ Deno.test("Attack: a file that grows as it is read is refused, never read past t
 
 Deno.test("Attack: a hard link to an outside file is refused by inspect and by the tests", async () => {
   const check = `${Deno.execPath()} run check.ts`;
-  const result = await runAttack({
+  await attack({
     files: { "check.ts": "console.log(Deno.readTextFileSync('notes.txt'));\n" },
     env: { LOOM_BWRAP: "" },
     test: check,
     prepare: (dirs) => Deno.link(dirs.canary, `${dirs.workspace}/notes.txt`),
     steps: [["repository.inspect", { paths: ["notes.txt"] }], RUN],
-  });
-  try {
-    await assertContained(result);
+  }, (result) => {
     const [inspected] = reportsOf(result, "repository.inspect");
     const [file] = inspected?.files as { error?: { code: string } }[];
     assert.equal(file?.error?.code, "hard_link");
     const [run] = reportsOf(result, "tests.run");
     assert.equal(run?.code, "hard_link");
-  } finally {
-    await cleanup(result);
-  }
+  });
 });
 
 Deno.test("Attack: inspect failures carry their real code, and no host path reaches the model", async () => {
-  const result = await runAttack({
+  await attack({
     files: { "sub/a.txt": "a\n" },
     env: { LOOM_BWRAP: "" },
     prepare: async (dirs) => {
@@ -407,9 +380,7 @@ Deno.test("Attack: inspect failures carry their real code, and no host path reac
       ["repository.inspect", { paths: ["escdir/secret.txt"] }],
       edit("escdir/planted.txt", "x"),
     ],
-  });
-  try {
-    await assertContained(result);
+  }, (result) => {
     const [first, second, third] = reportsOf(result, "repository.inspect");
     const codes =
       (first?.files as { missing?: true; error?: { code: string } }[])
@@ -425,30 +396,24 @@ Deno.test("Attack: inspect failures carry their real code, and no host path reac
     assert.equal(third?.code, "symlink_escape");
     const [edited] = reportsOf(result, "repository.edit");
     assert.equal(edited?.code, "symlink_escape");
-  } finally {
-    await cleanup(result);
-  }
+  });
 });
 
 Deno.test("Attack: without bubblewrap a test Deno cannot confine is confinement_unavailable, never run", async () => {
   const payload = `import fs from "node:fs";
 fs.writeFileSync("{{ROOT}}/pwned.txt", "pwned");
 ${FIXED}`;
-  const result = await runAttack({
+  await attack({
     files: { ...NODE_FILES, "src/add.mjs": payload },
     env: { LOOM_BWRAP: "" },
     test: "node check.mjs",
     steps: [RUN],
-  });
-  try {
-    await assertContained(result);
+  }, (result) => {
     assert.equal(result.code, 3);
     assert.equal(result.outcome.stop, "confinement_unavailable");
     assert.match(result.outcome.detail, /install bubblewrap/);
     assert.match(result.outcome.detail, /--unconfined-tests/);
-  } finally {
-    await cleanup(result);
-  }
+  });
 });
 
 Deno.test("Attack: a Deno test without bubblewrap reads, writes and runs nothing outside", async () => {
@@ -465,7 +430,7 @@ export function add(a: number, b: number): number { return a + b; }
   const check = `import { add } from "./src/add.ts";
 Deno.exit(add(2, 3) === 5 ? 0 : 1);
 `;
-  const result = await runAttack({
+  await attack({
     files: {
       "check.ts": check,
       "src/add.ts":
@@ -475,9 +440,7 @@ Deno.exit(add(2, 3) === 5 ? 0 : 1);
     env: { LOOM_BWRAP: "" },
     test: `${Deno.execPath()} run check.ts`,
     steps: [edit("src/add.ts", payload), RUN, COMPLETE],
-  });
-  try {
-    await assertContained(result);
+  }, async (result) => {
     const { workspace } = result.dirs;
     assert.equal(await Deno.readTextFile(`${workspace}/check.ts`), check);
     assert.equal(await exists(`${workspace}/.git/hooks-pre-commit`), false);
@@ -485,13 +448,11 @@ Deno.exit(add(2, 3) === 5 ? 0 : 1);
     assert.match(String(run?.confinement), /^Deno confined the test/);
     assert.equal(result.outcome.test_confinement, "deno");
     assert.equal(result.outcome.completed, true);
-  } finally {
-    await cleanup(result);
-  }
+  });
 });
 
 Deno.test("Attack: a Deno test without bubblewrap is refused while a symlink leads outside", async () => {
-  const result = await runAttack({
+  await attack({
     files: {
       "check.ts": "console.log(Deno.readTextFileSync('docs/secret.txt'));\n",
     },
@@ -499,14 +460,10 @@ Deno.test("Attack: a Deno test without bubblewrap is refused while a symlink lea
     test: `${Deno.execPath()} run check.ts`,
     prepare: (dirs) => Deno.symlink("../outside", `${dirs.workspace}/docs`),
     steps: [RUN],
-  });
-  try {
-    await assertContained(result);
+  }, (result) => {
     const [run] = reportsOf(result, "tests.run");
     assert.equal(run?.code, "symlink_escape");
-  } finally {
-    await cleanup(result);
-  }
+  });
 });
 
 Deno.test("--unconfined-tests runs the test unconfined and says so loudly", async () => {
