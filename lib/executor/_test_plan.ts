@@ -37,10 +37,12 @@ export interface TestPlan {
   readonly program: string;
   /**
    * The final command line, given the workspace-relative files bound or
-   * denied read-only (protected files) for this run.
+   * denied read-only (protected files) for this run, and the symlinks that
+   * lead outside (denied outright where the mechanism would follow them).
    */
   spec(
     readOnly: readonly string[],
+    escapes: readonly string[],
     drainMs: number,
     tailBytes: number,
   ): TestProcessSpec;
@@ -141,7 +143,7 @@ function unconfinedPlan(
   return {
     confinement: "unconfined",
     program: resolved,
-    spec: (_readOnly, drainMs, tailBytes) => ({
+    spec: (_readOnly, _escapes, drainMs, tailBytes) => ({
       program: resolved,
       args,
       cwd: input.workspace,
@@ -216,7 +218,7 @@ function bubblewrapPlan(
   return {
     confinement: "bubblewrap",
     program: real,
-    spec: (readOnly, drainMs, tailBytes) => {
+    spec: (readOnly, _escapes, drainMs, tailBytes) => {
       const inside = readOnly.map((rel) => `${input.workspace}/${rel}`);
       try {
         if (Deno.lstatSync(`${input.workspace}/.git`).isDirectory) {
@@ -313,13 +315,26 @@ function denoPlan(
   return {
     confinement: "deno",
     program,
-    spec: (readOnly, drainMs, tailBytes) => ({
+    spec: (readOnly, escapes, drainMs, tailBytes) => ({
       program,
       args: [
         sub,
         ...flags,
+        // Deno follows symlinks but checks the path as written: a link that
+        // leads outside is denied outright, and the directories above it
+        // may not be renamed (which would give the link a new, allowed path).
+        // .git is not surveyed (it may be large): none of it is readable.
+        `--deny-read=${
+          escapeList([`${ws}/.git`, ...escapes.map((rel) => `${ws}/${rel}`)])
+        }`,
         `--deny-write=${
-          escapeList([`${ws}/.git`, ...readOnly.map((rel) => `${ws}/${rel}`)])
+          escapeList([
+            `${ws}/.git`,
+            ...readOnly.map((rel) => `${ws}/${rel}`),
+            ...escapes.flatMap((rel) =>
+              withParents(rel).map((p) => `${ws}/${p}`)
+            ),
+          ])
         }`,
         ...kept,
       ],
@@ -330,14 +345,20 @@ function denoPlan(
       tailBytes,
     }),
     note: (readOnly) =>
-      `Deno confined the test ("deno ${sub}" without bubblewrap): --no-config, read and write only inside the workspace, .git and ${readOnly} protected file${
+      `Deno confined the test ("deno ${sub}" without bubblewrap): --no-config, read and write only inside the workspace, .git unreadable and ${readOnly} protected file${
         readOnly === 1 ? "" : "s"
-      } read-only, ${
+      } read-only, symlinks leading outside neither readable nor writable, ${
         input.network ? "network allowed by --test-network" : "no network"
       }, environment ${
         names.length === 0 ? "none" : names.join(", ")
       }, no run, ffi or sys, no remote or npm imports, stdin closed, killed after ${input.timeoutMs} ms (a Deno test cannot start processes)`,
   };
+}
+
+/** `a/b/c` → `a/b/c`, `a/b`, `a`. */
+function withParents(rel: string): string[] {
+  const parts = rel.split("/");
+  return parts.map((_, i) => parts.slice(0, parts.length - i).join("/"));
 }
 
 function escapeList(paths: readonly string[]): string {

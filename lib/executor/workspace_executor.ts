@@ -257,17 +257,17 @@ export class WorkspaceExecutor {
     options: WorkspaceExecutorOptions,
   ): Promise<WorkspaceExecutor> {
     const workspace = await realWorkspace(options.workspace);
+    if ((await workerOptionsState()) === "disabled") {
+      throw new ConfinementUnavailable(
+        "Cannot confine the executor: Deno runs without --unstable-worker-options, which scoping a worker's permissions needs; run again with that flag",
+      );
+    }
     const test = await testPlan(workspace, options);
     const executor = new WorkspaceExecutor(
       workspace,
       test,
       options.protect ?? null,
     );
-    if ((await workerOptionsState()) === "disabled") {
-      throw new ConfinementUnavailable(
-        "Cannot confine the executor: Deno runs without --unstable-worker-options, which scoping a worker's permissions needs; run again with that flag",
-      );
-    }
     const bwrap = await usableBwrap(options);
     if (bwrap !== null) {
       executor.#channel = await sandboxChannel(
@@ -480,8 +480,7 @@ export class WorkspaceExecutor {
    * @returns Exit code, timeout flag, output tail, the confinement note and
    *   the tree digests.
    * @throws {ExecutorError} `no_test_command`, `hard_link` (a file shares
-   *   its inode with one outside: the test could read it), `symlink_escape`
-   *   (Deno confinement only: a symlink leads outside),
+   *   its inode with one outside: the test could read it),
    *   `tests_failed_to_start`, or `executor_closed`.
    *
    * @example
@@ -522,14 +521,6 @@ export class WorkspaceExecutor {
           } share their contents with files outside the workspace (hard links), which the test could read`,
         );
       }
-      if (test.confinement === "deno" && before.escapes.length > 0) {
-        throw new ExecutorError(
-          "symlink_escape",
-          `Cannot run the tests under Deno's confinement: ${
-            listed(before.escapes)
-          } lead outside the workspace, and Deno's permissions follow symlinks; install bubblewrap to run these tests`,
-        );
-      }
     }
     const readOnly = this.#protect === null
       ? []
@@ -537,7 +528,7 @@ export class WorkspaceExecutor {
     let result;
     try {
       result = await runTestProcess(
-        test.spec(readOnly, DRAIN_MS, TEST_OUTPUT_TAIL_BYTES),
+        test.spec(readOnly, before.escapes, DRAIN_MS, TEST_OUTPUT_TAIL_BYTES),
       );
     } catch (error) {
       throw new ExecutorError(

@@ -530,7 +530,10 @@ export class SliceRun {
     const c = this.#counters;
     return {
       stop,
-      detail,
+      // Said where every reader looks: summary, JSON and context report.
+      detail: this.#testConfinement === "unconfined"
+        ? `${detail}; the tests ran UNCONFINED (--unconfined-tests)`
+        : detail,
       completed: stop === "completed",
       steps: this.#steps,
       // Every call made, failed ones included: each added a report line.
