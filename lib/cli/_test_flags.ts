@@ -53,12 +53,14 @@ export function testConfinement(values: {
   for (const name of values["test-env"] ?? []) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
       throw new UsageError(
+        "usage",
         `Invalid --test-env ${name}: expected a variable name such as NODE_OPTIONS`,
       );
     }
     const value = Deno.env.get(name);
     if (value === undefined) {
       throw new UsageError(
+        "usage",
         `Invalid --test-env ${name}: the variable is not set in your environment`,
       );
     }
@@ -67,6 +69,7 @@ export function testConfinement(values: {
   for (const glob of values.protect ?? []) {
     if (glob === "" || glob.startsWith("/") || glob.split("/").includes("..")) {
       throw new UsageError(
+        "usage",
         `Invalid --protect ${glob}: expected a glob relative to the workspace, such as tests/**`,
       );
     }

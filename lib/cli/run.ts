@@ -3,14 +3,14 @@
  *
  * @module
  */
+import { runSlice } from "../slice/run.ts";
 import {
   type RunOptions,
-  runWithOptions,
   type SliceRequest,
   SliceRequestError,
   type SliceTest,
-} from "../slice/run.ts";
-import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
+} from "../slice/request.ts";
+import type { SliceOutcome } from "../slice/outcome.ts";
 import { fsReason, parseArguments, positiveInteger } from "./_args.ts";
 import { checkBeforeStart } from "./_preflight.ts";
 import {
@@ -19,7 +19,8 @@ import {
   TEST_FLAGS_HELP,
   testConfinement,
 } from "./_test_flags.ts";
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
+import { type StartupReport, startupReport } from "./_failure_report.ts";
 import {
   isResume,
   newSessionHooks,
@@ -53,7 +54,7 @@ ${TEST_FLAGS_HELP}  --max-steps N            Step budget, refused steps included
   --persist-threshold T=N  Persistence threshold of tool T (repeatable): a
                            result of more than N characters goes to
                            DIR/tool-results, a smaller one stays inline in
-                           DIR/session.json (default 30000);
+                           DIR/journal.jsonl (default 30000);
                            repository.inspect is never persisted
   --json                   Print the summary as JSON
   -h, --help               Show this help
@@ -127,7 +128,7 @@ export function parseRunArguments(
   const workspace = required(values.workspace, "--workspace DIR");
   const model = required(values.model, "--model SPEC");
   if (values.intent !== undefined && values["intent-file"] !== undefined) {
-    throw new UsageError("Give --intent or --intent-file, not both");
+    throw new UsageError("usage", "Give --intent or --intent-file, not both");
   }
   const intent = values.intent !== undefined
     ? { text: values.intent }
@@ -136,12 +137,14 @@ export function parseRunArguments(
     : undefined;
   if (intent === undefined) {
     throw new UsageError(
+      "usage",
       "Missing the task: give --intent TEXT or --intent-file F",
     );
   }
   const policy = values["context-policy"] ?? "legacy";
   if (policy !== "legacy" && policy !== "bounded") {
     throw new UsageError(
+      "usage",
       `Invalid --context-policy ${policy}: expected legacy or bounded`,
     );
   }
@@ -152,12 +155,13 @@ export function parseRunArguments(
     ? DEFAULT_TEST_TIMEOUT_MS
     : parseDuration(values["test-timeout"]);
   if (values["test-timeout"] !== undefined && values.test === undefined) {
-    throw new UsageError("--test-timeout needs --test");
+    throw new UsageError("usage", "--test-timeout needs --test");
   }
   if (values.session === undefined) {
     for (const flag of ["persist-config", "persist-threshold"] as const) {
       if (values[flag] !== undefined) {
         throw new UsageError(
+          "usage",
           `--${flag} needs --session: results are persisted only in a session`,
         );
       }
@@ -169,6 +173,7 @@ export function parseRunArguments(
   const confinement = testConfinement(values);
   if (command === undefined && Object.keys(confinement).length > 0) {
     throw new UsageError(
+      "usage",
       "--test-env, --test-network, --unconfined-tests, --protect and --edit-test-files need --test",
     );
   }
@@ -203,7 +208,7 @@ export function parseRunArguments(
 
 function required(value: string | undefined, what: string): string {
   if (value === undefined || value === "") {
-    throw new UsageError(`Missing ${what}`);
+    throw new UsageError("usage", `Missing ${what}`);
   }
   return value;
 }
@@ -222,6 +227,7 @@ export function parseDuration(text: string): number {
   const ms = value * (unit === "ms" ? 1 : unit === "s" ? 1000 : 60_000);
   if (!Number.isFinite(ms) || ms <= 0) {
     throw new UsageError(
+      "usage",
       `Invalid --test-timeout ${text}: expected a duration such as 120s, 2m or 500ms`,
     );
   }
@@ -264,33 +270,13 @@ export function splitCommand(text: string): string[] {
     }
   }
   if (quote !== null) {
-    throw new UsageError(`Invalid --test ${text}: unterminated quote`);
+    throw new UsageError("usage", `Invalid --test ${text}: unterminated quote`);
   }
   if (inWord) words.push(word);
-  if (words.length === 0) throw new UsageError("Invalid --test: empty command");
+  if (words.length === 0) {
+    throw new UsageError("usage", "Invalid --test: empty command");
+  }
   return words;
-}
-
-const STOPPED_EXIT: Readonly<Record<SliceStop, number>> = {
-  completed: ExitCode.ok,
-  step_budget: ExitCode.stopped,
-  refused: ExitCode.stopped,
-  suspended: ExitCode.stopped,
-  capacity: ExitCode.stopped,
-  confinement_unavailable: ExitCode.failure,
-  provider_error: ExitCode.failure,
-};
-
-/**
- * The exit code of a slice outcome: 0 completed; 1 stopped without
- * completion (budget, refusals, suspension, capacity); 3 provider failure or
- * confinement unavailable.
- *
- * @param stop The stop reason.
- * @returns The process exit code.
- */
-export function exitCodeOf(stop: SliceStop): number {
-  return STOPPED_EXIT[stop];
 }
 
 /**
@@ -313,7 +299,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       baseUrl: resume.options.baseUrl,
       test: resume.request.test?.command,
       contextReport: resume.options.contextReport,
-    });
+    }).catch(resume.report.fail);
     return await execute(
       resume.request,
       {
@@ -322,13 +308,16 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       },
       resume.json,
       io,
-    );
+      resume.report,
+    ).finally(resume.close);
   }
   const parsed = parseRunArguments(args);
   if (parsed.help) {
     io.out(RUN_HELP);
     return ExitCode.ok;
   }
+  const a = parsed.parsed;
+  const report = startupReport(a.contextReport, a.contextPolicy);
   let intent: string;
   if ("text" in parsed.intent) {
     intent = parsed.intent.text;
@@ -336,12 +325,14 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     try {
       intent = await Deno.readTextFile(parsed.intent.file);
     } catch (error) {
-      throw new UsageError(
-        `Cannot read --intent-file ${parsed.intent.file}: ${fsReason(error)}`,
+      throw await report.fail(
+        new UsageError(
+          "usage",
+          `Cannot read --intent-file ${parsed.intent.file}: ${fsReason(error)}`,
+        ),
       );
     }
   }
-  const a = parsed.parsed;
   await checkBeforeStart({
     workspace: a.workspace,
     model: a.model,
@@ -350,7 +341,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     contextReport: a.contextReport,
     persistConfig: a.persistConfig,
     session: a.session,
-  });
+  }).catch(report.fail);
   const session = a.session === undefined ? undefined : await newSessionHooks({
     root: a.session,
     workspace: a.workspace,
@@ -361,7 +352,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     maxSteps: a.maxSteps,
     persistConfig: a.persistConfig,
     persistThresholds: a.persistThresholds,
-  }, io);
+  }, io).catch(report.fail);
   return await execute(
     {
       intent,
@@ -376,13 +367,14 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
         ? {}
         : { contextReport: a.contextReport }),
       ...(a.baseUrl === undefined ? {} : { baseUrl: a.baseUrl }),
-      ...(session === undefined ? {} : { session }),
+      ...(session === undefined ? {} : { session: session.hooks }),
       ...sandboxOption(),
       onProgress: (line) => io.err(`${line}\n`),
     },
     a.json,
     io,
-  );
+    report,
+  ).finally(() => session?.close());
 }
 
 async function execute(
@@ -390,18 +382,30 @@ async function execute(
   options: RunOptions,
   json: boolean,
   io: CliIo,
+  report: StartupReport,
 ): Promise<number> {
   let outcome: SliceOutcome;
   try {
-    outcome = await runWithOptions(request, options);
+    outcome = await runSlice(request, options);
   } catch (error) {
+    // A slice that started wrote its own report; a rejected request did not.
     if (error instanceof SliceRequestError) {
-      throw new UsageError(error.message);
+      throw await report.fail(new UsageError("usage", error.message));
     }
     throw error;
   }
   io.out(json ? `${JSON.stringify(outcome, null, 2)}\n` : summary(outcome));
   return exitCodeOf(outcome.stop);
+}
+
+/** `after 3 steps (6 model calls)`, or in which step a run failed. */
+function stepsText(o: SliceOutcome): string {
+  const calls = `${o.model_calls} model call${o.model_calls === 1 ? "" : "s"}`;
+  if (o.steps === 0) return `before the first step (${calls})`;
+  if (o.stop === "provider_error" && o.model_calls > 0) {
+    return `in step ${o.steps} (${calls}, the last one failed)`;
+  }
+  return `after ${o.steps} step${o.steps === 1 ? "" : "s"} (${calls})`;
 }
 
 /**
@@ -412,9 +416,7 @@ async function execute(
  */
 export function summary(o: SliceOutcome): string {
   const lines = [
-    `loom run: ${o.stop} after ${o.steps} step${
-      o.steps === 1 ? "" : "s"
-    } (${o.model_calls} model call${o.model_calls === 1 ? "" : "s"})`,
+    `loom run: ${o.stop} ${stepsText(o)}`,
     `  detail: ${o.detail}`,
     `  revision: ${o.revision ?? "none (no edit)"}`,
     `  latest test: ${

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { encodeBase64 } from "./_base64.ts";
-import { dirname, extname, join, resolve } from "node:path";
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { dirname, join, resolve } from "node:path";
 import { fsReason } from "../fs_reason.ts";
 import { parseYaml } from "./_yaml.ts";
 import { Context } from "./context.ts";
@@ -15,13 +15,6 @@ import type { IdPool } from "./id_pool.ts";
 import { ImageEntry, type ImageMediaType } from "./image_entry.ts";
 import { SECTION_NAMES, type SectionName } from "./section.ts";
 import { StringEntry } from "./string_entry.ts";
-
-/** Codes of {@linkcode ContextFileError}. */
-export type ContextFileErrorCode =
-  /** The file (or a file it names) cannot be read. */
-  | "unreadable_context_file"
-  /** The file is not valid YAML/JSON or has a key or value that is not allowed. */
-  | "invalid_context_file";
 
 /**
  * A context file that cannot be loaded; names the file and the offending key.
@@ -36,8 +29,12 @@ export type ContextFileErrorCode =
  * ```
  */
 export class ContextFileError extends SyntaxError {
-  /** Stable machine code. */
-  readonly code: ContextFileErrorCode;
+  /**
+   * Stable machine code:
+   * - `unreadable_context_file`: The file (or a file it names) cannot be read.
+   * - `invalid_context_file`: The file is not valid YAML/JSON or has a key or value that is not allowed.
+   */
+  readonly code: "unreadable_context_file" | "invalid_context_file";
   /** The file at fault. */
   readonly file: string;
   /** The offending key path (`sections.foundation[2].role`), or `""` for the whole file. */
@@ -49,30 +46,40 @@ export class ContextFileError extends SyntaxError {
    * Creates the error.
    *
    * @param code What went wrong.
-   * @param file The file at fault.
-   * @param key The offending key path.
-   * @param reason Why, in a few words.
-   * @param options The underlying error.
+   * @param message What is wrong, naming the file and the key.
+   * @param options The file at fault, the offending key path and the cause.
    */
   constructor(
-    code: ContextFileErrorCode,
-    file: string,
-    key: string,
-    reason: string,
-    options?: ErrorOptions,
+    code: ContextFileError["code"],
+    message: string,
+    options: LoomErrorOptions & {
+      readonly file: string;
+      readonly key: string;
+      readonly reason: string;
+    },
   ) {
-    super(
-      key === ""
-        ? `Cannot load context file ${file}: ${reason}`
-        : `Cannot load context file ${file} at ${key}: ${reason}`,
-      options,
-    );
-    this.name = "ContextFileError";
-    this.code = code;
-    this.file = file;
-    this.key = key;
-    this.reason = reason;
+    super(message, causeOf(options));
+    this.code = brand(this, "ContextFileError", code);
+    this.file = options.file;
+    this.key = options.key;
+    this.reason = options.reason;
   }
+}
+
+function fileError(
+  code: ContextFileError["code"],
+  file: string,
+  key: string,
+  reason: string,
+  options: LoomErrorOptions = {},
+): ContextFileError {
+  return new ContextFileError(
+    code,
+    key === ""
+      ? `Cannot load context file ${file}: ${reason}`
+      : `Cannot load context file ${file} at ${key}: ${reason}`,
+    { ...options, file, key, reason },
+  );
 }
 
 /** Options of {@linkcode loadContextFile}. */
@@ -81,13 +88,12 @@ export interface LoadContextFileOptions {
   readonly ids?: IdPool;
 }
 
-const MEDIA_BY_EXTENSION: Readonly<Record<string, ImageMediaType>> = {
-  ".png": "image/png",
-  ".jpg": "image/jpeg",
-  ".jpeg": "image/jpeg",
-  ".gif": "image/gif",
-  ".webp": "image/webp",
-};
+const MEDIA_TYPES: readonly string[] = [
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/webp",
+];
 
 /**
  * Loads a context file:
@@ -100,7 +106,8 @@ const MEDIA_BY_EXTENSION: Readonly<Record<string, ImageMediaType>> = {
  *     - You are helpful.                       # a system string
  *     - { text: Be brief., name: Style }       # a string with name/role
  *     - { file: SOUL.md }                      # re-read on every compile
- *     - { image: shot.png, name: screenshot }  # or { data: BASE64, mediaType: image/png }
+ *     - { image: shot.png, name: screenshot }  # type from its bytes
+ *     - { data: BASE64, mediaType: image/png } # inline base64
  * ```
  *
  * Paths are relative to the file that names them. An included file is
@@ -143,7 +150,7 @@ class Loader {
     try {
       text = Deno.readTextFileSync(path);
     } catch (error) {
-      throw new ContextFileError(
+      throw fileError(
         "unreadable_context_file",
         path,
         "",
@@ -154,7 +161,7 @@ class Loader {
     try {
       doc = parseYaml(text);
     } catch (error) {
-      throw new ContextFileError(
+      throw fileError(
         "invalid_context_file",
         path,
         "",
@@ -164,7 +171,7 @@ class Loader {
       );
     }
     const bad = (at: string, reason: string): ContextFileError =>
-      new ContextFileError("invalid_context_file", path, at, reason);
+      fileError("invalid_context_file", path, at, reason);
     if (doc === null || doc === undefined) doc = {};
     if (!isRecord(doc)) throw bad("", "the top level must be a mapping");
     checkKeys(doc, ["name", "include", "sections"], "", bad);
@@ -229,7 +236,7 @@ class Loader {
         error.code === "unreadable_context_file" && error.file === target &&
         error.key === ""
       ) {
-        throw new ContextFileError(
+        throw fileError(
           "unreadable_context_file",
           includer,
           at,
@@ -294,53 +301,63 @@ class Loader {
           "an image must be system or user (assistant turns cannot carry images)",
         );
       }
-      let data: string;
-      let mediaType = item["mediaType"];
-      if ("image" in item) {
-        const image = item["image"];
-        if (typeof image !== "string" || image === "") {
-          throw bad(`${at}.image`, "must be a file path");
-        }
-        try {
-          data = encodeBase64(Deno.readFileSync(join(here, image)));
-        } catch (error) {
-          throw bad(
-            `${at}.image`,
-            `cannot read ${join(here, image)}: ${fsReason(error)}`,
-          );
-        }
-        mediaType ??= MEDIA_BY_EXTENSION[extname(image).toLowerCase()];
-      } else {
-        if (typeof item["data"] !== "string") {
-          throw bad(`${at}.data`, "must be base64 text");
-        }
-        data = item["data"];
-      }
+      const mediaType = item["mediaType"];
       if (
-        typeof mediaType !== "string" ||
-        !Object.values(MEDIA_BY_EXTENSION).includes(mediaType as ImageMediaType)
+        mediaType !== undefined &&
+        (typeof mediaType !== "string" || !MEDIA_TYPES.includes(mediaType))
       ) {
         throw bad(
           `${at}.mediaType`,
           "must be image/png, image/jpeg, image/gif or image/webp",
         );
       }
+      const image = {
+        ...common,
+        role: role === "user" ? "user" as const : "system" as const,
+        ...(mediaType === undefined
+          ? {}
+          : { mediaType: mediaType as ImageMediaType }),
+      };
+      if ("image" in item) {
+        const file = item["image"];
+        if (typeof file !== "string" || file === "") {
+          throw bad(`${at}.image`, "must be a file path");
+        }
+        try {
+          return ImageEntry.fromFile(join(here, file), image);
+        } catch (error) {
+          throw bad(`${at}.image`, lowerFirst(messageOf(error)));
+        }
+      }
+      if (typeof item["data"] !== "string") {
+        throw bad(`${at}.data`, "must be base64 text");
+      }
+      if (image.mediaType === undefined) {
+        throw bad(
+          `${at}.mediaType`,
+          "is needed with data: image/png, image/jpeg, image/gif or image/webp",
+        );
+      }
       try {
         return new ImageEntry({
-          ...common,
-          role: role === "user" ? "user" : "system",
-          data,
-          mediaType: mediaType as ImageMediaType,
+          ...image,
+          mediaType: image.mediaType,
+          data: item["data"],
         });
       } catch (error) {
-        throw bad(
-          `${at}.data`,
-          error instanceof Error ? error.message : String(error),
-        );
+        throw bad(`${at}.data`, lowerFirst(messageOf(error)));
       }
     }
     throw bad(at, "an entry mapping needs one of text, file, image or data");
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

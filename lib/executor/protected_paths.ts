@@ -24,7 +24,7 @@ export interface ProtectedPathsOptions {
  *
  * @example
  * ```ts
- * import { ProtectedPaths } from "@loom/loom";
+ * import { ProtectedPaths } from "./protected_paths.ts";
  * import assert from "node:assert/strict";
  * const workspace = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${workspace}/check.mjs`, "process.exit(1)\n");
@@ -54,7 +54,7 @@ export class ProtectedPaths {
    *
    * @example
    * ```ts
-   * import { ProtectedPaths } from "@loom/loom";
+   * import { ProtectedPaths } from "./protected_paths.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const open = ProtectedPaths.forTest(["deno", "task", "test"], workspace, { defaults: false });
@@ -99,7 +99,7 @@ export class ProtectedPaths {
    *
    * @example
    * ```ts
-   * import { ProtectedPaths } from "@loom/loom";
+   * import { ProtectedPaths } from "./protected_paths.ts";
    * import assert from "node:assert/strict";
    * const guard = ProtectedPaths.forTest(undefined, ".", { globs: ["*.lock"] });
    * assert.equal(guard.matches("deno.lock"), true);
@@ -125,7 +125,7 @@ export class ProtectedPaths {
    *
    * @example
    * ```ts
-   * import { ProtectedPaths } from "@loom/loom";
+   * import { ProtectedPaths } from "./protected_paths.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * await Deno.writeTextFile(`${workspace}/check.mjs`, "");

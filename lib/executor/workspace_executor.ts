@@ -8,7 +8,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { ConfinementUnavailable } from "./confinement_unavailable.ts";
+import { ConfinementUnavailableError } from "./confinement_unavailable.ts";
 import { ExecutorError, type ExecutorErrorCode } from "./executor_error.ts";
 import type {
   InitReply,
@@ -137,7 +137,7 @@ export interface WorkspaceSurvey {
  *
  * @example
  * ```ts
- * import { TEST_OUTPUT_TAIL_BYTES } from "@loom/loom";
+ * import { TEST_OUTPUT_TAIL_BYTES } from "./workspace_executor.ts";
  * import assert from "node:assert/strict";
  * assert.equal(TEST_OUTPUT_TAIL_BYTES, 8 * 1024);
  * ```
@@ -160,12 +160,12 @@ const DRAIN_MS = 1_000;
  * The test command runs inside bubblewrap when a working `bwrap` exists;
  * without it a `deno run`/`deno test` command runs under Deno's permission
  * flags scoped to the workspace; any other command makes
- * {@linkcode WorkspaceExecutor.start} throw {@linkcode ConfinementUnavailable}
+ * {@linkcode WorkspaceExecutor.start} throw {@linkcode ConfinementUnavailableError}
  * unless `unconfinedTests` is set. Needs `--unstable-worker-options`.
  *
  * @example
  * ```ts
- * import { WorkspaceExecutor } from "@loom/loom";
+ * import { WorkspaceExecutor } from "./workspace_executor.ts";
  * import assert from "node:assert/strict";
  * const workspace = await Deno.makeTempDir();
  * const executor = await WorkspaceExecutor.start({ workspace });
@@ -231,7 +231,7 @@ export class WorkspaceExecutor {
    *
    * @param options The workspace, the optional test command and its confinement.
    * @returns A running executor; call {@linkcode WorkspaceExecutor.close}.
-   * @throws {ConfinementUnavailable} When Deno runs without
+   * @throws {ConfinementUnavailableError} When Deno runs without
    *   `--unstable-worker-options`, the process lacks a permission the worker
    *   needs, the worker holds more permissions than asked for, or neither
    *   bubblewrap nor Deno can confine the test command.
@@ -240,7 +240,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const executor = await WorkspaceExecutor.start({ workspace });
@@ -258,7 +258,8 @@ export class WorkspaceExecutor {
   ): Promise<WorkspaceExecutor> {
     const workspace = await realWorkspace(options.workspace);
     if ((await workerOptionsState()) === "disabled") {
-      throw new ConfinementUnavailable(
+      throw new ConfinementUnavailableError(
+        "confinement_unavailable",
         "Cannot confine the executor: Deno runs without --unstable-worker-options, which scoping a worker's permissions needs; run again with that flag",
       );
     }
@@ -280,7 +281,8 @@ export class WorkspaceExecutor {
       try {
         executor.#channel = workerChannel(workspace, executor.#events());
       } catch (error) {
-        throw new ConfinementUnavailable(
+        throw new ConfinementUnavailableError(
+          "confinement_unavailable",
           `Cannot confine the executor: Deno refused the worker's permissions (${
             describe(error)
           }); the process needs read and write access to ${workspace}`,
@@ -299,7 +301,8 @@ export class WorkspaceExecutor {
       }) as InitReply;
     } catch (error) {
       executor.close();
-      throw new ConfinementUnavailable(
+      throw new ConfinementUnavailableError(
+        "confinement_unavailable",
         `Cannot confine the executor: its worker did not start (${
           describe(error)
         })`,
@@ -309,7 +312,8 @@ export class WorkspaceExecutor {
     const excess = overreach(reply.permissions);
     if (excess.length > 0) {
       executor.close();
-      throw new ConfinementUnavailable(
+      throw new ConfinementUnavailableError(
+        "confinement_unavailable",
         `Cannot confine the executor: its worker's permissions differ from the ones asked for (${
           excess.join(", ")
         })`,
@@ -350,7 +354,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * await Deno.writeTextFile(`${workspace}/a.txt`, "alpha");
@@ -388,7 +392,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const executor = await WorkspaceExecutor.start({ workspace });
@@ -450,7 +454,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const executor = await WorkspaceExecutor.start({ workspace });
@@ -485,7 +489,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * await Deno.writeTextFile(`${workspace}/check.ts`, "console.log('ok')");
@@ -561,7 +565,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const executor = await WorkspaceExecutor.start({ workspace });
@@ -607,7 +611,8 @@ async function realWorkspace(workspace: string): Promise<string> {
     real = await Deno.realPath(workspace);
   } catch (error) {
     if (error instanceof Deno.errors.NotCapable) {
-      throw new ConfinementUnavailable(
+      throw new ConfinementUnavailableError(
+        "confinement_unavailable",
         `Cannot confine the executor: the process may not read the workspace ${workspace}`,
         { cause: error },
       );
@@ -671,7 +676,10 @@ async function testPlan(
     });
   } catch (error) {
     if (error instanceof PlanRefused) {
-      throw new ConfinementUnavailable(error.message);
+      throw new ConfinementUnavailableError(
+        "confinement_unavailable",
+        error.message,
+      );
     }
     throw error;
   }

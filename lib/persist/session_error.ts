@@ -1,27 +1,11 @@
 /**
- * The typed error of session storage: what went wrong, which file, and a
- * stable machine `code`. Loading a session never repairs or overwrites
- * anything; it fails with one of these instead.
+ * The typed error of session storage: what went wrong, which file (and
+ * line of the journal), and a stable machine `code`. Loading a session never
+ * repairs or overwrites anything; it fails with one of these instead.
  *
  * @module
  */
-
-/** Machine codes of {@linkcode SessionError}. */
-export type SessionErrorCode =
-  /** The session root is the workspace, inside it, or contains it. */
-  | "session_inside_workspace"
-  /** The directory holds no `session.json`. */
-  | "session_missing"
-  /** A session is already stored where a new one was to be created. */
-  | "session_exists"
-  /** `session.json` is unreadable, not JSON, or breaks the closed schema. */
-  | "session_invalid"
-  /** A persisted result file named by the catalogue does not exist. */
-  | "result_missing"
-  /** A persisted result file or inline body does not match its SHA-256 digest. */
-  | "result_corrupted"
-  /** A write was attempted through a handle that does not own the root. */
-  | "not_owner";
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
 /**
  * Raised by session storage. Nothing in the session is changed when it is
@@ -29,35 +13,64 @@ export type SessionErrorCode =
  *
  * @example
  * ```ts
- * import { SessionError } from "@loom/loom";
+ * import { SessionError } from "@loom/loom/session";
  * import assert from "node:assert/strict";
- * const error = new SessionError("result_missing", "Result file x is missing", { file: "/s/x" });
- * assert.equal(error.code, "result_missing");
- * assert.equal(error.file, "/s/x");
+ * const error = new SessionError("session_tampered", "Record 3 does not verify", { file: "/s/journal.jsonl", line: 4 });
+ * assert.equal(error.code, "session_tampered");
+ * assert.equal(error.line, 4);
  * assert.ok(error instanceof Error);
  * ```
  */
 export class SessionError extends Error {
-  /** Stable machine code. */
-  readonly code: SessionErrorCode;
+  /**
+   * Stable machine code:
+   * - `session_inside_workspace`: The session root is the workspace, inside it, or contains it.
+   * - `session_missing`: The directory holds no `journal.jsonl`.
+   * - `session_exists`: A session is already stored where a new one was to be created.
+   * - `session_outdated`: The directory holds a `session.json` of the unauthenticated old format.
+   * - `session_invalid`: A journal line is unreadable, not JSON, or breaks the closed schema.
+   * - `session_tampered`: A journal record does not verify against the key and the chain.
+   * - `session_locked`: Another process holds the session's lock.
+   * - `session_key_invalid`: The session key file cannot be read, created or trusted.
+   * - `result_missing`: A persisted result file named by the catalogue does not exist.
+   * - `result_corrupted`: A persisted result file or inline body does not match its SHA-256 digest.
+   */
+  readonly code:
+    | "session_inside_workspace"
+    | "session_missing"
+    | "session_exists"
+    | "session_outdated"
+    | "session_invalid"
+    | "session_tampered"
+    | "session_locked"
+    | "session_key_invalid"
+    | "result_missing"
+    | "result_corrupted";
   /** The file the error is about, when there is one. */
   readonly file: string | undefined;
+  /** The 1-based journal line the error is about, when there is one. */
+  readonly line: number | undefined;
 
   /**
    * Creates the error.
    *
    * @param code Machine code.
    * @param message Sentence-case explanation naming the file.
-   * @param options The file concerned and the underlying cause.
+   * @param details The file and line concerned and the underlying cause.
    */
   constructor(
-    code: SessionErrorCode,
+    code: SessionError["code"],
     message: string,
-    options: { file?: string; cause?: unknown } = {},
+    details: LoomErrorOptions & {
+      /** The file concerned. */
+      readonly file?: string;
+      /** The 1-based line of the journal concerned. */
+      readonly line?: number;
+    } = {},
   ) {
-    super(message, { cause: options.cause });
-    this.name = "SessionError";
-    this.code = code;
-    this.file = options.file;
+    super(message, causeOf(details));
+    this.code = brand(this, "SessionError", code);
+    this.file = details.file;
+    this.line = details.line;
   }
 }

@@ -11,7 +11,7 @@ import { WorkingState } from "../briefing/working_state.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import { ResultStore } from "../store/result_store.ts";
 import { ResumedResultStore } from "./_resumed_store.ts";
-import { isCodedError } from "../errors.ts";
+import { isLoomError } from "../errors.ts";
 import { commission } from "./commission.ts";
 import { protectedPaths } from "./_setup.ts";
 import { revisionNamesTree } from "./revision.ts";
@@ -29,7 +29,7 @@ import { clipMessage, clipModelText } from "./_clip.ts";
 import { round, writeContextReport } from "./_finish.ts";
 import { sliceInstructions } from "./_instructions.ts";
 import { describe, progressLine } from "./_progress.ts";
-import type { RunOptions, SliceRequest, StepProgress } from "./_request.ts";
+import type { RunOptions, SliceRequest, StepProgress } from "./request.ts";
 import { restoreContext } from "./_restore.ts";
 import { parseSelection } from "./_selection.ts";
 import { sliceProvider, startExecutor } from "./_setup.ts";
@@ -39,10 +39,12 @@ import {
   runStage,
   type StageContext,
 } from "./_stages.ts";
-import { SliceStopped } from "./_stopped.ts";
+import { SliceStoppedError, stopped } from "./_stopped.ts";
 import { stepTool } from "./_tools.ts";
-import type { SliceOutcome, SliceStop } from "./outcome.ts";
+import type { SliceOutcome } from "./outcome.ts";
+import type { StopReason } from "../briefing/context_report.ts";
 import type { LastTurn, SliceCheckpoint, SliceResume } from "./checkpoint.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
 const DEFAULT_MAX_REFUSALS = 8;
 
@@ -70,6 +72,12 @@ export class SliceRun {
   };
   #briefing: Briefing | undefined;
   #steps = 0;
+  /** The last step with a progress line, and where the current step is. */
+  #progressed = 0;
+  #stage: { phase: "selection" | "arguments"; action: string | null } = {
+    phase: "selection",
+    action: null,
+  };
   #refusals = 0;
   #consecutiveRefusals = 0;
   #summary: string | null = null;
@@ -106,7 +114,7 @@ export class SliceRun {
    * @returns How the slice ended.
    */
   async execute(): Promise<SliceOutcome> {
-    let stop: SliceStop;
+    let stop: StopReason;
     let detail: string;
     let failure: unknown;
     try {
@@ -124,9 +132,14 @@ export class SliceRun {
         await effects.close();
       }
     } catch (error) {
-      if (error instanceof SliceStopped) {
+      if (error instanceof SliceStoppedError) {
         stop = error.stop;
         detail = error.message;
+        // The step that failed gets its progress line too.
+        if (this.#steps > this.#progressed) {
+          const { phase, action } = this.#stage;
+          this.#progress(this.#steps, phase, action, `stopped (${stop})`);
+        }
       } else {
         stop = "suspended";
         detail = `Internal failure: ${
@@ -152,7 +165,7 @@ export class SliceRun {
     provider: ModelProvider,
     effects: Effects,
     workspace: string,
-  ): Promise<{ stop: SliceStop; detail: string }> {
+  ): Promise<{ stop: StopReason; detail: string }> {
     const request = this.#request;
     const bounded = this.#policy === "bounded";
     const briefing = new Briefing({
@@ -194,13 +207,14 @@ export class SliceRun {
       if (this.#checkpointed !== this.#steps) await this.#checkpoint(null);
       const signal = this.#options.signal;
       if (signal?.aborted) {
-        throw new SliceStopped(
+        throw stopped(
           "suspended",
           `The embedder aborted the run: ${String(signal.reason)}`,
         );
       }
       const sequence = ++this.#steps;
       this.#counters.stepCalls = 0;
+      this.#stage = { phase: "selection", action: null };
       const validated = !testConfigured ||
         briefing.workingState.tests_validate_latest_revision;
       const candidates = admissibleActions({ testConfigured, validated });
@@ -220,7 +234,7 @@ export class SliceRun {
           code: "budget_exhausted",
           reason: `${selection.detail}; the run is suspended`,
         }, "selection");
-        throw new SliceStopped("suspended", selection.detail);
+        throw stopped("suspended", selection.detail);
       }
       const chosen = parseSelection(selection.value, candidates);
       if (!chosen.ok) {
@@ -229,6 +243,7 @@ export class SliceRun {
         continue;
       }
       const action = chosen.action;
+      this.#stage = { phase: "arguments", action };
 
       // Argument generation.
       const generated = await runStage(ctx, {
@@ -299,9 +314,9 @@ export class SliceRun {
       try {
         report = await this.#execute(effects, action, admitted.args);
       } catch (error) {
-        if (error instanceof SliceStopped) throw error;
+        if (error instanceof SliceStoppedError) throw error;
         this.#refuse(sequence, action, args, {
-          code: isCodedError(error) ? error.code : "execution_failed",
+          code: isLoomError(error) ? error.code : "execution_failed",
           reason: `The executor could not perform ${action}: ${
             clipMessage(
               error instanceof Error ? error.message : String(error),
@@ -369,7 +384,7 @@ export class SliceRun {
     action: string,
     args: unknown,
     refusal: { readonly code: string; readonly reason: string },
-    phase: "selection" | "arguments",
+    phase: StepPhase,
   ): void {
     this.#refusals += 1;
     this.#consecutiveRefusals += 1;
@@ -388,7 +403,7 @@ export class SliceRun {
     action: string,
     args: unknown,
     report: ExecutionReport,
-    phase: "selection" | "arguments",
+    phase: StepPhase,
   ): void {
     const record: ActionRecord = {
       sequence,
@@ -396,7 +411,7 @@ export class SliceRun {
       arguments: args,
       report,
     };
-    let full: SliceStopped | undefined;
+    let full: SliceStoppedError | undefined;
     try {
       this.#briefing?.record(record);
     } catch (error) {
@@ -408,7 +423,7 @@ export class SliceRun {
     this.#records.push(record);
     this.#progress(sequence, phase, action, describe(report));
     if (full !== undefined) {
-      throw new SliceStopped(
+      throw stopped(
         "capacity",
         `${full.message}; ${tookEffect(sequence, action, report)}`,
         { cause: full.cause },
@@ -432,7 +447,7 @@ export class SliceRun {
     const why = unkept.result_unavailable === "too_large"
       ? `it has ${unkept.utf8_bytes} bytes, more than the 16 MiB a result may hold`
       : `the result store is full (${store.count} results, ${store.totalBytes} bytes; it holds at most 1,024 results and 64 MiB)`;
-    throw new SliceStopped(
+    throw stopped(
       "capacity",
       `${unkept.result_unavailable}: Cannot keep the result of ${
         clipModelText(unkept.origin)
@@ -444,10 +459,11 @@ export class SliceRun {
 
   #progress(
     step: number,
-    phase: "selection" | "arguments",
+    phase: StepPhase,
     action: string | null,
     outcome: string,
   ): void {
+    this.#progressed = step;
     const onProgress = this.#options.onProgress;
     if (onProgress === undefined) return;
     const progress: StepProgress = {
@@ -463,14 +479,14 @@ export class SliceRun {
   }
 
   /** Hands the state after the latest acknowledged step to the session. */
-  async #checkpoint(stop: SliceStop | null): Promise<void> {
+  async #checkpoint(stop: StopReason | null): Promise<void> {
     const session = this.#options.session;
     if (session === undefined) return;
     const c = this.#counters;
     const checkpoint: SliceCheckpoint = {
       steps: this.#steps,
       modelCalls: c.modelCalls,
-      records: [...this.#records],
+      records: this.#records,
       results: this.#results,
       edits: this.#facts.edits,
       revision: this.#facts.revision,
@@ -484,7 +500,7 @@ export class SliceRun {
       archived: this.#briefing?.archivedCount ?? 0,
       checkpoints: this.#briefing?.checkpoints ?? 0,
       lastTurn: this.#lastTurn,
-      requests: [...this.#report.requests],
+      requests: this.#report.requests,
       stop,
     };
     await session.onCheckpoint(checkpoint);
@@ -524,7 +540,7 @@ export class SliceRun {
     });
   }
 
-  #outcome(stop: SliceStop, detail: string): SliceOutcome {
+  #outcome(stop: StopReason, detail: string): SliceOutcome {
     // From the records, which also hold a step the archive could not take.
     const state = WorkingState.from(this.#records);
     const c = this.#counters;

@@ -21,7 +21,7 @@
  *
  * @example
  * ```ts
- * import { revisionId } from "@loom/loom";
+ * import { revisionId } from "./revision.ts";
  * import assert from "node:assert/strict";
  * const rev = revisionId(1, "3f2a9c0d1e4b".padEnd(64, "0"));
  * assert.equal(rev, "rev-1-3f2a9c0d1e4b");
@@ -50,7 +50,7 @@ export function revisionId(n: number, treeDigest: string): string {
  *
  * @example
  * ```ts
- * import { revisionNamesTree } from "@loom/loom";
+ * import { revisionNamesTree } from "./revision.ts";
  * import assert from "node:assert/strict";
  * assert.equal(revisionNamesTree("rev-2-abcdefabcdef", "abcdefabcdef".padEnd(64, "1")), true);
  * assert.equal(revisionNamesTree("rev-2-abcdefabcdef", "0".repeat(64)), false);

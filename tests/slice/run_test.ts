@@ -5,12 +5,11 @@ import { RecordedProvider } from "../../lib/providers/recorded_provider.ts";
 import type { ModelProvider } from "../../lib/providers/model_provider.ts";
 import { ProviderError } from "../../lib/providers/provider_error.ts";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
+import { runSlice } from "../../lib/slice/run.ts";
 import {
-  runSlice,
-  runWithOptions,
   type SliceRequest,
   SliceRequestError,
-} from "../../lib/slice/run.ts";
+} from "../../lib/slice/request.ts";
 import { revisionId } from "../../lib/slice/revision.ts";
 import type {
   SliceCheckpoint,
@@ -22,8 +21,9 @@ import {
   prepareWorkspace,
   recordingPath,
 } from "../e2e/_workspace.ts";
+import type { StepPhase } from "../../lib/reference/lookup_session.ts";
 
-type Call = { phase: "selection" | "arguments"; arguments: unknown };
+type Call = { phase: StepPhase; arguments: unknown };
 
 function recorded(calls: Call[]): RecordedProvider {
   return RecordedProvider.parse(
@@ -119,7 +119,7 @@ Deno.test("runSlice() replays the bug-fix recording to completion", async (t) =>
         const provider = RecordedProvider.load(recordingPath("bugfix"));
         const reportPath = `${prepared.root}/report.json`;
         const lines: string[] = [];
-        const outcome = await runWithOptions({
+        const outcome = await runSlice({
           intent: INTENTS.bugfix,
           workspace: prepared.workspace,
           test: { command: checkCommand(), timeoutMs: 60_000 },
@@ -196,7 +196,7 @@ Deno.test("runSlice() offers slice.complete only while tests validate the latest
       const dir = await tinyWorkspace();
       try {
         const lines: string[] = [];
-        const outcome = await runWithOptions(
+        const outcome = await runSlice(
           tinyRequest(
             dir,
             recorded([
@@ -276,7 +276,7 @@ Deno.test("runSlice() refuses edits whose segments do not resolve and leaves the
   const dir = await tinyWorkspace();
   try {
     const lines: string[] = [];
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       tinyRequest(
         dir,
         recorded([
@@ -432,7 +432,7 @@ Deno.test("runSlice() stops with refused after too many refusals in a row", asyn
       sel("repository.inspect"),
       arg({ paths: ["../x"] }),
     ];
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       tinyRequest(dir, recorded([...escape, ...escape, ...escape])),
       { maxConsecutiveRefusals: 3 },
     );
@@ -449,7 +449,7 @@ Deno.test("runSlice() reports provider failures as provider_error with a report"
     const dir = await tinyWorkspace();
     try {
       const reportPath = `${dir}/../${dir.split("/").at(-1)}-report.json`;
-      const outcome = await runWithOptions(
+      const outcome = await runSlice(
         tinyRequest(dir, recorded([sel("repository.inspect")])),
         { contextReport: reportPath, contextPolicy: "bounded" },
       );
@@ -489,7 +489,7 @@ Deno.test("runSlice() reports provider failures as provider_error with a report"
   await t.step("a missing API key, before any work", async () => {
     const dir = await tinyWorkspace();
     try {
-      const outcome = await runWithOptions({
+      const outcome = await runSlice({
         intent: "x",
         workspace: dir,
         maxSteps: 1,
@@ -507,7 +507,7 @@ Deno.test("runSlice() stops suspended when the embedder aborts", async () => {
   const dir = await tinyWorkspace();
   try {
     const controller = new AbortController();
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       tinyRequest(
         dir,
         recorded([sel("repository.inspect"), arg({ paths: ["answer.txt"] })]),
@@ -555,7 +555,7 @@ Deno.test("runSlice() stops with capacity when mandatory content cannot fit the 
   const reportPath = `${dir}-report.json`;
   try {
     const provider = recorded([sel("tests.run"), arg({})]);
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       { ...tinyRequest(dir, provider), intent: "x".repeat(70_000) },
       { contextReport: reportPath, contextPolicy: "bounded" },
     );
@@ -626,7 +626,7 @@ Deno.test("runSlice() clips model-controlled paths in refusals, so a 40 KB path 
     await t.step(code, async () => {
       await inTinyWorkspace(async (dir) => {
         const lines: string[] = [];
-        const outcome = await runWithOptions(
+        const outcome = await runSlice(
           tinyRequest(
             dir,
             recorded([
@@ -692,7 +692,7 @@ Deno.test("runSlice() keeps the overflowing step's effect visible when the archi
       await inTinyWorkspace(async (dir, reportPath) => {
         const lines: string[] = [];
         const checkpoints: SliceCheckpoint[] = [];
-        const outcome = await runWithOptions(
+        const outcome = await runSlice(
           tinyRequest(dir, recorded([sel(action), call]), 5000),
           {
             contextPolicy: "bounded",
@@ -759,7 +759,7 @@ Deno.test("runSlice() stops a bounded run with capacity when the result store fi
   await inTinyWorkspace(async (dir, reportPath) => {
     const lines: string[] = [];
     // 64 inspections of 16 files fill the store's 1,024 results.
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       tinyRequest(dir, await inspectAll(dir, 66), 66),
       {
         contextPolicy: "bounded",
@@ -788,7 +788,7 @@ Deno.test("runSlice() stops a bounded run with capacity when the result store fi
 Deno.test("runSlice() goes on under legacy when the result store fills, with previews and no references", async () => {
   await inTinyWorkspace(async (dir) => {
     let last: SliceCheckpoint | undefined;
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       tinyRequest(dir, await inspectAll(dir, 66), 66),
       {
         session: {
@@ -852,7 +852,7 @@ Deno.test("runSlice() counts a failed provider call in model_calls and keeps its
         );
       },
     };
-    const outcome = await runWithOptions(tinyRequest(dir, provider), {
+    const outcome = await runSlice(tinyRequest(dir, provider), {
       contextReport: reportPath,
     });
     assert.equal(outcome.stop, "provider_error");
@@ -864,5 +864,123 @@ Deno.test("runSlice() counts a failed provider call in model_calls and keeps its
       report.requests.map((r) => [r.final_usage, r.input_tokens]),
       [[true, 10], [false, 7]],
     );
+  });
+});
+
+/** A provider that answers with `replies` in order and keeps every request it got. */
+function scripted(replies: unknown[]): ModelProvider & { requests: string[] } {
+  const requests: string[] = [];
+  return {
+    spec: "scripted:test",
+    requests,
+    call({ request }) {
+      requests.push(JSON.stringify(request));
+      const reply = replies[requests.length - 1];
+      if (reply === undefined) {
+        return Promise.reject(
+          new ProviderError("recording_exhausted", "The script ran out"),
+        );
+      }
+      return Promise.resolve({
+        arguments: reply,
+        usage: {
+          input_tokens: null,
+          output_tokens: null,
+          cache_read_tokens: null,
+          cache_write_tokens: null,
+        },
+        final_usage: true,
+      });
+    },
+  };
+}
+
+Deno.test("runSlice() shows refusal notes to the model in the next selection", async (t) => {
+  for (const policy of ["legacy", "bounded"] as const) {
+    await t.step(policy, async () => {
+      await inTinyWorkspace(async (dir) => {
+        const provider = scripted([
+          { action: "repository.inspect" },
+          { paths: ["../outside.txt"] },
+          { action: "tests.run" },
+        ]);
+        const outcome = await runSlice(tinyRequest(dir, provider, 2), {
+          contextPolicy: policy,
+        });
+        // The script runs out at the arguments of step 2.
+        assert.equal(outcome.stop, "provider_error");
+        assert.equal(provider.requests.length, 4);
+        const note =
+          'Step 1 (repository.inspect) was refused (path_escape): The path \\"../outside.txt\\" leaves the workspace';
+        assert.ok(!provider.requests[1]!.includes(note));
+        assert.ok(provider.requests[2]!.includes(note), provider.requests[2]);
+      });
+    });
+  }
+});
+
+Deno.test("runSlice() answers a lookup of a result whose descriptor rolled out of the transcript", async () => {
+  await inTinyWorkspace(async (dir) => {
+    const check = await Deno.readTextFile(`${dir}/check.ts`);
+    const replies: unknown[] = [
+      { action: "repository.inspect" },
+      { paths: ["check.ts"] },
+    ];
+    // 64 more entries push step 1 out of the 64-entry legacy transcript.
+    for (let i = 0; i < 64; i++) {
+      replies.push({ action: "repository.inspect" }, { paths: ["answer.txt"] });
+    }
+    replies.push(
+      { $list_results: 0 },
+      {
+        $read_result: {
+          result: "result-1",
+          sha256: sha256(check),
+          select: { kind: "whole" },
+        },
+      },
+    );
+    const provider = scripted(replies);
+    const outcome = await runSlice(tinyRequest(dir, provider, 66), {});
+    assert.equal(outcome.stop, "provider_error");
+    assert.equal(outcome.retrievals, 2);
+    const [before, listed, read] = provider.requests.slice(-3) as [
+      string,
+      string,
+      string,
+    ];
+    assert.ok(!before.includes("repository.inspect check.ts"));
+    assert.ok(before.includes("(1 earlier entries are not shown)"), before);
+    assert.ok(listed.includes("repository.inspect check.ts"));
+    assert.ok(
+      read.includes(
+        JSON.stringify(JSON.stringify({ selected_text: check })).slice(1, -1),
+      ),
+    );
+  });
+});
+
+Deno.test("runSlice() writes the context report when the run fails internally", async () => {
+  await inTinyWorkspace(async (dir, reportPath) => {
+    let checkpoints = 0;
+    const failure = new Error("The disk is full");
+    await assert.rejects(
+      runSlice(
+        tinyRequest(dir, recorded([sel("tests.run"), arg({})])),
+        {
+          contextReport: reportPath,
+          session: {
+            onCheckpoint: () =>
+              ++checkpoints === 2 ? Promise.reject(failure) : Promise.resolve(),
+          },
+        },
+      ),
+      (error: unknown) => error === failure,
+    );
+    const report = await readReport(reportPath);
+    assert.equal(report.outcome.stop, "suspended");
+    assert.equal(report.outcome.detail, "Internal failure: The disk is full");
+    assert.equal(report.model_calls, 2);
+    assert.equal(report.requests.length, 2);
   });
 });
