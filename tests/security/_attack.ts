@@ -191,9 +191,12 @@ export async function runAttack(spec: AttackSpec): Promise<AttackResult> {
   let events: AttackResult["events"] = [];
   try {
     session = await readTree(`${root}/session`);
-    events = JSON.parse(
-      await Deno.readTextFile(`${root}/session/session.json`),
-    ).events;
+    // The journal: one JSON line per step, each with the records it added.
+    const journal = await Deno.readTextFile(`${root}/session/journal.jsonl`);
+    events = journal.split("\n").filter((line) => line !== "")
+      .map((line) => JSON.parse(line))
+      .flatMap((entry) => entry.type === "step" ? entry.records ?? [] : [])
+      .map((record: AttackResult["events"][number]["record"]) => ({ record }));
   } catch {
     // No session (the run stopped before its first step).
   }
