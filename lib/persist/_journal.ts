@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { chainMac } from "./_digest.ts";
+import { createHmac } from "node:crypto";
+import { writeAll } from "./_session_util.ts";
 import { SessionError } from "./session_error.ts";
 
 const encoder = new TextEncoder();
@@ -32,8 +33,13 @@ export interface JournalText {
   readonly torn: number;
 }
 
+/** Lowercase hex HMAC-SHA-256 of `previous`, a newline and `body`. */
+function chainMac(key: Uint8Array, previous: string, body: string): string {
+  return createHmac("sha256", key).update(`${previous}\n${body}`).digest("hex");
+}
+
 /** Seals a record: its line (newline included) and its MAC. */
-export function seal(
+function seal(
   key: Uint8Array,
   previous: string,
   value: Record<string, unknown>,
@@ -168,10 +174,7 @@ export class JournalWriter {
     const sealed = seal(this.#key, this.#mac, value);
     const bytes = encoder.encode(sealed.text);
     try {
-      let offset = 0;
-      while (offset < bytes.length) {
-        offset += await this.#file.write(bytes.subarray(offset));
-      }
+      await writeAll(this.#file, bytes);
       await this.#file.syncData();
     } catch (error) {
       try {

@@ -15,13 +15,16 @@ import {
   headerSchema,
   laterSchema,
 } from "./_schema.ts";
-import { emptyState, foldStep, type JournalState } from "./_step_record.ts";
+import { emptyState, foldStep, type JournalState } from "./_session_records.ts";
+import { messageOf } from "./_session_util.ts";
 import { SessionError } from "./session_error.ts";
 
 /** Name of the journal inside a session root. */
 export const JOURNAL_FILE = "journal.jsonl";
 /** Name of the state file of the old, unauthenticated format. */
 export const OLD_SESSION_FILE = "session.json";
+/** Name of the directory of persisted results inside a session root. */
+export const RESULTS_DIR = "tool-results";
 
 /** A journal folded into the state after its last acknowledged record. */
 export interface ParsedSession {
@@ -57,20 +60,11 @@ export async function parseSession(
   try {
     text = await readJournal(file, key);
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) {
-      if (error instanceof SessionError) throw error;
-      throw new SessionError(
-        "session_invalid",
-        `Cannot read session journal ${file}: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
-        { file, cause: error },
-      );
-    }
-    await refuseOldFormat(root);
+    if (error instanceof Deno.errors.NotFound) await missing(root, error);
+    if (error instanceof SessionError) throw error;
     throw new SessionError(
-      "session_missing",
-      `No session in ${root}: ${JOURNAL_FILE} does not exist`,
+      "session_invalid",
+      `Cannot read session journal ${file}: ${messageOf(error)}`,
       { file, cause: error },
     );
   }
@@ -146,34 +140,27 @@ export async function parseSession(
  * @throws {SessionError} `session_outdated` or `session_missing`.
  */
 export async function requireJournal(root: string): Promise<void> {
-  const file = join(root, JOURNAL_FILE);
-  try {
-    await Deno.lstat(file);
-  } catch (error) {
-    await refuseOldFormat(root);
-    throw new SessionError(
-      "session_missing",
-      `No session in ${root}: ${JOURNAL_FILE} does not exist`,
-      { file, cause: error },
-    );
-  }
+  await Deno.lstat(join(root, JOURNAL_FILE)).catch((e) => missing(root, e));
 }
 
 /**
- * Refuses a session of the old `session.json` format: its state carries no
- * MAC, so anyone who could write the folder could have changed it.
+ * Throws `session_missing`, or `session_outdated` for a session of the old
+ * `session.json` format (its state carries no MAC, so anyone who could
+ * write the folder could have changed it).
  */
-async function refuseOldFormat(root: string): Promise<void> {
+async function missing(root: string, cause: unknown): Promise<never> {
   const old = join(root, OLD_SESSION_FILE);
-  try {
-    await Deno.lstat(old);
-  } catch {
-    return;
+  if (await Deno.lstat(old).then(() => true, () => false)) {
+    throw new SessionError(
+      "session_outdated",
+      `Session ${root} was written by an older Loom (${OLD_SESSION_FILE}, format loom-session/1), whose state is not authenticated and cannot be resumed safely: start a new session with loom run --session, or finish this one with the Loom release that wrote it`,
+      { file: old },
+    );
   }
   throw new SessionError(
-    "session_outdated",
-    `Session ${root} was written by an older Loom (${OLD_SESSION_FILE}, format loom-session/1), whose state is not authenticated and cannot be resumed safely: start a new session with loom run --session, or finish this one with the Loom release that wrote it`,
-    { file: old },
+    "session_missing",
+    `No session in ${root}: ${JOURNAL_FILE} does not exist`,
+    { file: join(root, JOURNAL_FILE), cause },
   );
 }
 

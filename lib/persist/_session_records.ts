@@ -1,10 +1,18 @@
 /**
- * Serialization of session records: compact records and descriptors for
- * the session journal, and their expansion on load.
+ * The one place where a slice's run state meets its wire form: a checkpoint
+ * becomes a journal step record (snake_case counters from `SLICE_COUNTERS`,
+ * only new records and report lines, compact descriptors), a step record
+ * folds back into the state, and descriptors are expanded on load.
  *
  * @module
  */
+import type { StopReason } from "../briefing/context_report.ts";
 import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
+import {
+  SLICE_COUNTERS,
+  type SliceCheckpoint,
+  type SliceState,
+} from "../slice/checkpoint.ts";
 import { compactArguments } from "../briefing/event.ts";
 import {
   type CompactDescriptor,
@@ -12,7 +20,12 @@ import {
   type ResultDescriptor,
 } from "../store/result_store.ts";
 import { previewOf } from "../store/preview.ts";
-import type { JournalActionRecord as SessionRecord } from "./_schema.ts";
+import {
+  type CatalogueEntry,
+  type JournalActionRecord as SessionRecord,
+  snakeCase,
+  type StepRecord,
+} from "./_schema.ts";
 import {
   TOOL_DECLARATIONS,
   type ToolDeclaration,
@@ -54,7 +67,7 @@ export function declarationOf(tool: string): ToolDeclaration | undefined {
 }
 
 /** The record as the session keeps it: compact arguments, no previews. */
-export function compactRecord(record: ActionRecord): SessionRecord {
+function compactRecord(record: ActionRecord): SessionRecord {
   return {
     sequence: record.sequence,
     action: record.action,
@@ -66,7 +79,7 @@ export function compactRecord(record: ActionRecord): SessionRecord {
 }
 
 /** The report of a record without previews. */
-export function compactReport(
+function compactReport(
   report: ExecutionReport,
 ): SessionRecord["report"] {
   switch (report.kind) {
@@ -135,7 +148,7 @@ export function expandRecord(
 }
 
 /** Rebuilds full descriptors (previews from the restored bytes). */
-export function expandDescriptor(
+function expandDescriptor(
   compact: CompactDescriptor,
   bytesById: ReadonlyMap<string, Uint8Array>,
 ): ResultDescriptor {
@@ -166,4 +179,69 @@ export function expandDescriptor(
       : { result_unavailable: compact.result_unavailable }),
   };
   return out;
+}
+
+/** The state a journal folds into: records still compact. */
+export interface JournalState extends Omit<SliceState, "records"> {
+  readonly records: SessionRecord[];
+  readonly requests: SliceState["requests"][number][];
+  /** How the run ended, or `null`. */
+  readonly stop: StopReason | null;
+}
+
+/** The state before the first step. */
+export function emptyState(): JournalState {
+  return {
+    ...Object.fromEntries(SLICE_COUNTERS.map((name) => [name, 0])) as {
+      [K in (typeof SLICE_COUNTERS)[number]]: number;
+    },
+    revision: null,
+    notes: [],
+    lastTurn: null,
+    stop: null,
+    records: [],
+    requests: [],
+  };
+}
+
+/** The step record of a checkpoint, with what is new since `saved`. */
+export function stepRecord(
+  seq: number,
+  checkpoint: SliceCheckpoint,
+  saved: { readonly records: number; readonly requests: number },
+  results: Record<string, CatalogueEntry>,
+): Record<string, unknown> {
+  return {
+    seq,
+    type: "step",
+    counters: Object.fromEntries(
+      SLICE_COUNTERS.map((name) => [snakeCase(name), checkpoint[name]]),
+    ),
+    revision: checkpoint.revision,
+    notes: [...checkpoint.notes],
+    last_turn: checkpoint.lastTurn,
+    stop: checkpoint.stop,
+    records: checkpoint.records.slice(saved.records).map(compactRecord),
+    requests: checkpoint.requests.slice(saved.requests),
+    results,
+  };
+}
+
+/** The state after a step record (its records are checked by the caller). */
+export function foldStep(
+  state: JournalState,
+  record: StepRecord,
+): JournalState {
+  state.records.push(...record.records);
+  state.requests.push(...record.requests);
+  return {
+    ...state,
+    ...Object.fromEntries(
+      SLICE_COUNTERS.map((name) => [name, record.counters[snakeCase(name)]]),
+    ),
+    revision: record.revision,
+    notes: record.notes,
+    lastTurn: record.last_turn,
+    stop: record.stop,
+  };
 }

@@ -1,15 +1,81 @@
 /**
- * Result bodies of a session: inline text, and reading and verifying
- * persisted or re-read results on load.
+ * Result bodies of a session: how each new result is catalogued on save
+ * (persisted file, inline body or re-read source, or left out), and one
+ * verifier per source on load.
  *
  * @module
  */
 import { join } from "node:path";
 import { sha256Hex } from "../store/digest.ts";
-import { isWithin } from "./_paths.ts";
+import type { StoredResult } from "../store/result_store.ts";
+import { RESULTS_DIR } from "./_read_session.ts";
 import type { CatalogueEntry } from "./_schema.ts";
-import { messageOf } from "./_session_util.ts";
+import { declarationOf, type ResultOrigin } from "./_session_records.ts";
+import { isCleanRelative, isWithin, messageOf } from "./_session_util.ts";
 import { SessionError } from "./session_error.ts";
+import {
+  type PersistenceOverrides,
+  persistenceThreshold,
+  shouldPersist,
+} from "./tool_policy.ts";
+
+/** Where a load verifies results: the session root, workspace and journal. */
+export interface VerifyContext {
+  readonly root: string;
+  readonly workspace: string;
+  readonly file: string;
+}
+
+/**
+ * The verified body of a catalogued result, or (for a re-read source that
+ * changed or disappeared) why it is unavailable.
+ *
+ * @throws {SessionError} `session_invalid`, `result_missing` or
+ *   `result_corrupted`, naming the file.
+ */
+export async function verifyBody(
+  at: VerifyContext,
+  id: string,
+  entry: CatalogueEntry,
+): Promise<Uint8Array | string> {
+  const source = entry.source;
+  if ("persisted" in source) {
+    const expected = `${RESULTS_DIR}/${entry.sha256}.txt`;
+    if (source.persisted !== expected) {
+      throw new SessionError(
+        "session_invalid",
+        `Session journal ${at.file} is invalid: ${id} must be persisted as ${expected}, names come only from digests`,
+        { file: at.file },
+      );
+    }
+    return await readPersisted(join(at.root, expected), entry);
+  }
+  if ("inline" in source) {
+    const bytes = encoder.encode(source.inline);
+    if (!matches(bytes, entry)) {
+      throw new SessionError(
+        "result_corrupted",
+        `Inline result ${id} in ${at.file} does not match its SHA-256 digest ${entry.sha256}`,
+        { file: at.file },
+      );
+    }
+    return bytes;
+  }
+  if (!isCleanRelative(source.reread.path)) {
+    throw new SessionError(
+      "session_invalid",
+      `Session journal ${at.file} is invalid: ${id} names ${
+        JSON.stringify(source.reread.path)
+      }, which is not a clean workspace-relative path`,
+      { file: at.file },
+    );
+  }
+  return await reread(at, source.reread.path, entry);
+}
+
+function matches(bytes: Uint8Array, entry: CatalogueEntry): boolean {
+  return bytes.length === entry.utf8_bytes && sha256Hex(bytes) === entry.sha256;
+}
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -21,7 +87,7 @@ const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
  * proves the result is above the threshold (a UTF-16 code unit takes at most
  * three UTF-8 bytes).
  */
-export function inlineText(
+function inlineText(
   bytes: Uint8Array,
   threshold: number,
 ): string | undefined {
@@ -36,12 +102,10 @@ export function inlineText(
 }
 
 /** Reads a persisted result body and verifies it against its digest. */
-export async function readPersisted(
-  root: string,
-  relative: string,
+async function readPersisted(
+  file: string,
   entry: CatalogueEntry,
 ): Promise<Uint8Array> {
-  const file = join(root, relative);
   let bytes: Uint8Array;
   try {
     const info = await Deno.lstat(file);
@@ -68,7 +132,7 @@ export async function readPersisted(
       { file, cause: error },
     );
   }
-  if (bytes.length !== entry.utf8_bytes || sha256Hex(bytes) !== entry.sha256) {
+  if (!matches(bytes, entry)) {
     throw new SessionError(
       "result_corrupted",
       `Persisted result ${file} does not match its SHA-256 digest ${entry.sha256}: it was changed or damaged after it was written`,
@@ -79,42 +143,76 @@ export async function readPersisted(
 }
 
 /** Re-reads a self-bounding result from the workspace and verifies it. */
-export async function rereadSource(
-  workspace: string,
-  root: string,
+async function reread(
+  at: VerifyContext,
   path: string,
   entry: CatalogueEntry,
-): Promise<{ bytes?: Uint8Array; detail: string }> {
-  const full = join(workspace, path);
+): Promise<Uint8Array | string> {
   let bytes: Uint8Array;
   try {
-    const real = await Deno.realPath(full);
-    if (!isWithin(real, workspace) || isWithin(real, root)) {
-      return {
-        detail: `Cannot re-read ${path}: it now resolves outside the workspace`,
-      };
+    const real = await Deno.realPath(join(at.workspace, path));
+    if (!isWithin(real, at.workspace) || isWithin(real, at.root)) {
+      return `Cannot re-read ${path}: it now resolves outside the workspace`;
     }
     bytes = await Deno.readFile(real);
   } catch (error) {
-    return {
-      detail: `Cannot re-read ${path}: ${
-        error instanceof Deno.errors.NotFound
-          ? "it no longer exists"
-          : messageOf(error)
-      }`,
-    };
+    return `Cannot re-read ${path}: ${
+      error instanceof Deno.errors.NotFound
+        ? "it no longer exists"
+        : messageOf(error)
+    }`;
   }
   // The executor reads text: try the raw bytes, then their decoded form.
   for (const candidate of [bytes, encoder.encode(decoder.decode(bytes))]) {
-    if (
-      candidate.length === entry.utf8_bytes &&
-      sha256Hex(candidate) === entry.sha256
-    ) {
-      return { bytes: candidate, detail: "" };
-    }
+    if (matches(candidate, entry)) return candidate;
   }
-  return {
-    detail:
-      `${path} changed since it was inspected: its digest no longer matches ${entry.sha256}`,
+  return `${path} changed since it was inspected: its digest no longer matches ${entry.sha256}`;
+}
+
+/**
+ * Catalogues one result produced by an acknowledged record: `undefined`
+ * (left out) when its tool is undeclared or a self-bounding result has no
+ * re-readable path. A `persisted` entry's bytes go to a file.
+ *
+ * @throws {TypeError} When a result to persist has a malformed digest.
+ */
+export function catalogueResult(
+  result: StoredResult,
+  origin: ResultOrigin,
+  overrides: PersistenceOverrides,
+): CatalogueEntry | undefined {
+  const declaration = declarationOf(origin.tool);
+  if (declaration === undefined) return undefined;
+  const threshold = persistenceThreshold(declaration, overrides);
+  const base = {
+    sha256: result.sha256,
+    origin: result.origin,
+    capture: result.capture,
+    utf8_bytes: result.bytes.length,
+    tool: origin.tool,
   };
+  if (!Number.isFinite(threshold)) {
+    // Self-bounding: never written; re-read from its source on load.
+    if (origin.path === undefined || !isCleanRelative(origin.path)) {
+      return undefined;
+    }
+    return { ...base, source: { reread: { path: origin.path } } };
+  }
+  if (!/^[0-9a-f]{64}$/.test(result.sha256)) {
+    throw new TypeError(
+      `Cannot persist ${result.id}: its digest is not 64 lowercase hex digits`,
+    );
+  }
+  const text = inlineText(result.bytes, threshold);
+  if (
+    text === undefined ||
+    shouldPersist(declaration, text.length, { owner: true, overrides })
+  ) {
+    return {
+      ...base,
+      source: { persisted: `${RESULTS_DIR}/${result.sha256}.txt` },
+    };
+  }
+  // At or below the threshold: the body stays in the catalogue entry.
+  return { ...base, source: { inline: text } };
 }

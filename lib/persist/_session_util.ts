@@ -1,19 +1,49 @@
-/** Small helpers of the session store. */
-import { isWithin } from "./_paths.ts";
+/** Small path and file helpers of session storage. */
+import {
+  basename,
+  dirname,
+  isAbsolute,
+  join,
+  relative,
+  resolve,
+} from "node:path";
 import { SessionError } from "./session_error.ts";
 import type { PersistenceOverrides } from "./tool_policy.ts";
 
-/** The overrides with finite thresholds only. */
-export function finiteOverrides(
-  overrides: PersistenceOverrides,
-): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [tool, value] of Object.entries(overrides)) {
-    if (typeof value === "number" && Number.isFinite(value) && value > 0) {
-      out[tool] = value;
+/**
+ * The absolute, symlink-free form of a path that may not exist yet: the
+ * real path of its longest existing ancestor joined with the rest.
+ */
+export function realish(path: string): string {
+  let current = resolve(path);
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      const real = Deno.realPathSync(current);
+      return rest.length === 0 ? real : join(real, ...rest.reverse());
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      const parent = dirname(current);
+      if (parent === current) return resolve(path);
+      rest.push(basename(current));
+      current = parent;
     }
   }
-  return out;
+}
+
+/** Whether `child` is `parent` or lies below it (both absolute). */
+export function isWithin(child: string, parent: string): boolean {
+  const rel = relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+/**
+ * Whether a catalogue path is a clean workspace-relative path: not empty,
+ * not absolute, no `.`/`..`/empty segments, no backslashes or NULs.
+ */
+export function isCleanRelative(path: string): boolean {
+  if (path === "" || isAbsolute(path) || /[\\\0]/.test(path)) return false;
+  return path.split("/").every((s) => s !== "" && s !== "." && s !== "..");
 }
 
 /** Refuses a session root that overlaps the workspace. */
@@ -29,6 +59,17 @@ export function refuseOverlap(root: string, workspace: string): void {
   }
 }
 
+/** The overrides with finite thresholds only. */
+export function finiteOverrides(
+  overrides: PersistenceOverrides,
+): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(overrides).filter(([, value]) =>
+      typeof value === "number" && Number.isFinite(value) && value > 0
+    ),
+  ) as Record<string, number>;
+}
+
 /** Whether a path exists. */
 export async function exists(path: string): Promise<boolean> {
   try {
@@ -40,13 +81,49 @@ export async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** The last path segment. */
-export function basenameOf(path: string): string {
-  const parts = path.split(/[\\/]/).filter((p) => p !== "");
-  return parts.at(-1) ?? "session";
-}
-
 /** The message of an error, or the value as text. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Writes a file atomically: a temp file in the same directory, flushed,
+ * then renamed over the target. A crash leaves either the old file or the
+ * new one, never a mix; a leftover temp file starts with `.tmp-`.
+ */
+export async function writeAtomic(
+  path: string,
+  bytes: Uint8Array,
+): Promise<void> {
+  const temp = join(dirname(path), `.tmp-${crypto.randomUUID()}`);
+  try {
+    {
+      using file = await Deno.open(temp, {
+        write: true,
+        createNew: true,
+        mode: 0o600,
+      });
+      await writeAll(file, bytes);
+      await file.sync();
+    }
+    await Deno.rename(temp, path);
+  } catch (error) {
+    await Deno.remove(temp).catch(() => {});
+    throw error;
+  }
+}
+
+/** Writes all of `bytes` to `file`. */
+export async function writeAll(
+  file: Deno.FsFile,
+  bytes: Uint8Array,
+): Promise<void> {
+  for (let offset = 0; offset < bytes.length;) {
+    offset += await file.write(bytes.subarray(offset));
+  }
+}
+
+/** Whether a file name is a temp file left by {@linkcode writeAtomic}. */
+export function isTempName(name: string): boolean {
+  return name.startsWith(".tmp-");
 }

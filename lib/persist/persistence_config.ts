@@ -1,20 +1,14 @@
 /**
- * Threshold overrides from a config file or command-line flags. The file is
- * validated with a closed schema and a bad one fails with an error naming
- * the file and the key. An override for a self-bounding tool is accepted
- * but reported as ignored: the `Infinity` sentinel of
- * {@linkcode persistenceThreshold} is checked before any override.
- *
- * Config file format:
- *
- * ```json
- * {"maxResultSizeChars": {"tests.run": 50000}}
- * ```
+ * Threshold overrides from a config file
+ * (`{"maxResultSizeChars": {"tests.run": 50000}}`, a closed schema) or
+ * command-line flags. Errors name the file and key; an override for a
+ * self-bounding tool is reported as ignored.
  *
  * @module
  */
 import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import { describeIssue, persistenceConfigSchema } from "./_schema.ts";
+import { messageOf } from "./_session_util.ts";
 import { isSelfBounding, TOOL_DECLARATIONS } from "./tool_policy.ts";
 
 /** Validated threshold overrides and what was ignored. */
@@ -107,9 +101,7 @@ export function parsePersistenceConfig(
   } catch (error) {
     throw new PersistenceConfigError(
       "invalid_config",
-      `Persistence config ${source} is not valid JSON: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
+      `Persistence config ${source} is not valid JSON: ${messageOf(error)}`,
       { source, cause: error },
     );
   }
@@ -152,9 +144,7 @@ export async function loadPersistenceConfig(
   } catch (error) {
     throw new PersistenceConfigError(
       "invalid_config",
-      `Cannot read persistence config ${path}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
+      `Cannot read persistence config ${path}: ${messageOf(error)}`,
       { source: path, cause: error },
     );
   }
@@ -225,15 +215,10 @@ export function parseThresholdFlags(
 export function mergePersistenceConfigs(
   ...configs: readonly PersistenceConfig[]
 ): PersistenceConfig {
-  const overrides: Record<string, number> = {};
-  const warnings: string[] = [];
-  for (const config of configs) {
-    for (const [tool, value] of Object.entries(config.overrides)) {
-      overrides[tool] = value;
-    }
-    warnings.push(...config.warnings);
-  }
-  return { overrides, warnings };
+  return {
+    overrides: Object.assign({}, ...configs.map((c) => c.overrides)),
+    warnings: configs.flatMap((c) => c.warnings),
+  };
 }
 
 function collect(

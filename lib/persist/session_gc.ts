@@ -8,9 +8,9 @@
  * @module
  */
 import { join } from "node:path";
-import { isTempName } from "./_atomic.ts";
-import { RESULTS_DIR, SessionStore } from "./session_store.ts";
-import { parseSession } from "./_read_session.ts";
+import { isTempName } from "./_session_util.ts";
+import { parseSession, RESULTS_DIR } from "./_read_session.ts";
+import { SessionStore } from "./session_store.ts";
 
 /** What {@linkcode collectGarbage} did (or would do, in a dry run). */
 export interface GarbageReport {

@@ -7,13 +7,10 @@
  *
  * @module
  */
-import { EphemeralSession } from "./ephemeral_session.ts";
-import {
-  JOURNAL_FILE,
-  type SessionRun,
-  SessionStore,
-} from "./session_store.ts";
 import { join } from "node:path";
+import { JOURNAL_FILE } from "./_read_session.ts";
+import { EphemeralSession } from "./ephemeral_session.ts";
+import { type SessionRun, SessionStore } from "./session_store.ts";
 
 /** The scope of a run that owns its storage root. */
 export interface OwnerScope {

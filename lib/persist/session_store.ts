@@ -1,26 +1,12 @@
 /**
  * Session storage: the handle a run gets only when it owns a stable storage
- * root. It appends the run's state to an authenticated journal after every
- * acknowledged step, so a stopped slice can resume; nothing else can write
- * there (ephemeral stages get an {@linkcode EphemeralSession}).
- *
- * Layout of a session root `DIR` (which must lie outside the workspace):
- *
- * ```
- * DIR/journal.jsonl                 header record, then one record per step
- * DIR/tool-results/<sha256>.txt     bodies of large externally bounded results
- * DIR/lock                          pid and start time of the one writer
- * ```
- *
- * Every journal record carries an HMAC-SHA-256 over its text and the MAC of
- * the record before it, keyed with the per-user secret of
- * {@linkcode loadSessionKey} (kept outside every session). A record is
- * appended and flushed before its step is acknowledged, so a step costs the
- * same at step 10 as at step 1,000. Result files are written atomically and
- * named only by their SHA-256 digest. Results of self-bounding tools
- * (`repository.inspect`) are never written, not even inline: the catalogue
- * names their workspace path and digest, and a load re-reads and verifies
- * them.
+ * root outside the workspace. After every acknowledged step it appends one
+ * HMAC-chained record to `DIR/journal.jsonl` (flushed before the step is
+ * acknowledged, so a step costs the same at step 10 as at step 1,000) and
+ * writes large externally bounded results to `DIR/tool-results/<sha256>.txt`
+ * atomically; `DIR/lock` names the one writer. Results of self-bounding tools
+ * (`repository.inspect`) are never written, only catalogued by workspace
+ * path and digest, and re-read on load.
  *
  * @module
  */
@@ -34,17 +20,16 @@ import type {
   UnavailableResultEntry,
 } from "../slice/checkpoint.ts";
 import type { SliceTest } from "../slice/request.ts";
-import { writeAtomic } from "./_atomic.ts";
 import { sha256Hex } from "../store/digest.ts";
 import { JournalWriter } from "./_journal.ts";
 import { acquireLock, type SessionLock } from "./_lock.ts";
-import { isCleanRelative, isWithin, realish } from "./_paths.ts";
 import {
   JOURNAL_FILE,
   OLD_SESSION_FILE,
   type ParsedSession,
   parseSession,
   requireJournal,
+  RESULTS_DIR,
 } from "./_read_session.ts";
 import {
   type CatalogueEntry,
@@ -52,38 +37,25 @@ import {
   JOURNAL_FORMAT,
   laterSchema,
 } from "./_schema.ts";
-import { stepRecord } from "./_step_record.ts";
-import { catalogueResult } from "./_session_catalogue.ts";
 import {
   classify,
   expandRecord,
   type ResultOrigin,
+  stepRecord,
 } from "./_session_records.ts";
-import { readPersisted, rereadSource } from "./_session_results.ts";
+import { catalogueResult, verifyBody } from "./_session_results.ts";
 import {
-  basenameOf,
   exists,
   finiteOverrides,
+  isWithin,
+  realish,
   refuseOverlap,
+  writeAtomic,
 } from "./_session_util.ts";
 import { EphemeralSession } from "./ephemeral_session.ts";
 import { SessionError } from "./session_error.ts";
-import { loadSessionKey, sessionKeyPath } from "./session_key.ts";
+import { loadSessionKey, sessionKeyPath } from "./_session_key.ts";
 import type { PersistenceOverrides } from "./tool_policy.ts";
-
-export { JOURNAL_FILE };
-
-/**
- * Name of the directory of persisted results inside a session root.
- *
- * @example
- * ```ts
- * import { RESULTS_DIR } from "./session_store.ts";
- * import assert from "node:assert/strict";
- * assert.equal(RESULTS_DIR, "tool-results");
- * ```
- */
-export const RESULTS_DIR = "tool-results";
 
 /** How a session's slice runs: written once, in the journal's header. */
 export interface SessionRun {
@@ -323,7 +295,8 @@ export class SessionStore {
     const key = await sessionKey(options.keyFile, [real, workspace]);
     const lock = await acquireLock(real);
     const run = options.run;
-    const session = options.session ?? basenameOf(real);
+    const session = options.session ??
+      real.split(/[\\/]/).filter((p) => p !== "").at(-1) ?? "session";
     const overrides = finiteOverrides(run.overrides ?? {});
     let writer: JournalWriter | undefined;
     try {
@@ -398,14 +371,10 @@ export class SessionStore {
     root: string,
     options: OpenSessionOptions = {},
   ): Promise<SessionStore> {
-    const given = realish(root);
-    await requireJournal(given); // session_missing before any key or lock
-    const key = await sessionKey(options.keyFile, [given]);
+    const { given, key } = await journalKey(root, options.keyFile);
     const lock = await acquireLock(given);
     try {
-      const parsed = await parseSession(given, key);
-      const workspace = realish(parsed.header.workspace);
-      refuseOverlap(given, workspace);
+      const { parsed, workspace } = await parseAt(given, key);
       const writer = await JournalWriter.continue(
         parsed.file,
         key,
@@ -512,7 +481,7 @@ export class SessionStore {
     const records = checkpoint.records.slice(this.#saved.records);
     classify(records, this.#origins);
     const results: Record<string, CatalogueEntry> = {};
-    const files: { sha256: string; bytes: Uint8Array }[] = [];
+    const files: StoredResult[] = [];
     const skipped: string[] = [];
     const counts = { persisted: 0, inline: 0, reread: 0 };
     const pending: string[] = [];
@@ -525,30 +494,20 @@ export class SessionStore {
     for (const id of ids) {
       const result = checkpoint.results.get(id);
       if (result === undefined) continue;
-      if (!this.#origins.has(id)) {
-        // No acknowledged record produced it (yet): never stored unless one does.
-        pending.push(id);
-        skipped.push(id);
-        continue;
-      }
-      const kept = catalogueResult(
-        result,
-        this.#origins.get(result.id),
-        this.#overrides,
-        RESULTS_DIR,
-      );
-      if ("skipped" in kept) {
+      const origin = this.#origins.get(id);
+      // No acknowledged record produced it (yet): never stored unless one does.
+      if (origin === undefined) pending.push(id);
+      const entry = origin === undefined
+        ? undefined
+        : catalogueResult(result, origin, this.#overrides);
+      if (entry === undefined) {
         skipped.push(result.id);
         continue;
       }
-      results[result.id] = kept.entry;
-      const source = kept.entry.source;
-      if ("persisted" in source) counts.persisted += 1;
-      else if ("inline" in source) counts.inline += 1;
-      else counts.reread += 1;
-      if (kept.file !== undefined) {
-        files.push({ sha256: kept.entry.sha256, bytes: kept.file });
-      }
+      results[result.id] = entry;
+      const kind = Object.keys(entry.source)[0] as keyof typeof counts;
+      counts[kind] += 1;
+      if (kind === "persisted") files.push(result);
     }
     const value = stepRecord(this.#seq + 1, checkpoint, this.#saved, results);
     const valid = laterSchema.safeParse(JSON.parse(JSON.stringify(value)));
@@ -560,18 +519,15 @@ export class SessionStore {
       );
     }
     let written = 0;
-    for (const file of files) {
-      if (this.#written.has(file.sha256)) continue;
-      if (sha256Hex(file.bytes) !== file.sha256) {
+    for (const { sha256, bytes } of files) {
+      if (this.#written.has(sha256)) continue;
+      if (sha256Hex(bytes) !== sha256) {
         throw new TypeError(
-          `Cannot persist ${file.sha256}: the result's bytes do not match its digest`,
+          `Cannot persist ${sha256}: the result's bytes do not match its digest`,
         );
       }
-      await writeAtomic(
-        join(this.root, RESULTS_DIR, `${file.sha256}.txt`),
-        file.bytes,
-      );
-      this.#written.add(file.sha256);
+      await writeAtomic(join(this.root, RESULTS_DIR, `${sha256}.txt`), bytes);
+      this.#written.add(sha256);
       written += 1;
     }
     await this.#append(value);
@@ -660,72 +616,19 @@ export async function verifySession(
   root: string,
   options: OpenSessionOptions = {},
 ): Promise<LoadedSession> {
-  const given = realish(root);
-  await requireJournal(given);
-  const key = await sessionKey(options.keyFile, [given]);
-  const parsed = await parseSession(given, key);
-  const workspace = realish(parsed.header.workspace);
-  refuseOverlap(given, workspace);
+  const { given, key } = await journalKey(root, options.keyFile);
+  const { parsed, workspace } = await parseAt(given, key);
   return await verifyParsed(parsed, given, workspace);
 }
 
-async function verifyParsed(
-  parsed: ParsedSession,
+/** The root's journal must exist (`session_missing` before any key or lock). */
+async function journalKey(
   root: string,
-  workspace: string,
-): Promise<LoadedSession> {
-  const results: StoredResult[] = [];
-  const unavailable: UnavailableResult[] = [];
-  const bytesById = new Map<string, Uint8Array>();
-  for (const [id, entry] of parsed.catalogue) {
-    const meta = {
-      id,
-      sha256: entry.sha256,
-      origin: entry.origin,
-      capture: entry.capture,
-    };
-    const bytes = await verifiedBody(
-      { root, workspace },
-      parsed.file,
-      id,
-      entry,
-    );
-    if (typeof bytes === "string") {
-      unavailable.push({
-        ...meta,
-        utf8_bytes: entry.utf8_bytes,
-        reason: "digest_mismatch",
-        detail: bytes,
-      });
-      continue;
-    }
-    bytesById.set(id, bytes);
-    results.push({ ...meta, bytes });
-  }
-  const header = parsed.header;
-  return {
-    root,
-    session: header.session,
-    workspace,
-    intent: header.intent,
-    policy: header.policy,
-    model: header.model,
-    test: header.test === null
-      ? null
-      : { command: header.test.command, timeoutMs: header.test.timeout_ms },
-    maxSteps: parsed.maxSteps,
-    overrides: parsed.overrides,
-    stop: parsed.state.stop,
-    state: {
-      ...parsed.state,
-      records: parsed.state.records.map((r) =>
-        expandRecord(r as ActionRecord, bytesById)
-      ),
-    },
-    results,
-    unavailable,
-    tornBytes: parsed.text.torn,
-  };
+  keyFile: string | undefined,
+): Promise<{ given: string; key: Uint8Array }> {
+  const given = realish(root);
+  await requireJournal(given);
+  return { given, key: await sessionKey(keyFile, [given]) };
 }
 
 /** The key, refused when it lies inside a session root or the workspace. */
@@ -746,52 +649,65 @@ async function sessionKey(
   return await loadSessionKey(path);
 }
 
-/** The verified body of a catalogued result, or why it is unavailable. */
-async function verifiedBody(
-  store: { readonly root: string; readonly workspace: string },
-  file: string,
-  id: string,
-  entry: CatalogueEntry,
-): Promise<Uint8Array | string> {
-  const source = entry.source;
-  if ("persisted" in source) {
-    const expected = `${RESULTS_DIR}/${entry.sha256}.txt`;
-    if (source.persisted !== expected) {
-      throw new SessionError(
-        "session_invalid",
-        `Session journal ${file} is invalid: ${id} must be persisted as ${expected}, names come only from digests`,
-        { file },
-      );
+async function parseAt(
+  given: string,
+  key: Uint8Array,
+): Promise<{ parsed: ParsedSession; workspace: string }> {
+  const parsed = await parseSession(given, key);
+  const workspace = realish(parsed.header.workspace);
+  refuseOverlap(given, workspace);
+  return { parsed, workspace };
+}
+
+async function verifyParsed(
+  parsed: ParsedSession,
+  root: string,
+  workspace: string,
+): Promise<LoadedSession> {
+  const results: StoredResult[] = [];
+  const unavailable: UnavailableResult[] = [];
+  const bytesById = new Map<string, Uint8Array>();
+  const at = { root, workspace, file: parsed.file };
+  for (const [id, entry] of parsed.catalogue) {
+    const { sha256, origin, capture } = entry;
+    const bytes = await verifyBody(at, id, entry);
+    if (typeof bytes === "string") {
+      unavailable.push({
+        id,
+        sha256,
+        origin,
+        capture,
+        utf8_bytes: entry.utf8_bytes,
+        reason: "digest_mismatch",
+        detail: bytes,
+      });
+      continue;
     }
-    return await readPersisted(store.root, expected, entry);
+    bytesById.set(id, bytes);
+    results.push({ id, sha256, origin, capture, bytes });
   }
-  if ("inline" in source) {
-    const bytes = new TextEncoder().encode(source.inline);
-    if (
-      bytes.length !== entry.utf8_bytes || sha256Hex(bytes) !== entry.sha256
-    ) {
-      throw new SessionError(
-        "result_corrupted",
-        `Inline result ${id} in ${file} does not match its SHA-256 digest ${entry.sha256}`,
-        { file },
-      );
-    }
-    return bytes;
-  }
-  if (!isCleanRelative(source.reread.path)) {
-    throw new SessionError(
-      "session_invalid",
-      `Session journal ${file} is invalid: ${id} names ${
-        JSON.stringify(source.reread.path)
-      }, which is not a clean workspace-relative path`,
-      { file },
-    );
-  }
-  const reread = await rereadSource(
-    store.workspace,
-    store.root,
-    source.reread.path,
-    entry,
-  );
-  return reread.bytes ?? reread.detail;
+  const { header, state } = parsed;
+  return {
+    root,
+    session: header.session,
+    workspace,
+    intent: header.intent,
+    policy: header.policy,
+    model: header.model,
+    test: header.test === null
+      ? null
+      : { command: header.test.command, timeoutMs: header.test.timeout_ms },
+    maxSteps: parsed.maxSteps,
+    overrides: parsed.overrides,
+    stop: state.stop,
+    state: {
+      ...state,
+      records: state.records.map((r) =>
+        expandRecord(r as ActionRecord, bytesById)
+      ),
+    },
+    results,
+    unavailable,
+    tornBytes: parsed.text.torn,
+  };
 }

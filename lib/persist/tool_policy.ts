@@ -1,12 +1,10 @@
 /**
  * Which tool results may be persisted, and above what size. Every action
- * and lookup verb declares `maxResultSizeChars`. Self-bounding tools — those
- * that read arbitrary paths back, such as `repository.inspect` and the
- * lookup verbs — declare `Infinity` and are never persisted: a persisted
- * copy would be a file the model could read back with the same tool,
- * forever. Externally bounded tools (`tests.run`, …) declare a finite
- * threshold that overrides may change, but no override can turn the
- * `Infinity` sentinel into a number.
+ * and lookup verb declares `maxResultSizeChars`: `Infinity` for self-bounding
+ * tools that read paths back (`repository.inspect`, the lookup verbs), which
+ * are never persisted, and a finite threshold that overrides may change for
+ * externally bounded ones (`tests.run`). No override turns `Infinity` into a
+ * number.
  *
  * @module
  */
@@ -24,11 +22,7 @@ export interface ToolDeclaration {
   readonly maxResultSizeChars: number;
 }
 
-/**
- * Threshold overrides by tool name, from a config file, flags or an
- * embedder. Values are deliberately `unknown`: anything that is not a finite
- * positive number is ignored.
- */
+/** Threshold overrides by tool name; values not finite and positive are ignored. */
 export type PersistenceOverrides = Readonly<Record<string, unknown>>;
 
 /**
@@ -45,9 +39,7 @@ export type PersistenceOverrides = Readonly<Record<string, unknown>>;
 export const DEFAULT_PERSISTENCE_THRESHOLD = 30_000;
 
 /**
- * The declared `maxResultSizeChars` of every action and lookup verb of a
- * slice. `repository.inspect` and the four lookup verbs are self-bounding
- * (`Infinity`).
+ * The declared `maxResultSizeChars` of every action and lookup verb.
  *
  * @example
  * ```ts
@@ -61,8 +53,7 @@ export const TOOL_DECLARATIONS: Readonly<Record<string, ToolDeclaration>> =
   Object.freeze(
     Object.fromEntries(
       ([
-        // Actions, from the registry: self-bounding ones read arbitrary
-        // workspace paths back; external ones bring output from outside the store.
+        // Actions, from the registry; lookup verbs read the store back.
         ...ACTIONS.map((a) =>
           [
             a.name,
@@ -71,7 +62,6 @@ export const TOOL_DECLARATIONS: Readonly<Record<string, ToolDeclaration>> =
               : DEFAULT_PERSISTENCE_THRESHOLD,
           ] as const
         ),
-        // Lookup verbs read stored results and events back: self-bounding.
         ["$read_result", Infinity],
         ["$list_results", Infinity],
         ["$read_history", Infinity],
@@ -83,8 +73,8 @@ export const TOOL_DECLARATIONS: Readonly<Record<string, ToolDeclaration>> =
   );
 
 /**
- * Raised for a tool name that declares no `maxResultSizeChars`: an
- * undeclared tool gets no default, so it cannot slip into persistence.
+ * Raised for a tool name that declares no `maxResultSizeChars` (an
+ * undeclared tool gets no default).
  *
  * @example
  * ```ts
@@ -121,8 +111,7 @@ export class UnknownToolError extends RangeError {
  * The declaration of a tool: the given one, or the built-in one for a name.
  *
  * @param tool A declaration, or the name of a built-in action or lookup verb.
- * @returns The declaration. A declaration that reuses the name of a built-in
- *   self-bounding tool gets the built-in (`Infinity`) declaration back.
+ * @returns The declaration (the built-in one for a self-bounding name).
  * @throws {UnknownToolError} When a name is not declared.
  * @throws {TypeError} When a declaration's `maxResultSizeChars` is not a
  *   positive number (`Infinity` included).
@@ -173,8 +162,7 @@ export function toolDeclaration(
 }
 
 /**
- * Whether a tool is self-bounding (declares `Infinity`): its results are
- * never persisted, whatever the overrides say.
+ * Whether a tool is self-bounding (declares `Infinity`, never persisted).
  *
  * @param tool A declaration or a built-in tool name.
  * @returns `true` for self-bounding tools.
@@ -194,10 +182,9 @@ export function isSelfBounding(tool: string | ToolDeclaration): boolean {
 }
 
 /**
- * The effective persistence threshold of a tool. The `Infinity` sentinel is
- * checked before any override, so a self-bounding tool stays `Infinity`
- * whatever the overrides hold. An override applies only when it is a finite
- * positive number; otherwise the declared value stands.
+ * The effective persistence threshold of a tool: `Infinity` for a
+ * self-bounding tool whatever the overrides hold, else a finite positive
+ * override, else the declared value.
  *
  * @param tool A declaration or a built-in tool name.
  * @param overrides Threshold overrides by tool name (values unchecked).
@@ -221,7 +208,6 @@ export function persistenceThreshold(
   overrides: PersistenceOverrides = {},
 ): number {
   const declared = toolDeclaration(tool);
-  // Hard sentinel first: no override path is reached for self-bounding tools.
   if (!Number.isFinite(declared.maxResultSizeChars)) return Infinity;
   const override = overrides !== null && typeof overrides === "object" &&
       Object.hasOwn(overrides, declared.name)
@@ -236,11 +222,9 @@ export function persistenceThreshold(
 }
 
 /**
- * Whether a result of `chars` characters is persisted: only for a session
- * owner, only for an externally bounded tool, and only above the effective
- * threshold. {@linkcode SessionStore.save} uses it: a result it says yes to
- * is written to `tool-results/<sha256>.txt`; a smaller result of an
- * externally bounded tool is kept inline in the session journal.
+ * Whether a result of `chars` characters is written to
+ * `tool-results/<sha256>.txt`: only for a session owner, only for an
+ * externally bounded tool, only above its effective threshold.
  *
  * @param tool A declaration or a built-in tool name.
  * @param chars The result's length in characters.

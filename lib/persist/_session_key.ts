@@ -12,35 +12,16 @@
  * @module
  */
 import { dirname, join } from "node:path";
+import { messageOf } from "./_session_util.ts";
 import { SessionError } from "./session_error.ts";
 
-/**
- * The environment variable that overrides the key file's location.
- *
- * @example
- * ```ts
- * import { SESSION_KEY_ENV } from "./session_key.ts";
- * import assert from "node:assert/strict";
- * assert.equal(SESSION_KEY_ENV, "LOOM_SESSION_KEY_FILE");
- * ```
- */
-export const SESSION_KEY_ENV = "LOOM_SESSION_KEY_FILE";
+/** The environment variable that overrides the key file's location. */
+const SESSION_KEY_ENV = "LOOM_SESSION_KEY_FILE";
 
 /**
- * Where the session key lives: `LOOM_SESSION_KEY_FILE`, else
- * `$XDG_CONFIG_HOME/loom/session.key`, else `$HOME/.config/loom/session.key`.
+ * Where the session key lives (see the module doc); `env` reads a variable.
  *
- * @param env Reads a variable (default `Deno.env.get`).
- * @returns The key file's path.
  * @throws {SessionError} `session_key_invalid` when none of the variables is set.
- *
- * @example
- * ```ts
- * import { sessionKeyPath } from "./session_key.ts";
- * import assert from "node:assert/strict";
- * const env = (name: string) => name === "HOME" ? "/home/ada" : undefined;
- * assert.equal(sessionKeyPath(env), "/home/ada/.config/loom/session.key");
- * ```
  */
 export function sessionKeyPath(
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
@@ -62,22 +43,10 @@ export function sessionKeyPath(
 }
 
 /**
- * Reads the session key, creating it on first use.
+ * Reads the 32-byte session key, creating it on first use.
  *
- * @param path The key file (default {@linkcode sessionKeyPath}).
- * @returns The 32 key bytes.
  * @throws {SessionError} `session_key_invalid` when the file is not 64 hex
  *   digits, is readable or writable by other users, or cannot be created.
- *
- * @example
- * ```ts
- * import { loadSessionKey } from "./session_key.ts";
- * import assert from "node:assert/strict";
- * const path = `${await Deno.makeTempDir()}/keys/session.key`;
- * const key = await loadSessionKey(path);
- * assert.equal(key.length, 32);
- * assert.deepEqual(await loadSessionKey(path), key);
- * ```
  */
 export async function loadSessionKey(
   path: string = sessionKeyPath(),
@@ -141,9 +110,7 @@ function keyError(path: string, error: unknown): SessionError {
   if (error instanceof SessionError) return error;
   return new SessionError(
     "session_key_invalid",
-    `Cannot read or create the session key ${path}: ${
-      error instanceof Error ? error.message : String(error)
-    }`,
+    `Cannot read or create the session key ${path}: ${messageOf(error)}`,
     { file: path, cause: error },
   );
 }
