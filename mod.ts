@@ -128,7 +128,10 @@ export {
   type ContextReport,
   ContextReportBuilder,
   type ContextReportRequest,
+  type FirstDivergence,
+  neutralRequestParts,
   type ReportUsage,
+  type RequestPart,
   type StopReason,
 } from "./lib/briefing/context_report.ts";
 export { RequestCeilingError } from "./lib/briefing/request_ceiling_error.ts";
@@ -157,6 +160,12 @@ export {
   createProvider,
   type CreateProviderOptions,
 } from "./lib/providers/create_provider.ts";
+export { providerRequestBody } from "./lib/providers/request_body.ts";
+export {
+  type ProviderRequestBody,
+  providerRequestParts,
+  type ProviderWire,
+} from "./lib/providers/request_parts.ts";
 export {
   type Capture,
   type CatalogueItem,

@@ -59,6 +59,7 @@ import { serializeEvent, toEvent } from "./event.ts";
 import { ArchiveCapacityError, EventArchive } from "./event_archive.ts";
 import { WorkingState, type WorkingStateJson } from "./working_state.ts";
 import { RequestCeilingError } from "./request_ceiling_error.ts";
+import { placeBreakpoints, type PlacedBreakpoint } from "./_breakpoints.ts";
 import {
   checkpointLine,
   EVENTS_HEADER,
@@ -93,6 +94,12 @@ export interface BriefingLimits {
   readonly retireBatch: number;
   /** At most this many legacy transcript entries (64). */
   readonly transcriptEntries: number;
+  /**
+   * Legacy entries dropped at once when the transcript passes its window
+   * (32): between rolls the transcript only grows at its end, so the cached
+   * prefix survives; see the README's cost table for how it was chosen.
+   */
+  readonly transcriptRollBatch: number;
   /** Each legacy entry is cut at this many bytes, marker included (16,384). */
   readonly entryBytes: number;
   /** Lookups per stage, for the budget reminder (8). */
@@ -107,6 +114,7 @@ export const DEFAULT_BRIEFING_LIMITS: BriefingLimits = Object.freeze({
   maxTailEvents: 64,
   retireBatch: 8,
   transcriptEntries: 64,
+  transcriptRollBatch: 32,
   entryBytes: 16_384,
   lookupsPerStage: 8,
 });
@@ -172,6 +180,8 @@ interface Built {
   readonly request: TurnRequest;
   readonly json: string;
   readonly bytes: number;
+  /** The request's last cache breakpoint. */
+  readonly breakpoint: PlacedBreakpoint | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -221,6 +231,9 @@ export class Briefing {
   #checkpoints = 0;
   #failure: ArchiveCapacityError | undefined;
   #lastTurn: TurnInfo | undefined;
+  /** Counts rolls and retirements: a breakpoint of an older epoch is gone. */
+  #epoch = 0;
+  #breakpoint: (PlacedBreakpoint & { readonly epoch: number }) | undefined;
 
   /**
    * Creates the briefing of one run.
@@ -470,6 +483,9 @@ export class Briefing {
       }
     }
     this.#clearVolatile();
+    if (built.breakpoint !== undefined) {
+      this.#breakpoint = { ...built.breakpoint, epoch: this.#epoch };
+    }
     this.#lastTurn = {
       bytes: built.bytes,
       retainedPrefixBytes: this.#retainedPrefix(built.request),
@@ -486,13 +502,16 @@ export class Briefing {
   }
 
   #rollTranscript(): void {
-    let rolled = 0;
-    while (this.#retained.length > this.#limits.transcriptEntries) {
-      const oldest = this.#retained.shift();
-      if (oldest !== undefined) this.#ctx.convo.remove(oldest.entry);
-      rolled += 1;
+    const { transcriptEntries, transcriptRollBatch } = this.#limits;
+    const over = this.#retained.length - transcriptEntries;
+    if (over <= 0) return;
+    const rolled = Math.min(
+      this.#retained.length,
+      Math.max(over, transcriptRollBatch),
+    );
+    for (const oldest of this.#retained.splice(0, rolled)) {
+      this.#ctx.convo.remove(oldest.entry);
     }
-    if (rolled === 0) return;
     this.#omitted += rolled;
     this.#setTopic(omittedLine(this.#omitted));
   }
@@ -509,6 +528,7 @@ export class Briefing {
   }
 
   #setTopic(text: string): void {
+    this.#epoch += 1;
     if (this.#topic !== undefined) this.#ctx.topic.remove(this.#topic);
     this.#topic = this.#ctx.topic.add(new StringEntry(text, { role: "user" }));
   }
@@ -545,22 +565,31 @@ export class Briefing {
         }),
       );
     }
-    const breakpoints = (["foundation", "focus", "convo"] as const).filter((
-      name,
-    ) => ctx[name].entries.length > 0);
     const compiled = ctx.toAnthropic({
-      cacheBreakpoints: [...breakpoints],
-      ...(this.#cacheTtl === undefined ? {} : { cacheTtl: this.#cacheTtl }),
+      cacheBreakpoints: [],
       clearVolatile: false,
     });
-    const request: TurnRequest = {
+    const placed = placeBreakpoints({
       system: compiled.system.map(toTurnBlock),
       messages: compiled.messages.map(toTurnMessage),
       tool: turn.tool,
       tool_choice: { type: "tool", name: turn.tool.name },
-    };
+    }, {
+      stable: this.#intentText,
+      last: this.#lastRetainedText(),
+      previous: this.#breakpoint?.epoch === this.#epoch
+        ? this.#breakpoint
+        : undefined,
+      ttl: this.#cacheTtl,
+    });
+    const request = placed.request;
     const json = serializeTurnRequest(request);
-    return { request, json, bytes: encoder.encode(json).byteLength };
+    return {
+      request,
+      json,
+      bytes: encoder.encode(json).byteLength,
+      breakpoint: placed.last,
+    };
   }
 
   #stepText(turn: TurnOptions): string {
@@ -592,10 +621,15 @@ export class Briefing {
     this.#ctx.attention.clear();
   }
 
+  /** Text of the last block the next request repeats (convo, or the intent). */
+  #lastRetainedText(): string {
+    return this.#retained.at(-1)?.text ??
+      (this.#header === undefined ? this.#intentText : EVENTS_HEADER);
+  }
+
   /** Offset just after the text of the last convo block of `request`. */
   #retainedPrefix(request: TurnRequest): number {
-    const last = this.#retained.at(-1)?.text ??
-      (this.#header === undefined ? this.#intentText : EVENTS_HEADER);
+    const last = this.#lastRetainedText();
     for (const [m, message] of request.messages.entries()) {
       const index = message.content.findIndex((b) => b.text === last);
       if (index >= 0) {

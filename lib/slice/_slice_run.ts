@@ -7,6 +7,7 @@
 import { Briefing, type ContextPolicy } from "../briefing/briefing.ts";
 import { ContextReportBuilder } from "../briefing/context_report.ts";
 import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
+import type { TurnRequest } from "../briefing/turn_request.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import { ResultStore } from "../store/result_store.ts";
 import { ResumedResultStore } from "./_resumed_store.ts";
@@ -158,7 +159,9 @@ export class SliceRun {
       },
     };
     const resume = this.#options.session?.resume;
-    if (resume !== undefined) await this.#restore(resume, briefing, bounded);
+    if (resume !== undefined) {
+      await this.#restore(resume, briefing, bounded, provider);
+    }
     const testConfigured = request.test !== undefined;
     // One tool for the whole run: byte-identical tools and tool_choice in
     // every request keep the front of the provider's cache prefix stable.
@@ -422,6 +425,7 @@ export class SliceRun {
     resume: SliceResume,
     briefing: Briefing,
     bounded: boolean,
+    provider: ModelProvider,
   ): Promise<void> {
     this.#steps = resume.steps;
     this.#refusals = resume.refusals;
@@ -443,6 +447,9 @@ export class SliceRun {
       results: this.#results,
       report: this.#report,
       bounded,
+      ...(provider.requestParts === undefined
+        ? {}
+        : { parts: (r: TurnRequest) => provider.requestParts?.(r) ?? [] }),
     });
   }
 
