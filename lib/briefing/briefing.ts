@@ -26,24 +26,27 @@
  *
  * | section    | role   | content                                                      |
  * | ---------- | ------ | ------------------------------------------------------------ |
- * | foundation | system | instructions, tool guidance                  (breakpoint)    |
+ * | foundation | system | instructions, tool guidance                                  |
  * | focus      | user   | `Intent:` and the intent, intact             (breakpoint)    |
  * | topic      | user   | checkpoint line (bounded) / omitted-entries line (legacy)    |
  * | convo      | user   | events header + one event a line / transcript (breakpoint)   |
  * | step       | user   | working state (bounded), phase, candidates, store counts     |
  * | attention  | user   | lookup answers, lookup budget reminder, notes                |
  *
- * The tool schema travels in the request's `tool` field, serialized after
- * the messages, so it never disturbs the prefix. Between checkpoints convo
- * only grows at its end, so each request begins with the previous request's
- * bytes up to the end of its last retained event's text
- * ({@linkcode TurnInfo.retainedPrefixBytes}).
+ * The run's one tool (identical in every request) comes first in the
+ * provider's cache prefix, so tools, system and intent share the intent's
+ * breakpoint. Between checkpoints (bounded) and rolls (legacy, in batches of
+ * 32 entries) convo only grows at its end, so each request begins with the
+ * previous request's bytes up to the end of its last retained event's text
+ * ({@linkcode TurnInfo.retainedPrefixBytes}); its breakpoint moves to the
+ * new last event, and when the tail grew by more than Anthropic's 20-block
+ * lookback the previous one is kept as well (at most 4 breakpoints).
  *
  * ## Bounded sizing
  *
  * Retirement triggers when the tail holds more than 64 events or the whole
  * request (lookup answers included) passes 48 KiB; it then retires the
- * oldest events in batches of 8 until the request is ≤ 32 KiB and the tail
+ * oldest events in batches of 8 until the request is ≤ 16 KiB and the tail
  * ≤ 64 (or the tail is empty), which counts as one checkpoint. If the
  * request still passes 64 KiB, whole lookup answers are replaced by
  * `{"lookup_failed": "answer_too_large: …"}`, largest first. If it still
@@ -86,7 +89,10 @@ export interface BriefingLimits {
   readonly ceilingBytes: number;
   /** A bounded request above this triggers retirement (49,152 bytes). */
   readonly retireAboveBytes: number;
-  /** Retirement aims at this size (32,768 bytes). */
+  /**
+   * Retirement aims at this size (16,384 bytes: fewer, deeper checkpoints
+   * cost less than 24 or 32 KiB; see the README's cost table).
+   */
   readonly retireTargetBytes: number;
   /** At most this many events in the bounded tail (64). */
   readonly maxTailEvents: number;
@@ -110,7 +116,7 @@ export interface BriefingLimits {
 export const DEFAULT_BRIEFING_LIMITS: BriefingLimits = Object.freeze({
   ceilingBytes: 65_536,
   retireAboveBytes: 49_152,
-  retireTargetBytes: 32_768,
+  retireTargetBytes: 16_384,
   maxTailEvents: 64,
   retireBatch: 8,
   transcriptEntries: 64,

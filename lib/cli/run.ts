@@ -37,6 +37,8 @@ Options:
   --max-steps N            Step budget, refused steps included (default 40)
   --context-policy P       legacy (default) or bounded
   --context-report PATH    Write the JSON context report to PATH
+  --record PATH            Write the model's replies as a recording to PATH
+                           (replay it offline: --model recorded:PATH, loom cost)
   --session DIR            Persist the run in session DIR (outside DIR of
                            --workspace) after every step; see loom session
   --resume DIR             Continue the stopped slice of session DIR
@@ -69,6 +71,8 @@ export interface RunArguments {
   readonly maxSteps: number;
   readonly contextPolicy: "legacy" | "bounded";
   readonly contextReport?: string;
+  /** `--record PATH`. */
+  readonly record?: string;
   readonly json: boolean;
   /** `--session DIR`. */
   readonly session?: string;
@@ -107,6 +111,7 @@ export function parseRunArguments(
       "max-steps": { type: "string" },
       "context-policy": { type: "string" },
       "context-report": { type: "string" },
+      record: { type: "string" },
       session: { type: "string" },
       "persist-config": { type: "string" },
       "persist-threshold": { type: "string", multiple: true },
@@ -163,6 +168,7 @@ export function parseRunArguments(
       ...(values["context-report"] === undefined
         ? {}
         : { contextReport: values["context-report"] }),
+      ...(values.record === undefined ? {} : { record: values.record }),
       json: values.json,
       ...(values.session === undefined ? {} : { session: values.session }),
       ...(values["persist-config"] === undefined
@@ -336,6 +342,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
         ? {}
         : { contextReport: a.contextReport }),
       ...(a.baseUrl === undefined ? {} : { baseUrl: a.baseUrl }),
+      ...(a.record === undefined ? {} : { record: a.record }),
       ...(session === undefined ? {} : { session }),
       onProgress: (line) => io.err(`${line}\n`),
     },

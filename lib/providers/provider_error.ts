@@ -21,6 +21,8 @@ export type ProviderErrorCode =
   | "recording_mismatch"
   /** The loop asked for more calls than the recording holds. */
   | "recording_exhausted"
+  /** `--record PATH` could not write the recording file. */
+  | "recording_unwritable"
   /** The provider answered with an HTTP error status (after the SDK's retries). */
   | "provider_http"
   /** The provider could not be reached or timed out (after the SDK's retries). */

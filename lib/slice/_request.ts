@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { BriefingLimits } from "../briefing/briefing.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import type { SliceSessionHooks } from "./checkpoint.ts";
 
@@ -50,10 +51,22 @@ export interface StepProgress {
 export interface RunOptions {
   /** `legacy` (rolling transcript, the default) or `bounded` (working context). */
   readonly contextPolicy?: "legacy" | "bounded";
+  /**
+   * Overrides of the briefing's size limits, e.g. `{ transcriptRollBatch: 8 }`
+   * or `{ retireTargetBytes: 24_576 }` (the cost simulator compares such
+   * settings); positive integers.
+   */
+  readonly briefingLimits?: Partial<BriefingLimits>;
   /** Path of the JSON context report; written at the end and when a started slice fails. */
   readonly contextReport?: string;
   /** Called after every step with a one-line summary and its fields. */
   readonly onProgress?: (line: string, progress: StepProgress) => void;
+  /**
+   * Write the model's replies of this run as a `loom-recording/1` file at
+   * this path, replaced after every call (no API key, no request bodies), to
+   * replay the run offline under other policies and settings.
+   */
+  readonly record?: string;
   /** Base URL of the provider API (OpenAI-compatible servers, proxies). */
   readonly baseUrl?: string;
   /** Aborting stops the run before its next model call with `suspended`. */
@@ -133,6 +146,13 @@ export function validateRequest(
         JSON.stringify(policy)
       }: policies are legacy and bounded`,
     );
+  }
+  for (const [name, value] of Object.entries(options.briefingLimits ?? {})) {
+    if (!Number.isSafeInteger(value) || (value as number) < 1) {
+      throw new SliceRequestError(
+        `Cannot use briefing limit ${name} ${value}: limits are positive integers`,
+      );
+    }
   }
   const refusals = options.maxConsecutiveRefusals;
   if (

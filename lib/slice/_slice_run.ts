@@ -145,6 +145,9 @@ export class SliceRun {
       intent: request.intent,
       instructions: sliceInstructions(request.test?.command),
       results: this.#results,
+      ...(this.#options.briefingLimits === undefined
+        ? {}
+        : { limits: this.#options.briefingLimits }),
     });
     this.#briefing = briefing;
     const ctx: StageContext = {
