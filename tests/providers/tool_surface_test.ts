@@ -10,9 +10,11 @@ import {
 } from "../../lib/briefing/context_report.ts";
 import { providerRequestParts } from "../../lib/providers/request_parts.ts";
 import { runWithOptions } from "../../lib/slice/run.ts";
+import { replayRecording } from "../../lib/cost/replay.ts";
 import {
   checkCommand,
   type FixtureName,
+  fixtureWorkspace,
   INTENTS,
   prepareWorkspace,
   recordingPath,
@@ -113,3 +115,25 @@ for (const fixture of ["bugfix", "hostile"] as const) {
     }
   });
 }
+
+Deno.test("the offline replay of loom cost builds exactly the bodies the SDKs send", async (t) => {
+  for (const wire of ["anthropic", "openai"] as const) {
+    await t.step(wire, async () => {
+      const { bodies } = await replayBodies("bugfix", wire, "bounded", 30);
+      const offline = await replayRecording({
+        recording: recordingPath("bugfix"),
+        workspace: fixtureWorkspace("bugfix"),
+        intent: INTENTS.bugfix,
+        test: { command: checkCommand(), timeoutMs: 60_000 },
+        maxSteps: 30,
+        policy: "bounded",
+        wire,
+        model: MODEL[wire].slice(wire.length + 1),
+      });
+      assert.equal(offline.calls.length, bodies.length);
+      for (const [i, call] of offline.calls.entries()) {
+        assert.deepEqual(call.body, JSON.parse(bodies[i]!), `request ${i}`);
+      }
+    });
+  }
+});
