@@ -196,11 +196,11 @@ if (import.meta.main) {
       const offline = await costOffline(policy, wire);
       const t = report.total;
       console.log(
-        `| ${wire} (${COST_MODELS[wire]}) | ${policy} | ${report.requests.length} | ${
-          fmt(t.input_tokens)
-        } | ${(t.hit_ratio * 100).toFixed(1)}% | ${
-          fmt(t.cache_write_tokens)
-        } | $${t.input_dollars.toFixed(2)} | $${
+        `| ${wire} (${
+          COST_MODELS[wire]
+        }) | ${policy} | ${report.requests.length} | ${fmt(t.input_tokens)} | ${
+          (t.hit_ratio * 100).toFixed(1)
+        }% | ${fmt(t.cache_write_tokens)} | $${t.input_dollars.toFixed(2)} | $${
           t.output_dollars.toFixed(2)
         } | $${offline.total.input_dollars.toFixed(2)} |`,
       );

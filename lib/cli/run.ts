@@ -10,7 +10,8 @@ import {
   SliceRequestError,
 } from "../slice/run.ts";
 import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
-import { parseArguments, positiveInteger } from "./_args.ts";
+import { fsReason, parseArguments, positiveInteger } from "./_args.ts";
+import { checkBeforeStart } from "./_preflight.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 import {
   isResume,
@@ -47,7 +48,7 @@ Options:
   --persist-threshold T=N  Persistence threshold of tool T (repeatable): a
                            result of more than N characters goes to
                            DIR/tool-results, a smaller one stays inline in
-                           DIR/session.json (default 30000);
+                           DIR/journal.jsonl (default 30000);
                            repository.inspect is never persisted
   --json                   Print the summary as JSON
   -h, --help               Show this help
@@ -149,6 +150,15 @@ export function parseRunArguments(
     : parseDuration(values["test-timeout"]);
   if (values["test-timeout"] !== undefined && values.test === undefined) {
     throw new UsageError("--test-timeout needs --test");
+  }
+  if (values.session === undefined) {
+    for (const flag of ["persist-config", "persist-threshold"] as const) {
+      if (values[flag] !== undefined) {
+        throw new UsageError(
+          `--${flag} needs --session: results are persisted only in a session`,
+        );
+      }
+    }
   }
   const command = values.test === undefined
     ? undefined
@@ -287,6 +297,13 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       io.out(RESUME_HELP);
       return ExitCode.ok;
     }
+    await checkBeforeStart({
+      workspace: resume.request.workspace,
+      model: String(resume.request.provider),
+      baseUrl: resume.options.baseUrl,
+      test: resume.request.test?.command,
+      contextReport: resume.options.contextReport,
+    });
     return await execute(
       resume.request,
       {
@@ -295,7 +312,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       },
       resume.json,
       io,
-    );
+    ).finally(resume.close);
   }
   const parsed = parseRunArguments(args);
   if (parsed.help) {
@@ -310,13 +327,20 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       intent = await Deno.readTextFile(parsed.intent.file);
     } catch (error) {
       throw new UsageError(
-        `Cannot read --intent-file ${parsed.intent.file}: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `Cannot read --intent-file ${parsed.intent.file}: ${fsReason(error)}`,
       );
     }
   }
   const a = parsed.parsed;
+  await checkBeforeStart({
+    workspace: a.workspace,
+    model: a.model,
+    baseUrl: a.baseUrl,
+    test: a.test?.command,
+    contextReport: a.contextReport,
+    persistConfig: a.persistConfig,
+    session: a.session,
+  });
   const session = a.session === undefined ? undefined : await newSessionHooks({
     root: a.session,
     workspace: a.workspace,
@@ -343,12 +367,12 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
         : { contextReport: a.contextReport }),
       ...(a.baseUrl === undefined ? {} : { baseUrl: a.baseUrl }),
       ...(a.record === undefined ? {} : { record: a.record }),
-      ...(session === undefined ? {} : { session }),
+      ...(session === undefined ? {} : { session: session.hooks }),
       onProgress: (line) => io.err(`${line}\n`),
     },
     a.json,
     io,
-  );
+  ).finally(() => session?.close());
 }
 
 async function execute(

@@ -7,12 +7,12 @@
 import { join } from "node:path";
 import { sha256Hex } from "./_digest.ts";
 import { isWithin } from "./_paths.ts";
-import type { CatalogueEntry } from "./_session_records.ts";
+import type { CatalogueEntry } from "./_schema.ts";
 import { messageOf } from "./_session_util.ts";
 import { SessionError } from "./session_error.ts";
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
  * The result as text when it could be kept inline: its bytes must survive

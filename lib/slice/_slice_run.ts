@@ -8,6 +8,7 @@ import { Briefing, type ContextPolicy } from "../briefing/briefing.ts";
 import { ContextReportBuilder } from "../briefing/context_report.ts";
 import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
+import { WorkingState } from "../briefing/working_state.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import { ResultStore } from "../store/result_store.ts";
 import { ResumedResultStore } from "./_resumed_store.ts";
@@ -18,9 +19,11 @@ import {
   type Effects,
   inspectFiles,
   runTests,
+  unkeptResults,
   type WorkspaceFacts,
 } from "./_execute.ts";
 import { expandEdit } from "./_expand_edit.ts";
+import { clipMessage, clipModelText } from "./_clip.ts";
 import { round, writeContextReport } from "./_finish.ts";
 import { sliceInstructions } from "./_instructions.ts";
 import { describe, progressLine } from "./_progress.ts";
@@ -272,7 +275,10 @@ export class SliceRun {
         this.#refuse(sequence, action, args, {
           code: "execution_failed",
           reason: `The executor could not perform ${action}: ${
-            error instanceof Error ? error.message : String(error)
+            clipMessage(
+              error instanceof Error ? error.message : String(error),
+              admitted.args,
+            )
           }`,
         }, "arguments");
         if (this.#consecutiveRefusals >= maxRefusals) break;
@@ -280,6 +286,7 @@ export class SliceRun {
       }
       this.#consecutiveRefusals = 0;
       this.#record(sequence, action, args, report, "arguments");
+      if (bounded) this.#stopWhenUnkept(sequence, action, report);
     }
     if (this.#consecutiveRefusals >= maxRefusals) {
       return {
@@ -361,13 +368,50 @@ export class SliceRun {
       arguments: args,
       report,
     };
+    let full: SliceStopped | undefined;
     try {
       this.#briefing?.record(record);
     } catch (error) {
-      throw capacityStop(error) ?? error;
+      full = capacityStop(error);
+      if (full === undefined) throw error;
     }
+    // The step took effect even when the archive cannot hold its event:
+    // keep it in the records (outcome, session), the progress and the detail.
     this.#records.push(record);
     this.#progress(sequence, phase, action, describe(report));
+    if (full !== undefined) {
+      throw new SliceStopped(
+        "capacity",
+        `${full.message}; ${tookEffect(sequence, action, report)}`,
+        { cause: full.cause },
+      );
+    }
+  }
+
+  /**
+   * Under the bounded policy a result the store could not keep would leave
+   * the model blind to it (compact descriptors have no preview): stop with
+   * `capacity` once the step is recorded.
+   */
+  #stopWhenUnkept(
+    sequence: number,
+    action: string,
+    report: ExecutionReport,
+  ): void {
+    const unkept = unkeptResults(report)[0];
+    if (unkept === undefined) return;
+    const store = this.#results;
+    const why = unkept.result_unavailable === "too_large"
+      ? `it has ${unkept.utf8_bytes} bytes, more than the 16 MiB a result may hold`
+      : `the result store is full (${store.count} results, ${store.totalBytes} bytes; it holds at most 1,024 results and 64 MiB)`;
+    throw new SliceStopped(
+      "capacity",
+      `${unkept.result_unavailable}: Cannot keep the result of ${
+        clipModelText(unkept.origin)
+      }: ${why}, and a bounded briefing cannot show a result without a reference; ${
+        tookEffect(sequence, action, report)
+      }`,
+    );
   }
 
   #progress(
@@ -398,7 +442,7 @@ export class SliceRun {
     const checkpoint: SliceCheckpoint = {
       steps: this.#steps,
       modelCalls: c.modelCalls,
-      records: [...this.#records],
+      records: this.#records,
       results: this.#results,
       edits: this.#facts.edits,
       revision: this.#facts.revision,
@@ -412,7 +456,7 @@ export class SliceRun {
       archived: this.#briefing?.archivedCount ?? 0,
       checkpoints: this.#briefing?.checkpoints ?? 0,
       lastTurn: this.#lastTurn,
-      requests: [...this.#report.requests],
+      requests: this.#report.requests,
       stop,
     };
     await session.onCheckpoint(checkpoint);
@@ -457,18 +501,19 @@ export class SliceRun {
   }
 
   #outcome(stop: SliceStop, detail: string): SliceOutcome {
-    const state = this.#briefing?.workingState;
+    // From the records, which also hold a step the archive could not take.
+    const state = WorkingState.from(this.#records);
     const c = this.#counters;
     return {
       stop,
       detail,
       completed: stop === "completed",
       steps: this.#steps,
-      model_calls: c.modelCalls,
+      // Every call made, failed ones included: each added a report line.
+      model_calls: this.#report.requests.length,
       revision: this.#facts.revision,
-      latest_test: state?.latest_test ?? null,
-      tests_validate_latest_revision: state?.tests_validate_latest_revision ??
-        false,
+      latest_test: state.latest_test,
+      tests_validate_latest_revision: state.tests_validate_latest_revision,
       refusals: this.#refusals,
       policy: this.#policy,
       checkpoints: this.#briefing?.checkpoints ?? 0,
@@ -486,4 +531,15 @@ export class SliceRun {
     if (path === undefined) return;
     await writeContextReport(path, this.#report, outcome);
   }
+}
+
+/** A step's effect for a stop detail: `step 7 (tests.run) took effect: tests exit 0 on …`. */
+function tookEffect(
+  sequence: number,
+  action: string,
+  report: ExecutionReport,
+): string {
+  return report.kind === "refused"
+    ? `step ${sequence} (${action}) was ${describe(report)}`
+    : `step ${sequence} (${action}) took effect: ${describe(report)}`;
 }
