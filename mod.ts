@@ -357,3 +357,48 @@ export {
   sliceSessionHooks,
   type SliceSessionOptions,
 } from "./lib/persist/slice_session.ts";
+export {
+  DEFAULT_PRICES,
+  type ModelPrice,
+  modelPrice,
+  parsePriceOverrides,
+  type PriceTable,
+  PriceTableError,
+} from "./lib/cost/prices.ts";
+export {
+  ANTHROPIC_LOOKBACK_BLOCKS,
+  ANTHROPIC_MAX_BREAKPOINTS,
+  type CacheBlock,
+  type CacheOutcome,
+  type CachePrompt,
+  prefixKeys,
+  simulateAnthropicCache,
+} from "./lib/cost/anthropic_cache.ts";
+export {
+  OPENAI_CACHE_STEP,
+  OPENAI_MIN_CACHE_TOKENS,
+  type OpenAICacheOptions,
+  type OpenAICacheOutcome,
+  simulateOpenAICache,
+  type TokenPrompt,
+} from "./lib/cost/openai_cache.ts";
+export {
+  type CostFigures,
+  type CostReport,
+  type PricedCall,
+  priceRun,
+  type PriceRunOptions,
+} from "./lib/cost/simulate.ts";
+export {
+  DEFAULT_CALL_INTERVAL_MS,
+  type ReplayedRun,
+  type ReplayOptions,
+  replayRecording,
+} from "./lib/cost/replay.ts";
+export { RecordingProvider } from "./lib/providers/recording_provider.ts";
+export {
+  claudeCounter,
+  o200kCounter,
+  type TokenCounter,
+  type TokenizerInfo,
+} from "./lib/cost/tokens.ts";

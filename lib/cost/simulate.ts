@@ -20,7 +20,7 @@ import {
   o200kCounter,
   type TokenCounter,
   type TokenizerInfo,
-} from "./_tokens.ts";
+} from "./tokens.ts";
 
 /** One model call of a run, as sent. */
 export interface PricedCall {

@@ -137,6 +137,8 @@ Deno.test("A bounded briefing retires the 8 oldest events when the tail would pa
     intent: INTENT,
     instructions: INSTRUCTIONS,
     results: new ResultStore(),
+    // 64 refusals pass the default 16 KiB target, which would retire more.
+    limits: { retireTargetBytes: 32_768 },
   });
   for (let i = 1; i <= 64; i++) briefing.record(refusal(i));
   const before = encoder.encode(serializeTurnRequest(turn(briefing)));

@@ -70,7 +70,20 @@ function memoized(
   };
 }
 
-/** A counter for Claude models (an estimate; see its `info`). */
+/**
+ * A counter for Claude models (an estimate; see its `info`).
+ *
+ * @returns A memoizing counter.
+ *
+ * @example
+ * ```ts
+ * import { claudeCounter } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const counter = claudeCounter();
+ * assert.ok(counter.count("Fix the failing test") > 0);
+ * assert.equal(counter.info.estimate, true);
+ * ```
+ */
 export function claudeCounter(): TokenCounter {
   const tokenizer = new Tokenizer(claudeEncoding);
   return memoized(
@@ -80,7 +93,19 @@ export function claudeCounter(): TokenCounter {
   );
 }
 
-/** A counter for OpenAI's o200k models. */
+/**
+ * A counter for OpenAI's o200k models.
+ *
+ * @returns A memoizing counter.
+ *
+ * @example
+ * ```ts
+ * import { o200kCounter } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const counter = o200kCounter();
+ * assert.equal(counter.encode("hello world").length, counter.count("hello world"));
+ * ```
+ */
 export function o200kCounter(): TokenCounter {
   return memoized(
     O200K_INFO,
