@@ -24,6 +24,7 @@ import type { RunOptions, SliceRequest } from "../slice/run.ts";
 import type { SliceSessionHooks } from "../slice/checkpoint.ts";
 import { parseArguments, positiveInteger } from "./_args.ts";
 import { type CliIo, UsageError } from "./_io.ts";
+import { type StartupReport, startupReport } from "./_failure_report.ts";
 
 /** Whether `loom run` arguments ask for a resume. */
 export function isResume(args: readonly string[]): boolean {
@@ -101,6 +102,8 @@ export type PreparedResume =
     readonly json: boolean;
     /** Closes the journal and releases the lock (call when the run ends). */
     close(): Promise<void>;
+    /** Writes the context report if the resumed slice cannot start. */
+    readonly report: StartupReport;
   };
 
 /** The help text of `loom run --resume`. */
@@ -183,12 +186,13 @@ export async function prepareResume(
   if (root === undefined || root === "") {
     throw new UsageError("Missing --resume DIR");
   }
+  const report = startupReport(values["context-report"], "legacy");
   let store: SessionStore;
   let loaded;
   try {
     store = await SessionStore.open(root);
   } catch (error) {
-    throw usage(error);
+    throw await report.fail(usage(error));
   }
   let session: SliceSessionHooks;
   let maxSteps: number;
@@ -198,6 +202,7 @@ export async function prepareResume(
     } catch (error) {
       throw usage(error);
     }
+    report.policy = loaded.policy;
     const steps = loaded.state.steps;
     if (loaded.stop === "completed") {
       throw new UsageError(
@@ -229,12 +234,13 @@ export async function prepareResume(
     io.err(resumeNotice(store, loaded));
   } catch (error) {
     await store.close();
-    throw error;
+    throw await report.fail(error);
   }
   return {
     help: false,
     json: values.json,
     close: () => store.close(),
+    report,
     request: {
       intent: loaded.intent,
       workspace: loaded.workspace,

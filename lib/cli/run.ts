@@ -13,6 +13,7 @@ import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
 import { fsReason, parseArguments, positiveInteger } from "./_args.ts";
 import { checkBeforeStart } from "./_preflight.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import { type StartupReport, startupReport } from "./_failure_report.ts";
 import {
   isResume,
   newSessionHooks,
@@ -303,7 +304,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       baseUrl: resume.options.baseUrl,
       test: resume.request.test?.command,
       contextReport: resume.options.contextReport,
-    });
+    }).catch(resume.report.fail);
     return await execute(
       resume.request,
       {
@@ -312,6 +313,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       },
       resume.json,
       io,
+      resume.report,
     ).finally(resume.close);
   }
   const parsed = parseRunArguments(args);
@@ -319,6 +321,8 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     io.out(RUN_HELP);
     return ExitCode.ok;
   }
+  const a = parsed.parsed;
+  const report = startupReport(a.contextReport, a.contextPolicy);
   let intent: string;
   if ("text" in parsed.intent) {
     intent = parsed.intent.text;
@@ -326,12 +330,13 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     try {
       intent = await Deno.readTextFile(parsed.intent.file);
     } catch (error) {
-      throw new UsageError(
-        `Cannot read --intent-file ${parsed.intent.file}: ${fsReason(error)}`,
+      throw await report.fail(
+        new UsageError(
+          `Cannot read --intent-file ${parsed.intent.file}: ${fsReason(error)}`,
+        ),
       );
     }
   }
-  const a = parsed.parsed;
   await checkBeforeStart({
     workspace: a.workspace,
     model: a.model,
@@ -340,7 +345,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     contextReport: a.contextReport,
     persistConfig: a.persistConfig,
     session: a.session,
-  });
+  }).catch(report.fail);
   const session = a.session === undefined ? undefined : await newSessionHooks({
     root: a.session,
     workspace: a.workspace,
@@ -351,7 +356,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     maxSteps: a.maxSteps,
     persistConfig: a.persistConfig,
     persistThresholds: a.persistThresholds,
-  }, io);
+  }, io).catch(report.fail);
   return await execute(
     {
       intent,
@@ -372,6 +377,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     },
     a.json,
     io,
+    report,
   ).finally(() => session?.close());
 }
 
@@ -380,18 +386,30 @@ async function execute(
   options: RunOptions,
   json: boolean,
   io: CliIo,
+  report: StartupReport,
 ): Promise<number> {
   let outcome: SliceOutcome;
   try {
     outcome = await runWithOptions(request, options);
   } catch (error) {
+    // A slice that started wrote its own report; a rejected request did not.
     if (error instanceof SliceRequestError) {
-      throw new UsageError(error.message);
+      throw await report.fail(new UsageError(error.message));
     }
     throw error;
   }
   io.out(json ? `${JSON.stringify(outcome, null, 2)}\n` : summary(outcome));
   return exitCodeOf(outcome.stop);
+}
+
+/** `after 3 steps (6 model calls)`, or in which step a run failed. */
+function stepsText(o: SliceOutcome): string {
+  const calls = `${o.model_calls} model call${o.model_calls === 1 ? "" : "s"}`;
+  if (o.steps === 0) return `before the first step (${calls})`;
+  if (o.stop === "provider_error" && o.model_calls > 0) {
+    return `in step ${o.steps} (${calls}, the last one failed)`;
+  }
+  return `after ${o.steps} step${o.steps === 1 ? "" : "s"} (${calls})`;
 }
 
 /**
@@ -402,9 +420,7 @@ async function execute(
  */
 export function summary(o: SliceOutcome): string {
   const lines = [
-    `loom run: ${o.stop} after ${o.steps} step${
-      o.steps === 1 ? "" : "s"
-    } (${o.model_calls} model call${o.model_calls === 1 ? "" : "s"})`,
+    `loom run: ${o.stop} ${stepsText(o)}`,
     `  detail: ${o.detail}`,
     `  revision: ${o.revision ?? "none (no edit)"}`,
     `  latest test: ${
