@@ -16,7 +16,7 @@
  * deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-net=127.0.0.1 tools/measure_long.ts
  * ```
  */
-import { runWithOptions } from "../lib/slice/run.ts";
+import { runSlice } from "../lib/slice/run.ts";
 import type { ContextReport } from "../lib/briefing/context_report.ts";
 import { DEFAULT_PRICES } from "../lib/cost/prices.ts";
 import { replayRecording } from "../lib/cost/replay.ts";
@@ -51,7 +51,7 @@ export async function costAsSent(
   const prepared = await prepareWorkspace("long");
   try {
     await using server = await replayServer(wire, recordingPath("long"));
-    const outcome = await runWithOptions({
+    const outcome = await runSlice({
       intent: INTENTS.long,
       workspace: prepared.workspace,
       test: { command: checkCommand(), timeoutMs: 60_000 },
@@ -123,7 +123,7 @@ async function measure(
   const prepared = await prepareWorkspace("long");
   try {
     const report = `${prepared.root}/report.json`;
-    const outcome = await runWithOptions({
+    const outcome = await runSlice({
       intent: INTENTS.long,
       workspace: prepared.workspace,
       test: {

@@ -14,8 +14,8 @@
  *
  * @module
  */
+import type { EphemeralCacheControl as CacheControl } from "../context/message.ts";
 import type {
-  CacheControl,
   TurnMessage,
   TurnRequest,
   TurnTextBlock,

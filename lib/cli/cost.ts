@@ -110,7 +110,7 @@ export function parseCostArguments(
   if (values.help) return { help: true };
   const need = (value: string | undefined, what: string): string => {
     if (value === undefined || value === "") {
-      throw new UsageError(`Missing ${what}`);
+      throw new UsageError("usage", `Missing ${what}`);
     }
     return value;
   };
@@ -120,11 +120,12 @@ export function parseCostArguments(
   const match = /^(anthropic|openai):(.+)$/.exec(spec);
   if (match === null) {
     throw new UsageError(
+      "usage",
       `Invalid --model ${spec}: loom cost prices anthropic:MODEL or openai:MODEL`,
     );
   }
   if (values.intent !== undefined && values["intent-file"] !== undefined) {
-    throw new UsageError("Give --intent or --intent-file, not both");
+    throw new UsageError("usage", "Give --intent or --intent-file, not both");
   }
   const intent = values.intent !== undefined
     ? { text: values.intent }
@@ -133,15 +134,20 @@ export function parseCostArguments(
     : undefined;
   if (intent === undefined) {
     throw new UsageError(
+      "usage",
       "Missing the task: give --intent TEXT or --intent-file F",
     );
   }
   const policy = values["context-policy"];
   if (policy !== undefined && values.compare) {
-    throw new UsageError("Give --context-policy or --compare, not both");
+    throw new UsageError(
+      "usage",
+      "Give --context-policy or --compare, not both",
+    );
   }
   if (policy !== undefined && policy !== "legacy" && policy !== "bounded") {
     throw new UsageError(
+      "usage",
       `Invalid --context-policy ${policy}: expected legacy or bounded`,
     );
   }
@@ -160,7 +166,7 @@ export function parseCostArguments(
     }),
   };
   if (values["test-timeout"] !== undefined && values.test === undefined) {
-    throw new UsageError("--test-timeout needs --test");
+    throw new UsageError("usage", "--test-timeout needs --test");
   }
   const command = values.test === undefined
     ? undefined
@@ -231,12 +237,13 @@ export async function costCommand(args: string[], io: CliIo): Promise<number> {
     try {
       prices = parsePriceOverrides(text, a.prices);
     } catch (error) {
-      throw new UsageError((error as Error).message);
+      throw new UsageError("usage", (error as Error).message);
     }
   }
   const stat = await Deno.stat(a.workspace).catch(() => null);
   if (stat === null || !stat.isDirectory) {
     throw new UsageError(
+      "usage",
       `Cannot use --workspace ${a.workspace}: it is not a directory`,
     );
   }
@@ -262,7 +269,7 @@ export async function costCommand(args: string[], io: CliIo): Promise<number> {
       if (
         error instanceof ProviderError && error.code === "recording_invalid"
       ) {
-        throw new UsageError(error.message);
+        throw new UsageError("usage", error.message);
       }
       throw error;
     });
@@ -297,6 +304,7 @@ async function readText(file: string, flag: string): Promise<string> {
     return await Deno.readTextFile(file);
   } catch (error) {
     throw new UsageError(
+      "usage",
       `Cannot read ${flag} ${file}: ${
         error instanceof Error ? error.message : String(error)
       }`,

@@ -5,10 +5,11 @@
  *
  * @module
  */
-import { runWithOptions } from "../slice/run.ts";
+import { runSlice } from "../slice/run.ts";
 import { parseArguments } from "./_args.ts";
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
-import { exitCodeOf, summary } from "./run.ts";
+import { checkWritableFile } from "./_preflight.ts";
+import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
+import { summary } from "./run.ts";
 
 /** The help text of `loom demo`. */
 export const DEMO_HELP =
@@ -53,6 +54,10 @@ export async function demoCommand(args: string[], io: CliIo): Promise<number> {
     io.out(DEMO_HELP);
     return ExitCode.ok;
   }
+  const report = values["context-report"];
+  if (report !== undefined) {
+    await checkWritableFile(report, "--context-report");
+  }
   const root = await findFixtures();
   const intent = await Deno.readTextFile(`${root}intents/bugfix.txt`);
   const temp = await Deno.makeTempDir({ prefix: "loom-demo-" });
@@ -60,7 +65,7 @@ export async function demoCommand(args: string[], io: CliIo): Promise<number> {
   try {
     await copyTree(`${root}workspaces/bugfix`, workspace);
     io.err(`loom demo: replaying the bug-fix recording in ${workspace}\n`);
-    const outcome = await runWithOptions({
+    const outcome = await runSlice({
       intent,
       workspace,
       test: {
@@ -106,6 +111,7 @@ async function findFixtures(): Promise<string> {
     }
   }
   throw new UsageError(
+    "usage",
     `The demo needs the repository's fixtures/ directory; none found at ${
       candidates.join(", ")
     }`,

@@ -3,16 +3,16 @@
  *
  * @module
  */
+import { runSlice } from "../slice/run.ts";
 import {
   type RunOptions,
-  runWithOptions,
   type SliceRequest,
   SliceRequestError,
-} from "../slice/run.ts";
-import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
+} from "../slice/request.ts";
+import type { SliceOutcome } from "../slice/outcome.ts";
 import { fsReason, parseArguments, positiveInteger } from "./_args.ts";
 import { checkBeforeStart } from "./_preflight.ts";
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
 import { type StartupReport, startupReport } from "./_failure_report.ts";
 import {
   isResume,
@@ -54,10 +54,15 @@ Options:
   --json                   Print the summary as JSON
   -h, --help               Show this help
 
+Paths resolve against the directory loom was started from (also under
+'deno task loom'). Every flag and file is checked before the first effect: a
+bad one exits 2 before any session, model call or workspace change.
 API keys come from ANTHROPIC_API_KEY or OPENAI_API_KEY.
 Progress: one line per step on stderr. Summary: stdout.
-Exit codes: 0 completed, 1 stopped without completion, 2 usage or bad input,
-3 provider failure, confinement unavailable or internal failure.
+Exit codes: 0 completed; 1 stopped without completion; 2 bad usage or bad
+input (flags, files, model spec, API key, recording, session path, test
+program), nothing done; 3 provider failure after the start, confinement
+unavailable or internal failure.
 `;
 
 const DEFAULT_MAX_STEPS = 40;
@@ -125,7 +130,7 @@ export function parseRunArguments(
   const workspace = required(values.workspace, "--workspace DIR");
   const model = required(values.model, "--model SPEC");
   if (values.intent !== undefined && values["intent-file"] !== undefined) {
-    throw new UsageError("Give --intent or --intent-file, not both");
+    throw new UsageError("usage", "Give --intent or --intent-file, not both");
   }
   const intent = values.intent !== undefined
     ? { text: values.intent }
@@ -134,12 +139,14 @@ export function parseRunArguments(
     : undefined;
   if (intent === undefined) {
     throw new UsageError(
+      "usage",
       "Missing the task: give --intent TEXT or --intent-file F",
     );
   }
   const policy = values["context-policy"] ?? "legacy";
   if (policy !== "legacy" && policy !== "bounded") {
     throw new UsageError(
+      "usage",
       `Invalid --context-policy ${policy}: expected legacy or bounded`,
     );
   }
@@ -150,12 +157,13 @@ export function parseRunArguments(
     ? DEFAULT_TEST_TIMEOUT_MS
     : parseDuration(values["test-timeout"]);
   if (values["test-timeout"] !== undefined && values.test === undefined) {
-    throw new UsageError("--test-timeout needs --test");
+    throw new UsageError("usage", "--test-timeout needs --test");
   }
   if (values.session === undefined) {
     for (const flag of ["persist-config", "persist-threshold"] as const) {
       if (values[flag] !== undefined) {
         throw new UsageError(
+          "usage",
           `--${flag} needs --session: results are persisted only in a session`,
         );
       }
@@ -194,7 +202,7 @@ export function parseRunArguments(
 
 function required(value: string | undefined, what: string): string {
   if (value === undefined || value === "") {
-    throw new UsageError(`Missing ${what}`);
+    throw new UsageError("usage", `Missing ${what}`);
   }
   return value;
 }
@@ -213,6 +221,7 @@ export function parseDuration(text: string): number {
   const ms = value * (unit === "ms" ? 1 : unit === "s" ? 1000 : 60_000);
   if (!Number.isFinite(ms) || ms <= 0) {
     throw new UsageError(
+      "usage",
       `Invalid --test-timeout ${text}: expected a duration such as 120s, 2m or 500ms`,
     );
   }
@@ -255,33 +264,13 @@ export function splitCommand(text: string): string[] {
     }
   }
   if (quote !== null) {
-    throw new UsageError(`Invalid --test ${text}: unterminated quote`);
+    throw new UsageError("usage", `Invalid --test ${text}: unterminated quote`);
   }
   if (inWord) words.push(word);
-  if (words.length === 0) throw new UsageError("Invalid --test: empty command");
+  if (words.length === 0) {
+    throw new UsageError("usage", "Invalid --test: empty command");
+  }
   return words;
-}
-
-const STOPPED_EXIT: Readonly<Record<SliceStop, number>> = {
-  completed: ExitCode.ok,
-  step_budget: ExitCode.stopped,
-  refused: ExitCode.stopped,
-  suspended: ExitCode.stopped,
-  capacity: ExitCode.stopped,
-  confinement_unavailable: ExitCode.failure,
-  provider_error: ExitCode.failure,
-};
-
-/**
- * The exit code of a slice outcome: 0 completed; 1 stopped without
- * completion (budget, refusals, suspension, capacity); 3 provider failure or
- * confinement unavailable.
- *
- * @param stop The stop reason.
- * @returns The process exit code.
- */
-export function exitCodeOf(stop: SliceStop): number {
-  return STOPPED_EXIT[stop];
 }
 
 /**
@@ -332,6 +321,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     } catch (error) {
       throw await report.fail(
         new UsageError(
+          "usage",
           `Cannot read --intent-file ${parsed.intent.file}: ${fsReason(error)}`,
         ),
       );
@@ -390,11 +380,11 @@ async function execute(
 ): Promise<number> {
   let outcome: SliceOutcome;
   try {
-    outcome = await runWithOptions(request, options);
+    outcome = await runSlice(request, options);
   } catch (error) {
     // A slice that started wrote its own report; a rejected request did not.
     if (error instanceof SliceRequestError) {
-      throw await report.fail(new UsageError(error.message));
+      throw await report.fail(new UsageError("usage", error.message));
     }
     throw error;
   }

@@ -66,7 +66,7 @@ const TTL_MS = { "5m": 300_000, "1h": 3_600_000 } as const;
  *
  * @example
  * ```ts
- * import { simulateAnthropicCache } from "@loom/loom";
+ * import { simulateAnthropicCache } from "./anthropic_cache.ts";
  * import assert from "node:assert/strict";
  * const blocks = [
  *   { key: "a", tokens: 2000, breakpoint: "5m" as const },
@@ -163,7 +163,7 @@ export function simulateAnthropicCache(
  *
  * @example
  * ```ts
- * import { prefixKeys } from "@loom/loom";
+ * import { prefixKeys } from "./anthropic_cache.ts";
  * import assert from "node:assert/strict";
  * const [a1, b1] = prefixKeys(["x", "y"]);
  * const [a2, b2] = prefixKeys(["x", "z"]);

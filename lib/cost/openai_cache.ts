@@ -49,7 +49,7 @@ export interface OpenAICacheOptions {
  *
  * @example
  * ```ts
- * import { simulateOpenAICache } from "@loom/loom";
+ * import { simulateOpenAICache } from "./openai_cache.ts";
  * import assert from "node:assert/strict";
  * const base = Array.from({ length: 1300 }, (_, i) => i);
  * const [, second] = simulateOpenAICache([

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
 /** Prices and cache rules of one model. */
 export interface ModelPrice {
@@ -73,7 +74,7 @@ function round(n: number): number {
  *
  * @example
  * ```ts
- * import { DEFAULT_PRICES } from "@loom/loom";
+ * import { DEFAULT_PRICES } from "./prices.ts";
  * import assert from "node:assert/strict";
  * const sonnet = DEFAULT_PRICES.models["claude-sonnet-4-5"];
  * assert.equal(sonnet?.input, 3);
@@ -108,11 +109,15 @@ export class PriceTableError extends TypeError {
    *
    * @param code What went wrong.
    * @param message What and why.
+   * @param options The cause, if any.
    */
-  constructor(code: "price_file_invalid" | "unknown_model", message: string) {
-    super(message);
-    this.name = "PriceTableError";
-    this.code = code;
+  constructor(
+    code: "price_file_invalid" | "unknown_model",
+    message: string,
+    options: LoomErrorOptions = {},
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "PriceTableError", code);
   }
 }
 
@@ -140,7 +145,7 @@ const FIELDS = [
  *
  * @example
  * ```ts
- * import { parsePriceOverrides } from "@loom/loom";
+ * import { parsePriceOverrides } from "./prices.ts";
  * import assert from "node:assert/strict";
  * const table = parsePriceOverrides(
  *   '{"version": "team-2026", "models": {"claude-sonnet-4-5": {"input": 2.5}}}',
@@ -232,7 +237,7 @@ export function parsePriceOverrides(
  *
  * @example
  * ```ts
- * import { DEFAULT_PRICES, modelPrice } from "@loom/loom";
+ * import { DEFAULT_PRICES, modelPrice } from "./prices.ts";
  * import assert from "node:assert/strict";
  * assert.equal(modelPrice(DEFAULT_PRICES, "claude-sonnet-4-5-20250929").name, "claude-sonnet-4-5");
  * ```

@@ -22,7 +22,8 @@ import {
   type ProviderWire,
 } from "../providers/request_parts.ts";
 import type { SliceOutcome } from "../slice/outcome.ts";
-import { runWithOptions, type SliceTest } from "../slice/run.ts";
+import { runSlice } from "../slice/run.ts";
+import type { SliceTest } from "../slice/request.ts";
 import type { PricedCall } from "./simulate.ts";
 import { copyTree } from "./_copy.ts";
 
@@ -99,7 +100,7 @@ export async function replayRecording(
   try {
     const workspace = `${root}/workspace`;
     await copyTree(options.workspace, workspace);
-    const outcome = await runWithOptions({
+    const outcome = await runSlice({
       intent: options.intent,
       workspace,
       ...(options.test === undefined ? {} : { test: options.test }),

@@ -77,7 +77,7 @@ function memoized(
  *
  * @example
  * ```ts
- * import { claudeCounter } from "@loom/loom";
+ * import { claudeCounter } from "./tokens.ts";
  * import assert from "node:assert/strict";
  * const counter = claudeCounter();
  * assert.ok(counter.count("Fix the failing test") > 0);
@@ -100,7 +100,7 @@ export function claudeCounter(): TokenCounter {
  *
  * @example
  * ```ts
- * import { o200kCounter } from "@loom/loom";
+ * import { o200kCounter } from "./tokens.ts";
  * import assert from "node:assert/strict";
  * const counter = o200kCounter();
  * assert.equal(counter.encode("hello world").length, counter.count("hello world"));

@@ -28,14 +28,14 @@ import { join } from "node:path";
 import type { StopReason } from "../briefing/context_report.ts";
 import type { ActionRecord } from "../briefing/report.ts";
 import type { StoredResult } from "../store/result_store.ts";
-import {
-  SLICE_COUNTERS,
-  type SliceCheckpoint,
-  type SliceState,
-  type UnavailableResultEntry,
+import type {
+  SliceCheckpoint,
+  SliceState,
+  UnavailableResultEntry,
 } from "../slice/checkpoint.ts";
+import type { SliceTest } from "../slice/request.ts";
 import { writeAtomic } from "./_atomic.ts";
-import { sha256Hex } from "./_digest.ts";
+import { sha256Hex } from "../store/digest.ts";
 import { JournalWriter } from "./_journal.ts";
 import { acquireLock, type SessionLock } from "./_lock.ts";
 import { isCleanRelative, isWithin, realish } from "./_paths.ts";
@@ -51,12 +51,11 @@ import {
   describeIssue,
   JOURNAL_FORMAT,
   laterSchema,
-  snakeCase,
 } from "./_schema.ts";
+import { stepRecord } from "./_step_record.ts";
 import { catalogueResult } from "./_session_catalogue.ts";
 import {
   classify,
-  compactRecord,
   expandRecord,
   type ResultOrigin,
 } from "./_session_records.ts";
@@ -79,20 +78,12 @@ export { JOURNAL_FILE };
  *
  * @example
  * ```ts
- * import { RESULTS_DIR } from "@loom/loom";
+ * import { RESULTS_DIR } from "./session_store.ts";
  * import assert from "node:assert/strict";
  * assert.equal(RESULTS_DIR, "tool-results");
  * ```
  */
 export const RESULTS_DIR = "tool-results";
-
-/** The test command a session resumes with. */
-export interface SessionTest {
-  /** Program and arguments. */
-  readonly command: readonly string[];
-  /** Milliseconds before a test run is stopped. */
-  readonly timeoutMs: number;
-}
 
 /** How a session's slice runs: written once, in the journal's header. */
 export interface SessionRun {
@@ -103,7 +94,7 @@ export interface SessionRun {
   /** The model spec the session resumes with, e.g. `recorded:PATH`. */
   readonly model: string;
   /** The test command, or `null` when none was configured. */
-  readonly test: SessionTest | null;
+  readonly test: SliceTest | null;
   /** The step budget. */
   readonly maxSteps: number;
   /** Threshold overrides in force. */
@@ -152,23 +143,13 @@ export interface UnavailableResult extends UnavailableResultEntry {
 }
 
 /** A verified session, ready to continue. */
-export interface LoadedSession {
+export interface LoadedSession extends Omit<SessionRun, "overrides"> {
   /** The session root (real path). */
   readonly root: string;
   /** The session name. */
   readonly session: string;
   /** The workspace (real path). */
   readonly workspace: string;
-  /** The slice's intent. */
-  readonly intent: string;
-  /** The context policy. */
-  readonly policy: "legacy" | "bounded";
-  /** The model spec. */
-  readonly model: string;
-  /** The test command, or `null`. */
-  readonly test: SessionTest | null;
-  /** The step budget in force. */
-  readonly maxSteps: number;
   /** Threshold overrides in force. */
   readonly overrides: Readonly<Record<string, number>>;
   /** How the run ended, or `null` while it can continue. */
@@ -194,7 +175,8 @@ const token = Symbol("SessionStore");
  *
  * @example
  * ```ts
- * import { ResultStore, SessionStore } from "@loom/loom";
+ * import { ResultStore } from "@loom/loom/reference";
+ * import { SessionStore } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const keyFile = `${await Deno.makeTempDir()}/session.key`;
  * const workspace = await Deno.makeTempDir();
@@ -241,8 +223,7 @@ export class SessionStore {
   /** Results seen without a producing record yet (normally none). */
   #pending: string[] = [];
   #seq: number;
-  #records: number;
-  #requests: number;
+  #saved: { records: number; requests: number };
   #nextResult: number;
   #maxSteps: number;
   #overrides: Readonly<Record<string, number>>;
@@ -277,16 +258,18 @@ export class SessionStore {
     this.#maxSteps = at.maxSteps;
     this.#overrides = at.overrides;
     const parsed = at.parsed;
-    this.#seq = parsed === undefined ? 0 : parsed.length - 1;
-    this.#records = parsed?.records.length ?? 0;
-    this.#requests = parsed?.requests.length ?? 0;
+    this.#seq = parsed === undefined ? 0 : parsed.text.lines.length - 1;
+    this.#saved = {
+      records: parsed?.state.records.length ?? 0,
+      requests: parsed?.state.requests.length ?? 0,
+    };
     let next = 1;
     for (const id of parsed?.catalogue.keys() ?? []) {
       next = Math.max(next, Number(id.slice("result-".length)) + 1);
     }
     this.#nextResult = next;
     if (parsed !== undefined) {
-      classify(parsed.records as ActionRecord[], this.#origins);
+      classify(parsed.state.records as ActionRecord[], this.#origins);
     }
   }
 
@@ -305,7 +288,7 @@ export class SessionStore {
    *
    * @example
    * ```ts
-   * import { SessionError, SessionStore } from "@loom/loom";
+   * import { SessionError, SessionStore } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const run = { intent: "x", policy: "bounded", model: "recorded:/r.json", test: null, maxSteps: 1 } as const;
@@ -402,7 +385,7 @@ export class SessionStore {
    *
    * @example
    * ```ts
-   * import { SessionError, SessionStore } from "@loom/loom";
+   * import { SessionError, SessionStore } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const keyFile = `${await Deno.makeTempDir()}/session.key`;
    * await assert.rejects(
@@ -416,8 +399,8 @@ export class SessionStore {
     options: OpenSessionOptions = {},
   ): Promise<SessionStore> {
     const given = realish(root);
+    await requireJournal(given); // session_missing before any key or lock
     const key = await sessionKey(options.keyFile, [given]);
-    await requireJournal(given); // session_missing before any lock
     const lock = await acquireLock(given);
     try {
       const parsed = await parseSession(given, key);
@@ -462,7 +445,7 @@ export class SessionStore {
    *
    * @example
    * ```ts
-   * import { SessionStore } from "@loom/loom";
+   * import { SessionStore } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const session = await SessionStore.create(await Deno.makeTempDir(), {
    *   workspace: await Deno.makeTempDir(), session: "run-7",
@@ -519,14 +502,14 @@ export class SessionStore {
    */
   async save(checkpoint: SliceCheckpoint): Promise<SessionSaveInfo> {
     if (
-      checkpoint.records.length < this.#records ||
-      checkpoint.requests.length < this.#requests
+      checkpoint.records.length < this.#saved.records ||
+      checkpoint.requests.length < this.#saved.requests
     ) {
       throw new TypeError(
         `Cannot save session ${this.root}: records and report lines only grow, but the checkpoint has fewer than were saved`,
       );
     }
-    const records = checkpoint.records.slice(this.#records);
+    const records = checkpoint.records.slice(this.#saved.records);
     classify(records, this.#origins);
     const results: Record<string, CatalogueEntry> = {};
     const files: { sha256: string; bytes: Uint8Array }[] = [];
@@ -567,20 +550,7 @@ export class SessionStore {
         files.push({ sha256: kept.entry.sha256, bytes: kept.file });
       }
     }
-    const value = {
-      seq: this.#seq + 1,
-      type: "step",
-      counters: Object.fromEntries(
-        SLICE_COUNTERS.map((name) => [snakeCase(name), checkpoint[name]]),
-      ),
-      revision: checkpoint.revision,
-      notes: [...checkpoint.notes],
-      last_turn: checkpoint.lastTurn,
-      stop: checkpoint.stop,
-      records: records.map(compactRecord),
-      requests: checkpoint.requests.slice(this.#requests),
-      results,
-    };
+    const value = stepRecord(this.#seq + 1, checkpoint, this.#saved, results);
     const valid = laterSchema.safeParse(JSON.parse(JSON.stringify(value)));
     if (!valid.success) {
       throw new TypeError(
@@ -605,8 +575,10 @@ export class SessionStore {
       written += 1;
     }
     await this.#append(value);
-    this.#records = checkpoint.records.length;
-    this.#requests = checkpoint.requests.length;
+    this.#saved = {
+      records: checkpoint.records.length,
+      requests: checkpoint.requests.length,
+    };
     this.#nextResult = next;
     this.#pending = pending;
     return { written, ...counts, skipped };
@@ -670,7 +642,8 @@ export class SessionStore {
  *
  * @example
  * ```ts
- * import { SessionStore, verifySession } from "@loom/loom";
+ * import { SessionStore } from "@loom/loom/session";
+ * import { verifySession } from "./session_store.ts";
  * import assert from "node:assert/strict";
  * const keyFile = `${await Deno.makeTempDir()}/session.key`;
  * const root = await Deno.makeTempDir();
@@ -688,6 +661,7 @@ export async function verifySession(
   options: OpenSessionOptions = {},
 ): Promise<LoadedSession> {
   const given = realish(root);
+  await requireJournal(given);
   const key = await sessionKey(options.keyFile, [given]);
   const parsed = await parseSession(given, key);
   const workspace = realish(parsed.header.workspace);
@@ -741,20 +715,16 @@ async function verifyParsed(
       : { command: header.test.command, timeoutMs: header.test.timeout_ms },
     maxSteps: parsed.maxSteps,
     overrides: parsed.overrides,
-    stop: parsed.stop,
+    stop: parsed.state.stop,
     state: {
-      ...parsed.counters,
-      revision: parsed.revision,
-      notes: parsed.notes,
-      lastTurn: parsed.lastTurn,
-      requests: parsed.requests,
-      records: parsed.records.map((r) =>
+      ...parsed.state,
+      records: parsed.state.records.map((r) =>
         expandRecord(r as ActionRecord, bytesById)
       ),
     },
     results,
     unavailable,
-    tornBytes: parsed.torn,
+    tornBytes: parsed.text.torn,
   };
 }
 

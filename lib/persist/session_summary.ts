@@ -100,7 +100,7 @@ export interface SessionListing {
  *
  * @example
  * ```ts
- * import { SessionError, summarizeSession } from "@loom/loom";
+ * import { SessionError, summarizeSession } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * await assert.rejects(
  *   summarizeSession(await Deno.makeTempDir()),
@@ -128,18 +128,18 @@ export async function summarizeSession(root: string): Promise<SessionSummary> {
     policy: header.policy,
     model: header.model,
     test_command: header.test?.command ?? null,
-    revision: doc.revision,
+    revision: doc.state.revision,
     max_steps: doc.maxSteps,
-    steps_used: doc.counters.steps,
-    model_calls_used: doc.counters.modelCalls,
-    events: doc.records.length,
-    last_action: doc.records.at(-1)?.action ?? null,
+    steps_used: doc.state.steps,
+    model_calls_used: doc.state.modelCalls,
+    events: doc.state.records.length,
+    last_action: doc.state.records.at(-1)?.action ?? null,
     results,
     persisted_bytes: bytesFrom(results, "persisted"),
     inline_bytes: bytesFrom(results, "inline"),
-    stop: doc.stop,
-    journal_records: doc.length,
-    torn_bytes: doc.torn,
+    stop: doc.state.stop,
+    journal_records: doc.text.lines.length,
+    torn_bytes: doc.text.torn,
   };
 }
 
@@ -154,7 +154,7 @@ export async function summarizeSession(root: string): Promise<SessionSummary> {
  *
  * @example
  * ```ts
- * import { listSessions } from "@loom/loom";
+ * import { listSessions } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * await Deno.mkdir(`${dir}/broken`);

@@ -62,7 +62,7 @@ const DEFAULT_MAX_RETRIES = 2;
  *
  * @example
  * ```ts
- * import { createProvider, RecordedProvider } from "@loom/loom";
+ * import { createProvider, RecordedProvider } from "@loom/loom/slice";
  * import assert from "node:assert/strict";
  * const path = await Deno.makeTempFile({ suffix: ".json" });
  * await Deno.writeTextFile(path, JSON.stringify({

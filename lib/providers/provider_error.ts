@@ -5,40 +5,8 @@
  * @module
  */
 
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import type { ModelUsage } from "./model_provider.ts";
-
-/** Stable machine codes of {@linkcode ProviderError}. */
-export type ProviderErrorCode =
-  /** The model spec is not `recorded:PATH`, `anthropic:MODEL` or `openai:MODEL`. */
-  | "bad_spec"
-  /** An option has a value the provider cannot use. */
-  | "bad_option"
-  /** The provider's API key variable is unset or empty. */
-  | "missing_api_key"
-  /** The recording file is unreadable, not JSON or not `loom-recording/1`. */
-  | "recording_invalid"
-  /** The recorded call's phase or tool differs from what the loop asked for. */
-  | "recording_mismatch"
-  /** The loop asked for more calls than the recording holds. */
-  | "recording_exhausted"
-  /** `--record PATH` could not write the recording file. */
-  | "recording_unwritable"
-  /** The provider answered with an HTTP error status (after the SDK's retries). */
-  | "provider_http"
-  /** The provider could not be reached or timed out (after the SDK's retries). */
-  | "provider_connection"
-  /** The provider answered, but not with the forced tool call and valid arguments. */
-  | "provider_protocol";
-
-/** Options of {@linkcode ProviderError}. */
-export interface ProviderErrorOptions {
-  /** The HTTP status, for `provider_http`. */
-  readonly status?: number | null;
-  /** Usage observed before the failure (a partial observation). */
-  readonly usage?: ModelUsage | null;
-  /** The underlying error. */
-  readonly cause?: unknown;
-}
 
 /**
  * A model provider failed: bad spec or key, a recording that does not match
@@ -46,7 +14,7 @@ export interface ProviderErrorOptions {
  *
  * @example
  * ```ts
- * import { ProviderError, createProvider } from "@loom/loom";
+ * import { ProviderError, createProvider } from "@loom/loom/slice";
  * import assert from "node:assert/strict";
  * assert.throws(
  *   () => createProvider("anthropic:claude-sonnet-4-5", { env: {} }),
@@ -55,8 +23,30 @@ export interface ProviderErrorOptions {
  * ```
  */
 export class ProviderError extends Error {
-  /** Stable machine code. */
-  readonly code: ProviderErrorCode;
+  /**
+   * Stable machine code:
+   * - `bad_spec`: The model spec is not `recorded:PATH`, `anthropic:MODEL` or `openai:MODEL`.
+   * - `bad_option`: An option has a value the provider cannot use.
+   * - `missing_api_key`: The provider's API key variable is unset or empty.
+   * - `recording_invalid`: The recording file is unreadable, not JSON or not `loom-recording/1`.
+   * - `recording_mismatch`: The recorded call's phase or tool differs from what the loop asked for.
+   * - `recording_exhausted`: The loop asked for more calls than the recording holds.
+   * - `recording_unwritable`: `--record PATH` could not write the recording file.
+   * - `provider_http`: The provider answered with an HTTP error status (after the SDK's retries).
+   * - `provider_connection`: The provider could not be reached or timed out (after the SDK's retries).
+   * - `provider_protocol`: The provider answered, but not with the forced tool call and valid arguments.
+   */
+  readonly code:
+    | "bad_spec"
+    | "bad_option"
+    | "missing_api_key"
+    | "recording_invalid"
+    | "recording_mismatch"
+    | "recording_exhausted"
+    | "recording_unwritable"
+    | "provider_http"
+    | "provider_connection"
+    | "provider_protocol";
   /** HTTP status of a `provider_http` error; otherwise `null`. */
   readonly status: number | null;
   /**
@@ -73,16 +63,17 @@ export class ProviderError extends Error {
    * @param options Status, partial usage and cause.
    */
   constructor(
-    code: ProviderErrorCode,
+    code: ProviderError["code"],
     message: string,
-    options: ProviderErrorOptions = {},
+    options: LoomErrorOptions & {
+      /** The HTTP status, for `provider_http`. */
+      readonly status?: number | null;
+      /** Usage observed before the failure (a partial observation). */
+      readonly usage?: ModelUsage | null;
+    } = {},
   ) {
-    super(
-      message,
-      options.cause === undefined ? undefined : { cause: options.cause },
-    );
-    this.name = "ProviderError";
-    this.code = code;
+    super(message, causeOf(options));
+    this.code = brand(this, "ProviderError", code);
     this.status = options.status ?? null;
     this.usage = options.usage ?? null;
   }

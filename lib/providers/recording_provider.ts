@@ -30,7 +30,8 @@ interface RecordedLine {
  *
  * @example
  * ```ts
- * import { RecordedProvider, RecordingProvider } from "@loom/loom";
+ * import { RecordedProvider } from "./recorded_provider.ts";
+ * import { RecordingProvider } from "./recording_provider.ts";
  * import assert from "node:assert/strict";
  * const inner = RecordedProvider.parse(JSON.stringify({
  *   format: "loom-recording/1",

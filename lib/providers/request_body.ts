@@ -24,7 +24,7 @@ import type { ProviderRequestBody, ProviderWire } from "./request_parts.ts";
  *
  * @example
  * ```ts
- * import { providerRequestBody } from "@loom/loom";
+ * import { providerRequestBody } from "./request_body.ts";
  * import assert from "node:assert/strict";
  * const body = providerRequestBody("openai", {
  *   system: [{ type: "text", text: "Rules" }],

@@ -25,7 +25,7 @@ export type ProviderRequestBody = Readonly<Record<string, unknown>>;
  *
  * @example
  * ```ts
- * import { providerRequestParts } from "@loom/loom";
+ * import { providerRequestParts } from "./request_parts.ts";
  * import assert from "node:assert/strict";
  * const parts = providerRequestParts("anthropic", {
  *   tools: [{ name: "t" }], tool_choice: { type: "tool", name: "t" },

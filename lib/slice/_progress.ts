@@ -1,6 +1,6 @@
 /** One-line progress summaries of slice steps. */
 import type { ExecutionReport } from "../briefing/report.ts";
-import type { StepProgress } from "./_request.ts";
+import type { StepProgress } from "./request.ts";
 
 /**
  * Formats one progress line: step, phase, action, request bytes, outcome.

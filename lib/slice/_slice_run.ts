@@ -27,7 +27,7 @@ import { clipMessage, clipModelText } from "./_clip.ts";
 import { round, writeContextReport } from "./_finish.ts";
 import { sliceInstructions } from "./_instructions.ts";
 import { describe, progressLine } from "./_progress.ts";
-import type { RunOptions, SliceRequest, StepProgress } from "./_request.ts";
+import type { RunOptions, SliceRequest, StepProgress } from "./request.ts";
 import { restoreContext } from "./_restore.ts";
 import { parseSelection } from "./_selection.ts";
 import { sliceProvider, startExecutor } from "./_setup.ts";
@@ -37,10 +37,17 @@ import {
   runStage,
   type StageContext,
 } from "./_stages.ts";
-import { SliceStopped } from "./_stopped.ts";
+import { SliceStoppedError, stopped } from "./_stopped.ts";
 import { stepTool } from "./_tools.ts";
-import type { SliceOutcome, SliceStop } from "./outcome.ts";
-import type { LastTurn, SliceCheckpoint, SliceResume } from "./checkpoint.ts";
+import type { SliceOutcome } from "./outcome.ts";
+import type { StopReason } from "../briefing/context_report.ts";
+import type {
+  LastTurn,
+  SliceCheckpoint,
+  SliceResume,
+  SliceState,
+} from "./checkpoint.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
 const DEFAULT_MAX_REFUSALS = 8;
 
@@ -105,7 +112,7 @@ export class SliceRun {
    * @returns How the slice ended.
    */
   async execute(): Promise<SliceOutcome> {
-    let stop: SliceStop;
+    let stop: StopReason;
     let detail: string;
     let failure: unknown;
     try {
@@ -118,7 +125,7 @@ export class SliceRun {
         await effects.close();
       }
     } catch (error) {
-      if (error instanceof SliceStopped) {
+      if (error instanceof SliceStoppedError) {
         stop = error.stop;
         detail = error.message;
         // The step that failed gets its progress line too.
@@ -151,7 +158,7 @@ export class SliceRun {
     provider: ModelProvider,
     effects: Effects,
     workspace: string,
-  ): Promise<{ stop: SliceStop; detail: string }> {
+  ): Promise<{ stop: StopReason; detail: string }> {
     const request = this.#request;
     const bounded = this.#policy === "bounded";
     const briefing = new Briefing({
@@ -190,7 +197,7 @@ export class SliceRun {
       if (this.#checkpointed !== this.#steps) await this.#checkpoint(null);
       const signal = this.#options.signal;
       if (signal?.aborted) {
-        throw new SliceStopped(
+        throw stopped(
           "suspended",
           `The embedder aborted the run: ${String(signal.reason)}`,
         );
@@ -217,7 +224,7 @@ export class SliceRun {
           code: "budget_exhausted",
           reason: `${selection.detail}; the run is suspended`,
         }, "selection");
-        throw new SliceStopped("suspended", selection.detail);
+        throw stopped("suspended", selection.detail);
       }
       const chosen = parseSelection(selection.value, candidates);
       if (!chosen.ok) {
@@ -284,7 +291,7 @@ export class SliceRun {
       try {
         report = await this.#execute(effects, action, admitted.args);
       } catch (error) {
-        if (error instanceof SliceStopped) throw error;
+        if (error instanceof SliceStoppedError) throw error;
         this.#refuse(sequence, action, args, {
           code: "execution_failed",
           reason: `The executor could not perform ${action}: ${
@@ -354,7 +361,7 @@ export class SliceRun {
     action: string,
     args: unknown,
     refusal: { readonly code: string; readonly reason: string },
-    phase: "selection" | "arguments",
+    phase: StepPhase,
   ): void {
     this.#refusals += 1;
     this.#consecutiveRefusals += 1;
@@ -373,7 +380,7 @@ export class SliceRun {
     action: string,
     args: unknown,
     report: ExecutionReport,
-    phase: "selection" | "arguments",
+    phase: StepPhase,
   ): void {
     const record: ActionRecord = {
       sequence,
@@ -381,7 +388,7 @@ export class SliceRun {
       arguments: args,
       report,
     };
-    let full: SliceStopped | undefined;
+    let full: SliceStoppedError | undefined;
     try {
       this.#briefing?.record(record);
     } catch (error) {
@@ -393,7 +400,7 @@ export class SliceRun {
     this.#records.push(record);
     this.#progress(sequence, phase, action, describe(report));
     if (full !== undefined) {
-      throw new SliceStopped(
+      throw stopped(
         "capacity",
         `${full.message}; ${tookEffect(sequence, action, report)}`,
         { cause: full.cause },
@@ -417,7 +424,7 @@ export class SliceRun {
     const why = unkept.result_unavailable === "too_large"
       ? `it has ${unkept.utf8_bytes} bytes, more than the 16 MiB a result may hold`
       : `the result store is full (${store.count} results, ${store.totalBytes} bytes; it holds at most 1,024 results and 64 MiB)`;
-    throw new SliceStopped(
+    throw stopped(
       "capacity",
       `${unkept.result_unavailable}: Cannot keep the result of ${
         clipModelText(unkept.origin)
@@ -429,7 +436,7 @@ export class SliceRun {
 
   #progress(
     step: number,
-    phase: "selection" | "arguments",
+    phase: StepPhase,
     action: string | null,
     outcome: string,
   ): void {
@@ -449,15 +456,25 @@ export class SliceRun {
   }
 
   /** Hands the state after the latest acknowledged step to the session. */
-  async #checkpoint(stop: SliceStop | null): Promise<void> {
+  async #checkpoint(stop: StopReason | null): Promise<void> {
     const session = this.#options.session;
     if (session === undefined) return;
-    const c = this.#counters;
     const checkpoint: SliceCheckpoint = {
+      ...this.#state(),
+      results: this.#results,
+      stop,
+    };
+    await session.onCheckpoint(checkpoint);
+    this.#checkpointed = this.#steps;
+  }
+
+  /** The run state checkpoints and the outcome are built from. */
+  #state(): SliceState {
+    const c = this.#counters;
+    return {
       steps: this.#steps,
       modelCalls: c.modelCalls,
       records: this.#records,
-      results: this.#results,
       edits: this.#facts.edits,
       revision: this.#facts.revision,
       refusals: this.#refusals,
@@ -471,10 +488,7 @@ export class SliceRun {
       checkpoints: this.#briefing?.checkpoints ?? 0,
       lastTurn: this.#lastTurn,
       requests: this.#report.requests,
-      stop,
     };
-    await session.onCheckpoint(checkpoint);
-    this.#checkpointed = this.#steps;
   }
 
   /**
@@ -514,27 +528,27 @@ export class SliceRun {
     });
   }
 
-  #outcome(stop: SliceStop, detail: string): SliceOutcome {
+  #outcome(stop: StopReason, detail: string): SliceOutcome {
     // From the records, which also hold a step the archive could not take.
     const state = WorkingState.from(this.#records);
-    const c = this.#counters;
+    const s = this.#state();
     return {
       stop,
       detail,
       completed: stop === "completed",
-      steps: this.#steps,
+      steps: s.steps,
       // Every call made, failed ones included: each added a report line.
-      model_calls: this.#report.requests.length,
-      revision: this.#facts.revision,
+      model_calls: s.requests.length,
+      revision: s.revision,
       latest_test: state.latest_test,
       tests_validate_latest_revision: state.tests_validate_latest_revision,
-      refusals: this.#refusals,
+      refusals: s.refusals,
       policy: this.#policy,
-      checkpoints: this.#briefing?.checkpoints ?? 0,
-      retrievals: c.retrievals,
-      request_bytes: { total: c.bytesTotal, peak: c.bytesPeak },
+      checkpoints: s.checkpoints,
+      retrievals: s.retrievals,
+      request_bytes: { total: s.bytesTotal, peak: s.bytesPeak },
       elapsed_ms: round(performance.now() - this.#started),
-      model_ms: round(c.modelMs),
+      model_ms: round(s.modelMs),
       summary: stop === "completed" ? this.#summary : null,
       context_report: this.#options.contextReport ?? null,
     };

@@ -11,19 +11,16 @@ import type {
   RequestPart,
 } from "../briefing/context_report.ts";
 import type { TurnRequest, TurnTool } from "../briefing/turn_request.ts";
-import type {
-  ModelPhase,
-  ModelProvider,
-  ModelReply,
-} from "../providers/model_provider.ts";
+import type { ModelProvider, ModelReply } from "../providers/model_provider.ts";
 import { ProviderError } from "../providers/provider_error.ts";
 import {
   isLookupRequest,
-  LookupBudgetExceeded,
+  LookupBudgetError,
   LookupSession,
 } from "../reference/lookup_session.ts";
 import type { ResultStore } from "../store/result_store.ts";
-import { SliceStopped } from "./_stopped.ts";
+import { type SliceStoppedError, stopped } from "./_stopped.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
 /** Counters shared by every stage of a run. */
 export interface RunCounters {
@@ -56,7 +53,7 @@ export interface StageContext {
 
 /** A request described without its text (see `LastTurn` in checkpoint.ts). */
 export interface TurnRecord {
-  readonly phase: ModelPhase;
+  readonly phase: StepPhase;
   readonly candidates: readonly string[];
   readonly notes: readonly string[];
   readonly lookups: readonly unknown[];
@@ -71,7 +68,7 @@ export type StageOutcome =
 
 /** Options of {@linkcode runStage}. */
 export interface StageOptions {
-  readonly phase: ModelPhase;
+  readonly phase: StepPhase;
   readonly tool: TurnTool;
   readonly candidates: readonly string[];
   readonly notes: readonly string[];
@@ -81,7 +78,7 @@ export interface StageOptions {
  * Runs one stage: builds a request, calls the model, answers lookups, until
  * an answer arrives or a ninth lookup exceeds the budget.
  *
- * @throws {SliceStopped} On provider failure, capacity or abort.
+ * @throws {SliceStoppedError} On provider failure, capacity or abort.
  */
 export async function runStage(
   ctx: StageContext,
@@ -115,7 +112,7 @@ export async function runStage(
         answers.push(await session.answer(reply.arguments));
         asked.push(reply.arguments);
       } catch (error) {
-        if (error instanceof LookupBudgetExceeded) {
+        if (error instanceof LookupBudgetError) {
           return {
             kind: "budget_exhausted",
             detail: `A ninth lookup in ${
@@ -139,7 +136,7 @@ function buildRequest(
   answers: readonly unknown[],
 ): TurnRequest {
   if (ctx.signal?.aborted) {
-    throw new SliceStopped(
+    throw stopped(
       "suspended",
       `The embedder aborted the run: ${String(ctx.signal.reason)}`,
     );
@@ -190,7 +187,7 @@ async function callModel(
       ? error.code
       : "provider_failed";
     const message = error instanceof Error ? error.message : String(error);
-    throw new SliceStopped("provider_error", `${code}: ${message}`, {
+    throw stopped("provider_error", `${code}: ${message}`, {
       cause: error,
     });
   }
@@ -228,11 +225,11 @@ function count(counters: RunCounters, bytes: number): void {
  * Maps the briefing's capacity failures (a full archive, a bounded request
  * whose mandatory content cannot fit) to a `capacity` stop.
  */
-export function capacityStop(error: unknown): SliceStopped | undefined {
+export function capacityStop(error: unknown): SliceStoppedError | undefined {
   if (!(error instanceof RangeError)) return undefined;
   const code = (error as { code?: unknown }).code;
   if (code !== "capacity" && code !== "request_too_large") return undefined;
-  return new SliceStopped("capacity", `${code}: ${error.message}`, {
+  return stopped("capacity", `${code}: ${error.message}`, {
     cause: error,
   });
 }

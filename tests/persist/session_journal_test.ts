@@ -15,6 +15,7 @@ import { listSessions } from "../../lib/persist/session_summary.ts";
 import {
   checkpointOf,
   createSession,
+  exists,
   type Layout,
   openSession,
   reload,
@@ -433,11 +434,15 @@ Deno.test("the session key lives outside the session, owner-only", async (t) => 
   });
 });
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+Deno.test("opening a directory without a session creates neither key nor lock", async () => {
+  const layout = await tempLayout();
+  await Deno.mkdir(layout.root, { recursive: true });
+  await assert.rejects(openSession(layout), isError("session_missing"));
+  await assert.rejects(
+    verifySession(layout.root, { keyFile: layout.keyFile }),
+    isError("session_missing"),
+  );
+  assert.equal(await exists(layout.keyFile), false);
+  assert.deepEqual([...(await snapshotTree(layout.root)).keys()], []);
+  await layout.cleanup();
+});

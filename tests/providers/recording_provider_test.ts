@@ -1,6 +1,6 @@
 /** `--record PATH`: a run's replies become a recording that replays the run. */
 import assert from "node:assert/strict";
-import { runWithOptions } from "../../lib/slice/run.ts";
+import { runSlice } from "../../lib/slice/run.ts";
 import {
   checkCommand,
   INTENTS,
@@ -18,7 +18,7 @@ Deno.test("a live run with record writes a recording that replays it offline", a
       "anthropic",
       recordingPath("bugfix"),
     );
-    const live = await runWithOptions({
+    const live = await runSlice({
       intent: INTENTS.bugfix,
       workspace: first.workspace,
       test: { command: checkCommand(), timeoutMs: 60_000 },
@@ -48,7 +48,7 @@ Deno.test("a live run with record writes a recording that replays it offline", a
       output_tokens: 8,
     });
     // The recording replays the same run under the other policy.
-    const replay = await runWithOptions({
+    const replay = await runSlice({
       intent: INTENTS.bugfix,
       workspace: second.workspace,
       test: { command: checkCommand(), timeoutMs: 60_000 },
@@ -66,7 +66,7 @@ Deno.test("a live run with record writes a recording that replays it offline", a
 Deno.test("an unwritable record path stops the run with a provider error", async () => {
   const prepared = await prepareWorkspace("bugfix");
   try {
-    const outcome = await runWithOptions({
+    const outcome = await runSlice({
       intent: INTENTS.bugfix,
       workspace: prepared.workspace,
       maxSteps: 3,

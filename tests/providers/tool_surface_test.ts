@@ -9,7 +9,7 @@ import {
   type ContextReport,
 } from "../../lib/briefing/context_report.ts";
 import { providerRequestParts } from "../../lib/providers/request_parts.ts";
-import { runWithOptions } from "../../lib/slice/run.ts";
+import { runSlice } from "../../lib/slice/run.ts";
 import { replayRecording } from "../../lib/cost/replay.ts";
 import {
   checkCommand,
@@ -39,7 +39,7 @@ async function replayBodies(
   try {
     const contextReport = `${prepared.root}/report.json`;
     await using server = await replayServer(wire, recordingPath(fixture));
-    const outcome = await runWithOptions({
+    const outcome = await runSlice({
       intent: INTENTS[fixture],
       workspace: prepared.workspace,
       test: { command: checkCommand(), timeoutMs: 60_000 },
