@@ -96,7 +96,12 @@ export interface ContextReportRequest {
    * Where this request first differs from the previous one; `null` for the
    * first request and for lines restored from reports that predate it.
    */
-  readonly first_divergence: FirstDivergence | null;
+  readonly first_divergence: {
+    /** Byte offset into the parts in cache order (equals `prefix_stable_bytes`). */
+    readonly offset: number;
+    /** `tools`, `system block N`, `message N block M`, or `end`. */
+    readonly part: string;
+  } | null;
   /** Milliseconds spent on this request. */
   readonly elapsed_ms: number;
   /** Whether the counters are the provider's final usage. */

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import type { BriefingLimits, ContextPolicy } from "../briefing/briefing.ts";
+import type { ContextPolicy } from "../briefing/briefing.ts";
+import type { RunOptions } from "../slice/request.ts";
 import {
   DEFAULT_PRICES,
   parsePriceOverrides,
@@ -63,7 +64,7 @@ export interface CostArguments {
   readonly test?: { readonly command: string[]; readonly timeoutMs: number };
   readonly maxSteps: number;
   readonly policies: readonly ContextPolicy[];
-  readonly limits: Partial<BriefingLimits>;
+  readonly limits: NonNullable<RunOptions["briefingLimits"]>;
   readonly prices?: string;
   readonly callIntervalMs: number;
   readonly perRequest: boolean;
@@ -151,7 +152,7 @@ export function parseCostArguments(
       `Invalid --context-policy ${policy}: expected legacy or bounded`,
     );
   }
-  const limits: Partial<BriefingLimits> = {
+  const limits: NonNullable<RunOptions["briefingLimits"]> = {
     ...(values["roll-batch"] === undefined ? {} : {
       transcriptRollBatch: positiveInteger(
         values["roll-batch"],

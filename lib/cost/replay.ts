@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { BriefingLimits, ContextPolicy } from "../briefing/briefing.ts";
+import type { ContextPolicy } from "../briefing/briefing.ts";
 import type { RequestPart } from "../briefing/context_report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
 import type {
@@ -23,7 +23,7 @@ import {
 } from "../providers/request_parts.ts";
 import type { SliceOutcome } from "../slice/outcome.ts";
 import { runSlice } from "../slice/run.ts";
-import type { SliceTest } from "../slice/request.ts";
+import type { RunOptions, SliceTest } from "../slice/request.ts";
 import type { PricedCall } from "./simulate.ts";
 import { copyTree } from "./_copy.ts";
 
@@ -42,7 +42,7 @@ export interface ReplayOptions {
   /** The context policy to replay under. */
   readonly policy: ContextPolicy;
   /** Briefing limits to replay with (roll batch, retirement target, …). */
-  readonly briefingLimits?: Partial<BriefingLimits>;
+  readonly briefingLimits?: RunOptions["briefingLimits"];
   /** Whose request bodies to capture. */
   readonly wire: ProviderWire;
   /** The model name the bodies carry. */

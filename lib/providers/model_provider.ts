@@ -5,7 +5,6 @@
  * @module
  */
 
-import type { RequestPart } from "../briefing/context_report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
 import type { ModelUsage } from "../briefing/context_report.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
@@ -57,5 +56,7 @@ export interface ModelProvider {
    * prefix stability on them. Providers without a wire of their own
    * (recordings) leave it out and the report uses the turn request's parts.
    */
-  requestParts?(request: TurnRequest): readonly RequestPart[];
+  requestParts?(
+    request: TurnRequest,
+  ): readonly { readonly part: string; readonly json: string }[];
 }

@@ -3,7 +3,6 @@
  *
  * @module
  */
-import type { BriefingLimits } from "../briefing/briefing.ts";
 import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import type { SliceSessionHooks } from "./checkpoint.ts";
@@ -58,7 +57,12 @@ export interface RunOptions {
    * or `{ retireTargetBytes: 24_576 }` (the cost simulator compares such
    * settings); positive integers.
    */
-  readonly briefingLimits?: Partial<BriefingLimits>;
+  readonly briefingLimits?: {
+    /** Legacy entries dropped at once when the transcript passes 64 (32). */
+    readonly transcriptRollBatch?: number;
+    /** Bounded retirement target in bytes (16,384). */
+    readonly retireTargetBytes?: number;
+  };
   /** Path of the JSON context report; written at the end and when a started slice fails. */
   readonly contextReport?: string;
   /** Called after every step with a one-line summary and its fields. */
