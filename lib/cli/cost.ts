@@ -19,7 +19,7 @@ import type { ProviderWire } from "../providers/request_parts.ts";
 import { ProviderError } from "../providers/provider_error.ts";
 import { parseArguments, positiveInteger } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
-import { parseDuration, splitCommand } from "./run.ts";
+import { intentSource, parseDuration, required, splitCommand } from "./run.ts";
 
 /** The help text of `loom cost`. */
 export const COST_HELP =
@@ -109,15 +109,9 @@ export function parseCostArguments(
     },
   });
   if (values.help) return { help: true };
-  const need = (value: string | undefined, what: string): string => {
-    if (value === undefined || value === "") {
-      throw new UsageError("usage", `Missing ${what}`);
-    }
-    return value;
-  };
-  const recording = need(values.recording, "--recording PATH");
-  const workspace = need(values.workspace, "--workspace DIR");
-  const spec = need(values.model, "--model SPEC");
+  const recording = required(values.recording, "--recording PATH");
+  const workspace = required(values.workspace, "--workspace DIR");
+  const spec = required(values.model, "--model SPEC");
   const match = /^(anthropic|openai):(.+)$/.exec(spec);
   if (match === null) {
     throw new UsageError(
@@ -125,20 +119,7 @@ export function parseCostArguments(
       `Invalid --model ${spec}: loom cost prices anthropic:MODEL or openai:MODEL`,
     );
   }
-  if (values.intent !== undefined && values["intent-file"] !== undefined) {
-    throw new UsageError("usage", "Give --intent or --intent-file, not both");
-  }
-  const intent = values.intent !== undefined
-    ? { text: values.intent }
-    : values["intent-file"] !== undefined
-    ? { file: values["intent-file"] }
-    : undefined;
-  if (intent === undefined) {
-    throw new UsageError(
-      "usage",
-      "Missing the task: give --intent TEXT or --intent-file F",
-    );
-  }
+  const intent = intentSource(values.intent, values["intent-file"]);
   const policy = values["context-policy"];
   if (policy !== undefined && values.compare) {
     throw new UsageError(

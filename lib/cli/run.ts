@@ -137,20 +137,7 @@ export function parseRunArguments(
   if (values.help) return { help: true };
   const workspace = required(values.workspace, "--workspace DIR");
   const model = required(values.model, "--model SPEC");
-  if (values.intent !== undefined && values["intent-file"] !== undefined) {
-    throw new UsageError("usage", "Give --intent or --intent-file, not both");
-  }
-  const intent = values.intent !== undefined
-    ? { text: values.intent }
-    : values["intent-file"] !== undefined
-    ? { file: values["intent-file"] }
-    : undefined;
-  if (intent === undefined) {
-    throw new UsageError(
-      "usage",
-      "Missing the task: give --intent TEXT or --intent-file F",
-    );
-  }
+  const intent = intentSource(values.intent, values["intent-file"]);
   const policy = values["context-policy"] ?? "legacy";
   if (policy !== "legacy" && policy !== "bounded") {
     throw new UsageError(
@@ -217,7 +204,38 @@ export function parseRunArguments(
   };
 }
 
-function required(value: string | undefined, what: string): string {
+/**
+ * The task from `--intent TEXT` or `--intent-file F` (exactly one).
+ *
+ * @param text The `--intent` value.
+ * @param file The `--intent-file` value.
+ * @returns The text, or the file to read it from.
+ * @throws {UsageError} When both or neither are given.
+ */
+export function intentSource(
+  text: string | undefined,
+  file: string | undefined,
+): { text: string } | { file: string } {
+  if (text !== undefined && file !== undefined) {
+    throw new UsageError("usage", "Give --intent or --intent-file, not both");
+  }
+  if (text !== undefined) return { text };
+  if (file !== undefined) return { file };
+  throw new UsageError(
+    "usage",
+    "Missing the task: give --intent TEXT or --intent-file F",
+  );
+}
+
+/**
+ * A required flag's value.
+ *
+ * @param value The value given.
+ * @param what The flag as the message names it, e.g. `--workspace DIR`.
+ * @returns The value.
+ * @throws {UsageError} When it is missing or empty.
+ */
+export function required(value: string | undefined, what: string): string {
   if (value === undefined || value === "") {
     throw new UsageError("usage", `Missing ${what}`);
   }
