@@ -7,10 +7,18 @@ export interface LiveProviderConfig {
   readonly apiKey: string | undefined;
   readonly baseUrl: string | undefined;
   readonly fetch: typeof fetch | undefined;
+  /** Attempts after the first, on 408/409/429/5xx, connection failures and timeouts. */
   readonly maxRetries: number;
-  readonly timeoutMs: number | undefined;
+  /** Bound of one attempt, from the request to the last byte of the body. */
+  readonly timeoutMs: number;
   readonly maxTokens: number | undefined;
 }
+
+/**
+ * Added to the SDK's own timeout (which stops at the headers) so the
+ * attempt's deadline, which covers the body too, always fires first.
+ */
+export const SDK_TIMEOUT_SLACK_MS = 1_000;
 
 /** A ProviderError for an HTTP error status, with a clear word on 401/403. */
 export function httpFailure(
@@ -31,10 +39,10 @@ export function httpFailure(
       `${provider} refused the request with HTTP 403: the key in ${keyVariable} lacks permission${detail}`;
   } else if (status === 429) {
     message =
-      `${provider} is rate limiting (HTTP 429) and retries did not help${detail}`;
+      `${provider} is rate limiting (HTTP 429)${detail}`;
   } else if (status >= 500) {
     message =
-      `${provider} failed with HTTP ${status} and retries did not help${detail}`;
+      `${provider} failed with HTTP ${status}${detail}`;
   } else {
     message = `${provider} rejected the request with HTTP ${status}${detail}`;
   }
@@ -46,5 +54,7 @@ export function httpFailure(
 
 function clip(text: string): string {
   const line = text.replace(/\s+/g, " ").trim().replace(/\.$/, "");
-  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+  const clipped = line.length > 300 ? `${line.slice(0, 300)}…` : line;
+  // deno-lint-ignore no-control-regex
+  return clipped.replace(/[\u0000-\u001f\u007f-\u009f]/g, "\uFFFD");
 }

@@ -21,12 +21,49 @@ export type ProviderErrorCode =
   | "recording_mismatch"
   /** The loop asked for more calls than the recording holds. */
   | "recording_exhausted"
-  /** The provider answered with an HTTP error status (after the SDK's retries). */
+  /**
+   * The provider answered with an HTTP error status, after the retries (a
+   * `Retry-After` longer than the model timeout is not waited for).
+   */
   | "provider_http"
-  /** The provider could not be reached or timed out (after the SDK's retries). */
+  /** The provider could not be reached (after the retries). */
   | "provider_connection"
-  /** The provider answered, but not with the forced tool call and valid arguments. */
+  /**
+   * No complete reply (headers and the last byte of the body) arrived within
+   * the model timeout, on every attempt.
+   */
+  | "provider_timeout"
+  /** The caller's abort signal ended the call (an interrupt or the run timeout). */
+  | "provider_aborted"
+  /**
+   * The provider answered, but not with the forced tool call and valid
+   * arguments: a body that is not the expected JSON, no choice, no or the
+   * wrong tool call, arguments that are not JSON or nest too deep, output
+   * cut at the token limit.
+   */
   | "provider_protocol";
+
+/**
+ * What was wrong with a `provider_protocol` reply:
+ *
+ * - `malformed_response`: the body is not JSON or not the provider's response
+ *   shape.
+ * - `no_choice`: an OpenAI-compatible reply with an empty `choices` array.
+ * - `truncated`: output stopped at the token limit.
+ * - `no_tool_call`: the reply holds no call of the forced tool.
+ * - `wrong_tool`: the reply calls another tool.
+ * - `invalid_arguments`: the call's arguments are not valid JSON.
+ * - `too_deep`: the arguments nest deeper than `MAX_REPLY_DEPTH` (64).
+ */
+export type ProtocolProblem =
+  | "malformed_response"
+  | "no_choice"
+  | "truncated"
+  | "no_tool_call"
+  | "wrong_tool"
+  | "invalid_arguments"
+  | "too_deep";
+
 
 /** Options of {@linkcode ProviderError}. */
 export interface ProviderErrorOptions {
@@ -36,6 +73,10 @@ export interface ProviderErrorOptions {
   readonly usage?: ModelUsage | null;
   /** The underlying error. */
   readonly cause?: unknown;
+  /** Attempts made, for `provider_timeout`, `provider_http` and `provider_connection`. */
+  readonly attempts?: number;
+  /** What was wrong, for `provider_protocol`. */
+  readonly problem?: ProtocolProblem;
 }
 
 /**
@@ -62,6 +103,10 @@ export class ProviderError extends Error {
    * `final_usage` is false); `null` when nothing was observed.
    */
   readonly usage: ModelUsage | null;
+  /** Attempts made before giving up; `null` when not a transport failure. */
+  readonly attempts: number | null;
+  /** What was wrong with a `provider_protocol` reply; otherwise `null`. */
+  readonly problem: ProtocolProblem | null;
 
   /**
    * Creates a provider error.
@@ -83,5 +128,7 @@ export class ProviderError extends Error {
     this.code = code;
     this.status = options.status ?? null;
     this.usage = options.usage ?? null;
+    this.attempts = options.attempts ?? null;
+    this.problem = options.problem ?? null;
   }
 }
