@@ -38,11 +38,9 @@ export function httpFailure(
     message =
       `${provider} refused the request with HTTP 403: the key in ${keyVariable} lacks permission${detail}`;
   } else if (status === 429) {
-    message =
-      `${provider} is rate limiting (HTTP 429)${detail}`;
+    message = `${provider} is rate limiting (HTTP 429)${detail}`;
   } else if (status >= 500) {
-    message =
-      `${provider} failed with HTTP ${status}${detail}`;
+    message = `${provider} failed with HTTP ${status}${detail}`;
   } else {
     message = `${provider} rejected the request with HTTP ${status}${detail}`;
   }

@@ -215,7 +215,9 @@ function openAIReply(
     if (other !== undefined) {
       throw protocolError(
         "wrong_tool",
-        `${label} called ${toolName(other.name)} instead of the forced ${wanted}`,
+        `${label} called ${
+          toolName(other.name)
+        } instead of the forced ${wanted}`,
         usage,
       );
     }
@@ -261,7 +263,9 @@ function openAIFailure(
       error: new ProviderError(
         "provider_connection",
         `Cannot reach ${
-          label === "OpenAI" ? label : label.replace(/^The server/, "the server")
+          label === "OpenAI"
+            ? label
+            : label.replace(/^The server/, "the server")
         }: ${error.message}`,
         { cause: error },
       ),

@@ -96,7 +96,11 @@ export async function withAttempts<T>(
         }, longer than the model timeout of ${
           formatDuration(policy.timeoutMs)
         })`,
-        { status: failure.error.status, attempts: attempt, cause: failure.error },
+        {
+          status: failure.error.status,
+          attempts: attempt,
+          cause: failure.error,
+        },
       );
     }
     await pause(asked ?? backoffMs(attempt, policy.timeoutMs), policy);

@@ -64,7 +64,6 @@ export type ProtocolProblem =
   | "invalid_arguments"
   | "too_deep";
 
-
 /** Options of {@linkcode ProviderError}. */
 export interface ProviderErrorOptions {
   /** The HTTP status, for `provider_http`. */
