@@ -17,6 +17,11 @@
 export { VERSION } from "./lib/version.ts";
 export { type CodedError, isCodedError } from "./lib/errors.ts";
 export {
+  DISPLAY_MAX_CHARS,
+  displayText,
+  formatDuration,
+} from "./lib/display.ts";
+export {
   type AnthropicMessage,
   type AnthropicMessages,
   type AnthropicOptions,
@@ -141,10 +146,15 @@ export {
   type ModelUsage,
 } from "./lib/providers/model_provider.ts";
 export {
+  type ProtocolProblem,
   ProviderError,
   type ProviderErrorCode,
   type ProviderErrorOptions,
 } from "./lib/providers/provider_error.ts";
+export {
+  MAX_REPLY_DEPTH,
+  nestsDeeperThan,
+} from "./lib/providers/reply_depth.ts";
 export {
   CacheControlError,
   type CacheControlErrorCode,
@@ -286,6 +296,7 @@ export {
   SliceRequestError,
   type SliceTest,
   type StepProgress,
+  type WaitingProgress,
 } from "./lib/slice/run.ts";
 export {
   actionJsonSchema,

@@ -15,7 +15,8 @@ export type StopReason =
   | "suspended"
   | "capacity"
   | "confinement_unavailable"
-  | "provider_error";
+  | "provider_error"
+  | "interrupted";
 
 /** Provider counters of one call; `null` when the provider did not say. */
 export interface ReportUsage {

@@ -10,6 +10,7 @@ import {
   SliceRequestError,
 } from "../slice/run.ts";
 import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
+import { displayText } from "../display.ts";
 import { parseArguments, positiveInteger } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 import {
@@ -34,6 +35,11 @@ Options:
   --base-url URL           Provider API base URL (OpenAI-compatible servers)
   --test "CMD ARGS"        Test command, run in DIR (split on spaces; quotes group)
   --test-timeout DUR       Test timeout: 120s (default), 2m, 500ms, or seconds
+  --model-timeout DUR      Bound of one model call attempt, request to the
+                           last byte of the reply (default 120s); a longer
+                           Retry-After is not waited for
+  --run-timeout DUR        Bound of the whole run; when it runs out the run
+                           stops interrupted (resumable with --session)
   --max-steps N            Step budget, refused steps included (default 40)
   --context-policy P       legacy (default) or bounded
   --context-report PATH    Write the JSON context report to PATH
@@ -51,13 +57,19 @@ Options:
   -h, --help               Show this help
 
 API keys come from ANTHROPIC_API_KEY or OPENAI_API_KEY.
-Progress: one line per step on stderr. Summary: stdout.
+Progress: one line per step on stderr, and a notice every 5 s while the model
+is slow to answer. Summary: stdout.
+SIGINT or SIGTERM aborts the model call in flight, writes the context report
+(stop interrupted), prints the summary and saves the session; a second signal
+exits at once.
 Exit codes: 0 completed, 1 stopped without completion, 2 usage or bad input,
-3 provider failure, confinement unavailable or internal failure.
+3 provider failure, confinement unavailable or internal failure, 130/143
+interrupted by SIGINT/SIGTERM.
 `;
 
 const DEFAULT_MAX_STEPS = 40;
 const DEFAULT_TEST_TIMEOUT_MS = 120_000;
+const DEFAULT_MODEL_TIMEOUT_MS = 120_000;
 
 /** Parsed `loom run` arguments. */
 export interface RunArguments {
@@ -67,6 +79,10 @@ export interface RunArguments {
   readonly baseUrl?: string;
   readonly test?: { readonly command: string[]; readonly timeoutMs: number };
   readonly maxSteps: number;
+  /** `--model-timeout`: bound of one model call attempt, in milliseconds. */
+  readonly modelTimeoutMs: number;
+  /** `--run-timeout`: bound of the whole run, in milliseconds. */
+  readonly runTimeoutMs?: number;
   readonly contextPolicy: "legacy" | "bounded";
   readonly contextReport?: string;
   readonly json: boolean;
@@ -104,6 +120,8 @@ export function parseRunArguments(
       "base-url": { type: "string" },
       test: { type: "string" },
       "test-timeout": { type: "string" },
+      "model-timeout": { type: "string" },
+      "run-timeout": { type: "string" },
       "max-steps": { type: "string" },
       "context-policy": { type: "string" },
       "context-report": { type: "string" },
@@ -141,7 +159,13 @@ export function parseRunArguments(
     : positiveInteger(values["max-steps"], "--max-steps");
   const timeoutMs = values["test-timeout"] === undefined
     ? DEFAULT_TEST_TIMEOUT_MS
-    : parseDuration(values["test-timeout"]);
+    : parseDuration(values["test-timeout"], "--test-timeout");
+  const modelTimeoutMs = values["model-timeout"] === undefined
+    ? DEFAULT_MODEL_TIMEOUT_MS
+    : parseDuration(values["model-timeout"], "--model-timeout");
+  const runTimeoutMs = values["run-timeout"] === undefined
+    ? undefined
+    : parseDuration(values["run-timeout"], "--run-timeout");
   if (values["test-timeout"] !== undefined && values.test === undefined) {
     throw new UsageError("--test-timeout needs --test");
   }
@@ -159,6 +183,8 @@ export function parseRunArguments(
         : { baseUrl: values["base-url"] }),
       ...(command === undefined ? {} : { test: { command, timeoutMs } }),
       maxSteps,
+      modelTimeoutMs,
+      ...(runTimeoutMs === undefined ? {} : { runTimeoutMs }),
       contextPolicy: policy,
       ...(values["context-report"] === undefined
         ? {}
@@ -186,17 +212,21 @@ function required(value: string | undefined, what: string): string {
  * Parses a duration: `500ms`, `120s`, `2m`, or a bare number of seconds.
  *
  * @param text The duration.
+ * @param flag The option it came from, for the message.
  * @returns Milliseconds.
  * @throws {UsageError} When the text is not a positive duration.
  */
-export function parseDuration(text: string): number {
+export function parseDuration(
+  text: string,
+  flag = "--test-timeout",
+): number {
   const match = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m)?$/.exec(text.trim());
   const value = match === null ? NaN : Number(match[1]);
   const unit = match?.[2] ?? "s";
   const ms = value * (unit === "ms" ? 1 : unit === "s" ? 1000 : 60_000);
   if (!Number.isFinite(ms) || ms <= 0) {
     throw new UsageError(
-      `Invalid --test-timeout ${text}: expected a duration such as 120s, 2m or 500ms`,
+      `Invalid ${flag} ${text}: expected a duration such as 120s, 2m or 500ms`,
     );
   }
   return Math.round(ms);
@@ -253,12 +283,22 @@ const STOPPED_EXIT: Readonly<Record<SliceStop, number>> = {
   capacity: ExitCode.stopped,
   confinement_unavailable: ExitCode.failure,
   provider_error: ExitCode.failure,
+  interrupted: ExitCode.stopped,
 };
+
+/** Exit codes of a run interrupted by a signal: 128 + the signal number. */
+const SIGNAL_EXIT: Readonly<Record<RunSignal, number>> = {
+  SIGINT: 130,
+  SIGTERM: 143,
+};
+
+type RunSignal = "SIGINT" | "SIGTERM";
 
 /**
  * The exit code of a slice outcome: 0 completed; 1 stopped without
- * completion (budget, refusals, suspension, capacity); 3 provider failure or
- * confinement unavailable.
+ * completion (budget, refusals, suspension, capacity, the run timeout); 3
+ * provider failure or confinement unavailable. A run interrupted by a
+ * signal exits 130 (SIGINT) or 143 (SIGTERM) instead.
  *
  * @param stop The stop reason.
  * @returns The process exit code.
@@ -285,7 +325,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       resume.request,
       {
         ...resume.options,
-        onProgress: (line) => io.err(`${line}\n`),
+        ...progressOptions(io),
       },
       resume.json,
       io,
@@ -337,11 +377,22 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
         : { contextReport: a.contextReport }),
       ...(a.baseUrl === undefined ? {} : { baseUrl: a.baseUrl }),
       ...(session === undefined ? {} : { session }),
-      onProgress: (line) => io.err(`${line}\n`),
+      modelTimeoutMs: a.modelTimeoutMs,
+      ...(a.runTimeoutMs === undefined ? {} : { runTimeoutMs: a.runTimeoutMs }),
+      ...progressOptions(io),
     },
     a.json,
     io,
   );
+}
+
+function progressOptions(
+  io: CliIo,
+): Pick<RunOptions, "onProgress" | "onWaiting"> {
+  return {
+    onProgress: (line) => io.err(`${line}\n`),
+    onWaiting: (line) => io.err(`${line}\n`),
+  };
 }
 
 async function execute(
@@ -350,17 +401,69 @@ async function execute(
   json: boolean,
   io: CliIo,
 ): Promise<number> {
+  const interrupt = listenForSignals(io);
   let outcome: SliceOutcome;
   try {
-    outcome = await runWithOptions(request, options);
+    outcome = await runWithOptions(request, {
+      ...options,
+      signal: interrupt.signal,
+    });
   } catch (error) {
     if (error instanceof SliceRequestError) {
       throw new UsageError(error.message);
     }
     throw error;
+  } finally {
+    interrupt.close();
   }
   io.out(json ? `${JSON.stringify(outcome, null, 2)}\n` : summary(outcome));
-  return exitCodeOf(outcome.stop);
+  const received = interrupt.received();
+  return outcome.stop === "interrupted" && received !== undefined
+    ? SIGNAL_EXIT[received]
+    : exitCodeOf(outcome.stop);
+}
+
+/**
+ * SIGINT and SIGTERM while a run goes: the first aborts the run (it stops
+ * `interrupted` and writes its report, summary and session), a second one
+ * exits at once.
+ */
+function listenForSignals(io: CliIo): {
+  readonly signal: AbortSignal;
+  received(): RunSignal | undefined;
+  close(): void;
+} {
+  const controller = new AbortController();
+  let received: RunSignal | undefined;
+  const listeners: [RunSignal, () => void][] = [];
+  for (const name of ["SIGINT", "SIGTERM"] as const) {
+    const listener = () => {
+      if (received !== undefined) {
+        io.err(`loom run: second ${name}, exiting without a report\n`);
+        Deno.exit(SIGNAL_EXIT[name]);
+      }
+      received = name;
+      io.err(
+        `loom run: ${name} received; stopping after the model call in flight is aborted (send it again to exit at once)\n`,
+      );
+      controller.abort(new Error(`${name} received`));
+    };
+    try {
+      Deno.addSignalListener(name, listener);
+      listeners.push([name, listener]);
+    } catch {
+      // SIGTERM cannot be listened to on Windows; SIGINT still can.
+    }
+  }
+  return {
+    signal: controller.signal,
+    received: () => received,
+    close() {
+      for (const [name, listener] of listeners) {
+        Deno.removeSignalListener(name, listener);
+      }
+    },
+  };
 }
 
 /**
@@ -374,7 +477,7 @@ export function summary(o: SliceOutcome): string {
     `loom run: ${o.stop} after ${o.steps} step${
       o.steps === 1 ? "" : "s"
     } (${o.model_calls} model call${o.model_calls === 1 ? "" : "s"})`,
-    `  detail: ${o.detail}`,
+    `  detail: ${displayText(o.detail, 1000)}`,
     `  revision: ${o.revision ?? "none (no edit)"}`,
     `  latest test: ${
       o.latest_test === null
@@ -391,7 +494,9 @@ export function summary(o: SliceOutcome): string {
       o.model_ms.toFixed(1)
     } ms)`,
   ];
-  if (o.summary !== null) lines.push(`  summary: ${o.summary}`);
+  if (o.summary !== null) {
+    lines.push(`  summary: ${displayText(o.summary, 1000)}`);
+  }
   if (o.context_report !== null) {
     lines.push(`  context report: ${o.context_report}`);
   }

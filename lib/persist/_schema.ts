@@ -145,6 +145,7 @@ const progress = z.strictObject({
     "capacity",
     "confinement_unavailable",
     "provider_error",
+    "interrupted",
   ]).nullable(),
   edits: count,
   refusals: count,

@@ -8,6 +8,7 @@
  * stalls or drips its body cannot outlast the timeout.
  */
 
+import { formatDuration } from "../display.ts";
 import { ProviderError } from "./provider_error.ts";
 
 /** Statuses worth another attempt (as the SDKs retry them). */
@@ -207,16 +208,4 @@ function lowerLabel(label: string): string {
 function reasonText(reason: unknown): string {
   if (reason instanceof Error) return reason.message;
   return typeof reason === "string" ? reason : "no reason given";
-}
-
-/**
- * `300 ms`, `2 s`, `1.5 s`, `2 min`.
- *
- * @param ms Milliseconds.
- * @returns A short human duration.
- */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 120_000) return `${Number((ms / 1000).toFixed(1))} s`;
-  return `${Number((ms / 60_000).toFixed(1))} min`;
 }

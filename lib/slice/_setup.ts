@@ -28,6 +28,9 @@ export function sliceProvider(
       ...(resume === undefined ? {} : { startAtCall: resume.modelCalls }),
       ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
       ...(options.env === undefined ? {} : { env: options.env }),
+      ...(options.modelTimeoutMs === undefined
+        ? {}
+        : { timeoutMs: Math.ceil(options.modelTimeoutMs) }),
     });
   } catch (error) {
     if (error instanceof ProviderError) {

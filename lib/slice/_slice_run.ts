@@ -8,6 +8,8 @@ import { Briefing, type ContextPolicy } from "../briefing/briefing.ts";
 import { ContextReportBuilder } from "../briefing/context_report.ts";
 import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
+import { DEFAULT_MODEL_TIMEOUT_MS } from "../providers/create_provider.ts";
+import type { ProviderError } from "../providers/provider_error.ts";
 import { ResultStore } from "../store/result_store.ts";
 import { ResumedResultStore } from "./_resumed_store.ts";
 import { commission } from "./commission.ts";
@@ -22,7 +24,8 @@ import {
 import { expandEdit } from "./_expand_edit.ts";
 import { round, writeContextReport } from "./_finish.ts";
 import { ACTIONS, sliceInstructions } from "./_instructions.ts";
-import { describe, progressLine } from "./_progress.ts";
+import { formatDuration } from "../display.ts";
+import { describe, progressLine, waitingLine } from "./_progress.ts";
 import type { RunOptions, SliceRequest, StepProgress } from "./_request.ts";
 import { restoreContext } from "./_restore.ts";
 import { parseSelection } from "./_selection.ts";
@@ -32,6 +35,7 @@ import {
   type RunCounters,
   runStage,
   type StageContext,
+  stopIfAborted,
 } from "./_stages.ts";
 import { SliceStopped } from "./_stopped.ts";
 import { actionArgumentsTool, selectActionTool } from "./_tools.ts";
@@ -39,6 +43,9 @@ import type { SliceOutcome, SliceStop } from "./outcome.ts";
 import type { LastTurn, SliceCheckpoint, SliceResume } from "./checkpoint.ts";
 
 const DEFAULT_MAX_REFUSALS = 8;
+/** Replies in a row that break the protocol before the run stops. */
+export const MAX_PROTOCOL_FAILURES = 3;
+const DEFAULT_WAITING_NOTICE_MS = 5_000;
 
 /** One run of a slice: the step loop and its state. */
 export class SliceRun {
@@ -56,6 +63,7 @@ export class SliceRun {
     bytesPeak: 0,
     lastRequestBytes: 0,
     stepCalls: 0,
+    protocolFailures: 0,
   };
   readonly #facts: WorkspaceFacts = { edits: 0, revision: null };
   #briefing: Briefing | undefined;
@@ -67,6 +75,8 @@ export class SliceRun {
   readonly #records: ActionRecord[] = [];
   #lastTurn: LastTurn | null = null;
   #checkpointed = -1;
+  /** The embedder's signal joined with the run timeout. */
+  #signal: AbortSignal | undefined;
 
   /**
    * Prepares a run; nothing starts until {@linkcode SliceRun.execute}.
@@ -98,6 +108,7 @@ export class SliceRun {
     let stop: SliceStop;
     let detail: string;
     let failure: unknown;
+    const runTimeout = this.#startRunTimeout();
     try {
       const provider = sliceProvider(this.#request, this.#options);
       const workspace = await Deno.realPath(this.#request.workspace);
@@ -111,6 +122,7 @@ export class SliceRun {
       if (error instanceof SliceStopped) {
         stop = error.stop;
         detail = error.message;
+        if (stop === "interrupted") this.#dropUnfinishedStep();
       } else {
         stop = "suspended";
         detail = `Internal failure: ${
@@ -119,6 +131,7 @@ export class SliceRun {
         failure = error;
       }
     }
+    clearTimeout(runTimeout);
     const outcome = this.#outcome(stop, detail);
     if (this.#briefing !== undefined && this.#options.session !== undefined) {
       try {
@@ -152,10 +165,26 @@ export class SliceRun {
       results: this.#results,
       report: this.#report,
       counters: this.#counters,
-      signal: this.#options.signal,
+      signal: this.#signal,
       onRequest: (turn) => {
         this.#lastTurn = { ...turn, sequence: this.#steps };
       },
+      waitingNoticeMs: this.#options.waitingNoticeMs ??
+        DEFAULT_WAITING_NOTICE_MS,
+      ...(this.#options.onWaiting === undefined ? {} : {
+        onWaiting: (phase, elapsedMs) =>
+          this.#options.onWaiting?.(
+            waitingLine({
+              step: this.#steps,
+              maxSteps: request.maxSteps,
+              phase,
+              elapsedMs,
+              timeoutMs: this.#options.modelTimeoutMs ??
+                DEFAULT_MODEL_TIMEOUT_MS,
+            }),
+            { step: this.#steps, phase, elapsed_ms: round(elapsedMs) },
+          ),
+      }),
     };
     const resume = this.#options.session?.resume;
     if (resume !== undefined) await this.#restore(resume, briefing, bounded);
@@ -165,13 +194,7 @@ export class SliceRun {
 
     while (this.#steps < request.maxSteps) {
       if (this.#checkpointed !== this.#steps) await this.#checkpoint(null);
-      const signal = this.#options.signal;
-      if (signal?.aborted) {
-        throw new SliceStopped(
-          "suspended",
-          `The embedder aborted the run: ${String(signal.reason)}`,
-        );
-      }
+      stopIfAborted(this.#signal);
       const sequence = ++this.#steps;
       this.#counters.stepCalls = 0;
       const validated = !testConfigured ||
@@ -198,6 +221,11 @@ export class SliceRun {
         }, "selection");
         throw new SliceStopped("suspended", selection.detail);
       }
+      if (selection.kind === "protocol") {
+        this.#protocolRefusal(sequence, selection.error, "selection");
+        if (this.#consecutiveRefusals >= maxRefusals) break;
+        continue;
+      }
       const chosen = parseSelection(selection.value, candidates);
       if (!chosen.ok) {
         this.#refuse(sequence, chosen.action, {}, chosen, "selection");
@@ -219,6 +247,11 @@ export class SliceRun {
           code: "budget_exhausted",
           reason: `${generated.detail}; the step is refused`,
         }, "arguments");
+        if (this.#consecutiveRefusals >= maxRefusals) break;
+        continue;
+      }
+      if (generated.kind === "protocol") {
+        this.#protocolRefusal(sequence, generated.error, "arguments", action);
         if (this.#consecutiveRefusals >= maxRefusals) break;
         continue;
       }
@@ -322,6 +355,59 @@ export class SliceRun {
       default:
         throw new TypeError(`Cannot execute unknown action ${action}`);
     }
+  }
+
+  /**
+   * Refuses a step whose reply broke the protocol; the model reads the
+   * reason on its next request. The third failure in a row stops the run.
+   */
+  #protocolRefusal(
+    sequence: number,
+    error: ProviderError,
+    phase: "selection" | "arguments",
+    action = "select_action",
+  ): void {
+    const problem = error.problem ?? "malformed_response";
+    this.#refuse(sequence, action, {}, {
+      code: "provider_protocol",
+      reason: `Your reply broke the protocol (${problem}): ${error.message}`,
+    }, phase);
+    const failures = this.#counters.protocolFailures;
+    if (failures >= MAX_PROTOCOL_FAILURES) {
+      throw new SliceStopped(
+        "provider_error",
+        `provider_protocol: ${failures} replies in a row broke the protocol; the last: ${error.message}`,
+        { cause: error },
+      );
+    }
+  }
+
+  /** An interrupted step that recorded nothing does not count as taken. */
+  #dropUnfinishedStep(): void {
+    const last = this.#records[this.#records.length - 1];
+    if (this.#steps > 0 && last?.sequence !== this.#steps) this.#steps -= 1;
+  }
+
+  /** Joins the embedder's signal with the run timeout; returns its timer. */
+  #startRunTimeout(): ReturnType<typeof setTimeout> | undefined {
+    const ms = this.#options.runTimeoutMs;
+    const embedder = this.#options.signal;
+    if (ms === undefined) {
+      this.#signal = embedder;
+      return undefined;
+    }
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () =>
+        controller.abort(
+          new Error(`the run timeout of ${formatDuration(ms)} ran out`),
+        ),
+      ms,
+    );
+    this.#signal = embedder === undefined
+      ? controller.signal
+      : AbortSignal.any([embedder, controller.signal]);
+    return timer;
   }
 
   #refuse(

@@ -14,14 +14,16 @@ import type { StopReason } from "../briefing/context_report.ts";
  * - `step_budget`: `maxSteps` steps ran without completion.
  * - `refused`: `maxConsecutiveRefusals` steps in a row were refused (the model
  *   keeps proposing what commission cannot admit).
- * - `suspended`: a ninth lookup in selection, or the embedder's abort signal,
- *   or an internal failure after the slice started (then the error is also
- *   thrown).
+ * - `suspended`: a ninth lookup in selection, or an internal failure after
+ *   the slice started (then the error is also thrown).
  * - `capacity`: the event archive is full, or mandatory content of a bounded
  *   request cannot fit the 64 KiB ceiling.
  * - `confinement_unavailable`: the permission-scoped worker could not start.
  * - `provider_error`: the model provider failed (bad spec, missing key, HTTP
- *   failure, a recording that does not match or ran out).
+ *   failure, timeout, a recording that does not match or ran out), or 3
+ *   replies in a row broke the protocol (detail `provider_protocol: …`).
+ * - `interrupted`: the embedder's abort signal fired (the CLI's SIGINT or
+ *   SIGTERM) or the run timeout ran out; the call in flight was aborted.
  */
 export type SliceStop = StopReason;
 

@@ -22,6 +22,7 @@ export {
   SliceRequestError,
   type SliceTest,
   type StepProgress,
+  type WaitingProgress,
 } from "./_request.ts";
 
 /**
