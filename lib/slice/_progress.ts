@@ -28,11 +28,19 @@ export function waitingLine(w: {
   readonly maxSteps: number;
   readonly phase: "selection" | "arguments";
   readonly elapsedMs: number;
-  readonly timeoutMs: number;
+  /** The model timeout, when the run knows it (it created the provider). */
+  readonly timeoutMs: number | undefined;
 }): string {
+  const waited = w.elapsedMs >= 1000
+    ? Math.floor(w.elapsedMs / 1000) * 1000
+    : w.elapsedMs;
   return `step ${w.step}/${w.maxSteps} ${w.phase}: waiting for the model for ${
-    formatDuration(Math.floor(w.elapsedMs / 1000) * 1000 || w.elapsedMs)
-  } (model timeout ${formatDuration(w.timeoutMs)})`;
+    formatDuration(waited)
+  }${
+    w.timeoutMs === undefined
+      ? ""
+      : ` (model timeout ${formatDuration(w.timeoutMs)})`
+  }`;
 }
 
 /**

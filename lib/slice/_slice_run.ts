@@ -179,8 +179,9 @@ export class SliceRun {
               maxSteps: request.maxSteps,
               phase,
               elapsedMs,
-              timeoutMs: this.#options.modelTimeoutMs ??
-                DEFAULT_MODEL_TIMEOUT_MS,
+              timeoutMs: typeof request.provider === "string"
+                ? this.#options.modelTimeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS
+                : this.#options.modelTimeoutMs,
             }),
             { step: this.#steps, phase, elapsed_ms: round(elapsedMs) },
           ),
