@@ -18,7 +18,7 @@ import { SessionStore, type SessionTest } from "../persist/session_store.ts";
 import { sliceSessionHooks } from "../persist/slice_session.ts";
 import type { RunOptions, SliceRequest } from "../slice/run.ts";
 import type { SliceSessionHooks } from "../slice/checkpoint.ts";
-import { parseArguments, positiveInteger } from "./_args.ts";
+import { parseArguments, parseDuration, positiveInteger } from "./_args.ts";
 import { type CliIo, UsageError } from "./_io.ts";
 
 /** Whether `loom run` arguments ask for a resume. */
@@ -97,6 +97,8 @@ Options:
                            (default: the stored budget)
   --context-report PATH    Write the JSON context report (whole run) to PATH
   --base-url URL           Provider API base URL
+  --model-timeout DUR      Bound of one model call attempt (default 120s)
+  --run-timeout DUR        Bound of this run (see loom run --help)
   --persist-config F       Threshold overrides file (see loom run --help)
   --persist-threshold T=N  Threshold override for tool T (repeatable)
   --json                   Print the summary as JSON
@@ -122,6 +124,8 @@ export async function prepareResume(
       "max-steps": { type: "string" },
       "context-report": { type: "string" },
       "base-url": { type: "string" },
+      "model-timeout": { type: "string" },
+      "run-timeout": { type: "string" },
       "persist-config": { type: "string" },
       "persist-threshold": { type: "string", multiple: true },
       json: { type: "boolean", default: false },
@@ -224,6 +228,15 @@ export async function prepareResume(
       ...(values["base-url"] === undefined
         ? {}
         : { baseUrl: values["base-url"] }),
+      ...(values["model-timeout"] === undefined ? {} : {
+        modelTimeoutMs: parseDuration(
+          values["model-timeout"],
+          "--model-timeout",
+        ),
+      }),
+      ...(values["run-timeout"] === undefined ? {} : {
+        runTimeoutMs: parseDuration(values["run-timeout"], "--run-timeout"),
+      }),
     },
   };
 }

@@ -11,7 +11,9 @@ import {
 } from "../slice/run.ts";
 import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
 import { displayText } from "../display.ts";
-import { parseArguments, positiveInteger } from "./_args.ts";
+import { parseArguments, parseDuration, positiveInteger } from "./_args.ts";
+
+export { parseDuration };
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 import {
   isResume,
@@ -206,30 +208,6 @@ function required(value: string | undefined, what: string): string {
     throw new UsageError(`Missing ${what}`);
   }
   return value;
-}
-
-/**
- * Parses a duration: `500ms`, `120s`, `2m`, or a bare number of seconds.
- *
- * @param text The duration.
- * @param flag The option it came from, for the message.
- * @returns Milliseconds.
- * @throws {UsageError} When the text is not a positive duration.
- */
-export function parseDuration(
-  text: string,
-  flag = "--test-timeout",
-): number {
-  const match = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m)?$/.exec(text.trim());
-  const value = match === null ? NaN : Number(match[1]);
-  const unit = match?.[2] ?? "s";
-  const ms = value * (unit === "ms" ? 1 : unit === "s" ? 1000 : 60_000);
-  if (!Number.isFinite(ms) || ms <= 0) {
-    throw new UsageError(
-      `Invalid ${flag} ${text}: expected a duration such as 120s, 2m or 500ms`,
-    );
-  }
-  return Math.round(ms);
 }
 
 /**
