@@ -303,6 +303,8 @@ export {
   type ActionName,
   ACTIONS,
   type ActionSpec,
+  admissibleActions,
+  type Admission,
   type CompleteArguments,
   type EditArguments,
   type EditFileArguments,
@@ -311,6 +313,7 @@ export {
   type ExpandedEditArguments,
   type InspectArguments,
   isActionName,
+  type PersistenceClass,
   selectActionSchema,
   type TestsRunArguments,
 } from "./lib/slice/actions.ts";

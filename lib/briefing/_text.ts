@@ -42,7 +42,7 @@ export function omittedLine(omitted: number): string {
 export const TRUNCATED_MARKER = "\n[truncated]";
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
  * A legacy transcript entry: the step, its compact arguments and its report

@@ -564,8 +564,11 @@ export class Briefing {
   }
 
   #stepText(turn: TurnOptions): string {
+    const answer = turn.phase === "selection"
+      ? 'with {"action": <one of the candidate actions>}'
+      : "with the chosen action's arguments";
     const lines = [
-      `Current stage: ${turn.phase}. Answer by calling the ${turn.tool.name} tool.`,
+      `Current stage: ${turn.phase}. Answer by calling the ${turn.tool.name} tool ${answer}, or with one lookup.`,
     ];
     if (turn.candidates !== undefined) {
       lines.push(

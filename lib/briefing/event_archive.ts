@@ -62,7 +62,7 @@ interface Archived {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
  * Append-only store of compact events, `event-<sequence>` ids, SHA-256 over

@@ -5,39 +5,39 @@
  */
 import { isCodedError } from "../errors.ts";
 import { type CliIo, type Command, ExitCode, UsageError } from "./_io.ts";
-import { demoCommand } from "./demo.ts";
-import { inspectCommand } from "./inspect.ts";
-import { runCommand } from "./run.ts";
-import { renderCommand } from "./render.ts";
-import { selectCommand } from "./select.ts";
-import { sessionCommand } from "./session.ts";
 
 interface CommandEntry {
-  readonly run: Command;
+  /** Imports the command's module on first use (start-up stays near the floor). */
+  readonly load: () => Promise<Command>;
   readonly summary: string;
 }
 
-// One line per command; each command module owns its own --help text.
+// One line per command; each command module owns its own --help text and is
+// imported only when its command runs, so `loom --help` loads no yaml, zod or
+// provider SDK.
 const COMMANDS: Readonly<Record<string, CommandEntry>> = {
-  run: { run: runCommand, summary: "Run a governed slice over a workspace" },
+  run: {
+    load: async () => (await import("./run.ts")).runCommand,
+    summary: "Run a governed slice over a workspace",
+  },
   demo: {
-    run: demoCommand,
+    load: async () => (await import("./demo.ts")).demoCommand,
     summary: "Replay the recorded bug-fix slice under the bounded policy",
   },
   inspect: {
-    run: inspectCommand,
+    load: async () => (await import("./inspect.ts")).inspectCommand,
     summary: "Print the result descriptor the model sees for a file",
   },
   render: {
-    run: renderCommand,
+    load: async () => (await import("./render.ts")).renderCommand,
     summary: "Render a context file as text or provider messages",
   },
   select: {
-    run: selectCommand,
+    load: async () => (await import("./select.ts")).selectCommand,
     summary: "Print part of a file by bytes, lines or JSON pointer",
   },
   session: {
-    run: sessionCommand,
+    load: async () => (await import("./session.ts")).sessionCommand,
     summary: "List, show or garbage-collect stored sessions (ls|show|gc DIR)",
   },
 };
@@ -81,7 +81,8 @@ export async function main(args: string[], io: CliIo): Promise<number> {
     return ExitCode.usage;
   }
   try {
-    return await command.run(rest, io);
+    const run = await command.load();
+    return await run(rest, io);
   } catch (error) {
     if (error instanceof UsageError) {
       io.err(`loom ${name}: ${error.message}; run 'loom ${name} --help'\n`);

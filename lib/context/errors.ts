@@ -111,7 +111,7 @@ export class InvalidEntryError extends TypeError {
  * ```ts
  * import { IdPool, IdPoolExhaustedError } from "@loom/loom";
  * import assert from "node:assert/strict";
- * const pool = new IdPool({ length: 1, seed: 1 });
+ * const pool = new IdPool({ length: 1, maxLength: 1, seed: 1 });
  * for (let i = 0; i < 31; i++) pool.next();
  * assert.throws(() => pool.next(), IdPoolExhaustedError);
  * ```

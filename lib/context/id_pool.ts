@@ -12,8 +12,16 @@ const MAX_LENGTH = 10; // 31^10 < 2^53
 
 /** Options of {@linkcode IdPool}. */
 export interface IdPoolOptions {
-  /** Characters per id, 1 to 10. Defaults to 3 (29,791 ids). */
+  /** Characters of the first ids, 1 to 10. Defaults to 3 (29,791 ids). */
   readonly length?: number;
+  /**
+   * Longest ids the pool grows to, from `length` to 10. When every id of the
+   * current length is in use, the pool moves on to ids one character longer
+   * (ids already handed out keep their length). Defaults to 10, so a pool
+   * never runs out while its ids fit in memory; set it to `length` for a
+   * fixed-size pool.
+   */
+  readonly maxLength?: number;
   /** Seed of the scrambled order; the same seed gives the same ids. Random when omitted. */
   readonly seed?: number;
 }
@@ -25,7 +33,9 @@ export interface IdPoolOptions {
  * `[0, 31^length)` (digit-wise Feistel rounds), so nothing is materialised
  * up front and `next()` costs O(length²). Released ids join the back of the
  * queue (FIFO): they are handed out again only after every fresh id, so a
- * redacted id is not reused at once.
+ * redacted id is not reused at once. When every id of the current length is
+ * in use, the pool grows: later ids are one character longer (up to
+ * `maxLength`), and ids already handed out stay as they are.
  *
  * @example
  * ```ts
@@ -36,6 +46,9 @@ export interface IdPoolOptions {
  * assert.match(id, /^[a-hjkmnp-z2-9]{3}$/);
  * assert.equal(pool.remaining, 31 ** 3 - 1);
  * assert.equal(new IdPool({ seed: 42 }).next(), id);
+ * const tiny = new IdPool({ length: 1, seed: 1 });
+ * for (let i = 0; i < 31; i++) tiny.next();
+ * assert.equal(tiny.next().length, 2); // grown, not exhausted
  * ```
  */
 export class IdPool {
@@ -54,10 +67,11 @@ export class IdPool {
     return IdPool.#shared;
   }
 
-  readonly #length: number;
+  #length: number;
+  readonly #maxLength: number;
   readonly #seed: number;
-  readonly #size: number;
-  readonly #keys: Uint32Array;
+  #size: number;
+  #keys: Uint32Array;
   #counter = 0;
   #queue: string[] = [];
   #head = 0;
@@ -83,20 +97,30 @@ export class IdPool {
         `Cannot seed an id pool with ${seed}: the seed must be a finite number`,
       );
     }
-    this.#length = length;
-    this.#seed = seed >>> 0;
-    this.#size = BASE ** length;
-    this.#keys = new Uint32Array(ROUNDS * length);
-    let state = this.#seed ^ 0x5bd1e995;
-    for (let i = 0; i < this.#keys.length; i++) {
-      state = mix(state + 0x9e3779b9 + i);
-      this.#keys[i] = state;
+    const maxLength = options.maxLength ?? MAX_LENGTH;
+    if (
+      !Number.isInteger(maxLength) || maxLength < length ||
+      maxLength > MAX_LENGTH
+    ) {
+      throw new RangeError(
+        `Cannot create an id pool growing to length ${maxLength}: maxLength must be an integer from length (${length}) to ${MAX_LENGTH}`,
+      );
     }
+    this.#seed = seed >>> 0;
+    this.#maxLength = maxLength;
+    this.#length = length;
+    this.#size = BASE ** length;
+    this.#keys = roundKeys(this.#seed, length);
   }
 
-  /** Characters per id. */
+  /** Characters of the ids `next()` hands out now (grows when they run out). */
   get length(): number {
     return this.#length;
+  }
+
+  /** The longest ids the pool grows to. */
+  get maxLength(): number {
+    return this.#maxLength;
   }
 
   /** The seed (as an unsigned 32-bit integer). */
@@ -104,25 +128,35 @@ export class IdPool {
     return this.#seed;
   }
 
-  /** How many ids the pool holds in all: `31 ** length`. */
+  /** How many ids of the current length there are: `31 ** length`. */
   get size(): number {
     return this.#size;
   }
 
-  /** How many ids `next()` can still hand out. */
+  /** How many ids `next()` can still hand out before the pool grows. */
   get remaining(): number {
-    return this.#size - this.#out.size;
+    return this.#size - this.#counter + this.#queue.length - this.#head;
   }
 
   /**
    * Hands out the next id: a fresh one while any are left, then released
    * ones in the order they were released.
    *
-   * @returns An id of `length` characters not currently in use.
-   * @throws {IdPoolExhaustedError} When every id is in use.
+   * @returns An id not currently in use, of `length` characters or a released shorter one.
+   * @throws {IdPoolExhaustedError} When every id up to `maxLength` characters is in use.
    */
   next(): string {
     let id: string | undefined;
+    if (
+      this.#counter === this.#size && this.#head === this.#queue.length &&
+      this.#length < this.#maxLength
+    ) {
+      // Every id is in use: move on to ids one character longer.
+      this.#length += 1;
+      this.#size = BASE ** this.#length;
+      this.#keys = roundKeys(this.#seed, this.#length);
+      this.#counter = 0;
+    }
     if (this.#counter < this.#size) {
       id = this.#format(this.#permute(this.#counter));
       this.#counter += 1;
@@ -136,7 +170,7 @@ export class IdPool {
     }
     if (id === undefined) {
       throw new IdPoolExhaustedError(
-        `The id pool is exhausted: all ${this.#size} ids of length ${this.#length} are in use; release some or use a longer length`,
+        `The id pool is exhausted: all ${this.#size} ids of length ${this.#length} are in use and maxLength is ${this.#maxLength}; release some or allow longer ids`,
       );
     }
     this.#out.add(id);
@@ -201,6 +235,17 @@ export class IdPool {
     }
     return id;
   }
+}
+
+/** The round keys of the id permutation of one length. */
+function roundKeys(seed: number, length: number): Uint32Array {
+  const keys = new Uint32Array(ROUNDS * length);
+  let state = seed ^ 0x5bd1e995;
+  for (let i = 0; i < keys.length; i++) {
+    state = mix(state + 0x9e3779b9 + i);
+    keys[i] = state;
+  }
+  return keys;
 }
 
 /** A 32-bit avalanche mix (murmur3 finaliser). */

@@ -12,7 +12,7 @@ import { messageOf } from "./_session_util.ts";
 import { SessionError } from "./session_error.ts";
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
  * The result as text when it could be kept inline: its bytes must survive

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { ACTIONS } from "../slice/actions.ts";
 
 /** A tool and the size above which its results may be persisted. */
 export interface ToolDeclaration {
@@ -58,17 +59,21 @@ export const TOOL_DECLARATIONS: Readonly<Record<string, ToolDeclaration>> =
   Object.freeze(
     Object.fromEntries(
       ([
-        // Reads arbitrary workspace paths back: self-bounding.
-        ["repository.inspect", Infinity],
+        // Actions, from the registry: self-bounding ones read arbitrary
+        // workspace paths back; external ones bring output from outside the store.
+        ...ACTIONS.map((a) =>
+          [
+            a.name,
+            a.persistence === "self_bounding"
+              ? Infinity
+              : DEFAULT_PERSISTENCE_THRESHOLD,
+          ] as const
+        ),
         // Lookup verbs read stored results and events back: self-bounding.
         ["$read_result", Infinity],
         ["$list_results", Infinity],
         ["$read_history", Infinity],
         ["$list_history", Infinity],
-        // Externally bounded: their output comes from outside the store.
-        ["tests.run", DEFAULT_PERSISTENCE_THRESHOLD],
-        ["repository.edit", DEFAULT_PERSISTENCE_THRESHOLD],
-        ["slice.complete", DEFAULT_PERSISTENCE_THRESHOLD],
       ] as const).map((
         [name, maxResultSizeChars],
       ) => [name, Object.freeze({ name, maxResultSizeChars })]),

@@ -112,7 +112,7 @@ export interface JsonIndex {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 // Byte constants.
 const QUOTE = 0x22;

@@ -73,14 +73,17 @@ export interface LookupSessionOptions {
 export const MAX_LOOKUPS = 8;
 /** Largest raw selected data per answer, in UTF-8 bytes. */
 export const MAX_ANSWER_BYTES = 8192;
-/** Largest total of all answers of a stage after JSON escaping. */
+/**
+ * Largest total of the data all answers of a stage return, after JSON
+ * escaping (see {@link LookupSession.dataBytes} for what counts).
+ */
 export const MAX_STAGE_ANSWER_BYTES = 65536;
 /** Largest encoded lookup request. */
 export const MAX_REQUEST_BYTES = 4096;
 /**
- * Largest failure answer after JSON escaping. Successful answers leave room
- * for one failure answer per lookup still allowed, so the stage total never
- * passes {@link MAX_STAGE_ANSWER_BYTES}.
+ * Largest failure answer after JSON escaping. A failure returns no data, so
+ * it does not count towards {@link MAX_STAGE_ANSWER_BYTES}; eight of them
+ * add at most 2,560 bytes to a request.
  */
 export const MAX_FAILURE_ANSWER_BYTES = 320;
 
@@ -156,9 +159,10 @@ export class LookupBudgetExceeded extends RangeError {
 /**
  * Answers the lookups of one stage, enforcing its budgets: at most 8
  * lookups, at most 8 KiB of raw selected data per answer, at most 64 KiB of
- * all answers after JSON escaping, at most 4,096 bytes per request. A lookup
- * that fails or would pass a limit is answered with `lookup_failed` and
- * still counts; the ninth throws {@link LookupBudgetExceeded}.
+ * data for all answers together after JSON escaping (so eight plain 8 KiB
+ * reads fit exactly), at most 4,096 bytes per request. A lookup that fails
+ * or would pass a limit is answered with `lookup_failed` and still counts;
+ * the ninth throws {@link LookupBudgetExceeded}.
  *
  * @example
  * ```ts
@@ -184,7 +188,7 @@ export class LookupSession {
   #history: HistorySource | undefined;
   #stage: LookupStage;
   #used = 0;
-  #answeredBytes = 0;
+  #dataBytes = 0;
   #retrievals = 0;
 
   /**
@@ -217,9 +221,15 @@ export class LookupSession {
     return this.#used;
   }
 
-  /** UTF-8 bytes of all answers so far after JSON escaping. */
-  get answeredBytes(): number {
-    return this.#answeredBytes;
+  /**
+   * The data the answers so far returned, in UTF-8 bytes after JSON
+   * escaping: for `selected_text` and `selected_json` the escaped string
+   * without its two quotes, for a catalogue or history page its whole JSON.
+   * The `{"selected_text":…}` wrapper and `lookup_failed` answers carry no
+   * data and do not count. At most {@link MAX_STAGE_ANSWER_BYTES}.
+   */
+  get dataBytes(): number {
+    return this.#dataBytes;
   }
 
   /** Lookups answered with data (not `lookup_failed`). */
@@ -250,26 +260,19 @@ export class LookupSession {
       answer = this.#resolve(request);
     } catch (error) {
       if (!(error instanceof ReferenceFailure)) throw error;
-      return this.#fail(error.code, error.message);
+      return failureAnswer(error.code, error.message);
     }
-    const size = utf8Length(JSON.stringify(answer));
-    const reserve = (MAX_LOOKUPS - this.#used) * MAX_FAILURE_ANSWER_BYTES;
-    if (this.#answeredBytes + size + reserve > MAX_STAGE_ANSWER_BYTES) {
-      return this.#fail(
+    const size = dataBytes(answer);
+    if (this.#dataBytes + size > MAX_STAGE_ANSWER_BYTES) {
+      return failureAnswer(
         "budget_exhausted",
         `The answer needs ${size} bytes but only ${
-          Math.max(0, MAX_STAGE_ANSWER_BYTES - reserve - this.#answeredBytes)
-        } of the stage's ${MAX_STAGE_ANSWER_BYTES} answer bytes are left; select less`,
+          MAX_STAGE_ANSWER_BYTES - this.#dataBytes
+        } of the stage's ${MAX_STAGE_ANSWER_BYTES} data bytes are left; select less`,
       );
     }
-    this.#answeredBytes += size;
+    this.#dataBytes += size;
     this.#retrievals++;
-    return answer;
-  }
-
-  #fail(code: ReferenceFailureCode, message: string): LookupAnswer {
-    const answer = failureAnswer(code, message);
-    this.#answeredBytes += utf8Length(JSON.stringify(answer));
     return answer;
   }
 
@@ -375,6 +378,17 @@ function rendered(
   return "text" in selection
     ? { selected_text: selection.text }
     : { selected_json: selection.json };
+}
+
+/** The data an answer returns after JSON escaping (see `dataBytes`). */
+function dataBytes(answer: LookupAnswer): number {
+  if ("selected_text" in answer) {
+    return utf8Length(JSON.stringify(answer.selected_text)) - 2;
+  }
+  if ("selected_json" in answer) {
+    return utf8Length(JSON.stringify(answer.selected_json)) - 2;
+  }
+  return utf8Length(JSON.stringify(answer));
 }
 
 function clip(text: string): string {

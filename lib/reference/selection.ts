@@ -82,7 +82,7 @@ export interface SelectOptions {
   maxBytes?: number;
 }
 
-const decoder = new TextDecoder();
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
 
 const jsonCache = new WeakMap<Uint8Array, JsonIndex | JsonScanError>();

@@ -6,11 +6,12 @@
  */
 import type {
   EditedReport,
+  ExecutionReport,
   InspectedFile,
   InspectedReport,
   TestsRunReport,
 } from "../briefing/report.ts";
-import type { ResultStore } from "../store/result_store.ts";
+import type { ResultDescriptor, ResultStore } from "../store/result_store.ts";
 import { revisionId } from "./revision.ts";
 
 /** The executor operations the loop uses (WorkspaceExecutor's shape). */
@@ -101,4 +102,21 @@ export async function runTests(
     output,
     confinement: run.confinement,
   };
+}
+
+/**
+ * The descriptors of a report whose results the store could not keep (it
+ * was full, or a result passed 16 MiB): they carry a preview but no
+ * reference.
+ *
+ * @param report The report of a step.
+ * @returns The unkept descriptors, in report order.
+ */
+export function unkeptResults(report: ExecutionReport): ResultDescriptor[] {
+  const descriptors = report.kind === "inspected"
+    ? report.files.flatMap((f) => f.descriptor ?? [])
+    : report.kind === "tests_run"
+    ? [report.output]
+    : [];
+  return descriptors.filter((d) => d.result_unavailable !== undefined);
 }

@@ -1,6 +1,7 @@
 /** Expansion of segment contents in edit arguments. */
 import { expandEditContents } from "../reference/edit_contents.ts";
 import type { ResultStore } from "../store/result_store.ts";
+import { clipModelText } from "./_clip.ts";
 
 const MAX_EXPANDED_BYTES = 16 * 1024 * 1024;
 const encoder = new TextEncoder();
@@ -42,7 +43,7 @@ export async function expandEdit(
         const code = (error as { code?: unknown })?.code;
         if (typeof code !== "string") throw error;
         const where = typeof file["path"] === "string"
-          ? ` (${file["path"]})`
+          ? ` (${clipModelText(file["path"])})`
           : "";
         return {
           ok: false,

@@ -1,15 +1,5 @@
-/** The fixed instructions of a slice briefing. */
-
-/** The actions a slice offers, in candidate order. */
-export const ACTIONS = [
-  "repository.inspect",
-  "repository.edit",
-  "tests.run",
-  "slice.complete",
-] as const;
-
-/** One of the slice's actions. */
-export type ActionName = typeof ACTIONS[number];
+/** The fixed instructions of a slice briefing, derived from the action registry. */
+import { ACTIONS } from "./_schema.ts";
 
 /**
  * The instructions shown intact at the start of every request. They depend
@@ -25,11 +15,9 @@ export function sliceInstructions(
     }. tests.run runs it on the current revision of the workspace; slice.complete is offered only while the latest test run passed on the latest revision.`;
   return [
     "You are the coding agent of a governed slice over a local workspace. Work toward the intent one action per step.",
+    "Each step has two stages, named at the end of every request: in selection, choose one of the candidate actions; in arguments, give the chosen action's arguments. Answer every request by calling the loom_step tool, either with the stage's answer or with one lookup.",
     "Actions:",
-    "- repository.inspect {paths}: read up to 16 files; each becomes a stored result you can reference.",
-    "- repository.edit {files, message?}: write whole files atomically; each edit makes a new workspace revision.",
-    "- tests.run {}: run the configured test command; its output tail becomes a stored result.",
-    "- slice.complete {summary}: finish the slice.",
+    ...ACTIONS.map((a) => `- ${a.name} ${a.signature}: ${a.description}`),
     "Paths are relative to the workspace root. Absolute paths, paths leaving the workspace, symlinks leading outside and writes into .git are refused.",
     "A refused step still counts toward the step budget; the next request says why it was refused.",
     tests,

@@ -10,9 +10,8 @@ import type { TurnRequest } from "../briefing/turn_request.ts";
 import { LookupSession } from "../reference/lookup_session.ts";
 import type { ResultStore, StoredResult } from "../store/result_store.ts";
 import { ResumedResultStore } from "./_resumed_store.ts";
-import { actionJsonSchema } from "./_schema.ts";
 import { capacityStop } from "./_stages.ts";
-import { actionArgumentsTool, selectActionTool } from "./_tools.ts";
+import { stepTool } from "./_tools.ts";
 import type { LastTurn, SliceResume } from "./checkpoint.ts";
 
 /** What restoration writes into. */
@@ -93,10 +92,7 @@ async function rebuild(
   ctx: RestoreContext,
 ): Promise<TurnRequest> {
   const { briefing, bounded } = ctx;
-  const action = last.candidates[0] ?? "";
-  const tool = last.phase === "selection"
-    ? selectActionTool(last.candidates, bounded)
-    : actionArgumentsTool(action, actionJsonSchema(action), bounded);
+  const tool = stepTool(bounded);
   const lookups = new LookupSession({
     results: ctx.results,
     ...(briefing.history === undefined ? {} : { history: briefing.history }),

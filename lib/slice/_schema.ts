@@ -18,12 +18,37 @@ export type ActionName =
   | "tests.run"
   | "slice.complete";
 
-/** One action and what it does, as the model is told. */
+/**
+ * How an action's result is persisted by a session: `self_bounding` actions
+ * read arbitrary paths back and are never written to `tool-results/`;
+ * `external` ones are written above their threshold.
+ */
+export type PersistenceClass = "self_bounding" | "external";
+
+/** When an action is offered as a candidate. */
+export type Admission =
+  /** Every step. */
+  | "always"
+  /** Only when a test command is configured. */
+  | "tests_configured"
+  /** Only when the latest test run validates the latest revision (or no test command is configured). */
+  | "tests_validated";
+
+/**
+ * One entry of the action registry: everything the instructions, the tool
+ * surface, the candidates and the persistence declarations are derived from.
+ */
 export interface ActionSpec {
   /** The action name, e.g. `repository.inspect`. */
   readonly name: ActionName;
   /** One sentence the model reads beside the action's schema. */
   readonly description: string;
+  /** The argument shape as the instructions show it, e.g. `{paths}`. */
+  readonly signature: string;
+  /** How a session persists the action's results. */
+  readonly persistence: PersistenceClass;
+  /** When the action is a candidate. */
+  readonly admission: Admission;
 }
 
 /** Arguments of `repository.inspect`. */
@@ -159,23 +184,65 @@ export const ACTIONS: readonly ActionSpec[] = Object.freeze([
     name: "repository.inspect",
     description:
       "Read 1 to 16 workspace files as UTF-8 text; each becomes a stored result you can reference.",
+    signature: "{paths}",
+    persistence: "self_bounding",
+    admission: "always",
   },
   {
     name: "repository.edit",
     description:
       "Write 1 to 16 whole files atomically, from literal text or segments of stored results; each edit makes a new workspace revision.",
+    signature: "{files, message?}",
+    persistence: "external",
+    admission: "always",
   },
   {
     name: "tests.run",
     description:
       "Run the configured test command on the current revision; its output tail becomes a stored result.",
+    signature: "{}",
+    persistence: "external",
+    admission: "tests_configured",
   },
   {
     name: "slice.complete",
     description:
       "Finish the slice with a summary; admitted only when the tests validate the latest revision or no test command is configured.",
+    signature: "{summary}",
+    persistence: "external",
+    admission: "tests_validated",
   },
 ]);
+
+/**
+ * The admissible actions of a step, in registry order, from each entry's
+ * {@linkcode Admission}.
+ *
+ * @param state Whether a test command is configured and whether the latest
+ *   test run validates the latest revision.
+ * @returns The candidate action names.
+ *
+ * @example
+ * ```ts
+ * import { admissibleActions } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(
+ *   admissibleActions({ testConfigured: true, validated: false }),
+ *   ["repository.inspect", "repository.edit", "tests.run"],
+ * );
+ * ```
+ */
+export function admissibleActions(state: {
+  readonly testConfigured: boolean;
+  readonly validated: boolean;
+}): ActionName[] {
+  return ACTIONS.filter((a) =>
+    a.admission === "always" ||
+    (a.admission === "tests_configured" && state.testConfigured) ||
+    (a.admission === "tests_validated" &&
+      (state.validated || !state.testConfigured))
+  ).map((a) => a.name);
+}
 
 /**
  * Tells whether a string names one of the slice's actions.

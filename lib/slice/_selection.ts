@@ -1,9 +1,9 @@
 /** Parsing of the model's action selection. */
-import { ACTIONS } from "./_instructions.ts";
+import { type ActionName, isActionName } from "./_schema.ts";
 
 /** A parsed selection: an admissible action or a refusal. */
 export type Selection =
-  | { readonly ok: true; readonly action: typeof ACTIONS[number] }
+  | { readonly ok: true; readonly action: ActionName }
   | {
     readonly ok: false;
     readonly action: string;
@@ -36,8 +36,7 @@ export function parseSelection(
     };
   }
   const action = (value as { action: string }).action;
-  const found = ACTIONS.find((a) => a === action);
-  if (found === undefined || !candidates.includes(found)) {
+  if (!isActionName(action) || !candidates.includes(action)) {
     const shown = action.length > 64 ? `${action.slice(0, 64)}…` : action;
     return {
       ok: false,
@@ -48,5 +47,5 @@ export function parseSelection(
       }`,
     };
   }
-  return { ok: true, action: found };
+  return { ok: true, action };
 }

@@ -7,23 +7,26 @@
 import { Briefing, type ContextPolicy } from "../briefing/briefing.ts";
 import { ContextReportBuilder } from "../briefing/context_report.ts";
 import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
+import { WorkingState } from "../briefing/working_state.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import { DEFAULT_MODEL_TIMEOUT_MS } from "../providers/create_provider.ts";
 import type { ProviderError } from "../providers/provider_error.ts";
 import { ResultStore } from "../store/result_store.ts";
 import { ResumedResultStore } from "./_resumed_store.ts";
 import { commission } from "./commission.ts";
-import { actionJsonSchema } from "./_schema.ts";
+import { admissibleActions } from "./_schema.ts";
 import {
   editFiles,
   type Effects,
   inspectFiles,
   runTests,
+  unkeptResults,
   type WorkspaceFacts,
 } from "./_execute.ts";
 import { expandEdit } from "./_expand_edit.ts";
+import { clipMessage, clipModelText } from "./_clip.ts";
 import { round, writeContextReport } from "./_finish.ts";
-import { ACTIONS, sliceInstructions } from "./_instructions.ts";
+import { sliceInstructions } from "./_instructions.ts";
 import { formatDuration } from "../display.ts";
 import { describe, progressLine, waitingLine } from "./_progress.ts";
 import type { RunOptions, SliceRequest, StepProgress } from "./_request.ts";
@@ -38,7 +41,7 @@ import {
   stopIfAborted,
 } from "./_stages.ts";
 import { SliceStopped } from "./_stopped.ts";
-import { actionArgumentsTool, selectActionTool } from "./_tools.ts";
+import { stepTool } from "./_tools.ts";
 import type { SliceOutcome, SliceStop } from "./outcome.ts";
 import type { LastTurn, SliceCheckpoint, SliceResume } from "./checkpoint.ts";
 
@@ -190,6 +193,9 @@ export class SliceRun {
     const resume = this.#options.session?.resume;
     if (resume !== undefined) await this.#restore(resume, briefing, bounded);
     const testConfigured = request.test !== undefined;
+    // One tool for the whole run: byte-identical tools and tool_choice in
+    // every request keep the front of the provider's cache prefix stable.
+    const tool = stepTool(bounded);
     const maxRefusals = this.#options.maxConsecutiveRefusals ??
       DEFAULT_MAX_REFUSALS;
 
@@ -200,17 +206,14 @@ export class SliceRun {
       this.#counters.stepCalls = 0;
       const validated = !testConfigured ||
         briefing.workingState.tests_validate_latest_revision;
-      const candidates = ACTIONS.filter((a) =>
-        (a !== "tests.run" || testConfigured) &&
-        (a !== "slice.complete" || validated)
-      );
+      const candidates = admissibleActions({ testConfigured, validated });
       const notes = this.#notes;
       this.#notes = [];
 
       // Selection.
       const selection = await runStage(ctx, {
         phase: "selection",
-        tool: selectActionTool(candidates, bounded),
+        tool,
         candidates,
         notes,
       });
@@ -236,10 +239,9 @@ export class SliceRun {
       const action = chosen.action;
 
       // Argument generation.
-      const schema = actionJsonSchema(action);
       const generated = await runStage(ctx, {
         phase: "arguments",
-        tool: actionArgumentsTool(action, schema, bounded),
+        tool,
         candidates: [action],
         notes: [],
       });
@@ -301,7 +303,10 @@ export class SliceRun {
         this.#refuse(sequence, action, args, {
           code: "execution_failed",
           reason: `The executor could not perform ${action}: ${
-            error instanceof Error ? error.message : String(error)
+            clipMessage(
+              error instanceof Error ? error.message : String(error),
+              admitted.args,
+            )
           }`,
         }, "arguments");
         if (this.#consecutiveRefusals >= maxRefusals) break;
@@ -309,6 +314,7 @@ export class SliceRun {
       }
       this.#consecutiveRefusals = 0;
       this.#record(sequence, action, args, report, "arguments");
+      if (bounded) this.#stopWhenUnkept(sequence, action, report);
     }
     if (this.#consecutiveRefusals >= maxRefusals) {
       return {
@@ -443,13 +449,50 @@ export class SliceRun {
       arguments: args,
       report,
     };
+    let full: SliceStopped | undefined;
     try {
       this.#briefing?.record(record);
     } catch (error) {
-      throw capacityStop(error) ?? error;
+      full = capacityStop(error);
+      if (full === undefined) throw error;
     }
+    // The step took effect even when the archive cannot hold its event:
+    // keep it in the records (outcome, session), the progress and the detail.
     this.#records.push(record);
     this.#progress(sequence, phase, action, describe(report));
+    if (full !== undefined) {
+      throw new SliceStopped(
+        "capacity",
+        `${full.message}; ${tookEffect(sequence, action, report)}`,
+        { cause: full.cause },
+      );
+    }
+  }
+
+  /**
+   * Under the bounded policy a result the store could not keep would leave
+   * the model blind to it (compact descriptors have no preview): stop with
+   * `capacity` once the step is recorded.
+   */
+  #stopWhenUnkept(
+    sequence: number,
+    action: string,
+    report: ExecutionReport,
+  ): void {
+    const unkept = unkeptResults(report)[0];
+    if (unkept === undefined) return;
+    const store = this.#results;
+    const why = unkept.result_unavailable === "too_large"
+      ? `it has ${unkept.utf8_bytes} bytes, more than the 16 MiB a result may hold`
+      : `the result store is full (${store.count} results, ${store.totalBytes} bytes; it holds at most 1,024 results and 64 MiB)`;
+    throw new SliceStopped(
+      "capacity",
+      `${unkept.result_unavailable}: Cannot keep the result of ${
+        clipModelText(unkept.origin)
+      }: ${why}, and a bounded briefing cannot show a result without a reference; ${
+        tookEffect(sequence, action, report)
+      }`,
+    );
   }
 
   #progress(
@@ -535,18 +578,19 @@ export class SliceRun {
   }
 
   #outcome(stop: SliceStop, detail: string): SliceOutcome {
-    const state = this.#briefing?.workingState;
+    // From the records, which also hold a step the archive could not take.
+    const state = WorkingState.from(this.#records);
     const c = this.#counters;
     return {
       stop,
       detail,
       completed: stop === "completed",
       steps: this.#steps,
-      model_calls: c.modelCalls,
+      // Every call made, failed ones included: each added a report line.
+      model_calls: this.#report.requests.length,
       revision: this.#facts.revision,
-      latest_test: state?.latest_test ?? null,
-      tests_validate_latest_revision: state?.tests_validate_latest_revision ??
-        false,
+      latest_test: state.latest_test,
+      tests_validate_latest_revision: state.tests_validate_latest_revision,
       refusals: this.#refusals,
       policy: this.#policy,
       checkpoints: this.#briefing?.checkpoints ?? 0,
@@ -564,4 +608,15 @@ export class SliceRun {
     if (path === undefined) return;
     await writeContextReport(path, this.#report, outcome);
   }
+}
+
+/** A step's effect for a stop detail: `step 7 (tests.run) took effect: tests exit 0 on …`. */
+function tookEffect(
+  sequence: number,
+  action: string,
+  report: ExecutionReport,
+): string {
+  return report.kind === "refused"
+    ? `step ${sequence} (${action}) was ${describe(report)}`
+    : `step ${sequence} (${action}) took effect: ${describe(report)}`;
 }

@@ -25,6 +25,10 @@ import { SliceStopped } from "./_stopped.ts";
 
 /** Counters shared by every stage of a run. */
 export interface RunCounters {
+  /**
+   * Calls that returned an answer: where a resumed recorded model continues.
+   * Every call made, failed ones included, is a report line.
+   */
   modelCalls: number;
   modelMs: number;
   retrievals: number;
@@ -218,6 +222,7 @@ async function callModel(
     clearInterval(notice);
     const elapsed = performance.now() - started;
     counters.modelMs += elapsed;
+    counters.stepCalls += 1;
     const usage = error instanceof ProviderError ? error.usage : null;
     const line = ctx.report.addRequest(request, {
       phase: options.phase,

@@ -1,12 +1,12 @@
 /**
- * The two forced tools of a step: `select_action` (an enum of the admissible
- * candidates) and `action_arguments` (the chosen action's JSON Schema), each
- * with the lookups of the policy as alternatives.
+ * The one tool of a run, `loom_step`: a union of the selection, every
+ * action's arguments and the lookups of the policy, built from the action
+ * registry so that every request of a run carries the same bytes.
  *
  * @module
  */
 import type { TurnTool } from "../briefing/turn_request.ts";
-import { selectActionSchema } from "./_schema.ts";
+import { actionJsonSchema, ACTIONS, selectActionSchema } from "./_schema.ts";
 
 const REFERENCE: Record<string, unknown> = {
   type: "object",
@@ -65,64 +65,36 @@ function lookupSchemas(bounded: boolean): Record<string, unknown>[] {
   return lookups;
 }
 
+/** The name of the run's one tool. */
+export const STEP_TOOL_NAME = "loom_step";
+
 /**
- * The `select_action` tool: `{"action": <one of the candidates>}` or a lookup.
+ * The run's one tool, `loom_step`, identical in every request of a run so
+ * that the tools at the front of the provider's cache prefix never change:
+ * its argument is a selection `{"action": <any action>}`, the arguments of
+ * any action of the registry, or a lookup of the policy. Which of these a
+ * stage admits (the candidates, the chosen action) is told after the last
+ * cache breakpoint, and Loom checks the answer itself.
  *
- * @param candidates The admissible actions this step.
  * @param bounded Whether history lookups are offered.
- * @returns The tool of the selection stage.
+ * @returns The tool of every stage of the run.
  */
-export function selectActionTool(
-  candidates: readonly string[],
-  bounded: boolean,
-): TurnTool {
+export function stepTool(bounded: boolean): TurnTool {
   return {
-    name: "select_action",
+    name: STEP_TOOL_NAME,
     description:
-      "Choose the next action of the slice from the candidate actions, or send one lookup instead.",
+      'Answer the current stage named at the end of the request: in selection {"action": <one of the candidate actions>}, in arguments the chosen action\'s arguments; in either stage one lookup instead.',
     input_schema: {
       type: "object",
       anyOf: [
-        selectActionSchema(candidates),
+        selectActionSchema(ACTIONS.map((a) => a.name)),
+        ...ACTIONS.map((a) => ({
+          description: `Arguments of ${a.name}`,
+          ...actionJsonSchema(a.name),
+        })),
         ...lookupSchemas(bounded),
       ],
       $defs: { reference: REFERENCE },
     },
   };
-}
-
-/**
- * The `action_arguments` tool: the action's arguments or a lookup.
- *
- * @param action The chosen action.
- * @param schema The action's JSON Schema (a closed object).
- * @param bounded Whether history lookups are offered.
- * @returns The tool of the argument stage.
- */
-export function actionArgumentsTool(
-  action: string,
-  schema: Readonly<Record<string, unknown>>,
-  bounded: boolean,
-): TurnTool {
-  const { $schema: _ignored, $defs, ...body } = schema as Record<
-    string,
-    unknown
-  >;
-  const defs = {
-    ...(isRecord($defs) ? $defs : {}),
-    reference: REFERENCE,
-  };
-  return {
-    name: "action_arguments",
-    description: `Give the arguments of ${action}, or send one lookup instead.`,
-    input_schema: {
-      type: "object",
-      anyOf: [body, ...lookupSchemas(bounded)],
-      $defs: defs,
-    },
-  };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

@@ -9,6 +9,8 @@ export {
   type ActionName,
   ACTIONS,
   type ActionSpec,
+  admissibleActions,
+  type Admission,
   type CompleteArguments,
   type EditArguments,
   type EditFileArguments,
@@ -17,6 +19,7 @@ export {
   type ExpandedEditArguments,
   type InspectArguments,
   isActionName,
+  type PersistenceClass,
   selectActionSchema,
   type TestsRunArguments,
 } from "./_schema.ts";

@@ -23,6 +23,7 @@ import {
   type TestsRunArguments,
   testsRunSchema,
 } from "./_schema.ts";
+import { showModelText } from "./_clip.ts";
 
 /** Why commission refused an action. Stable machine codes. */
 export type RefusalCode =
@@ -147,7 +148,7 @@ export function commission(
           return refuse(
             "duplicate_path",
             `Cannot edit ${
-              JSON.stringify(checked.value)
+              show(checked.value)
             } twice in one edit: each file may appear once`,
           );
         }
@@ -208,7 +209,7 @@ function parse<T>(
 }
 
 function show(path: string): string {
-  return JSON.stringify(path.length > 200 ? `${path.slice(0, 200)}…` : path);
+  return showModelText(path);
 }
 
 /** Path checks against one workspace, resolved once per commission. */

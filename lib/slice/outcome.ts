@@ -16,8 +16,12 @@ import type { StopReason } from "../briefing/context_report.ts";
  *   keeps proposing what commission cannot admit).
  * - `suspended`: a ninth lookup in selection, or an internal failure after
  *   the slice started (then the error is also thrown).
- * - `capacity`: the event archive is full, or mandatory content of a bounded
- *   request cannot fit the 64 KiB ceiling.
+ * - `capacity`: the event archive is full, the result store cannot keep a
+ *   new result under the bounded policy (compact descriptors have no preview,
+ *   so the model would be blind to it), or mandatory content of a bounded
+ *   request cannot fit the 64 KiB ceiling. The step that overflowed still
+ *   took effect: it is in the records, the progress output and `detail`
+ *   (`…; step 7 (tests.run) took effect: tests exit 0 on rev-1-…`).
  * - `confinement_unavailable`: the permission-scoped worker could not start.
  * - `provider_error`: the model provider failed (bad spec, missing key, HTTP
  *   failure, timeout, a recording that does not match or ran out), or 3
@@ -55,7 +59,10 @@ export interface SliceOutcome {
   readonly completed: boolean;
   /** Steps taken, refused ones included. */
   readonly steps: number;
-  /** Model calls that returned an answer (lookups included). */
+  /**
+   * Model calls made: lookups and failed calls included (one per report
+   * line; `final_usage` there tells answered from failed).
+   */
   readonly model_calls: number;
   /** The latest workspace revision, `null` when nothing was edited. */
   readonly revision: string | null;

@@ -18,7 +18,7 @@ export interface Preview {
   preview_end_byte: number;
 }
 
-const decoder = new TextDecoder();
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
  * Cuts the preview of valid UTF-8 content.

@@ -109,9 +109,9 @@ Deno.test("IdPool counts, releases FIFO and fails clearly when exhausted", async
     assert.equal(pool.remaining, pool.size);
   });
   await t.step(
-    "a length-1 pool gives 31 ids, then throws a RangeError saying exhausted",
+    "a fixed length-1 pool gives 31 ids, then throws a RangeError saying exhausted",
     () => {
-      const pool = new IdPool({ length: 1, seed: 42 });
+      const pool = new IdPool({ length: 1, maxLength: 1, seed: 42 });
       for (let i = 0; i < 31; i++) pool.next();
       assert.throws(
         () => pool.next(),
@@ -124,7 +124,7 @@ Deno.test("IdPool counts, releases FIFO and fails clearly when exhausted", async
   await t.step(
     "released ids come back after every fresh id, oldest release first",
     () => {
-      const pool = new IdPool({ length: 1, seed: 42 });
+      const pool = new IdPool({ length: 1, maxLength: 1, seed: 42 });
       const first = pool.next();
       const second = pool.next();
       pool.release(second);
@@ -148,6 +148,8 @@ Deno.test("IdPool counts, releases FIFO and fails clearly when exhausted", async
     assert.throws(() => new IdPool({ length: 0 }), RangeError);
     assert.throws(() => new IdPool({ length: 11 }), RangeError);
     assert.throws(() => new IdPool({ length: 2.5 }), RangeError);
+    assert.throws(() => new IdPool({ length: 3, maxLength: 2 }), RangeError);
+    assert.throws(() => new IdPool({ maxLength: 11 }), RangeError);
     assert.throws(() => new IdPool({ seed: Number.NaN }), RangeError);
   });
 });
@@ -178,4 +180,62 @@ Deno.test("Contexts get distinct readable ids and show them with their name", ()
   }
   const text = String(contexts[0]);
   assert.ok(text.includes(contexts[0]!.id) && text.includes("c0"));
+});
+
+Deno.test("IdPool grows instead of running out while its ids are in use", async (t) => {
+  await t.step(
+    "a length-1 pool moves on to two characters after 31 ids",
+    () => {
+      const pool = new IdPool({ length: 1, seed: 42 });
+      const short = Array.from({ length: 31 }, () => pool.next());
+      assert.equal(pool.remaining, 0);
+      const next = pool.next();
+      assert.equal(next.length, 2);
+      assert.equal(pool.length, 2);
+      assert.equal(pool.size, 961);
+      assert.equal(pool.remaining, 960);
+      for (const id of short) assert.equal(pool.has(id), true);
+      assert.equal(new Set([...short, next]).size, 32);
+    },
+  );
+  await t.step("released ids are used before the pool grows", () => {
+    const pool = new IdPool({ length: 1, seed: 7 });
+    const ids = Array.from({ length: 31 }, () => pool.next());
+    pool.release(ids[4]!);
+    assert.equal(pool.next(), ids[4]);
+    assert.equal(pool.length, 1);
+    assert.equal(pool.next().length, 2);
+  });
+  await t.step("growth is reproducible from the seed", () => {
+    const a = new IdPool({ length: 1, seed: 3 });
+    const b = new IdPool({ length: 1, seed: 3 });
+    for (let i = 0; i < 100; i++) assert.equal(a.next(), b.next());
+  });
+  await t.step("it throws only past maxLength", () => {
+    const pool = new IdPool({ length: 1, maxLength: 2, seed: 1 });
+    for (let i = 0; i < 31 + 961; i++) pool.next();
+    assert.throws(
+      () => pool.next(),
+      (e) =>
+        e instanceof IdPoolExhaustedError && /maxLength is 2/.test(e.message),
+    );
+  });
+});
+
+Deno.test("a context holds 100,000 live entries with the default pool", () => {
+  const ctx = new Context("big");
+  const ids = new Set<string>();
+  for (let i = 0; i < 100_000; i++) {
+    const entry = ctx.convo.add(`note ${i}`);
+    assert.ok(entry.id !== undefined && !ids.has(entry.id));
+    ids.add(entry.id);
+  }
+  assert.equal(ids.size, 100_000);
+  assert.equal(ctx.convo.entries.length, 100_000);
+  assert.ok([...ids].every((id) => READABLE.test(id) && id.length <= 4));
+  assert.ok(IdPool.shared.length >= 4);
+  const text = ctx.render();
+  assert.ok(text.endsWith("note 99999"));
+  ctx.convo.clear();
+  assert.ok([...ids].every((id) => !IdPool.shared.has(id)));
 });

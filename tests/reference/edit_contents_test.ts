@@ -299,3 +299,15 @@ Deno.test("Edit expansion round trips: any split of a stored file expands back t
     { numRuns: 200 },
   );
 });
+
+Deno.test("expandEditContents() keeps a byte-order mark of a whole selection", async () => {
+  const results = new ResultStore();
+  const d = await results.put("\ufeffline\n", {
+    origin: "bom.txt",
+    capture: "complete",
+  });
+  const text = await expandEditContents({ segments: [{ ref: d.reference! }] }, {
+    results,
+  });
+  assert.deepEqual(encoder.encode(text), encoder.encode("\ufeffline\n"));
+});

@@ -23,6 +23,14 @@ function escapedBytes(answer: unknown): number {
   return encoder.encode(JSON.stringify(answer)).length;
 }
 
+/** The data an answer returns: an escaped string without quotes, a whole page, nothing for a failure. */
+function escapedData(answer: LookupAnswer): number {
+  if ("lookup_failed" in answer) return 0;
+  if ("selected_text" in answer) return escapedBytes(answer.selected_text) - 2;
+  if ("selected_json" in answer) return escapedBytes(answer.selected_json) - 2;
+  return escapedBytes(answer);
+}
+
 function failed(answer: LookupAnswer): string {
   assert.ok(
     "lookup_failed" in answer,
@@ -105,9 +113,9 @@ Deno.test("LookupSession answers reads with selected text or JSON", async (t) =>
     assert.equal(session.used, 2);
     assert.equal(session.retrievals, 2);
     assert.equal(
-      session.answeredBytes,
-      escapedBytes({ selected_text: "beta\n" }) +
-        escapedBytes({ selected_json: '[1, "two"]' }),
+      session.dataBytes,
+      // `beta\n` escapes to 6 bytes, `[1, \"two\"]` to 12; quotes and wrappers do not count.
+      6 + 12,
     );
     assert.equal(session.stage, "arguments");
   });
@@ -176,7 +184,7 @@ Deno.test("LookupSession answers failures with their wire-format codes, and they
         );
         assert.equal(session.used, 1);
         assert.equal(session.retrievals, 0);
-        assert.equal(session.answeredBytes, escapedBytes(answer));
+        assert.equal(session.dataBytes, 0);
       },
     );
   }
@@ -230,6 +238,52 @@ Deno.test("LookupSession limits each answer to 8 KiB of raw selected data", asyn
 
 Deno.test("LookupSession caps all answers of a stage at 64 KiB after JSON escaping", async (t) => {
   await t.step(
+    "eight plain 8,192-byte reads fit exactly: only the escaped data counts",
+    async () => {
+      const { results, refs } = await setup(["a".repeat(8192)]);
+      const session = new LookupSession({ results, stage: "arguments" });
+      for (let i = 0; i < 8; i++) {
+        const answer = await session.answer({ $read_result: refs[0] });
+        assert.ok(
+          "selected_text" in answer,
+          JSON.stringify(answer).slice(0, 80),
+        );
+      }
+      assert.equal(session.retrievals, 8);
+      assert.equal(session.dataBytes, 65536);
+    },
+  );
+  await t.step(
+    "a read past 64 KiB of data fails with budget_exhausted and still counts",
+    async () => {
+      const { results, refs } = await setup(["a".repeat(8192), "b"]);
+      const session = new LookupSession({ results, stage: "arguments" });
+      for (let i = 0; i < 7; i++) {
+        await session.answer({ $read_result: refs[0] });
+      }
+      // Failures return no data, so they leave the budget as it was.
+      failed(
+        await session.answer({ $read_result: { ...refs[0]!, result: "x" } }),
+      );
+      assert.equal(session.dataBytes, 7 * 8192);
+      assert.equal(session.used, 8);
+      const { results: more, refs: moreRefs } = await setup([
+        "a".repeat(8192),
+        "\u0001".repeat(1366),
+      ]);
+      const heavy = new LookupSession({ results: more, stage: "selection" });
+      for (let i = 0; i < 7; i++) {
+        await heavy.answer({ $read_result: moreRefs[0] });
+      }
+      // 1,366 control characters escape to 8,196 bytes: 4 too many.
+      assert.equal(
+        failed(await heavy.answer({ $read_result: moreRefs[1] })),
+        "budget_exhausted",
+      );
+      assert.equal(heavy.dataBytes, 7 * 8192);
+    },
+  );
+  await t.step(
     "escape-heavy answers run out before eight lookups",
     async () => {
       // 8,000 control characters escape to 48,000 bytes each.
@@ -246,7 +300,7 @@ Deno.test("LookupSession caps all answers of a stage at 64 KiB after JSON escapi
         },
       });
       assert.ok("selected_text" in small);
-      assert.ok(session.answeredBytes <= 65536);
+      assert.ok(session.dataBytes <= 65536);
     },
   );
   await t.step("the total never passes 64 KiB, whatever the mix", async () => {
@@ -272,9 +326,9 @@ Deno.test("LookupSession caps all answers of a stage at 64 KiB after JSON escapi
                 ? { ...r, result: "nope" }
                 : { ...r, select: { kind: "bytes", start: 0, end } },
             });
-            total += escapedBytes(answer);
+            total += escapedData(answer);
           }
-          assert.equal(session.answeredBytes, total);
+          assert.equal(session.dataBytes, total);
           assert.ok(total <= 65536, `total ${total}`);
         },
       ),
@@ -504,14 +558,14 @@ Deno.test("Random garbage requests only ever produce answers or LookupBudgetExce
               ].includes(keys),
               keys,
             );
-            total += escapedBytes(answer);
+            total += escapedData(answer);
           } catch (error) {
             assert.ok(error instanceof LookupBudgetExceeded, String(error));
             assert.equal(i, 8);
             break;
           }
         }
-        assert.equal(session.answeredBytes, total);
+        assert.equal(session.dataBytes, total);
         assert.ok(total <= 65536);
       },
     ),

@@ -465,3 +465,52 @@ Deno.test("Kuhn's UTF-8 stress test: every line stored or refused, and selected 
     },
   );
 });
+
+Deno.test("select() returns a byte-order mark exactly as stored", async (t) => {
+  const bom = "\ufeff";
+  await t.step("a whole selection keeps a leading BOM", async () => {
+    const r = await stored(`${bom}{}`);
+    assert.deepEqual(select(r, ref(r, { kind: "whole" })), {
+      text: `${bom}{}`,
+    });
+  });
+  await t.step(
+    "byte and line selections starting at a BOM keep it",
+    async () => {
+      const r = await stored(`a\n${bom}b\n`);
+      assert.deepEqual(select(r, ref(r, { kind: "bytes", start: 2, end: 6 })), {
+        text: `${bom}b`,
+      });
+      assert.deepEqual(select(r, ref(r, { kind: "lines", start: 2, end: 2 })), {
+        text: `${bom}b\n`,
+      });
+    },
+  );
+  await t.step(
+    "a JSON string value beginning with a BOM decodes with it",
+    async () => {
+      const r = await stored(`{"s": "${bom}x", "t": "\\n${bom}y"}`);
+      const pointer = (p: string) => ({
+        kind: "json_pointer" as const,
+        pointer: p,
+      });
+      assert.deepEqual(select(r, ref(r, pointer("/s"))), { text: `${bom}x` });
+      assert.deepEqual(select(r, ref(r, pointer("/t"))), { text: `\n${bom}y` });
+      assert.deepEqual(select(r, ref(r, pointer("/s"), "json")), {
+        json: `"${bom}x"`,
+      });
+    },
+  );
+  await t.step(
+    "a document that starts with a BOM is not strict JSON",
+    async () => {
+      const r = await stored(`${bom}{"a": 1}`);
+      assert.equal(
+        failure(() =>
+          select(r, ref(r, { kind: "json_pointer", pointer: "/a" }))
+        ),
+        "invalid_json",
+      );
+    },
+  );
+});

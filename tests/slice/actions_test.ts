@@ -103,3 +103,42 @@ Deno.test("ACTIONS lists the four actions in candidate order with descriptions",
   }
   assert.equal(isActionName("toString"), false);
 });
+
+Deno.test("the action registry drives candidates, instructions and persistence", async (t) => {
+  const { admissibleActions } = await import("../../lib/slice/actions.ts");
+  const { sliceInstructions } = await import(
+    "../../lib/slice/_instructions.ts"
+  );
+  const { TOOL_DECLARATIONS } = await import(
+    "../../lib/persist/tool_policy.ts"
+  );
+  await t.step("candidates follow each entry's admission", () => {
+    assert.deepEqual(
+      admissibleActions({ testConfigured: false, validated: false }),
+      ["repository.inspect", "repository.edit", "slice.complete"],
+    );
+    assert.deepEqual(
+      admissibleActions({ testConfigured: true, validated: true }),
+      ACTIONS.map((a) => a.name),
+    );
+  });
+  await t.step(
+    "the instructions list every action with its description",
+    () => {
+      const text = sliceInstructions(undefined);
+      for (const a of ACTIONS) {
+        assert.ok(
+          text.includes(`- ${a.name} ${a.signature}: ${a.description}`),
+        );
+      }
+    },
+  );
+  await t.step("persistence declarations follow each entry's class", () => {
+    for (const a of ACTIONS) {
+      assert.equal(
+        TOOL_DECLARATIONS[a.name]?.maxResultSizeChars === Infinity,
+        a.persistence === "self_bounding",
+      );
+    }
+  });
+});

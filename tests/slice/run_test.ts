@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { RecordedProvider } from "../../lib/providers/recorded_provider.ts";
+import type { ModelProvider } from "../../lib/providers/model_provider.ts";
+import { ProviderError } from "../../lib/providers/provider_error.ts";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
 import {
   runSlice,
@@ -9,6 +11,10 @@ import {
   SliceRequestError,
 } from "../../lib/slice/run.ts";
 import { revisionId } from "../../lib/slice/revision.ts";
+import type {
+  SliceCheckpoint,
+  SliceResume,
+} from "../../lib/slice/checkpoint.ts";
 import {
   checkCommand,
   INTENTS,
@@ -40,6 +46,13 @@ const arg = (value: unknown): Call => ({
   phase: "arguments",
   arguments: value,
 });
+/** Inspects answer.txt, then writes `contents` to it. */
+const inspectAndEdit = (contents: unknown): Call[] => [
+  sel("repository.inspect"),
+  arg({ paths: ["answer.txt"] }),
+  sel("repository.edit"),
+  arg({ files: [{ path: "answer.txt", contents }] }),
+];
 const sha256 = (text: string) =>
   createHash("sha256").update(text).digest("hex");
 
@@ -61,7 +74,7 @@ async function tinyWorkspace(): Promise<string> {
 
 function tinyRequest(
   workspace: string,
-  provider: RecordedProvider,
+  provider: ModelProvider,
   maxSteps = 10,
 ): SliceRequest {
   return {
@@ -78,6 +91,20 @@ function tinyRequest(
 
 async function readReport(path: string): Promise<ContextReport> {
   return JSON.parse(await Deno.readTextFile(path));
+}
+
+/** Runs `body` in a fresh tiny workspace with a report path beside it; removes both. */
+async function inTinyWorkspace(
+  body: (dir: string, reportPath: string) => Promise<void>,
+): Promise<void> {
+  const dir = await tinyWorkspace();
+  const reportPath = `${dir}-report.json`;
+  try {
+    await body(dir, reportPath);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(reportPath).catch(() => {});
+  }
 }
 
 Deno.test("runSlice() replays the bug-fix recording to completion", async (t) => {
@@ -305,15 +332,7 @@ Deno.test("runSlice() composes edits from stored segments", async () => {
     const outcome = await runSlice(tinyRequest(
       dir,
       recorded([
-        sel("repository.inspect"),
-        arg({ paths: ["answer.txt"] }),
-        sel("repository.edit"),
-        arg({
-          files: [{
-            path: "answer.txt",
-            contents: { segments: [{ literal: "42" }, { ref }] },
-          }],
-        }),
+        ...inspectAndEdit({ segments: [{ literal: "42" }, { ref }] }),
         sel("tests.run"),
         arg({}),
         sel("slice.complete"),
@@ -429,10 +448,11 @@ Deno.test("runSlice() reports provider failures as provider_error with a report"
       );
       assert.equal(outcome.stop, "provider_error");
       assert.match(outcome.detail, /^recording_exhausted: /);
-      assert.equal(outcome.model_calls, 1);
+      // The failed second call counts too.
+      assert.equal(outcome.model_calls, 2);
       const report = await readReport(reportPath);
       assert.equal(report.outcome.stop, "provider_error");
-      assert.equal(report.model_calls, 1);
+      assert.equal(report.model_calls, 2);
       assert.equal(report.requests.length, 2);
       assert.equal(report.requests[1]?.final_usage, false);
       await Deno.remove(reportPath);
@@ -545,4 +565,297 @@ Deno.test("runSlice() stops with capacity when mandatory content cannot fit the 
     await Deno.remove(dir, { recursive: true });
     await Deno.remove(reportPath).catch(() => {});
   }
+});
+
+Deno.test("runSlice() writes an edit composed from a whole selection of a BOM file back byte-identical", async () => {
+  const dir = await tinyWorkspace();
+  try {
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, 0x34, 0x31, 0x0a]);
+    await Deno.writeFile(`${dir}/answer.txt`, bytes);
+    const whole = {
+      result: "result-1",
+      sha256: createHash("sha256").update(bytes).digest("hex"),
+      select: { kind: "whole" },
+    };
+    const outcome = await runSlice(tinyRequest(
+      dir,
+      recorded(inspectAndEdit({ segments: [{ ref: whole }] })),
+      2,
+    ));
+    assert.equal(outcome.stop, "step_budget", outcome.detail);
+    assert.notEqual(outcome.revision, null);
+    assert.deepEqual(await Deno.readFile(`${dir}/answer.txt`), bytes);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("runSlice() clips model-controlled paths in refusals, so a 40 KB path does not end a bounded run", async (t) => {
+  const long = "a".repeat(40_000);
+  const cases: [string, unknown][] = [
+    ["unknown_result", {
+      files: [{
+        path: long,
+        contents: {
+          segments: [{
+            ref: {
+              result: "result-9",
+              sha256: "0".repeat(64),
+              select: { kind: "whole" },
+            },
+          }],
+        },
+      }],
+    }],
+    ["execution_failed", { files: [{ path: long, contents: "42\n" }] }],
+    ["duplicate_path", {
+      files: [{ path: long, contents: "1" }, {
+        path: `./${long}`,
+        contents: "2",
+      }],
+    }],
+  ];
+  for (const [code, edit] of cases) {
+    await t.step(code, async () => {
+      await inTinyWorkspace(async (dir) => {
+        const lines: string[] = [];
+        const outcome = await runWithOptions(
+          tinyRequest(
+            dir,
+            recorded([
+              sel("repository.edit"),
+              arg(edit),
+              sel("tests.run"),
+              arg({}),
+            ]),
+            2,
+          ),
+          { contextPolicy: "bounded", onProgress: (line) => lines.push(line) },
+        );
+        assert.equal(outcome.stop, "step_budget", outcome.detail);
+        assert.equal(outcome.refusals, 1);
+        assert.match(lines[0]!, new RegExp(`refused \\(${code}\\)`));
+        assert.match(lines[1]!, /tests exit 1/);
+        assert.ok(outcome.request_bytes.peak <= 65_536);
+      });
+    });
+  }
+});
+
+/** A resumed bounded run whose event archive already holds 4,096 events. */
+function fullArchive(): SliceResume {
+  const records = Array.from({ length: 4096 }, (_, i) => ({
+    sequence: i + 1,
+    action: "tests.run",
+    arguments: {},
+    report: { kind: "refused" as const, code: "x", reason: "Filler" },
+  }));
+  return {
+    steps: 4096,
+    modelCalls: 0,
+    records,
+    edits: 0,
+    revision: null,
+    refusals: 4096,
+    consecutiveRefusals: 0,
+    retrievals: 0,
+    bytesTotal: 0,
+    bytesPeak: 0,
+    modelMs: 0,
+    notes: [],
+    archived: 4090,
+    checkpoints: 1,
+    lastTurn: null,
+    requests: [],
+    results: [],
+  };
+}
+
+Deno.test("runSlice() keeps the overflowing step's effect visible when the archive is full", async (t) => {
+  const cases: [string, Call, RegExp][] = [
+    ["tests.run", arg({}), /tests exit 1 on the unedited workspace/],
+    [
+      "repository.edit",
+      arg({ files: [{ path: "answer.txt", contents: "42\n" }] }),
+      /edited 1 file → rev-1-/,
+    ],
+  ];
+  for (const [action, call, effect] of cases) {
+    await t.step(action, async () => {
+      await inTinyWorkspace(async (dir, reportPath) => {
+        const lines: string[] = [];
+        const checkpoints: SliceCheckpoint[] = [];
+        const outcome = await runWithOptions(
+          tinyRequest(dir, recorded([sel(action), call]), 5000),
+          {
+            contextPolicy: "bounded",
+            contextReport: reportPath,
+            onProgress: (line) => lines.push(line),
+            session: {
+              resume: fullArchive(),
+              onCheckpoint: (c) => {
+                checkpoints.push(c);
+                return Promise.resolve();
+              },
+            },
+          },
+        );
+        assert.equal(outcome.stop, "capacity");
+        assert.match(outcome.detail, /^capacity: /);
+        assert.match(
+          outcome.detail,
+          new RegExp(`step 4097 \\(${action}\\) took effect: `),
+        );
+        assert.match(outcome.detail, effect);
+        // The progress output shows the step.
+        assert.equal(lines.length, 1);
+        assert.match(lines[0]!, /^step 4097\/5000 arguments /);
+        assert.match(lines[0]!, effect);
+        // The outcome and the final checkpoint hold its effect.
+        const last = checkpoints.at(-1)!;
+        assert.equal(last.stop, "capacity");
+        assert.equal(last.records.at(-1)?.sequence, 4097);
+        if (action === "tests.run") {
+          assert.deepEqual(outcome.latest_test, {
+            exit_code: 1,
+            timed_out: false,
+            tested_revision: null,
+          });
+        } else {
+          assert.match(outcome.revision ?? "", /^rev-1-/);
+          assert.equal(await Deno.readTextFile(`${dir}/answer.txt`), "42\n");
+        }
+        // So does the context report.
+        const report = await readReport(reportPath);
+        assert.equal(report.outcome.stop, "capacity");
+        assert.match(report.outcome.detail, effect);
+      });
+    });
+  }
+});
+
+/** Sixteen small files and a recording of `steps` inspections of all of them. */
+async function inspectAll(
+  dir: string,
+  steps: number,
+): Promise<RecordedProvider> {
+  const paths = Array.from({ length: 16 }, (_, i) => `f${i}.txt`);
+  for (const path of paths) await Deno.writeTextFile(`${dir}/${path}`, path);
+  const calls: Call[] = [];
+  for (let i = 0; i < steps; i++) {
+    calls.push(sel("repository.inspect"), arg({ paths }));
+  }
+  return recorded(calls);
+}
+
+Deno.test("runSlice() stops a bounded run with capacity when the result store fills", async () => {
+  await inTinyWorkspace(async (dir, reportPath) => {
+    const lines: string[] = [];
+    // 64 inspections of 16 files fill the store's 1,024 results.
+    const outcome = await runWithOptions(
+      tinyRequest(dir, await inspectAll(dir, 66), 66),
+      {
+        contextPolicy: "bounded",
+        contextReport: reportPath,
+        onProgress: (line) => lines.push(line),
+      },
+    );
+    assert.equal(outcome.stop, "capacity");
+    assert.equal(outcome.steps, 65);
+    assert.match(
+      outcome.detail,
+      /^store_full: Cannot keep the result of repository\.inspect f0\.txt: the result store is full \(1024 results, /,
+    );
+    assert.match(
+      outcome.detail,
+      /step 65 \(repository\.inspect\) took effect: inspected 16 files$/,
+    );
+    assert.equal(lines.length, 65);
+    assert.match(lines[64]!, /inspected 16 files/);
+    const report = await readReport(reportPath);
+    assert.equal(report.outcome.stop, "capacity");
+    assert.equal(report.model_calls, 130);
+  });
+});
+
+Deno.test("runSlice() goes on under legacy when the result store fills, with previews and no references", async () => {
+  await inTinyWorkspace(async (dir) => {
+    let last: SliceCheckpoint | undefined;
+    const outcome = await runWithOptions(
+      tinyRequest(dir, await inspectAll(dir, 66), 66),
+      {
+        session: {
+          onCheckpoint: (c) => {
+            last = c;
+            return Promise.resolve();
+          },
+        },
+      },
+    );
+    assert.equal(outcome.stop, "step_budget", outcome.detail);
+    assert.equal(outcome.steps, 66);
+    const report = last!.records.at(-1)!.report;
+    assert.equal(report.kind, "inspected");
+    const descriptor = report.kind === "inspected"
+      ? report.files[0]!.descriptor!
+      : undefined;
+    assert.deepEqual(descriptor, {
+      origin: "repository.inspect f0.txt",
+      capture: "complete",
+      utf8_bytes: 6,
+      preview: "f0.txt",
+      preview_truncated: false,
+      preview_start_byte: 0,
+      preview_end_byte: 6,
+      result_unavailable: "store_full",
+    });
+    assert.equal(last!.results.count, 1024);
+  });
+});
+
+Deno.test("runSlice() counts a failed provider call in model_calls and keeps its usage partial", async () => {
+  await inTinyWorkspace(async (dir, reportPath) => {
+    let calls = 0;
+    const provider: ModelProvider = {
+      spec: "fake:model",
+      call() {
+        calls += 1;
+        if (calls === 1) {
+          return Promise.resolve({
+            arguments: { action: "tests.run" },
+            usage: {
+              input_tokens: 10,
+              output_tokens: 2,
+              cache_read_tokens: null,
+              cache_write_tokens: null,
+            },
+            final_usage: true,
+          });
+        }
+        return Promise.reject(
+          new ProviderError("provider_http", "The provider answered 500", {
+            status: 500,
+            usage: {
+              input_tokens: 7,
+              output_tokens: null,
+              cache_read_tokens: null,
+              cache_write_tokens: null,
+            },
+          }),
+        );
+      },
+    };
+    const outcome = await runWithOptions(tinyRequest(dir, provider), {
+      contextReport: reportPath,
+    });
+    assert.equal(outcome.stop, "provider_error");
+    assert.equal(calls, 2);
+    assert.equal(outcome.model_calls, 2);
+    const report = await readReport(reportPath);
+    assert.equal(report.model_calls, 2);
+    assert.deepEqual(
+      report.requests.map((r) => [r.final_usage, r.input_tokens]),
+      [[true, 10], [false, 7]],
+    );
+  });
 });

@@ -514,3 +514,28 @@ Deno.test("ResultStore.stored() and restore() carry results across sessions", as
     });
   });
 });
+
+Deno.test("ResultStore.put() keeps a leading byte-order mark in content and preview", async (t) => {
+  for (const capture of ["complete", "partial"] as const) {
+    await t.step(capture, async () => {
+      const store = new ResultStore();
+      const d = await store.put("\ufeff{}", { origin: "x", capture });
+      assert.equal(d.utf8_bytes, 5);
+      assert.equal(d.preview, "\ufeff{}");
+      assert.equal(d.preview_end_byte, 5);
+      assert.deepEqual(
+        store.get(d.result!)!.bytes,
+        new Uint8Array([0xef, 0xbb, 0xbf, 0x7b, 0x7d]),
+      );
+    });
+  }
+  await t.step("a partial preview that starts at a BOM keeps it", async () => {
+    const store = new ResultStore();
+    const d = await store.put("x".repeat(2000) + "\ufeff" + "y".repeat(1021), {
+      origin: "tests.run",
+      capture: "partial",
+    });
+    assert.equal(d.preview_start_byte, 2000);
+    assert.ok(d.preview.startsWith("\ufeffy"));
+  });
+});

@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { bundle } from "../../tools/bundle.ts";
+
+interface GraphModule {
+  specifier: string;
+  kind?: string;
+  dependencies?: {
+    code?: { specifier: string };
+    isDynamic?: boolean;
+  }[];
+}
+
+/** The modules `root` loads before running any code: static imports only. */
+async function staticClosure(root: string): Promise<string[]> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", root],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  const graph = JSON.parse(new TextDecoder().decode(output.stdout)) as {
+    roots: string[];
+    modules: GraphModule[];
+    redirects: Record<string, string>;
+  };
+  const bySpecifier = new Map(graph.modules.map((m) => [m.specifier, m]));
+  const seen = new Set<string>();
+  const stack = [...graph.roots];
+  while (stack.length > 0) {
+    let next = stack.pop()!;
+    next = graph.redirects[next] ?? next;
+    if (seen.has(next)) continue;
+    seen.add(next);
+    for (const dep of bySpecifier.get(next)?.dependencies ?? []) {
+      if (dep.isDynamic !== true && dep.code !== undefined) {
+        stack.push(dep.code.specifier);
+      }
+    }
+  }
+  return [...seen];
+}
+
+Deno.test("loom --help loads no npm package and no command module", async () => {
+  const loaded = await staticClosure("cli.ts");
+  const npm = loaded.filter((s) => s.startsWith("npm:"));
+  assert.deepEqual(npm, []);
+  const local = loaded.map((s) => s.replace(/^.*\/(lib\/|cli\.ts)/, "$1"))
+    .sort();
+  assert.deepEqual(local, [
+    "cli.ts",
+    "lib/cli/_io.ts",
+    "lib/cli/main.ts",
+    "lib/errors.ts",
+  ]);
+});
+
+Deno.test("each command still loads what it needs when it runs", async () => {
+  const loaded = await staticClosure("lib/cli/render.ts");
+  assert.ok(loaded.some((s) => s.startsWith("npm:") && s.includes("yaml")));
+});
+
+Deno.test("the bundle keeps the provider SDKs out and loads them by npm: specifier", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const out = join(dir, "loom.js");
+    const specifiers = await bundle(out);
+    const config = JSON.parse(await Deno.readTextFile("deno.json")) as {
+      imports: Record<string, string>;
+    };
+    assert.deepEqual(specifiers, [
+      config.imports["@anthropic-ai/sdk"],
+      config.imports["openai"],
+    ]);
+    const text = await Deno.readTextFile(out);
+    for (const specifier of specifiers) {
+      assert.ok(text.includes(`import(${JSON.stringify(specifier)})`));
+    }
+    assert.ok(!text.includes('import("openai")'));
+    const help = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-read", out, "--help"],
+      cwd: dir,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(help.code, 0, new TextDecoder().decode(help.stderr));
+    assert.match(new TextDecoder().decode(help.stdout), /^loom — /);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,118 @@
+/**
+ * A local server on 127.0.0.1 that speaks Anthropic's Messages API or
+ * OpenAI's Chat Completions and answers each request with the next call of a
+ * `loom-recording/1` file, as a forced tool call of the tool the request
+ * names. It keeps the raw HTTP bodies the official SDKs sent, so tests and
+ * tools/measure_long.ts can measure what really goes over the wire.
+ */
+
+/** Which wire format the server speaks. */
+export type ReplayWire = "anthropic" | "openai";
+
+/** A running replay server. */
+export interface ReplayServer extends AsyncDisposable {
+  /** Base URL to give the provider (`baseUrl`). */
+  readonly url: string;
+  /** Raw request bodies, in order. */
+  readonly bodies: string[];
+}
+
+interface RecordedCall {
+  readonly arguments: unknown;
+}
+
+/**
+ * Starts a replay server for the calls of a recording file.
+ *
+ * @param wire The provider wire format.
+ * @param recordingPath A `loom-recording/1` file.
+ */
+export async function replayServer(
+  wire: ReplayWire,
+  recordingPath: string,
+): Promise<ReplayServer> {
+  const calls = (JSON.parse(await Deno.readTextFile(recordingPath)) as {
+    calls: RecordedCall[];
+  }).calls;
+  const bodies: string[] = [];
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+    async (request) => {
+      const text = await request.text();
+      bodies.push(text);
+      const call = calls[bodies.length - 1];
+      if (call === undefined) {
+        return new Response("recording exhausted", { status: 599 });
+      }
+      const body = JSON.parse(text) as Record<string, unknown>;
+      const args = call.arguments;
+      const output = Math.ceil(JSON.stringify(args).length / 4);
+      return Response.json(
+        wire === "anthropic"
+          ? anthropicReply(body, args, output)
+          : openAIReply(body, args, output),
+      );
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    bodies,
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+    },
+  };
+}
+
+function anthropicReply(
+  body: Record<string, unknown>,
+  args: unknown,
+  output: number,
+): Record<string, unknown> {
+  const choice = body["tool_choice"] as { name: string };
+  return {
+    id: "msg_replay",
+    type: "message",
+    role: "assistant",
+    model: body["model"],
+    content: [{
+      type: "tool_use",
+      id: "toolu_replay",
+      name: choice.name,
+      input: args,
+    }],
+    stop_reason: "tool_use",
+    stop_sequence: null,
+    usage: { input_tokens: 0, output_tokens: output },
+  };
+}
+
+function openAIReply(
+  body: Record<string, unknown>,
+  args: unknown,
+  output: number,
+): Record<string, unknown> {
+  const choice = body["tool_choice"] as { function: { name: string } };
+  return {
+    id: "chatcmpl-replay",
+    object: "chat.completion",
+    created: 0,
+    model: body["model"],
+    choices: [{
+      index: 0,
+      finish_reason: "tool_calls",
+      message: {
+        role: "assistant",
+        content: null,
+        tool_calls: [{
+          id: "call_replay",
+          type: "function",
+          function: {
+            name: choice.function.name,
+            arguments: JSON.stringify(args),
+          },
+        }],
+      },
+    }],
+    usage: { prompt_tokens: 0, completion_tokens: output, total_tokens: 0 },
+  };
+}
