@@ -12,8 +12,10 @@
  * embedding, override and isolate marks (which can reorder what is shown).
  */
 // deno-lint-ignore no-control-regex
-const UNSAFE =
-  /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE = new RegExp(
+  "[\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]",
+  "g",
+);
 
 /** Default bound of {@linkcode displayText}, in UTF-16 code units. */
 export const DISPLAY_MAX_CHARS = 200;

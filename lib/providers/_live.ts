@@ -1,5 +1,6 @@
 /** Shared pieces of the live (HTTP) providers. */
 
+import { displayText } from "../display.ts";
 import { ProviderError } from "./provider_error.ts";
 
 /** What createProvider resolves for a live provider. */
@@ -52,7 +53,5 @@ export function httpFailure(
 
 function clip(text: string): string {
   const line = text.replace(/\s+/g, " ").trim().replace(/\.$/, "");
-  const clipped = line.length > 300 ? `${line.slice(0, 300)}…` : line;
-  // deno-lint-ignore no-control-regex
-  return clipped.replace(/[\u0000-\u001f\u007f-\u009f]/g, "\uFFFD");
+  return displayText(line, 300);
 }

@@ -233,8 +233,8 @@ async function callModel(
     count(counters, line.request_bytes);
     if (ctx.signal?.aborted) throw interrupted(ctx.signal);
     if (error instanceof ProviderError && error.code === "provider_protocol") {
+      // The reply came (a recording moved on): a resume continues after it.
       counters.modelCalls += 1;
-      counters.stepCalls += 1;
       counters.protocolFailures += 1;
       return error;
     }

@@ -13,6 +13,11 @@ export function forcedTool(body: unknown): string {
   return typeof choice === "string" ? choice : "";
 }
 
+/** Whether a request asks for the selection stage (not the arguments). */
+export function isSelection(body: unknown): boolean {
+  return /Current stage: selection\./.test(JSON.stringify(body));
+}
+
 /** Everything a run left behind. */
 export interface SliceRunResult {
   readonly outcome: SliceOutcome;

@@ -14,7 +14,7 @@ import {
   json,
   stall,
 } from "./_hostile_server.ts";
-import { forcedTool } from "./_slice_server.ts";
+import { forcedTool, isSelection } from "./_slice_server.ts";
 
 const PERMISSIONS = [
   "--unstable-worker-options",
@@ -111,7 +111,7 @@ function complete(body: unknown): Response {
   const tool = forcedTool(body);
   return json(chatCompletion(
     tool,
-    tool === "select_action"
+    isSelection(body)
       ? '{"action":"slice.complete"}'
       : '{"summary":"Said hello"}',
   ));
@@ -166,7 +166,7 @@ Deno.test("a second SIGINT exits at once, without waiting for the running test",
     const tool = forcedTool(body);
     return json(chatCompletion(
       tool,
-      tool === "select_action" ? '{"action":"tests.run"}' : "{}",
+      isSelection(body) ? '{"action":"tests.run"}' : "{}",
     ));
   });
   const run = spawnLoom(
@@ -225,7 +225,7 @@ Deno.test("control characters from the model never reach the terminal raw", asyn
     if (n === 2) return json(chatCompletion(forged, "{}"));
     return json(chatCompletion(
       tool,
-      tool === "select_action"
+      isSelection(body)
         ? '{"action":"slice.complete"}'
         : JSON.stringify({ summary: `done\u001b]0;pwned\u0007\r\nfake line` }),
     ));
@@ -235,10 +235,10 @@ Deno.test("control characters from the model never reach the terminal raw", asyn
   for (
     const [name, text] of [["stderr", result.stderr], ["stdout", result.stdout]]
   ) {
-    // deno-lint-ignore no-control-regex
     assert.doesNotMatch(
       text ?? "",
-      /[\u0000-\u0009\u000b-\u001f\u007f]/,
+      // deno-lint-ignore no-control-regex
+      new RegExp("[\\u0000-\\u0009\\u000b-\\u001f\\u007f]"),
       `${name} has a raw control character`,
     );
   }

@@ -15,7 +15,7 @@ import {
   raw,
   stall,
 } from "./_hostile_server.ts";
-import { forcedTool, runAgainst } from "./_slice_server.ts";
+import { forcedTool, isSelection, runAgainst } from "./_slice_server.ts";
 
 const SEED = 16;
 const REPLIES = 300;
@@ -82,10 +82,10 @@ const reply: fc.Arbitrary<Reply> = fc.oneof(
   },
   {
     weight: 1,
-    arbitrary: fc.constant<Reply>((t) =>
+    arbitrary: fc.constant<Reply>((t, c) =>
       json(chatCompletion(
         t,
-        t === "select_action"
+        isSelection(c.body)
           ? '{"action":"slice.complete"}'
           : '{"summary":"done"}',
       ))

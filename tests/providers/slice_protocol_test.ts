@@ -13,7 +13,7 @@ import {
   raw,
   stall,
 } from "./_hostile_server.ts";
-import { forcedTool, runAgainst } from "./_slice_server.ts";
+import { forcedTool, isSelection, runAgainst } from "./_slice_server.ts";
 
 const DEEP = 100_000;
 const deepText = "[".repeat(DEEP) + "]".repeat(DEEP);
@@ -25,8 +25,9 @@ function answer(tool: string, args: string): Response {
 }
 
 /** Completes the slice: select slice.complete, then give its summary. */
-function complete(tool: string): Response {
-  return tool === "select_action"
+function complete(body: unknown): Response {
+  const tool = forcedTool(body);
+  return isSelection(body)
     ? answer(tool, '{"action":"slice.complete"}')
     : answer(tool, '{"summary":"Said hello"}');
 }
@@ -36,7 +37,7 @@ Deno.test("a reply with invalid JSON arguments is a refusal the model reads on i
   await using server = hostileServer(({ n, body }) => {
     bodies.push(body);
     const tool = forcedTool(body);
-    return n === 1 ? answer(tool, '{"action": "slice.compl') : complete(tool);
+    return n === 1 ? answer(tool, '{"action": "slice.compl') : complete(body);
   });
   const { outcome, report } = await runAgainst(server);
   assert.equal(outcome.stop, "completed", outcome.detail);
@@ -61,7 +62,7 @@ Deno.test("three protocol failures in a row stop the run with provider_protocol"
   assert.equal(outcome.stop, "provider_error");
   assert.match(
     outcome.detail,
-    /^provider_protocol: 3 replies in a row broke the protocol; the last: .*called "not_select_action" instead of the forced select_action/,
+    /^provider_protocol: 3 replies in a row broke the protocol; the last: .*called "not_loom_step" instead of the forced loom_step/,
   );
   assert.equal(outcome.model_calls, 3);
   assert.equal(outcome.refusals, 3);
@@ -80,7 +81,7 @@ Deno.test("a usable reply resets the count of protocol failures", async () => {
     if ([1, 2, 5, 6].includes(step)) return json({ choices: [] });
     if (step === 3) return answer(tool, '{"action":"repository.inspect"}');
     if (step === 4) return answer(tool, '{"paths":["a.txt"]}');
-    return complete(tool);
+    return complete(body);
   });
   const { outcome } = await runAgainst(server, { maxSteps: 10 });
   assert.equal(outcome.stop, "completed", outcome.detail);
@@ -121,7 +122,7 @@ const SHAPES: [string, (tool: string) => Response, string][] = [
 for (const [name, reply, problem] of SHAPES) {
   Deno.test(`a slice survives ${name}: refused as ${problem}, then completes`, async () => {
     await using server = hostileServer(({ n, body }) =>
-      n === 1 ? reply(forcedTool(body)) : complete(forcedTool(body))
+      n === 1 ? reply(forcedTool(body)) : complete(body)
     );
     const { outcome, report } = await runAgainst(server);
     assert.equal(outcome.stop, "completed", outcome.detail);
@@ -137,7 +138,7 @@ Deno.test("a lookup nested 100,000 deep in the argument stage is refused, never 
     const tool = forcedTool(body);
     if (n === 1) return answer(tool, '{"action":"repository.inspect"}');
     if (n === 2) return answer(tool, deepLookup);
-    return complete(tool);
+    return complete(body);
   });
   const { outcome } = await runAgainst(server);
   assert.equal(outcome.stop, "completed", outcome.detail);
@@ -198,7 +199,7 @@ Deno.test("a stalled server ends the run provider_timeout with a valid report", 
 
 Deno.test("a slow call is announced while it lasts", async () => {
   await using server = hostileServer((c) =>
-    drip(c, JSON.stringify(chatCompletion("select_action", "{}")), 50)
+    drip(c, JSON.stringify(chatCompletion("loom_step", "{}")), 50)
   );
   const { outcome, waiting } = await runAgainst(server, {
     timeoutMs: 600,
