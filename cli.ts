@@ -9,6 +9,9 @@
  */
 import { main } from "./lib/cli/main.ts";
 
+export { main } from "./lib/cli/main.ts";
+export type { CliIo } from "./lib/cli/_io.ts";
+
 const encoder = new TextEncoder();
 
 function write(
@@ -23,6 +26,17 @@ function write(
 }
 
 if (import.meta.main) {
+  // `deno task loom` runs in the folder of deno.json and passes the folder it
+  // was started from as LOOM_CWD, so paths resolve where the user stands.
+  const allowed = Deno.permissions.querySync({
+    name: "env",
+    variable: "LOOM_CWD",
+  }).state === "granted";
+  const cwd = allowed ? Deno.env.get("LOOM_CWD") : undefined;
+  if (cwd !== undefined && cwd !== "") {
+    Deno.env.delete("LOOM_CWD");
+    Deno.chdir(cwd);
+  }
   const code = await main(Deno.args, {
     out: (text) => write(Deno.stdout, text),
     err: (text) => write(Deno.stderr, text),

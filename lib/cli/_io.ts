@@ -25,6 +25,17 @@ export const ExitCode = {
   failure: 3,
 } as const;
 
+/** The exit code table, as `--help` prints it (README "CLI" has the same). */
+export const EXIT_CODES_HELP = `Exit codes:
+  0  done (run: the slice completed)
+  1  run: the slice stopped without completing (step budget, refusals,
+     suspension, capacity)
+  2  bad usage or bad input: flags, files, model spec, API key, recording,
+     session; nothing was done
+  3  provider failure after the start, confinement unavailable, or an
+     internal error
+`;
+
 /** A CLI command: parses its own arguments, returns an exit code. */
 export type Command = (args: string[], io: CliIo) => Promise<number>;
 
@@ -36,5 +47,23 @@ export class UsageError extends TypeError {
   constructor(message: string) {
     super(message);
     this.name = "UsageError";
+  }
+}
+
+/**
+ * Bad input found by a command's own checks, with a stable code (for
+ * example `test_program_not_found`): exit code 2, no help hint.
+ */
+export class InputError extends TypeError {
+  /** Stable machine code. */
+  readonly code: string;
+  /**
+   * @param code Stable machine code.
+   * @param message What is wrong and how to fix it.
+   */
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = "InputError";
+    this.code = code;
   }
 }

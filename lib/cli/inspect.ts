@@ -4,12 +4,8 @@
  *
  * @module
  */
-import {
-  compactDescriptor,
-  InvalidUtf8Error,
-  ResultStore,
-} from "../store/result_store.ts";
-import { parseArguments, readInputFile } from "./_args.ts";
+import { compactDescriptor, ResultStore } from "../store/result_store.ts";
+import { parseArguments, readInputFile, reportInvalidUtf8 } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 
 const USAGE = `Usage: loom inspect FILE [--partial] [--compact]
@@ -50,27 +46,22 @@ export async function inspectCommand(
     return ExitCode.ok;
   }
   if (parsed.positionals.length !== 1) {
-    throw new UsageError("expected exactly one FILE");
+    throw new UsageError("Expected exactly one FILE");
   }
   const file = parsed.positionals[0]!;
   const bytes = await readInputFile(file, { command: "inspect", io });
   if (bytes === null) return ExitCode.usage;
-  const store = new ResultStore();
-  try {
-    const descriptor = await store.put(bytes, {
-      origin: `repository.inspect ${file}`,
-      capture: parsed.values.partial ? "partial" : "complete",
-    });
-    const shown = parsed.values.compact
-      ? compactDescriptor(descriptor)
-      : descriptor;
-    io.out(JSON.stringify(shown, null, 2) + "\n");
-    return ExitCode.ok;
-  } catch (error) {
-    if (error instanceof InvalidUtf8Error) {
-      io.err(`${error.code}: ${error.message}\n`);
-      return ExitCode.usage;
-    }
-    throw error;
+  if (!reportInvalidUtf8(bytes, file, { command: "inspect", io })) {
+    return ExitCode.usage;
   }
+  const store = new ResultStore();
+  const descriptor = await store.put(bytes, {
+    origin: `repository.inspect ${file}`,
+    capture: parsed.values.partial ? "partial" : "complete",
+  });
+  const shown = parsed.values.compact
+    ? compactDescriptor(descriptor)
+    : descriptor;
+  io.out(JSON.stringify(shown, null, 2) + "\n");
+  return ExitCode.ok;
 }

@@ -3,8 +3,9 @@
  *
  * @module
  */
-import { isCodedError } from "../errors.ts";
-import { type CliIo, type Command, ExitCode, UsageError } from "./_io.ts";
+import { VERSION } from "../version.ts";
+import { type CliIo, type Command, EXIT_CODES_HELP, ExitCode } from "./_io.ts";
+import { describeFailure } from "./_failure.ts";
 
 interface CommandEntry {
   /** Imports the command's module on first use (start-up stays near the floor). */
@@ -43,9 +44,11 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
 };
 
 const HELP = () =>
-  `loom — a context engine for LLM agents
+  `loom ${VERSION} — a context engine for LLM agents
 
 Usage: loom <command> [options]
+       loom help <command>
+       loom --version
 
 Commands:
 ${
@@ -55,10 +58,12 @@ ${
       .join("\n")
   }
 
-Run 'loom <command> --help' for a command's options.
-Exit codes: 0 done, 1 slice stopped without completion, 2 usage or bad input,
-3 internal or provider failure.
-`;
+Run 'loom help <command>' or 'loom <command> --help' for a command's options.
+
+Paths on the command line resolve against the directory loom was started
+from, also under 'deno task loom' (which runs in the folder of deno.json).
+
+${EXIT_CODES_HELP}`;
 
 /**
  * Runs the CLI with the given arguments.
@@ -66,33 +71,52 @@ Exit codes: 0 done, 1 slice stopped without completion, 2 usage or bad input,
  * @param args Command-line arguments after the program name.
  * @param io Where to write output.
  * @returns The process exit code.
+ *
+ * @example
+ * ```ts
+ * import { main } from "@loom/loom/cli";
+ * import assert from "node:assert/strict";
+ * let out = "";
+ * const code = await main(["--version"], { out: (t) => out += t, err: () => {} });
+ * assert.equal(code, 0);
+ * assert.match(out, /^loom [0-9]+\.[0-9]+\.[0-9]+\n$/);
+ * ```
  */
 export async function main(args: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = args;
+  if (name === "--version" || name === "-V") {
+    io.out(`loom ${VERSION}\n`);
+    return ExitCode.ok;
+  }
+  if (name === "help" && rest.length > 0) {
+    const [topic, ...extra] = rest;
+    if (extra.length > 0) {
+      io.err(`loom help: Expected one command, got ${rest.join(" ")}\n`);
+      return ExitCode.usage;
+    }
+    return await main([topic!, "--help"], io);
+  }
   if (
     name === undefined || name === "--help" || name === "-h" || name === "help"
   ) {
     io.out(HELP());
     return name === undefined ? ExitCode.usage : ExitCode.ok;
   }
-  const command = COMMANDS[name];
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (command === undefined) {
-    io.err(`loom: unknown command '${name}'; run 'loom --help'\n`);
+    io.err(
+      `loom: Unknown command ${name}; the commands are ${
+        Object.keys(COMMANDS).join(", ")
+      } (run 'loom --help')\n`,
+    );
     return ExitCode.usage;
   }
   try {
     const run = await command.load();
     return await run(rest, io);
   } catch (error) {
-    if (error instanceof UsageError) {
-      io.err(`loom ${name}: ${error.message}; run 'loom ${name} --help'\n`);
-      return ExitCode.usage;
-    }
-    if (isCodedError(error)) {
-      io.err(`loom ${name}: ${error.code}: ${error.message}\n`);
-      return ExitCode.failure;
-    }
-    io.err(`loom ${name}: internal error: ${String(error)}\n`);
-    return ExitCode.failure;
+    const failure = describeFailure(name, error);
+    io.err(failure.text);
+    return failure.exitCode;
   }
 }

@@ -8,7 +8,7 @@
 import { ContextFileError, loadContextFile } from "../context/context_file.ts";
 import { CompileOptionsError } from "../context/errors.ts";
 import type { CacheTtl, MessageOptions } from "../context/message.ts";
-import type { SectionNameInput } from "../context/section.ts";
+import { SECTION_NAMES, type SectionNameInput } from "../context/section.ts";
 import { parseArguments } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 
@@ -24,12 +24,14 @@ prints it. text is the plain rendering; messages, anthropic and openai print
 JSON: provider-neutral messages, the system and messages fields of an
 Anthropic Messages request, or Chat Completions messages.
 
-A bad file prints an error naming the file and the offending key and exits 2.
+A bad file prints an error naming the file and the offending key and exits 2,
+as does a flag the chosen format does not use.
 
 Options:
   --format F         text (default), messages, anthropic or openai
-  --breakpoints A,B  Sections whose last block gets a cache marker (at most 4)
-  --ttl T            Cache marker lifetime: 5m or 1h
+  --breakpoints A,B  Sections whose last block gets a cache marker (at most
+                     4); messages and anthropic only
+  --ttl T            Cache marker lifetime: 5m or 1h; needs --breakpoints
   -h, --help         Show this help
 `;
 
@@ -61,21 +63,17 @@ export async function renderCommand(
     return ExitCode.ok;
   }
   if (positionals.length !== 1) {
-    throw new UsageError("expected exactly one context FILE");
+    throw new UsageError("Expected exactly one context FILE");
   }
   const format = values.format as Format;
   if (!FORMATS.includes(format)) {
     throw new UsageError(
-      `--format must be one of ${FORMATS.join(", ")}, not '${values.format}'`,
+      `Invalid --format ${values.format}: expected one of ${
+        FORMATS.join(", ")
+      }`,
     );
   }
-  const options: MessageOptions = {
-    ...(values.breakpoints === undefined ? {} : {
-      cacheBreakpoints: values.breakpoints.split(",").map((s) => s.trim())
-        .filter((s) => s !== "") as SectionNameInput[],
-    }),
-    ...(values.ttl === undefined ? {} : { cacheTtl: values.ttl as CacheTtl }),
-  };
+  const options = messageOptions(format, values.breakpoints, values.ttl);
   const file = positionals[0]!;
   try {
     const ctx = loadContextFile(file);
@@ -106,6 +104,66 @@ export async function renderCommand(
       return ExitCode.usage;
     }
     throw error;
+  }
+}
+
+/** Only `messages` and `anthropic` carry cache markers. */
+const MAX_CACHE_BREAKPOINTS = 4;
+const CACHING_FORMATS: readonly Format[] = ["messages", "anthropic"];
+
+function messageOptions(
+  format: Format,
+  breakpoints: string | undefined,
+  ttl: string | undefined,
+): MessageOptions {
+  for (
+    const [flag, value] of [["--breakpoints", breakpoints], ["--ttl", ttl]]
+  ) {
+    if (value !== undefined && !CACHING_FORMATS.includes(format)) {
+      throw new UsageError(
+        `${flag} has no effect with --format ${format}: only messages and anthropic carry cache markers`,
+      );
+    }
+  }
+  if (ttl !== undefined && ttl !== "5m" && ttl !== "1h") {
+    throw new UsageError(`Invalid --ttl ${ttl}: expected 5m or 1h`);
+  }
+  if (ttl !== undefined && breakpoints === undefined) {
+    throw new UsageError(
+      "--ttl needs --breakpoints: it sets the lifetime of their cache markers",
+    );
+  }
+  const sections = breakpoints?.split(",").map((s) => s.trim())
+    .filter((s) => s !== "");
+  if (sections !== undefined) checkBreakpoints(sections);
+  return {
+    ...(sections === undefined
+      ? {}
+      : { cacheBreakpoints: sections as SectionNameInput[] }),
+    ...(ttl === undefined ? {} : { cacheTtl: ttl as CacheTtl }),
+  };
+}
+
+function checkBreakpoints(sections: readonly string[]): void {
+  if (sections.length === 0) {
+    throw new UsageError(
+      "Invalid --breakpoints: expected section names such as foundation,topic",
+    );
+  }
+  for (const name of sections) {
+    if (!(SECTION_NAMES as readonly string[]).includes(name.toLowerCase())) {
+      throw new UsageError(
+        `Unknown section ${name} in --breakpoints: sections are ${
+          SECTION_NAMES.join(", ")
+        }`,
+      );
+    }
+  }
+  const distinct = new Set(sections.map((name) => name.toLowerCase())).size;
+  if (distinct > MAX_CACHE_BREAKPOINTS) {
+    throw new UsageError(
+      `--breakpoints names ${distinct} sections: a request takes at most ${MAX_CACHE_BREAKPOINTS} cache markers`,
+    );
   }
 }
 

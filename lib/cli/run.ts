@@ -11,7 +11,13 @@ import {
 } from "../slice/run.ts";
 import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
 import { displayText } from "../display.ts";
-import { parseArguments, parseDuration, positiveInteger } from "./_args.ts";
+import {
+  fsReason,
+  parseArguments,
+  parseDuration,
+  positiveInteger,
+} from "./_args.ts";
+import { checkBeforeStart } from "./_preflight.ts";
 
 export { parseDuration };
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
@@ -171,6 +177,15 @@ export function parseRunArguments(
   if (values["test-timeout"] !== undefined && values.test === undefined) {
     throw new UsageError("--test-timeout needs --test");
   }
+  if (values.session === undefined) {
+    for (const flag of ["persist-config", "persist-threshold"] as const) {
+      if (values[flag] !== undefined) {
+        throw new UsageError(
+          `--${flag} needs --session: results are persisted only in a session`,
+        );
+      }
+    }
+  }
   const command = values.test === undefined
     ? undefined
     : splitCommand(values.test);
@@ -299,6 +314,13 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       io.out(RESUME_HELP);
       return ExitCode.ok;
     }
+    await checkBeforeStart({
+      workspace: resume.request.workspace,
+      model: String(resume.request.provider),
+      baseUrl: resume.options.baseUrl,
+      test: resume.request.test?.command,
+      contextReport: resume.options.contextReport,
+    });
     return await execute(
       resume.request,
       {
@@ -322,13 +344,20 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       intent = await Deno.readTextFile(parsed.intent.file);
     } catch (error) {
       throw new UsageError(
-        `Cannot read --intent-file ${parsed.intent.file}: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `Cannot read --intent-file ${parsed.intent.file}: ${fsReason(error)}`,
       );
     }
   }
   const a = parsed.parsed;
+  await checkBeforeStart({
+    workspace: a.workspace,
+    model: a.model,
+    baseUrl: a.baseUrl,
+    test: a.test?.command,
+    contextReport: a.contextReport,
+    persistConfig: a.persistConfig,
+    session: a.session,
+  });
   const session = a.session === undefined ? undefined : await newSessionHooks({
     root: a.session,
     workspace: a.workspace,

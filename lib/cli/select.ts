@@ -6,17 +6,17 @@
  * @module
  */
 import { sha256Hex } from "../store/digest.ts";
-import { firstInvalidUtf8 } from "../store/utf8.ts";
 import type { ResultReference, Selector } from "../store/result_store.ts";
 import { ReferenceFailure, select } from "../reference/selection.ts";
-import { parseArguments, readInputFile } from "./_args.ts";
+import { parseArguments, readInputFile, reportInvalidUtf8 } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 
 const USAGE =
   `Usage: loom select FILE (--bytes A:B | --lines A:B | --pointer P) [--json] [--sha256 HEX]
 
 Prints the selected part of FILE to standard output exactly (no newline is
-added). On failure prints '<code>: <message>' to standard error and exits 2.
+added). On failure prints 'loom select: <code>: <message>' to standard error
+and exits 2.
 
 Options:
   --bytes A:B    Bytes A (inclusive) to B (exclusive), zero-based; both on
@@ -24,16 +24,27 @@ Options:
   --lines A:B    Lines A to B, one-based and inclusive, with their endings
   --pointer P    An RFC 6901 JSON pointer; prints the decoded string value
   --json         With --pointer: print the value's original JSON lexeme
-  --sha256 HEX   Verify FILE against this digest first (digest_mismatch)
+  --sha256 HEX   Verify FILE against this SHA-256 digest first (64 hex
+                 digits, any case; digest_mismatch)
   -h, --help     Show this help
 `;
 
 function range(flag: string, value: string): { start: number; end: number } {
   const match = /^(-?[0-9]+):(-?[0-9]+)$/.exec(value);
   if (match === null) {
-    throw new UsageError(`--${flag} takes A:B with integers A and B`);
+    throw new UsageError(
+      `Invalid --${flag} ${value}: expected A:B with integers A and B`,
+    );
   }
   return { start: Number(match[1]), end: Number(match[2]) };
+}
+
+/** Rewords the model-facing hints of a selection failure with this command's flags. */
+function forPeople(message: string): string {
+  return message.replace(
+    /; ask for json rendering$/,
+    "; add --json to print its JSON",
+  );
 }
 
 /**
@@ -65,13 +76,13 @@ export async function selectCommand(
     return ExitCode.ok;
   }
   if (positionals.length !== 1) {
-    throw new UsageError("expected exactly one FILE");
+    throw new UsageError("Expected exactly one FILE");
   }
   const given = [values.bytes, values.lines, values.pointer].filter((v) =>
     v !== undefined
   );
   if (given.length !== 1) {
-    throw new UsageError("give exactly one of --bytes, --lines, --pointer");
+    throw new UsageError("Give exactly one of --bytes, --lines, --pointer");
   }
   let selector: Selector;
   if (values.bytes !== undefined) {
@@ -81,20 +92,27 @@ export async function selectCommand(
   } else {
     selector = { kind: "json_pointer", pointer: values.pointer! };
   }
+  if (values.json && values.pointer === undefined) {
+    throw new UsageError(
+      "--json needs --pointer: byte and line selections print raw text",
+    );
+  }
+  const expected = values.sha256?.toLowerCase();
+  if (expected !== undefined && !/^[0-9a-f]{64}$/.test(expected)) {
+    throw new UsageError(
+      `Invalid --sha256 ${values.sha256}: expected 64 hexadecimal digits`,
+    );
+  }
   const file = positionals[0]!;
   const bytes = await readInputFile(file, { command: "select", io });
   if (bytes === null) return ExitCode.usage;
-  const bad = firstInvalidUtf8(bytes);
-  if (bad !== -1) {
-    io.err(
-      `invalid_utf8: Cannot select from ${file}: byte ${bad} starts an invalid UTF-8 sequence\n`,
-    );
+  if (!reportInvalidUtf8(bytes, file, { command: "select", io })) {
     return ExitCode.usage;
   }
   const sha256 = sha256Hex(bytes);
   const reference: ResultReference = {
     result: file,
-    sha256: values.sha256 ?? sha256,
+    sha256: expected ?? sha256,
     select: selector,
     rendering: values.json ? "json" : "text",
   };
@@ -104,7 +122,7 @@ export async function selectCommand(
     return ExitCode.ok;
   } catch (error) {
     if (error instanceof ReferenceFailure) {
-      io.err(`${error.code}: ${error.message}\n`);
+      io.err(`loom select: ${error.code}: ${forPeople(error.message)}\n`);
       return ExitCode.usage;
     }
     throw error;

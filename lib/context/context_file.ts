@@ -6,6 +6,7 @@
  */
 import { encodeBase64 } from "./_base64.ts";
 import { dirname, extname, join, resolve } from "node:path";
+import { fsReason } from "../fs_reason.ts";
 import { parseYaml } from "./_yaml.ts";
 import { Context } from "./context.ts";
 import type { Entry, Role } from "./entry.ts";
@@ -41,6 +42,8 @@ export class ContextFileError extends SyntaxError {
   readonly file: string;
   /** The offending key path (`sections.foundation[2].role`), or `""` for the whole file. */
   readonly key: string;
+  /** Why, in a few words (the message without the file and key). */
+  readonly reason: string;
 
   /**
    * Creates the error.
@@ -49,22 +52,26 @@ export class ContextFileError extends SyntaxError {
    * @param file The file at fault.
    * @param key The offending key path.
    * @param reason Why, in a few words.
+   * @param options The underlying error.
    */
   constructor(
     code: ContextFileErrorCode,
     file: string,
     key: string,
     reason: string,
+    options?: ErrorOptions,
   ) {
     super(
       key === ""
         ? `Cannot load context file ${file}: ${reason}`
         : `Cannot load context file ${file} at ${key}: ${reason}`,
+      options,
     );
     this.name = "ContextFileError";
     this.code = code;
     this.file = file;
     this.key = key;
+    this.reason = reason;
   }
 }
 
@@ -140,7 +147,7 @@ class Loader {
         "unreadable_context_file",
         path,
         "",
-        error instanceof Error ? error.message : String(error),
+        fsReason(error),
       );
     }
     let doc: unknown;
@@ -181,7 +188,7 @@ class Loader {
       if (chain.includes(resolve(target))) {
         throw bad(`include[${i}]`, `including ${item} would make a cycle`);
       }
-      ctx.include(this.load(target, chain));
+      ctx.include(this.#include(target, chain, path, `include[${i}]`));
     }
     const sections = doc["sections"] ?? {};
     if (!isRecord(sections)) {
@@ -205,6 +212,33 @@ class Loader {
     }
     this.#loaded.set(key, ctx);
     return ctx;
+  }
+
+  /** Loads an included file; when it cannot be read, the includer and its key are named. */
+  #include(
+    target: string,
+    chain: readonly string[],
+    includer: string,
+    at: string,
+  ): Context {
+    try {
+      return this.load(target, chain);
+    } catch (error) {
+      if (
+        error instanceof ContextFileError &&
+        error.code === "unreadable_context_file" && error.file === target &&
+        error.key === ""
+      ) {
+        throw new ContextFileError(
+          "unreadable_context_file",
+          includer,
+          at,
+          `cannot read the included file ${target}: ${error.reason}`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
   }
 
   #entry(
@@ -272,7 +306,7 @@ class Loader {
         } catch (error) {
           throw bad(
             `${at}.image`,
-            error instanceof Error ? error.message : String(error),
+            `cannot read ${join(here, image)}: ${fsReason(error)}`,
           );
         }
         mediaType ??= MEDIA_BY_EXTENSION[extname(image).toLowerCase()];

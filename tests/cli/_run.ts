@@ -37,3 +37,27 @@ export async function loom(...args: string[]): Promise<CliResult> {
     stdoutBytes: output.stdout,
   };
 }
+
+/** What an in-process {@linkcode main} call printed and returned. */
+export interface InProcessResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `main(args, io)` in this process, capturing what it writes.
+ *
+ * @param args Arguments after the program name.
+ * @returns Exit code and output.
+ */
+export async function loomIn(...args: string[]): Promise<InProcessResult> {
+  const { main } = await import("../../lib/cli/main.ts");
+  let stdout = "";
+  let stderr = "";
+  const code = await main(args, {
+    out: (text) => stdout += text,
+    err: (text) => stderr += text,
+  });
+  return { code, stdout, stderr };
+}

@@ -78,16 +78,22 @@ Deno.test("loom inspect prints the descriptor the model sees", async (t) => {
       const { code, stdout, stderr } = await loom("inspect", path);
       assert.equal(code, 2);
       assert.equal(stdout, "");
-      assert.match(stderr, /^invalid_utf8: .*byte 1/);
+      assert.match(
+        stderr,
+        /^loom inspect: invalid_utf8: Cannot inspect .*bad\.bin: byte 1/,
+      );
     });
 
     await t.step("a missing file and bad usage exit 2", async () => {
       const missing = await loom("inspect", `${dir}/nope.txt`);
       assert.equal(missing.code, 2);
-      assert.match(missing.stderr, /cannot read/);
+      assert.match(
+        missing.stderr,
+        /^loom inspect: Cannot read .*nope\.txt: it does not exist\n$/,
+      );
       const none = await loom("inspect");
       assert.equal(none.code, 2);
-      assert.match(none.stderr, /expected exactly one FILE/);
+      assert.match(none.stderr, /Expected exactly one FILE/);
       const unknown = await loom("inspect", "--frob", "x");
       assert.equal(unknown.code, 2);
     });

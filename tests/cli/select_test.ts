@@ -72,13 +72,12 @@ Deno.test("loom select prints a selection raw or fails with its code", async (t)
       );
       assert.equal(wrong.code, 2);
       assert.equal(wrong.stdout, "");
-      assert.match(wrong.stderr, /^digest_mismatch: /);
+      assert.match(wrong.stderr, /^loom select: digest_mismatch: /);
     });
     const failures: [string, string[]][] = [
       ["not_char_boundary", [text, "--bytes", "5:10"]],
       ["invalid_range", [text, "--bytes", "0:99"]],
       ["invalid_range", [text, "--lines", "2:9"]],
-      ["invalid_reference", [text, "--lines", "1:1", "--json"]],
       ["not_a_string", [json, "--pointer", "/big"]],
       ["pointer_not_found", [json, "--pointer", "/list/2"]],
       ["invalid_pointer", [json, "--pointer", "/list/01"]],
@@ -89,7 +88,10 @@ Deno.test("loom select prints a selection raw or fails with its code", async (t)
         const { code, stdout, stderr } = await loom("select", ...args);
         assert.equal(code, 2);
         assert.equal(stdout, "");
-        assert.match(stderr, new RegExp(`^${failure}: [A-Z].*[^.]\\n$`));
+        assert.match(
+          stderr,
+          new RegExp(`^loom select: ${failure}: [A-Z].*[^.]\\n$`),
+        );
       });
     }
     await t.step("invalid UTF-8 is refused", async () => {
@@ -97,7 +99,10 @@ Deno.test("loom select prints a selection raw or fails with its code", async (t)
       await Deno.writeFile(bad, new Uint8Array([0xc0, 0xaf]));
       const { code, stderr } = await loom("select", bad, "--bytes", "0:0");
       assert.equal(code, 2);
-      assert.match(stderr, /^invalid_utf8: /);
+      assert.match(
+        stderr,
+        /^loom select: invalid_utf8: Cannot select .*bad\.bin: byte 0/,
+      );
     });
     await t.step("bad usage exits 2", async () => {
       for (
@@ -105,6 +110,8 @@ Deno.test("loom select prints a selection raw or fails with its code", async (t)
           [text],
           [text, "--bytes", "1:2", "--lines", "1:1"],
           [text, "--bytes", "1-2"],
+          [text, "--lines", "1:1", "--json"],
+          [text, "--lines", "1:1", "--sha256", "abc"],
           ["--bytes", "0:1"],
         ]
       ) {

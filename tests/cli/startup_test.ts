@@ -50,9 +50,11 @@ Deno.test("loom --help loads no npm package and no command module", async () => 
     .sort();
   assert.deepEqual(local, [
     "cli.ts",
+    "lib/cli/_failure.ts",
     "lib/cli/_io.ts",
     "lib/cli/main.ts",
     "lib/errors.ts",
+    "lib/version.ts",
   ]);
 });
 
@@ -86,7 +88,7 @@ Deno.test("the bundle keeps the provider SDKs out and loads them by npm: specifi
       stderr: "piped",
     }).output();
     assert.equal(help.code, 0, new TextDecoder().decode(help.stderr));
-    assert.match(new TextDecoder().decode(help.stdout), /^loom — /);
+    assert.match(new TextDecoder().decode(help.stdout), /^loom [0-9.]+ — /);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -115,7 +115,7 @@ Deno.test("loadContextFile() names the file and key of every mistake", async (t)
       "sections:\n  topic:\n    - {data: AAAA, mediaType: image/png, role: assistant}\n",
       "sections.topic[0].role",
     ],
-    ["include.yaml", "include: [missing.yaml]\n", ""],
+    ["include.yaml", "include: [missing.yaml]\n", "include[0]"],
     ["self.yaml", "include: [self.yaml]\n", "include[0]"],
     ["name.yaml", "name: [1]\n", "name"],
   ];

@@ -306,12 +306,15 @@ Deno.test("loom run fails clearly before any work", async (t) => {
         `recorded:${recordingPath("bugfix")}`,
       ]);
       assert.equal(result.code, 2);
-      assert.match(result.stderr, /Cannot use workspace \/nonexistent\/loom/);
+      assert.match(
+        result.stderr,
+        /Cannot use --workspace \/nonexistent\/loom: it does not exist/,
+      );
     },
   );
 
   await t.step(
-    "a missing API key is a provider failure (exit 3) with a report",
+    "a missing API key is bad input (exit 2): nothing runs, no report",
     async () => {
       const prepared = await prepareWorkspace("bugfix");
       try {
@@ -323,18 +326,17 @@ Deno.test("loom run fails clearly before any work", async (t) => {
           "--intent",
           "x",
           "--model",
-          "anthropic:claude-sonnet-4-5",
+          "anthropic:claude-sonnet-5-5",
           "--context-report",
           reportPath,
         ], { env: { ANTHROPIC_API_KEY: "" } });
-        assert.equal(result.code, 3, result.stderr);
-        assert.match(result.stdout, /provider_error/);
-        assert.match(result.stdout, /missing_api_key: .*ANTHROPIC_API_KEY/);
-        const report: ContextReport = JSON.parse(
-          await Deno.readTextFile(reportPath),
+        assert.equal(result.code, 2, result.stderr);
+        assert.equal(result.stdout, "");
+        assert.match(
+          result.stderr,
+          /^loom run: missing_api_key: .*ANTHROPIC_API_KEY/,
         );
-        assert.equal(report.outcome.stop, "provider_error");
-        assert.equal(report.model_calls, 0);
+        await assert.rejects(Deno.stat(reportPath), Deno.errors.NotFound);
       } finally {
         await prepared.cleanup();
       }

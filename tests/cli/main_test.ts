@@ -1,0 +1,295 @@
+import assert from "node:assert/strict";
+import { VERSION } from "../../lib/version.ts";
+import { loomIn } from "./_run.ts";
+
+const AGENT = "fixtures/contexts/agent.yaml";
+
+Deno.test("loom --version prints the package version and exits 0", async () => {
+  const config = JSON.parse(await Deno.readTextFile("deno.json"));
+  assert.equal(VERSION, config.version);
+  const { code, stdout, stderr } = await loomIn("--version");
+  assert.equal(code, 0);
+  assert.equal(stderr, "");
+  assert.equal(stdout, `loom ${VERSION}\n`);
+});
+
+Deno.test("loom help <command> prints that command's help", async (t) => {
+  for (const command of ["run", "demo", "inspect", "render", "select"]) {
+    await t.step(command, async () => {
+      const help = await loomIn("help", command);
+      const own = await loomIn(command, "--help");
+      assert.equal(help.code, 0);
+      assert.equal(help.stdout, own.stdout);
+      assert.match(help.stdout, new RegExp(`^Usage: loom ${command}`));
+    });
+  }
+  await t.step(
+    "an unknown command exits 2 and lists the commands",
+    async () => {
+      const { code, stdout, stderr } = await loomIn("help", "frob");
+      assert.equal(code, 2);
+      assert.equal(stdout, "");
+      assert.match(
+        stderr,
+        /^loom: Unknown command frob; the commands are run,/,
+      );
+    },
+  );
+});
+
+Deno.test("loom --help shows the exit code table and where paths resolve", async () => {
+  const { code, stdout } = await loomIn("--help");
+  assert.equal(code, 0);
+  assert.match(stdout, /^loom [0-9.]+ — /);
+  assert.match(stdout, /loom help <command>/);
+  assert.match(stdout, /loom --version/);
+  assert.match(stdout, /resolve against the directory loom was started/);
+  for (
+    const line of [
+      /^ {2}0 {2}done/m,
+      /^ {2}1 {2}run: /m,
+      /^ {2}2 {2}bad usage/m,
+      /^ {2}3 {2}provider/m,
+    ]
+  ) {
+    assert.match(stdout, line);
+  }
+  const readme = await Deno.readTextFile("README.md");
+  for (const exit of ["| 0 ", "| 1 ", "| 2 ", "| 3 "]) {
+    assert.ok(readme.includes(exit), `README's exit code table has ${exit}`);
+  }
+});
+
+Deno.test("The argument parser's messages are reworded with the command's flags", async (t) => {
+  const cases: [string, string[], RegExp][] = [
+    [
+      "a value that looks like an option",
+      ["run", "--max-steps", "-5"],
+      /^loom run: Missing the value of --max-steps \(-5 looks like an option\); to give a value that starts with a dash write --max-steps=VALUE; run 'loom help run'\n$/,
+    ],
+    [
+      "a missing value",
+      ["select", "f", "--bytes"],
+      /^loom select: Missing the value of --bytes; run 'loom help select'\n$/,
+    ],
+    [
+      "an unknown option",
+      ["inspect", "f", "--frob"],
+      /^loom inspect: Unknown option --frob; run 'loom help inspect'\n$/,
+    ],
+    [
+      "a value for a boolean flag",
+      ["render", AGENT, "--help=yes"],
+      /^loom render: --help takes no value; run 'loom help render'\n$/,
+    ],
+    [
+      "a stray positional argument",
+      ["demo", "now"],
+      /^loom demo: Unexpected argument now: this command takes no positional arguments; run 'loom help demo'\n$/,
+    ],
+    [
+      "an unterminated quote in --test",
+      [
+        "run",
+        "--workspace",
+        ".",
+        "--model",
+        "recorded:x",
+        "--intent",
+        "x",
+        "--test",
+        "deno 'run",
+      ],
+      /^loom run: Invalid --test deno 'run: unterminated quote; run 'loom help run'\n$/,
+    ],
+  ];
+  for (const [name, args, expected] of cases) {
+    await t.step(name, async () => {
+      const { code, stdout, stderr } = await loomIn(...args);
+      assert.equal(code, 2);
+      assert.equal(stdout, "");
+      assert.match(stderr, expected);
+      assert.ok(!stderr.includes("'--"), "no quoted flags from node's parser");
+    });
+  }
+});
+
+Deno.test("Every command exits 2 on bad input and prefixes its messages with loom <command>:", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const binary = `${dir}/binary.bin`;
+  await Deno.writeFile(binary, new Uint8Array([0x61, 0xff]));
+  const cases: [string, string[], RegExp][] = [
+    [
+      "inspect binary",
+      ["inspect", binary],
+      /^loom inspect: invalid_utf8: Cannot inspect .*binary\.bin: byte 1 /,
+    ],
+    [
+      "inspect a missing file",
+      ["inspect", `${dir}/nope`],
+      /^loom inspect: Cannot read .*nope: it does not exist\n$/,
+    ],
+    [
+      "select binary",
+      ["select", binary, "--bytes", "0:1"],
+      /^loom select: invalid_utf8: Cannot select .*binary\.bin: byte 1 /,
+    ],
+    [
+      "render a missing file",
+      ["render", `${dir}/nope.yaml`],
+      /^loom render: unreadable_context_file: /,
+    ],
+    ["session without a directory", ["session", "ls"], /^loom session: /],
+    [
+      "run without a workspace",
+      ["run", "--model", "m", "--intent", "x"],
+      /^loom run: Missing --workspace DIR/,
+    ],
+    [
+      "demo with a bad flag",
+      ["demo", "--frob"],
+      /^loom demo: Unknown option --frob/,
+    ],
+    ["an unknown command", ["frob"], /^loom: Unknown command frob/],
+  ];
+  try {
+    for (const [name, args, expected] of cases) {
+      await t.step(name, async () => {
+        const { code, stdout, stderr } = await loomIn(...args);
+        assert.equal(code, 2);
+        assert.equal(stdout, "");
+        assert.match(stderr, expected);
+        assert.ok(!/os error|\(os error/.test(stderr), stderr);
+      });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("loom select words its errors with its own flags", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const json = `${dir}/doc.json`;
+  await Deno.writeTextFile(json, '{"a": [1, 2]}');
+  try {
+    await t.step("a non-string value suggests --json", async () => {
+      const { code, stderr } = await loomIn("select", json, "--pointer", "");
+      assert.equal(code, 2);
+      assert.match(
+        stderr,
+        /^loom select: not_a_string: .*add --json to print its JSON\n$/,
+      );
+      assert.ok(!stderr.includes("json rendering"));
+    });
+    await t.step("an uppercase --sha256 is the same digest", async () => {
+      const bytes = await Deno.readFile(json);
+      const digest = Array.from(
+        new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)),
+        (b) => b.toString(16).padStart(2, "0"),
+      ).join("");
+      const { code, stdout } = await loomIn(
+        "select",
+        json,
+        "--pointer",
+        "/a",
+        "--json",
+        "--sha256",
+        digest.toUpperCase(),
+      );
+      assert.equal(code, 0);
+      assert.equal(stdout, "[1, 2]");
+    });
+    await t.step("a malformed --sha256 names the flag", async () => {
+      const { code, stderr } = await loomIn(
+        "select",
+        json,
+        "--pointer",
+        "/a",
+        "--sha256",
+        "xyz",
+      );
+      assert.equal(code, 2);
+      assert.match(
+        stderr,
+        /^loom select: Invalid --sha256 xyz: expected 64 hexadecimal digits/,
+      );
+      assert.ok(!stderr.includes("malformed"));
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("loom render refuses flags the chosen format does not use", async (t) => {
+  const cases: [string, string[], RegExp][] = [
+    ["--breakpoints with openai", [
+      "--format",
+      "openai",
+      "--breakpoints",
+      "foundation",
+    ], /--breakpoints has no effect with --format openai/],
+    [
+      "--breakpoints with text",
+      ["--breakpoints", "foo", "--ttl", "2h"],
+      /--breakpoints has no effect with --format text/,
+    ],
+    [
+      "--ttl with text",
+      ["--ttl", "1h"],
+      /--ttl has no effect with --format text/,
+    ],
+    ["--ttl in seconds", [
+      "--format",
+      "anthropic",
+      "--breakpoints",
+      "focus",
+      "--ttl",
+      "3600",
+    ], /Invalid --ttl 3600: expected 5m or 1h;/],
+    [
+      "--ttl without --breakpoints",
+      ["--format", "anthropic", "--ttl", "1h"],
+      /--ttl needs --breakpoints/,
+    ],
+    ["an unknown section", [
+      "--format",
+      "anthropic",
+      "--breakpoints",
+      "history",
+    ], /Unknown section history in --breakpoints: sections are foundation,/],
+    ["five sections", [
+      "--format",
+      "messages",
+      "--breakpoints",
+      "foundation,focus,topic,convo,attention",
+    ], /--breakpoints names 5 sections: a request takes at most 4/],
+    [
+      "an empty list",
+      ["--format", "anthropic", "--breakpoints", ","],
+      /Invalid --breakpoints: expected section names/,
+    ],
+  ];
+  for (const [name, flags, expected] of cases) {
+    await t.step(name, async () => {
+      const { code, stdout, stderr } = await loomIn("render", AGENT, ...flags);
+      assert.equal(code, 2);
+      assert.equal(stdout, "");
+      assert.match(stderr, /^loom render: /);
+      assert.match(stderr, expected);
+    });
+  }
+  await t.step("anthropic with breakpoints and a TTL still works", async () => {
+    const { code, stdout } = await loomIn(
+      "render",
+      AGENT,
+      "--format",
+      "anthropic",
+      "--breakpoints",
+      "foundation",
+      "--ttl",
+      "1h",
+    );
+    assert.equal(code, 0);
+    assert.match(stdout, /"ttl": "1h"/);
+  });
+});
