@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { TurnRequest } from "../briefing/turn_request.ts";
 import { checkCacheMarkers } from "./_cache_markers.ts";
 import type { LiveProviderConfig } from "./_live.ts";
-import { httpFailure, SDK_TIMEOUT_SLACK_MS } from "./_live.ts";
+import { httpFailure, liveTransport } from "./_live.ts";
 import {
   checkDepth,
   counter,
@@ -16,7 +16,12 @@ import {
   protocolError,
   toolName,
 } from "./_reply.ts";
-import { type AttemptFailure, withAttempts } from "./_transport.ts";
+import {
+  type AttemptFailure,
+  sdkAttemptOptions,
+  type Transport,
+  withAttempts,
+} from "./_transport.ts";
 import type {
   ModelCall,
   ModelProvider,
@@ -95,9 +100,7 @@ export class AnthropicProvider implements ModelProvider {
   readonly #model: string;
   readonly #maxTokens: number;
   readonly #options: ConstructorParameters<typeof Anthropic>[0];
-  readonly #timeoutMs: number;
-  readonly #maxRetries: number;
-  readonly #fetch: typeof fetch;
+  readonly #transport: Transport;
   /** How messages name the server: `Anthropic` or `The server at URL`. */
   readonly #label: string;
   /** Loads the SDK once, on the first call. */
@@ -112,10 +115,8 @@ export class AnthropicProvider implements ModelProvider {
       baseURL: config.baseUrl ?? "https://api.anthropic.com",
     };
     this.#options = options;
-    this.#timeoutMs = config.timeoutMs;
-    this.#maxRetries = config.maxRetries;
-    this.#fetch = config.fetch ?? ((input, init) => fetch(input, init));
     this.#label = "Anthropic";
+    this.#transport = liveTransport(config, this.#label);
   }
 
   async call(call: ModelCall): Promise<ModelReply> {
@@ -124,20 +125,13 @@ export class AnthropicProvider implements ModelProvider {
       maxTokens: this.#maxTokens,
     });
     const sdk = await this.#loadSdk();
+    const transport = this.#transport;
     const text = await withAttempts(
-      {
-        label: this.#label,
-        timeoutMs: this.#timeoutMs,
-        maxRetries: this.#maxRetries,
-        fetch: this.#fetch,
-        signal: call.signal,
-      },
+      { ...transport, signal: call.signal },
       async (fetch) => {
         const client = new sdk.default({
           ...this.#options,
-          fetch,
-          maxRetries: 0,
-          timeout: this.#timeoutMs + SDK_TIMEOUT_SLACK_MS,
+          ...sdkAttemptOptions(transport, fetch),
         });
         const response = await client.messages.create(params).asResponse();
         return await response.text();

@@ -2,6 +2,7 @@
 
 import { displayText } from "../display.ts";
 import { ProviderError } from "./provider_error.ts";
+import type { Transport } from "./_transport.ts";
 
 /** What createProvider resolves for a live provider. */
 export interface LiveProviderConfig {
@@ -15,11 +16,18 @@ export interface LiveProviderConfig {
   readonly maxTokens: number | undefined;
 }
 
-/**
- * Added to the SDK's own timeout (which stops at the headers) so the
- * attempt's deadline, which covers the body too, always fires first.
- */
-export const SDK_TIMEOUT_SLACK_MS = 1_000;
+/** The transport of a live provider named `label` in messages. */
+export function liveTransport(
+  config: LiveProviderConfig,
+  label: string,
+): Transport {
+  return {
+    label,
+    timeoutMs: config.timeoutMs,
+    maxRetries: config.maxRetries,
+    fetch: config.fetch ?? ((input, init) => fetch(input, init)),
+  };
+}
 
 /** A ProviderError for an HTTP error status, with a clear word on 401/403. */
 export function httpFailure(

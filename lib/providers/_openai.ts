@@ -8,7 +8,7 @@ import type OpenAI from "openai";
 import { z } from "zod";
 import type { TurnRequest } from "../briefing/turn_request.ts";
 import type { LiveProviderConfig } from "./_live.ts";
-import { httpFailure, SDK_TIMEOUT_SLACK_MS } from "./_live.ts";
+import { httpFailure, liveTransport } from "./_live.ts";
 import {
   counter,
   excerpt,
@@ -17,7 +17,12 @@ import {
   protocolError,
   toolName,
 } from "./_reply.ts";
-import { type AttemptFailure, withAttempts } from "./_transport.ts";
+import {
+  type AttemptFailure,
+  sdkAttemptOptions,
+  type Transport,
+  withAttempts,
+} from "./_transport.ts";
 import type {
   ModelCall,
   ModelProvider,
@@ -109,9 +114,7 @@ export class OpenAIProvider implements ModelProvider {
   readonly #model: string;
   readonly #maxTokens: number | undefined;
   readonly #options: ConstructorParameters<typeof OpenAI>[0];
-  readonly #timeoutMs: number;
-  readonly #maxRetries: number;
-  readonly #fetch: typeof fetch;
+  readonly #transport: Transport;
   /** Loads the SDK once, on the first call. */
   #sdk: Promise<OpenAISdk> | undefined;
   /** How messages name the server: `OpenAI` or `The server at URL`. */
@@ -124,6 +127,7 @@ export class OpenAIProvider implements ModelProvider {
     this.#label = config.baseUrl === undefined
       ? "OpenAI"
       : `The server at ${config.baseUrl}`;
+    this.#transport = liveTransport(config, this.#label);
     const options: ConstructorParameters<typeof OpenAI>[0] = {
       apiKey: config.apiKey ?? NO_KEY,
       baseURL: config.baseUrl ?? "https://api.openai.com/v1",
@@ -137,9 +141,6 @@ export class OpenAIProvider implements ModelProvider {
       options.defaultHeaders = { Authorization: null };
     }
     this.#options = options;
-    this.#timeoutMs = config.timeoutMs;
-    this.#maxRetries = config.maxRetries;
-    this.#fetch = config.fetch ?? ((input, init) => fetch(input, init));
   }
 
   async call(call: ModelCall): Promise<ModelReply> {
@@ -148,20 +149,13 @@ export class OpenAIProvider implements ModelProvider {
       maxTokens: this.#maxTokens,
     });
     const sdk = await this.#loadSdk();
+    const transport = this.#transport;
     const text = await withAttempts(
-      {
-        label: this.#label,
-        timeoutMs: this.#timeoutMs,
-        maxRetries: this.#maxRetries,
-        fetch: this.#fetch,
-        signal: call.signal,
-      },
+      { ...transport, signal: call.signal },
       async (fetch) => {
         const client = new sdk.default({
           ...this.#options,
-          fetch,
-          maxRetries: 0,
-          timeout: this.#timeoutMs + SDK_TIMEOUT_SLACK_MS,
+          ...sdkAttemptOptions(transport, fetch),
         });
         const response = await client.chat.completions.create(params)
           .asResponse();

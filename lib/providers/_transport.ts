@@ -16,8 +16,8 @@ const RETRYABLE_STATUS = new Set([408, 409, 429]);
 const BACKOFF_START_MS = 500;
 const BACKOFF_MAX_MS = 8_000;
 
-/** How the attempts of one call are bounded. */
-export interface AttemptPolicy {
+/** How the attempts of a provider's calls are bounded. */
+export interface Transport {
   /** How messages name the provider: `Anthropic`, `The server at URL`. */
   readonly label: string;
   /** Bound of one attempt, request to the last body byte. */
@@ -26,8 +26,33 @@ export interface AttemptPolicy {
   readonly maxRetries: number;
   /** The fetch the attempts use (the global one by default). */
   readonly fetch: typeof fetch;
+}
+
+/** A transport with the signal of one call. */
+export interface AttemptPolicy extends Transport {
   /** Aborts the call, in an attempt or in a wait between attempts. */
   readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * Added to the SDK's own timeout (which stops at the headers) so the
+ * attempt's deadline, which covers the body too, always fires first.
+ */
+const SDK_TIMEOUT_SLACK_MS = 1_000;
+
+/**
+ * The SDK client options of one attempt: its bounded fetch, no retries of
+ * the SDK's own, and a timeout that never fires before the attempt's.
+ */
+export function sdkAttemptOptions(
+  transport: Transport,
+  fetch: typeof globalThis.fetch,
+): { fetch: typeof globalThis.fetch; maxRetries: 0; timeout: number } {
+  return {
+    fetch,
+    maxRetries: 0,
+    timeout: transport.timeoutMs + SDK_TIMEOUT_SLACK_MS,
+  };
 }
 
 /** How an SDK failure is classified by the provider that caught it. */

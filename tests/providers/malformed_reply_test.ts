@@ -21,7 +21,7 @@ function completionWith(choice: unknown): Record<string, unknown> {
 
 const OPENAI_CASES: [
   string,
-  Response | (() => Response),
+  () => Response,
   ProtocolProblem,
   RegExp,
 ][] = [
@@ -108,28 +108,40 @@ const OPENAI_CASES: [
   ],
 ];
 
-for (const [name, response, problem, pattern] of OPENAI_CASES) {
-  Deno.test(`OpenAI-compatible reply with ${name} is provider_protocol ${problem}`, async () => {
-    await using server = hostileServer(() =>
-      typeof response === "function" ? response() : response
-    );
-    const provider = createProvider("openai:fuzz", {
+/** Calls a provider against a server that always answers `response`. */
+async function protocolCase(
+  scheme: "openai" | "anthropic",
+  response: () => Response,
+  problem: ProtocolProblem,
+  pattern: RegExp,
+): Promise<void> {
+  await using server = hostileServer(response);
+  const provider = createProvider(
+    scheme === "openai" ? "openai:fuzz" : "anthropic:claude-test",
+    {
       env: ENV,
-      baseUrl: `${server.url}/v1`,
+      baseUrl: scheme === "openai" ? `${server.url}/v1` : server.url,
       timeoutMs: 5_000,
       maxRetries: 0,
-    });
-    const error = await provider.call(selectionCall()).then(
-      () => assert.fail("expected a protocol error"),
-      (e: unknown) => e,
-    );
-    assert.ok(error instanceof ProviderError, String(error));
-    assert.equal(error.code, "provider_protocol");
-    assert.equal(error.problem, problem, error.message);
-    assert.match(error.message, pattern);
-    assert.doesNotMatch(error.message, RAW_JS);
-    assert.ok(error.message.length < 400, `${error.message.length} characters`);
-  });
+    },
+  );
+  const error = await provider.call(selectionCall()).then(
+    () => assert.fail("expected a protocol error"),
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof ProviderError, String(error));
+  assert.equal(error.code, "provider_protocol");
+  assert.equal(error.problem, problem, error.message);
+  assert.match(error.message, pattern);
+  assert.doesNotMatch(error.message, RAW_JS);
+  assert.ok(error.message.length < 400, `${error.message.length} characters`);
+}
+
+for (const [name, response, problem, pattern] of OPENAI_CASES) {
+  Deno.test(
+    `OpenAI-compatible reply with ${name} is provider_protocol ${problem}`,
+    () => protocolCase("openai", response, problem, pattern),
+  );
 }
 
 function anthropicMessage(content: unknown, stop = "tool_use") {
@@ -215,22 +227,8 @@ const ANTHROPIC_CASES: [string, () => Response, ProtocolProblem, RegExp][] = [
 ];
 
 for (const [name, response, problem, pattern] of ANTHROPIC_CASES) {
-  Deno.test(`Anthropic reply with ${name} is provider_protocol ${problem}`, async () => {
-    await using server = hostileServer(response);
-    const provider = createProvider("anthropic:claude-test", {
-      env: ENV,
-      baseUrl: server.url,
-      timeoutMs: 5_000,
-      maxRetries: 0,
-    });
-    const error = await provider.call(selectionCall()).then(
-      () => assert.fail("expected a protocol error"),
-      (e: unknown) => e,
-    );
-    assert.ok(error instanceof ProviderError, String(error));
-    assert.equal(error.code, "provider_protocol");
-    assert.equal(error.problem, problem, error.message);
-    assert.match(error.message, pattern);
-    assert.doesNotMatch(error.message, RAW_JS);
-  });
+  Deno.test(
+    `Anthropic reply with ${name} is provider_protocol ${problem}`,
+    () => protocolCase("anthropic", response, problem, pattern),
+  );
 }
