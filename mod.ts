@@ -72,6 +72,7 @@ export {
   type SectionNameInput,
   type SectionOptions,
   StringEntry,
+  StubCompactor,
   type TextContentBlock,
 } from "./lib/context/mod.ts";
 export {
@@ -246,23 +247,27 @@ export {
 export {
   SessionError,
   type SessionErrorCode,
+  type SessionErrorDetails,
 } from "./lib/persist/session_error.ts";
 export { EphemeralSession } from "./lib/persist/ephemeral_session.ts";
 export {
   type CreateSessionOptions,
-  EMPTY_PROGRESS,
+  JOURNAL_FILE,
   type LoadedSession,
+  type OpenSessionOptions,
   RESULTS_DIR,
-  SESSION_FILE,
-  type SessionLastTurn,
-  type SessionProgress,
-  type SessionRequestLine,
+  type SessionRun,
   type SessionSaveInfo,
-  type SessionSnapshot,
   SessionStore,
   type SessionTest,
   type UnavailableResult,
+  verifySession,
 } from "./lib/persist/session_store.ts";
+export {
+  loadSessionKey,
+  SESSION_KEY_ENV,
+  sessionKeyPath,
+} from "./lib/persist/session_key.ts";
 export {
   type EphemeralScope,
   openSession,
@@ -341,10 +346,13 @@ export {
 } from "./lib/executor/executor_error.ts";
 export {
   type LastTurn,
+  SLICE_COUNTERS,
   type SliceCheckpoint,
-  type SliceProgressState,
+  type SliceCounter,
+  type SliceCounters,
   type SliceResume,
   type SliceSessionHooks,
+  type SliceState,
   type UnavailableResultEntry,
 } from "./lib/slice/checkpoint.ts";
 export {

@@ -26,6 +26,10 @@ const BAD_INPUT_CODES: ReadonlySet<string> = new Set([
   "session_missing",
   "session_exists",
   "session_inside_workspace",
+  "session_outdated",
+  "session_tampered",
+  "session_locked",
+  "session_key_invalid",
   "test_program_not_found",
 ]);
 

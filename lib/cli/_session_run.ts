@@ -14,12 +14,17 @@ import {
   PersistenceConfigError,
 } from "../persist/persistence_config.ts";
 import { SessionError } from "../persist/session_error.ts";
-import { SessionStore, type SessionTest } from "../persist/session_store.ts";
+import {
+  type LoadedSession,
+  SessionStore,
+  type SessionTest,
+} from "../persist/session_store.ts";
 import { sliceSessionHooks } from "../persist/slice_session.ts";
 import type { RunOptions, SliceRequest } from "../slice/run.ts";
 import type { SliceSessionHooks } from "../slice/checkpoint.ts";
 import { parseArguments, parseDuration, positiveInteger } from "./_args.ts";
 import { type CliIo, UsageError } from "./_io.ts";
+import { type StartupReport, startupReport } from "./_failure_report.ts";
 
 /** Whether `loom run` arguments ask for a resume. */
 export function isResume(args: readonly string[]): boolean {
@@ -39,16 +44,25 @@ export interface NewSessionArguments {
   readonly persistThresholds?: readonly string[] | undefined;
 }
 
+/** Session hooks of a run, and how to release the session afterwards. */
+export interface RunSession {
+  /** The hooks for `RunOptions.session`. */
+  readonly hooks: SliceSessionHooks;
+  /** Closes the journal and releases the lock (call when the run ends). */
+  close(): Promise<void>;
+}
+
 /**
  * Creates the session of `loom run --session DIR` and its hooks.
  *
  * @throws {UsageError} When the root overlaps the workspace, already holds a
- *   session, or the persistence config is invalid.
+ *   session, is locked, the key is unusable, or the persistence config is
+ *   invalid.
  */
 export async function newSessionHooks(
   a: NewSessionArguments,
   io: CliIo,
-): Promise<SliceSessionHooks> {
+): Promise<RunSession> {
   const config = await persistenceConfig(
     a.persistConfig,
     a.persistThresholds,
@@ -56,19 +70,26 @@ export async function newSessionHooks(
   );
   let store: SessionStore;
   try {
-    store = await SessionStore.create(a.root, { workspace: a.workspace });
+    store = await SessionStore.create(a.root, {
+      workspace: a.workspace,
+      run: {
+        intent: a.intent,
+        policy: a.policy,
+        model: absoluteModel(a.model),
+        test: a.test,
+        maxSteps: a.maxSteps,
+        overrides: config.overrides,
+      },
+    });
   } catch (error) {
     throw usage(error);
   }
-  return sliceSessionHooks(store, {
-    intent: a.intent,
-    policy: a.policy,
-    model: absoluteModel(a.model),
-    test: a.test,
-    maxSteps: a.maxSteps,
-    overrides: config.overrides,
-    onSaved: (_, checkpoint) => saved(io, store.root, checkpoint.steps),
-  });
+  return {
+    hooks: sliceSessionHooks(store, {
+      onSaved: (_, checkpoint) => saved(io, store.root, checkpoint.steps),
+    }),
+    close: () => store.close(),
+  };
 }
 
 /** A resume, ready for `runWithOptions`. */
@@ -79,6 +100,10 @@ export type PreparedResume =
     readonly request: SliceRequest;
     readonly options: RunOptions;
     readonly json: boolean;
+    /** Closes the journal and releases the lock (call when the run ends). */
+    close(): Promise<void>;
+    /** Writes the context report if the resumed slice cannot start. */
+    readonly report: StartupReport;
   };
 
 /** The help text of `loom run --resume`. */
@@ -87,10 +112,12 @@ export const RESUME_HELP =
 
 Continues the slice stored in session DIR (written by 'loom run --session
 DIR') with the intent, workspace, model, test command and context policy
-stored there. Results and events come back with the same ids and digests;
-a recorded model continues from its next unused call. Every persisted
-result is verified against its digest first: a missing or damaged file stops
-the resume (exit 2) and nothing in the session is overwritten.
+stored there, and prints the workspace and test command before the first
+model call. Results and events come back with the same ids and digests;
+a recorded model continues from its next unused call. The journal's MAC
+chain and every persisted result are verified first: a tampered record, a
+missing or damaged file, or a session another process holds stops the
+resume (exit 2) and nothing in the session is overwritten.
 
 Options:
   --max-steps N            New step budget, counting the steps already taken
@@ -163,55 +190,61 @@ export async function prepareResume(
   if (root === undefined || root === "") {
     throw new UsageError("Missing --resume DIR");
   }
+  const report = startupReport(values["context-report"], "legacy");
   let store: SessionStore;
   let loaded;
   try {
     store = await SessionStore.open(root);
-    loaded = await store.load();
   } catch (error) {
-    throw usage(error);
+    throw await report.fail(usage(error));
   }
-  if (loaded.progress.stop === "completed") {
-    throw new UsageError(
-      `Session ${store.root} already completed after ${loaded.stepsUsed} steps: there is nothing to resume`,
+  let session: SliceSessionHooks;
+  let maxSteps: number;
+  try {
+    try {
+      loaded = await store.load();
+    } catch (error) {
+      throw usage(error);
+    }
+    report.policy = loaded.policy;
+    const steps = loaded.state.steps;
+    if (loaded.stop === "completed") {
+      throw new UsageError(
+        `Session ${store.root} already completed after ${steps} steps: there is nothing to resume`,
+      );
+    }
+    maxSteps = values["max-steps"] === undefined
+      ? loaded.maxSteps
+      : positiveInteger(values["max-steps"], "--max-steps");
+    if (maxSteps <= steps) {
+      throw new UsageError(
+        `Session ${store.root} already used ${steps} of ${maxSteps} steps: give a larger --max-steps`,
+      );
+    }
+    const flags = await persistenceConfig(
+      values["persist-config"],
+      values["persist-threshold"],
+      io,
     );
+    const overrides = mergePersistenceConfigs(
+      { overrides: loaded.overrides, warnings: [] },
+      flags,
+    ).overrides;
+    await store.updateSettings({ maxSteps, overrides });
+    session = sliceSessionHooks(store, {
+      resume: loaded,
+      onSaved: (_, checkpoint) => saved(io, store.root, checkpoint.steps),
+    });
+    io.err(resumeNotice(store, loaded));
+  } catch (error) {
+    await store.close();
+    throw await report.fail(error);
   }
-  const maxSteps = values["max-steps"] === undefined
-    ? loaded.maxSteps
-    : positiveInteger(values["max-steps"], "--max-steps");
-  if (maxSteps <= loaded.stepsUsed) {
-    throw new UsageError(
-      `Session ${store.root} already used ${loaded.stepsUsed} of ${maxSteps} steps: give a larger --max-steps`,
-    );
-  }
-  for (const u of loaded.unavailable) {
-    io.err(`loom run: ${u.id} is unavailable (digest_mismatch): ${u.detail}\n`);
-  }
-  const flags = await persistenceConfig(
-    values["persist-config"],
-    values["persist-threshold"],
-    io,
-  );
-  const overrides = mergePersistenceConfigs(
-    { overrides: loaded.overrides, warnings: [] },
-    flags,
-  ).overrides;
-  const session = sliceSessionHooks(store, {
-    intent: loaded.intent,
-    policy: loaded.policy,
-    model: loaded.model,
-    test: loaded.test,
-    maxSteps,
-    overrides,
-    resume: loaded,
-    onSaved: (_, checkpoint) => saved(io, store.root, checkpoint.steps),
-  });
-  io.err(
-    `loom run: resuming ${store.root} after step ${loaded.stepsUsed} (model call ${loaded.modelCallsUsed})\n`,
-  );
   return {
     help: false,
     json: values.json,
+    close: () => store.close(),
+    report,
     request: {
       intent: loaded.intent,
       workspace: loaded.workspace,
@@ -239,6 +272,39 @@ export async function prepareResume(
       }),
     },
   };
+}
+
+/** What a resume prints before the first model call. */
+function resumeNotice(store: SessionStore, loaded: LoadedSession): string {
+  const lines = [
+    `resuming ${store.root} after step ${loaded.state.steps} (model call ${loaded.state.modelCalls})`,
+    `workspace ${loaded.workspace}`,
+    loaded.test === null
+      ? "no test command"
+      : `test command ${
+        loaded.test.command.join(" ")
+      } (timeout ${loaded.test.timeoutMs} ms)`,
+  ];
+  if (store.tookOverLock !== null) lines.push(store.tookOverLock);
+  if (loaded.tornBytes > 0) {
+    lines.push(
+      `ignored a torn last journal line (${loaded.tornBytes} bytes): the step it described was never acknowledged and is taken again`,
+    );
+  }
+  const stale = loaded.unavailable;
+  if (stale.length > 0) {
+    const ids = stale.slice(0, 8).map((u) => u.id).join(", ");
+    lines.push(
+      `${stale.length} inspected result${
+        stale.length === 1 ? " is" : "s are"
+      } stale (file changed after inspection): ${ids}${
+        stale.length > 8 ? ", …" : ""
+      }; references to ${
+        stale.length === 1 ? "it" : "them"
+      } fail with digest_mismatch`,
+    );
+  }
+  return lines.map((line) => `loom run: ${line}\n`).join("");
 }
 
 async function persistenceConfig(

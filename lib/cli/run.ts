@@ -21,6 +21,7 @@ import { checkBeforeStart } from "./_preflight.ts";
 
 export { parseDuration };
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import { type StartupReport, startupReport } from "./_failure_report.ts";
 import {
   isResume,
   newSessionHooks,
@@ -59,7 +60,7 @@ Options:
   --persist-threshold T=N  Persistence threshold of tool T (repeatable): a
                            result of more than N characters goes to
                            DIR/tool-results, a smaller one stays inline in
-                           DIR/session.json (default 30000);
+                           DIR/journal.jsonl (default 30000);
                            repository.inspect is never persisted
   --json                   Print the summary as JSON
   -h, --help               Show this help
@@ -320,7 +321,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       baseUrl: resume.options.baseUrl,
       test: resume.request.test?.command,
       contextReport: resume.options.contextReport,
-    });
+    }).catch(resume.report.fail);
     return await execute(
       resume.request,
       {
@@ -329,13 +330,16 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       },
       resume.json,
       io,
-    );
+      resume.report,
+    ).finally(resume.close);
   }
   const parsed = parseRunArguments(args);
   if (parsed.help) {
     io.out(RUN_HELP);
     return ExitCode.ok;
   }
+  const a = parsed.parsed;
+  const report = startupReport(a.contextReport, a.contextPolicy);
   let intent: string;
   if ("text" in parsed.intent) {
     intent = parsed.intent.text;
@@ -343,12 +347,13 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     try {
       intent = await Deno.readTextFile(parsed.intent.file);
     } catch (error) {
-      throw new UsageError(
-        `Cannot read --intent-file ${parsed.intent.file}: ${fsReason(error)}`,
+      throw await report.fail(
+        new UsageError(
+          `Cannot read --intent-file ${parsed.intent.file}: ${fsReason(error)}`,
+        ),
       );
     }
   }
-  const a = parsed.parsed;
   await checkBeforeStart({
     workspace: a.workspace,
     model: a.model,
@@ -357,7 +362,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     contextReport: a.contextReport,
     persistConfig: a.persistConfig,
     session: a.session,
-  });
+  }).catch(report.fail);
   const session = a.session === undefined ? undefined : await newSessionHooks({
     root: a.session,
     workspace: a.workspace,
@@ -368,7 +373,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     maxSteps: a.maxSteps,
     persistConfig: a.persistConfig,
     persistThresholds: a.persistThresholds,
-  }, io);
+  }, io).catch(report.fail);
   return await execute(
     {
       intent,
@@ -383,14 +388,15 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
         ? {}
         : { contextReport: a.contextReport }),
       ...(a.baseUrl === undefined ? {} : { baseUrl: a.baseUrl }),
-      ...(session === undefined ? {} : { session }),
+      ...(session === undefined ? {} : { session: session.hooks }),
       modelTimeoutMs: a.modelTimeoutMs,
       ...(a.runTimeoutMs === undefined ? {} : { runTimeoutMs: a.runTimeoutMs }),
       ...progressOptions(io),
     },
     a.json,
     io,
-  );
+    report,
+  ).finally(() => session?.close());
 }
 
 function progressOptions(
@@ -407,6 +413,7 @@ async function execute(
   options: RunOptions,
   json: boolean,
   io: CliIo,
+  report: StartupReport,
 ): Promise<number> {
   const interrupt = listenForSignals(io);
   let outcome: SliceOutcome;
@@ -416,8 +423,9 @@ async function execute(
       signal: interrupt.signal,
     });
   } catch (error) {
+    // A slice that started wrote its own report; a rejected request did not.
     if (error instanceof SliceRequestError) {
-      throw new UsageError(error.message);
+      throw await report.fail(new UsageError(error.message));
     }
     throw error;
   } finally {

@@ -1,13 +1,14 @@
 /**
  * `loom session ls|show|gc DIR`: list stored sessions, show one (counts,
- * digests and paths, never a result body), and delete persisted results
- * that `session.json` no longer references.
+ * digests and paths, never a result body; `--verify` checks the journal's
+ * MAC chain and every result), and delete persisted results that the
+ * journal no longer references.
  *
  * @module
  */
 import { collectGarbage } from "../persist/session_gc.ts";
 import { SessionError } from "../persist/session_error.ts";
-import { SessionStore } from "../persist/session_store.ts";
+import { verifySession } from "../persist/session_store.ts";
 import {
   listSessions,
   type SessionSummary,
@@ -21,27 +22,30 @@ const USAGE = `Usage: loom session ls DIR [--json]
        loom session gc DIR [--dry-run] [--json]
 
 Sessions are written by 'loom run --session DIR' and continued by
-'loom run --resume DIR'. A session directory holds session.json (state,
-event archive, result catalogue) and tool-results/<sha256>.txt (bodies of
+'loom run --resume DIR'. A session directory holds journal.jsonl (a header
+record, then one record per acknowledged step, each sealed with an
+HMAC-SHA-256 chain keyed by the per-user secret in $LOOM_SESSION_KEY_FILE,
+default ~/.config/loom/session.key), tool-results/<sha256>.txt (bodies of
 externally bounded results such as test output that are larger than their
-tool's persistence threshold; smaller ones are kept inline in session.json).
-Results of repository.inspect are never written: they are re-read from the
-workspace and verified against their digest on resume.
+tool's persistence threshold; smaller ones stay inline in the journal) and,
+while a run holds it, lock. Results of repository.inspect are never written:
+they are re-read from the workspace and verified against their digest.
 
 Subcommands:
   ls DIR      List the sessions in DIR (DIR itself and its subdirectories)
   show DIR    Summarise one session; never prints result bodies
-  gc DIR      Delete persisted results that session.json no longer references
-              and temp files of interrupted writes
+  gc DIR      Delete persisted results that the journal does not reference
+              and temp files of interrupted writes (verifies and locks first)
 
 Options:
-  --verify    (show) Verify every persisted file, inline result and
-              re-read source now
+  --verify    (show) Verify the journal's MAC chain, every persisted file,
+              inline result and re-read source now
   --dry-run   (gc) Report what would be deleted, delete nothing
   --json      Print JSON instead of text
   -h, --help  Show this help
 
-Exit codes: 0 done, 2 bad usage or a missing, invalid or damaged session.
+Exit codes: 0 done, 2 bad usage or a missing, invalid, tampered, damaged
+or locked session.
 `;
 
 /**
@@ -166,17 +170,13 @@ async function show(
   io: CliIo,
 ): Promise<number> {
   const summary = await summarizeSession(dir);
-  let verified:
-    | { ok: number; unavailable: { id: string; detail: string }[] }
-    | undefined;
+  let verified: Verified | undefined;
   if (options.verify) {
-    const loaded = await (await SessionStore.open(dir)).load();
+    const loaded = await verifySession(dir);
     verified = {
+      chain: summary.journal_records,
       ok: loaded.results.length,
-      unavailable: loaded.unavailable.map((u) => ({
-        id: u.id,
-        detail: u.detail,
-      })),
+      stale: loaded.unavailable.map((u) => ({ id: u.id, detail: u.detail })),
     };
   }
   if (options.json) {
@@ -193,13 +193,24 @@ async function show(
   io.out(render(summary));
   if (verified !== undefined) {
     io.out(
-      `verified   ${verified.ok} results match their digests; ${verified.unavailable.length} unavailable\n`,
+      `verified   ${verified.chain} journal records: MAC chain intact\n` +
+        `           ${verified.ok} results healthy; ${verified.stale.length} stale by design (re-read files changed after inspection)\n`,
     );
-    for (const u of verified.unavailable) {
-      io.out(`  ${u.id}  digest_mismatch: ${u.detail}\n`);
+    for (const u of verified.stale) {
+      io.out(`  ${u.id}  stale: file changed after inspection (${u.detail})\n`);
     }
   }
   return ExitCode.ok;
+}
+
+/** What `show --verify` found. */
+interface Verified {
+  /** Journal records whose MAC verified. */
+  readonly chain: number;
+  /** Results that match their digests. */
+  readonly ok: number;
+  /** Re-read results whose file changed or went away since inspection. */
+  readonly stale: readonly { id: string; detail: string }[];
 }
 
 function render(s: SessionSummary): string {
@@ -215,10 +226,17 @@ function render(s: SessionSummary): string {
       s.test_command === null ? "(none)" : s.test_command.join(" ")
     }`,
     `revision   ${s.revision ?? "(unedited)"}`,
-    `steps      ${s.steps_used} of ${s.max_steps}`,
+    `steps      ${s.steps_used} of ${s.max_steps}${
+      s.stop === null ? "" : ` (stopped: ${s.stop})`
+    }`,
     `calls      ${s.model_calls_used} model calls answered`,
     `events     ${s.events}${
       s.last_action === null ? "" : ` (last: ${s.last_action})`
+    }`,
+    `journal    ${s.journal_records} records${
+      s.torn_bytes === 0
+        ? ""
+        : `; a torn last line of ${s.torn_bytes} bytes (an unacknowledged step) is ignored`
     }`,
     `results    ${s.results.length} (${count("persisted")} persisted, ${
       count("inline")
@@ -246,6 +264,7 @@ async function gc(
     io.out(JSON.stringify(report, null, 2) + "\n");
     return ExitCode.ok;
   }
+  if (report.tookOverLock !== null) io.out(`${report.tookOverLock}\n`);
   const verb = report.dryRun ? "would delete" : "deleted";
   for (const path of report.deleted) io.out(`${verb} ${path}\n`);
   for (const path of report.ignored) {

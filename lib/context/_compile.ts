@@ -1,15 +1,25 @@
 // The compile walk shared by render() and every message format: one pass
 // over the include tree per section, O(entries + visitors) in all.
-import type { Entry, Role } from "./entry.ts";
+import { beginDedup } from "./_identity.ts";
+import {
+  type CompileState,
+  compileState,
+  type Entry,
+  type Role,
+} from "./entry.ts";
 import { FileEntry } from "./file_entry.ts";
 import { ImageEntry } from "./image_entry.ts";
+import { StringEntry } from "./string_entry.ts";
 import type { ContentBlock, EphemeralCacheControl } from "./message.ts";
-import { SECTION_NAMES, type SectionName } from "./section.ts";
+import {
+  type Section,
+  SECTION_NAMES,
+  sectionChanges,
+  type SectionName,
+} from "./section.ts";
 
 /** The parts of a context the compile walk reads (structurally a `Context`). */
-export interface CompileSource
-  extends
-    Readonly<Record<SectionName, { readonly entries: readonly Entry[] }>> {
+export interface CompileSource extends Readonly<Record<SectionName, Section>> {
   /** The context's name, shown in visitor labels. */
   readonly name: string;
   /** The contexts included as visitors. */
@@ -38,6 +48,81 @@ const ORDER: Readonly<Record<SectionName, Order>> = {
   attention: "visitors-first",
 };
 
+/** The contexts whose entries a section shows, in the seed's visitor order. */
+function owners(root: CompileSource, section: SectionName): CompileSource[] {
+  const order = ORDER[section];
+  if (order === "self-only") return [root];
+  const out: CompileSource[] = [];
+  const visited = new Set<CompileSource>();
+  const visit = (owner: CompileSource): void => {
+    if (visited.has(owner)) return;
+    visited.add(owner);
+    if (order === "self-first") out.push(owner);
+    for (const visitor of owner.visitors) visit(visitor);
+    if (order === "visitors-first") out.push(owner);
+  };
+  visit(root);
+  return out;
+}
+
+/**
+ * Dedup by identity across one compile: a stamp per identity number, and a
+ * set only for entries no section holds (which have no number).
+ */
+class Seen {
+  readonly #stamps: Uint32Array;
+  readonly #stamp: number;
+  #loose: Set<string> | undefined;
+
+  constructor() {
+    const { stamps, stamp } = beginDedup();
+    this.#stamps = stamps;
+    this.#stamp = stamp;
+  }
+
+  /** Marks an identity number; `false` when it was marked before. */
+  mark(slot: number): boolean {
+    if (this.#stamps[slot] === this.#stamp) return false;
+    this.#stamps[slot] = this.#stamp;
+    return true;
+  }
+
+  /** Marks the entry's identity; `false` when it was marked before. */
+  first(state: CompileState, entry: Entry): boolean {
+    if (state.slot >= 0) return this.mark(state.slot);
+    this.#loose ??= new Set();
+    const identity = entry.identity();
+    if (this.#loose.has(identity)) return false;
+    this.#loose.add(identity);
+    return true;
+  }
+}
+
+/**
+ * The text an entry compiles to, with its `# NAME` header; `""` when blank
+ * (never an empty block). Strings and image captions cannot change, so their
+ * text is built once and kept; files are read on every compile.
+ */
+function entryText(entry: Entry, state: CompileState): string {
+  if (state.text !== undefined) return state.text;
+  let body: string;
+  if (entry instanceof ImageEntry) {
+    state.text = entry.compile();
+    return state.text;
+  }
+  if (entry instanceof FileEntry) body = entry.read().text;
+  else body = entry.compile();
+  const text = headed(entry, body);
+  if (entry instanceof StringEntry) state.text = text;
+  return text;
+}
+
+/** `body` under the entry's `# NAME` header; `""` when the body is blank. */
+function headed(entry: Entry, body: string): string {
+  if (body.trim() === "") return "";
+  return entry.name === undefined ? body : `# ${entry.name}\n${body}`;
+}
+
 /**
  * Compiles the selected sections of `root` and its include tree into pieces,
  * in section order and, inside a section, in the seed's visitor order
@@ -49,63 +134,41 @@ export function collect(
   sections: ReadonlySet<SectionName>,
 ): Piece[] {
   const pieces: Piece[] = [];
-  const seen = new Set<string>();
+  const seen = new Seen();
   for (const section of SECTION_NAMES) {
     if (!sections.has(section)) continue;
-    const order = ORDER[section];
-    const visited = new Set<CompileSource>();
-    const emit = (owner: CompileSource): void => {
+    const dedup = section !== "step";
+    for (const owner of owners(root, section)) {
       for (const entry of owner[section].entries) {
-        if (order !== "self-only") {
-          const identity = entry.identity();
-          if (seen.has(identity)) continue;
-          seen.add(identity);
+        const state = compileState(entry);
+        if (dedup && !seen.first(state, entry)) continue;
+        if (entry instanceof ImageEntry) {
+          pieces.push({
+            section,
+            owner,
+            entry,
+            role: entry.role,
+            text: entryText(entry, state),
+            image: entry,
+          });
+          continue;
         }
-        const piece = compileEntry(entry, section, owner);
-        if (piece !== undefined) pieces.push(piece);
+        let role: Role;
+        let text: string;
+        if (entry instanceof FileEntry) {
+          // One read gives both the text and the frontmatter's role.
+          const snapshot = entry.read();
+          role = snapshot.role;
+          text = headed(entry, snapshot.text);
+        } else {
+          role = entry.role;
+          text = entryText(entry, state);
+        }
+        if (text !== "") pieces.push({ section, owner, entry, role, text });
       }
-    };
-    const visit = (owner: CompileSource): void => {
-      if (visited.has(owner)) return;
-      visited.add(owner);
-      if (order === "self-only") return emit(owner);
-      if (order === "self-first") emit(owner);
-      for (const visitor of owner.visitors) visit(visitor);
-      if (order === "visitors-first") emit(owner);
-    };
-    visit(root);
+    }
   }
   return pieces;
-}
-
-function compileEntry(
-  entry: Entry,
-  section: SectionName,
-  owner: CompileSource,
-): Piece | undefined {
-  if (entry instanceof ImageEntry) {
-    return {
-      section,
-      owner,
-      entry,
-      role: entry.role,
-      text: entry.compile(),
-      image: entry,
-    };
-  }
-  let body: string;
-  let role: Role;
-  if (entry instanceof FileEntry) {
-    const snapshot = entry.read();
-    body = snapshot.text;
-    role = snapshot.role;
-  } else {
-    body = entry.compile();
-    role = entry.role;
-  }
-  if (body.trim() === "") return undefined; // never an empty block
-  const text = entry.name === undefined ? body : `# ${entry.name}\n${body}`;
-  return { section, owner, entry, role, text };
 }
 
 const BANNER: Readonly<Record<SectionName, readonly [string, string]>> = {
@@ -132,38 +195,106 @@ function visitorLabel(section: SectionName, name: string): string {
   }
 }
 
-/** Plain text: section banners, visitor labels, entries joined by a blank line. */
-export function renderPieces(
-  root: CompileSource,
-  pieces: readonly Piece[],
-): string {
-  const sections: string[] = [];
-  let i = 0;
-  while (i < pieces.length) {
-    const section = pieces[i]!.section;
-    const groups: string[] = [];
-    while (i < pieces.length && pieces[i]!.section === section) {
-      const owner = pieces[i]!.owner;
-      const texts: string[] = [];
-      while (
-        i < pieces.length && pieces[i]!.section === section &&
-        pieces[i]!.owner === owner
-      ) {
-        texts.push(pieces[i]!.text);
-        i += 1;
-      }
-      const body = texts.join("\n\n");
-      groups.push(
-        owner === root ? body : `${visitorLabel(section, owner.name)}\n${body}`,
-      );
-    }
-    const [prefix, postfix] = BANNER[section];
-    const parts = [prefix, groups.join("\n\n"), postfix].filter((p) =>
-      p !== ""
-    );
-    sections.push(parts.join("\n"));
+/**
+ * A section's entries as the text compiler sees them, in parallel arrays
+ * read in one sweep: each entry's identity number and its text (with header;
+ * `""` when blank), or slot -1 and no text for entries compiled live (files
+ * are read every time; other subclasses may change). Appends extend it;
+ * any other change of the section rebuilds it.
+ */
+interface CompiledSection {
+  changes: number;
+  length: number;
+  slots: Int32Array;
+  readonly texts: string[];
+}
+
+const COMPILED = new WeakMap<Section, CompiledSection>();
+
+function compiledSection(section: Section): CompiledSection {
+  const entries = section.entries;
+  const changes = sectionChanges(section);
+  let compiled = COMPILED.get(section);
+  if (
+    compiled === undefined || compiled.changes !== changes ||
+    compiled.length > entries.length
+  ) {
+    compiled = {
+      changes,
+      length: 0,
+      slots: new Int32Array(Math.max(16, entries.length)),
+      texts: [],
+    };
+    COMPILED.set(section, compiled);
   }
-  return sections.join("\n\n");
+  const length = entries.length;
+  if (compiled.length === length) return compiled;
+  if (compiled.slots.length < length) {
+    const slots = new Int32Array(Math.max(length, compiled.slots.length * 2));
+    slots.set(compiled.slots.subarray(0, compiled.length));
+    compiled.slots = slots;
+  }
+  const { slots, texts } = compiled;
+  for (let i = compiled.length; i < length; i++) {
+    const entry = entries[i]!;
+    const state = compileState(entry);
+    if (
+      state.slot >= 0 &&
+      (entry instanceof StringEntry || entry instanceof ImageEntry)
+    ) {
+      slots[i] = state.slot;
+      texts.push(entryText(entry, state));
+    } else {
+      slots[i] = -1;
+      texts.push("");
+    }
+  }
+  compiled.length = length;
+  return compiled;
+}
+
+/**
+ * Plain text of every section of `root` and its include tree, in one pass:
+ * section banners, visitor labels, entries joined by a blank line. The entry
+ * texts go straight into one array (banners and labels are glued to the
+ * first or last text of their run, so every separator is a blank line) and
+ * are joined once.
+ */
+export function renderText(root: CompileSource): string {
+  const out: string[] = [];
+  const seen = new Seen();
+  for (const section of SECTION_NAMES) {
+    const sectionStart = out.length;
+    const dedup = section !== "step";
+    for (const owner of owners(root, section)) {
+      const groupStart = out.length;
+      const { length, slots, texts } = compiledSection(owner[section]);
+      for (let i = 0; i < length; i++) {
+        const slot = slots[i]!;
+        let text: string;
+        if (slot >= 0) {
+          if (dedup && !seen.mark(slot)) continue;
+          text = texts[i]!;
+        } else {
+          const entry = owner[section].entries[i]!;
+          const state = compileState(entry);
+          if (dedup && !seen.first(state, entry)) continue;
+          text = entryText(entry, state);
+        }
+        if (text !== "") out.push(text);
+      }
+      if (owner !== root && out.length > groupStart) {
+        out[groupStart] = `${visitorLabel(section, owner.name)}\n${
+          out[groupStart]
+        }`;
+      }
+    }
+    if (out.length === sectionStart) continue;
+    const [prefix, postfix] = BANNER[section];
+    if (prefix !== "") out[sectionStart] = `${prefix}\n${out[sectionStart]}`;
+    if (postfix !== "") out[out.length - 1] += `\n${postfix}`;
+  }
+  return out.join("\n\n");
 }
 
 /** A block with the section it came from (undefined for inserted ones). */

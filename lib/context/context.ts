@@ -10,7 +10,7 @@ import {
   inOrder,
   markBreakpoints,
   pushTurn,
-  renderPieces,
+  renderText,
   type Tagged,
   type Turn,
 } from "./_compile.ts";
@@ -201,7 +201,7 @@ export class Context {
    * @returns The text.
    */
   render(options: RenderOptions = {}): string {
-    const text = renderPieces(this, collect(this, new Set(SECTION_NAMES)));
+    const text = renderText(this);
     if (options.clearVolatile !== false) this.step.clear();
     return text;
   }
@@ -306,12 +306,10 @@ export class Context {
         { ids: this.ids, role: kept.role, ...nameOf(kept) },
       );
     }
-    const convo = sectionEntries(this.convo);
-    if (convo.includes(kept)) return kept;
-    const step = sectionEntries(this.step);
-    const index = step.indexOf(kept);
+    if (this.convo.entries.includes(kept)) return kept;
+    const index = this.step.entries.indexOf(kept);
     if (index >= 0) {
-      step.splice(index, 1);
+      sectionEntries(this.step).splice(index, 1);
       detachEntry(kept, true);
     }
     this.convo.add(kept);
@@ -331,9 +329,9 @@ export class Context {
     const target = typeof entry === "string" ? this.get(entry) : entry;
     if (target === undefined) return false;
     for (const name of SECTION_NAMES) {
-      const entries = sectionEntries(this[name]);
-      const index = entries.indexOf(target);
+      const index = this[name].entries.indexOf(target);
       if (index < 0) continue;
+      const entries = sectionEntries(this[name]);
       if (options.tombstone === undefined) {
         entries.splice(index, 1);
       } else {

@@ -5,6 +5,7 @@
  */
 import { InvalidEntryError } from "./errors.ts";
 import { IdPool } from "./id_pool.ts";
+import { internIdentity, releaseIdentity } from "./_identity.ts";
 
 /** Who an entry speaks as. `system` entries build the system prompt. */
 export type Role = "system" | "user" | "assistant";
@@ -21,13 +22,24 @@ export interface EntryOptions {
   readonly ids?: IdPool;
 }
 
-interface EntryState {
+interface EntryState extends CompileState {
   id: string | undefined;
   pool: IdPool;
   holders: number;
 }
 
+/** What the compiler keeps on an entry between compiles. */
+export interface CompileState {
+  /** The dense number of `identity` while a section holds the entry, else -1. */
+  slot: number;
+  /** The identity `slot` was taken for. */
+  identity: string | undefined;
+  /** The compiled text with its `# NAME` header (`""` when blank), for entries whose text cannot change. */
+  text: string | undefined;
+}
+
 const STATES = new WeakMap<Entry, EntryState>();
+let stateOf: (entry: Entry) => EntryState;
 
 /**
  * A piece of context: text, a file or an image. Every entry gets a short id
@@ -52,6 +64,10 @@ export abstract class Entry {
   readonly createdAt: Date;
   readonly #state: EntryState;
 
+  static {
+    stateOf = (entry) => entry.#state;
+  }
+
   /**
    * Sets up id, name and time; subclasses validate their own content.
    *
@@ -74,7 +90,14 @@ export abstract class Entry {
     this.name = options.name === "" ? undefined : options.name;
     this.createdAt = new Date();
     const pool = options.ids ?? IdPool.shared;
-    this.#state = { id: pool.next(), pool, holders: 0 };
+    this.#state = {
+      id: pool.next(),
+      pool,
+      holders: 0,
+      slot: -1,
+      identity: undefined,
+      text: undefined,
+    };
     STATES.set(this, this.#state);
   }
 
@@ -128,6 +151,7 @@ export function attachEntry(entry: Entry, pool: IdPool): void {
     throw new TypeError("Cannot add this value: it is not an Entry");
   }
   state.holders += 1;
+  if (state.holders === 1) takeIdentity(state, entry.identity());
   if (state.id === undefined) {
     state.pool = pool;
     state.id = pool.next();
@@ -142,7 +166,31 @@ export function detachEntry(entry: Entry, keepId = false): void {
   const state = STATES.get(entry);
   if (state === undefined) return;
   state.holders = Math.max(0, state.holders - 1);
+  if (state.holders === 0 && state.slot >= 0) {
+    releaseIdentity(state.identity!, state.slot);
+    state.slot = -1;
+    state.identity = undefined;
+  }
   if (!keepId && state.holders === 0) entry.release();
+}
+
+/**
+ * The compiler's state of an entry a section holds, its identity number
+ * brought up to date (a subclass whose identity changed gets a new one).
+ */
+export function compileState(entry: Entry): CompileState {
+  const state = stateOf(entry);
+  const identity = entry.identity();
+  if (identity !== state.identity && state.holders > 0) {
+    if (state.slot >= 0) releaseIdentity(state.identity!, state.slot);
+    takeIdentity(state, identity);
+  }
+  return state;
+}
+
+function takeIdentity(state: EntryState, identity: string): void {
+  state.slot = internIdentity(identity);
+  state.identity = identity;
 }
 
 /** Tells whether a role string is valid, for frontmatter. */

@@ -17,6 +17,7 @@ export {
   type RememberOptions,
 } from "./context.ts";
 export { Entry, type EntryOptions, type Role } from "./entry.ts";
+export { StubCompactor } from "./stub_compactor.ts";
 export {
   CompileOptionsError,
   type CompileOptionsErrorCode,

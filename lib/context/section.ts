@@ -39,6 +39,8 @@ export interface SectionOptions {
 }
 
 const ARRAYS = new WeakMap<Section, Entry[]>();
+let changesOf: (section: Section) => number;
+let touch: (section: Section) => void;
 
 /**
  * An ordered list of entries. Adding a string wraps it in a
@@ -61,6 +63,13 @@ export class Section {
   readonly name: SectionName;
   readonly #entries: Entry[] = [];
   readonly #ids: IdPool;
+  /** Bumped by every change but an append, so compile caches can extend. */
+  #changes = 0;
+
+  static {
+    changesOf = (section) => section.#changes;
+    touch = (section) => void (section.#changes += 1);
+  }
 
   /**
    * Creates an empty section (contexts create their own six).
@@ -107,6 +116,7 @@ export class Section {
       ? this.#entries.findIndex((e) => e.id === entry)
       : this.#entries.indexOf(entry);
     if (index < 0) return false;
+    this.#changes += 1;
     const [removed] = this.#entries.splice(index, 1);
     if (removed !== undefined) detachEntry(removed);
     return true;
@@ -114,14 +124,28 @@ export class Section {
 
   /** Removes every entry, releasing their ids. */
   clear(): void {
+    if (this.#entries.length === 0) return;
+    this.#changes += 1;
     const removed = this.#entries.splice(0, this.#entries.length);
     for (const entry of removed) detachEntry(entry);
   }
 }
 
-/** The section's backing array, for the context's own moves and tombstones. */
+/**
+ * The section's backing array, for the context's own moves and tombstones
+ * (counted as a change: the caller may edit it).
+ */
 export function sectionEntries(section: Section): Entry[] {
   const entries = ARRAYS.get(section);
   if (entries === undefined) throw new TypeError("Not a section");
+  touch(section);
   return entries;
+}
+
+/**
+ * How many times the section changed other than by appending: equal counts
+ * mean the entries seen before are still there, in order.
+ */
+export function sectionChanges(section: Section): number {
+  return changesOf(section);
 }

@@ -1,8 +1,19 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 
 /** Lowercase hex SHA-256 of bytes. */
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** Lowercase hex HMAC-SHA-256 of `previous`, a newline and `body`. */
+export function chainMac(
+  key: Uint8Array,
+  previous: string,
+  body: string,
+): string {
+  return createHmac("sha256", key).update(`${previous}\n${body}`).digest(
+    "hex",
+  );
 }
 
 const DIGEST = /^[0-9a-f]{64}$/;

@@ -1,8 +1,6 @@
 import { z } from "zod";
+import { SLICE_COUNTERS } from "../slice/checkpoint.ts";
 import { TOOL_DECLARATIONS } from "./tool_policy.ts";
-
-/** The format tag of `session.json`. */
-export const SESSION_FORMAT = "loom-session/1";
 
 const digest = z.string().regex(
   /^[0-9a-f]{64}$/,
@@ -135,8 +133,60 @@ const lastTurn = z.strictObject({
   results: count,
 });
 
-/** Slice progress: numbers, notes and the last turn's lookups, never bodies. */
-const progress = z.strictObject({
+/** A counter name as the journal writes it: `modelCalls` → `model_calls`. */
+export function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+const counters = z.strictObject(
+  Object.fromEntries(
+    SLICE_COUNTERS.map((name) => [snakeCase(name), z.number().nonnegative()]),
+  ),
+);
+
+const overrides = z.record(z.string(), z.number().positive());
+
+/** The format tag of a session journal's header. */
+export const JOURNAL_FORMAT = "loom-journal/1";
+
+/** The first record: what the session runs and where. */
+export const headerSchema = z.strictObject({
+  seq: z.literal(0),
+  type: z.literal("header"),
+  format: z.literal(JOURNAL_FORMAT),
+  id: z.string().min(1),
+  session: z.string().min(1),
+  workspace: z.string().min(1),
+  intent: z.string(),
+  policy: z.enum(["legacy", "bounded"]),
+  model: z.string().min(1),
+  test: z.strictObject({
+    command: z.array(z.string()).min(1),
+    timeout_ms: z.number().int().positive(),
+  }).nullable(),
+  max_steps: z.number().int().positive(),
+  overrides,
+});
+
+/** The header record as parsed. */
+export type HeaderRecord = z.infer<typeof headerSchema>;
+
+/** A later record: a resume with a new budget or new thresholds. */
+const settingsSchema = z.strictObject({
+  seq: z.number().int().positive(),
+  type: z.literal("settings"),
+  max_steps: z.number().int().positive(),
+  overrides,
+});
+
+/** A checkpoint: the state after an acknowledged step, new items only. */
+const stepSchema = z.strictObject({
+  seq: z.number().int().positive(),
+  type: z.literal("step"),
+  counters,
+  revision: z.string().nullable(),
+  notes: z.array(z.string()),
+  last_turn: lastTurn.nullable(),
   stop: z.enum([
     "completed",
     "step_budget",
@@ -147,45 +197,25 @@ const progress = z.strictObject({
     "provider_error",
     "interrupted",
   ]).nullable(),
-  edits: count,
-  refusals: count,
-  consecutive_refusals: count,
-  retrievals: count,
-  bytes_total: count,
-  bytes_peak: count,
-  model_ms: z.number().nonnegative(),
-  archived: count,
-  checkpoints: count,
-  notes: z.array(z.string()),
-  last_turn: lastTurn.nullable(),
+  records: z.array(record),
   requests: z.array(requestLine),
-});
-
-/** The closed schema of `session.json`. */
-export const sessionSchema = z.strictObject({
-  format: z.literal(SESSION_FORMAT),
-  session: z.string().min(1),
-  workspace: z.string().min(1),
-  intent: z.string(),
-  policy: z.enum(["legacy", "bounded"]),
-  model: z.string().min(1),
-  test: z.strictObject({
-    command: z.array(z.string()).min(1),
-    timeout_ms: z.number().int().positive(),
-  }).nullable(),
-  revision: z.string().nullable(),
-  max_steps: z.number().int().positive(),
-  steps_used: count,
-  model_calls_used: count,
-  overrides: z.record(z.string(), z.number().positive()),
-  counters: z.record(z.string(), count),
-  progress,
-  events: z.array(z.strictObject({ sha256: digest, record })),
   results: z.record(resultId, catalogueEntry),
 });
 
-/** `session.json` as parsed. */
-export type SessionJson = z.infer<typeof sessionSchema>;
+/** Any record after the header. */
+export const laterSchema = z.discriminatedUnion("type", [
+  settingsSchema,
+  stepSchema,
+]);
+
+/** A record after the header, as parsed. */
+export type LaterRecord = z.infer<typeof laterSchema>;
+/** A step record as parsed. */
+export type StepRecord = z.infer<typeof stepSchema>;
+/** One entry of the result catalogue. */
+export type CatalogueEntry = z.infer<typeof catalogueEntry>;
+/** One action record as the journal keeps it. */
+export type JournalActionRecord = z.infer<typeof record>;
 
 /** The closed schema of a persistence config file. */
 export const persistenceConfigSchema = z.strictObject({

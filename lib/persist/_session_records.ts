@@ -12,17 +12,12 @@ import {
   type ResultDescriptor,
 } from "../store/result_store.ts";
 import { previewOf } from "../store/_preview.ts";
-import type { SessionJson } from "./_schema.ts";
+import type { JournalActionRecord as SessionRecord } from "./_schema.ts";
 import {
   TOOL_DECLARATIONS,
   type ToolDeclaration,
   toolDeclaration,
 } from "./tool_policy.ts";
-
-/** One entry of the result catalogue in `session.json`. */
-export type CatalogueEntry = SessionJson["results"][string];
-/** One record as `session.json` keeps it. */
-export type SessionRecord = SessionJson["events"][number]["record"];
 
 /** The tool (and, for inspections, the path) that produced a result. */
 export interface ResultOrigin {
@@ -30,11 +25,11 @@ export interface ResultOrigin {
   path?: string;
 }
 
-/** Which tool (and, for inspections, which path) produced each result. */
+/** Adds which tool (and, for inspections, which path) produced each result. */
 export function classify(
   records: readonly ActionRecord[],
-): Map<string, ResultOrigin> {
-  const out = new Map<string, ResultOrigin>();
+  out: Map<string, ResultOrigin>,
+): void {
   for (const record of records) {
     const report = record.report;
     if (report.kind === "inspected") {
@@ -49,25 +44,13 @@ export function classify(
       if (id !== undefined) out.set(id, { tool: record.action });
     }
   }
-  return out;
 }
 
-/** The validated declaration of a tool, or `undefined` when it has none. */
-export function declarationOf(
-  tool: string,
-  tools: Readonly<Record<string, ToolDeclaration>> | undefined,
-): ToolDeclaration | undefined {
-  const declared = Object.hasOwn(TOOL_DECLARATIONS, tool)
-    ? tool
-    : tools !== undefined && Object.hasOwn(tools, tool)
-    ? tools[tool]
+/** The declaration of a built-in tool, or `undefined` when it has none. */
+export function declarationOf(tool: string): ToolDeclaration | undefined {
+  return Object.hasOwn(TOOL_DECLARATIONS, tool)
+    ? toolDeclaration(tool)
     : undefined;
-  if (declared === undefined) return undefined;
-  try {
-    return toolDeclaration(declared);
-  } catch {
-    return undefined;
-  }
 }
 
 /** The record as the session keeps it: compact arguments, no previews. */

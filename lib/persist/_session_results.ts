@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { sha256Hex } from "./_digest.ts";
 import { isWithin } from "./_paths.ts";
-import type { CatalogueEntry } from "./_session_records.ts";
+import type { CatalogueEntry } from "./_schema.ts";
 import { messageOf } from "./_session_util.ts";
 import { SessionError } from "./session_error.ts";
 

@@ -40,22 +40,6 @@ export async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** The record with its keys in result-id order. */
-export function sortedById<T>(record: Record<string, T>): Record<string, T> {
-  return Object.fromEntries(sortedEntries(record));
-}
-
-/** The entries of a record in result-id order. */
-export function sortedEntries<T>(
-  record: Readonly<Record<string, T>>,
-): [string, T][] {
-  return Object.entries(record).sort((a, b) => idNumber(a[0]) - idNumber(b[0]));
-}
-
-function idNumber(id: string): number {
-  return Number(id.slice(id.lastIndexOf("-") + 1));
-}
-
 /** The last path segment. */
 export function basenameOf(path: string): string {
   const parts = path.split(/[\\/]/).filter((p) => p !== "");

@@ -1,15 +1,16 @@
 /**
  * Garbage collection of a session root: deletes persisted result files that
- * `session.json` no longer references (for example those of a step that was
- * interrupted before it was acknowledged, or whose result is now kept
- * inline because a resume raised its threshold) and temp files left by an
- * interrupted atomic write. Files Loom did not name are left alone.
+ * the journal does not reference (for example those of a step that was
+ * interrupted before it was acknowledged) and temp files left by an
+ * interrupted atomic write. Files Loom did not name are left alone. It
+ * takes the session's lock and verifies the journal's chain first.
  *
  * @module
  */
 import { join } from "node:path";
 import { isTempName } from "./_atomic.ts";
-import { readSessionFile, RESULTS_DIR } from "./session_store.ts";
+import { RESULTS_DIR, SessionStore } from "./session_store.ts";
+import { parseSession } from "./_read_session.ts";
 
 /** What {@linkcode collectGarbage} did (or would do, in a dry run). */
 export interface GarbageReport {
@@ -25,45 +26,66 @@ export interface GarbageReport {
   readonly kept: number;
   /** Root-relative paths of files Loom did not name, left alone. */
   readonly ignored: readonly string[];
+  /** The stale lock of a killed run that was taken over, or `null`. */
+  readonly tookOverLock: string | null;
 }
 
 const RESULT_NAME = /^[0-9a-f]{64}\.txt$/;
 
 /**
- * Deletes unreferenced persisted results of a session. The session must be
- * valid: when `session.json` cannot be read nothing is deleted. Do not run
- * it on a session that a run is writing at the same time.
+ * Deletes unreferenced persisted results of a session. The session must
+ * verify, and no run may hold it: otherwise nothing is deleted.
  *
  * @param root The session root.
- * @param options `dryRun`: report without deleting.
+ * @param options `dryRun`: report without deleting; `keyFile`: the key.
  * @returns What was (or would be) deleted.
- * @throws {SessionError} `session_missing` or `session_invalid`; nothing is deleted.
+ * @throws {SessionError} `session_missing`, `session_invalid`,
+ *   `session_tampered` or `session_locked`; nothing is deleted.
  *
  * @example
  * ```ts
- * import { collectGarbage, ResultStore, SessionStore } from "@loom/loom";
+ * import { collectGarbage, SessionStore } from "@loom/loom";
  * import assert from "node:assert/strict";
+ * const keyFile = `${await Deno.makeTempDir()}/session.key`;
  * const root = await Deno.makeTempDir();
- * const session = await SessionStore.create(root, { workspace: await Deno.makeTempDir() });
- * await session.save({
- *   intent: "x", policy: "bounded", model: "recorded:r.json", test: null, revision: null,
- *   maxSteps: 1, stepsUsed: 0, modelCallsUsed: 0, records: [], results: new ResultStore().stored(),
+ * const session = await SessionStore.create(root, {
+ *   workspace: await Deno.makeTempDir(), keyFile,
+ *   run: { intent: "x", policy: "bounded", model: "recorded:/r.json", test: null, maxSteps: 1 },
  * });
+ * await session.close();
  * await Deno.writeTextFile(`${root}/tool-results/${"a".repeat(64)}.txt`, "orphan");
- * const dry = await collectGarbage(root, { dryRun: true });
+ * const dry = await collectGarbage(root, { dryRun: true, keyFile });
  * assert.equal(dry.deleted.length, 1);
- * assert.equal((await collectGarbage(root)).deleted.length, 1);
- * assert.equal((await collectGarbage(root)).deleted.length, 0);
+ * assert.equal((await collectGarbage(root, { keyFile })).deleted.length, 1);
+ * assert.equal((await collectGarbage(root, { keyFile })).deleted.length, 0);
  * ```
  */
 export async function collectGarbage(
   root: string,
-  options: { readonly dryRun?: boolean } = {},
+  options: { readonly dryRun?: boolean; readonly keyFile?: string } = {},
 ): Promise<GarbageReport> {
-  const dryRun = options.dryRun === true;
-  const doc = await readSessionFile(root);
+  // Opening verifies the chain and holds the lock while files are deleted.
+  const store = await SessionStore.open(
+    root,
+    options.keyFile === undefined ? {} : { keyFile: options.keyFile },
+  );
+  try {
+    return {
+      ...await collect(store.root, options.dryRun === true),
+      tookOverLock: store.tookOverLock,
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+async function collect(
+  root: string,
+  dryRun: boolean,
+): Promise<Omit<GarbageReport, "tookOverLock">> {
+  const doc = await parseSession(root, undefined);
   const referenced = new Set<string>();
-  for (const entry of Object.values(doc.results)) {
+  for (const entry of doc.catalogue.values()) {
     // Inline and re-read results reference no file under tool-results/.
     if ("persisted" in entry.source) referenced.add(entry.source.persisted);
   }

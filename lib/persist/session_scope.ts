@@ -8,7 +8,11 @@
  * @module
  */
 import { EphemeralSession } from "./ephemeral_session.ts";
-import { SESSION_FILE, SessionStore } from "./session_store.ts";
+import {
+  JOURNAL_FILE,
+  type SessionRun,
+  SessionStore,
+} from "./session_store.ts";
 import { join } from "node:path";
 
 /** The scope of a run that owns its storage root. */
@@ -21,6 +25,10 @@ export interface OwnerScope {
   readonly workspace: string;
   /** The session name (default: the root's base name). */
   readonly session?: string;
+  /** How the slice runs (written when the session is created). */
+  readonly run: SessionRun;
+  /** The session key file (default: `sessionKeyPath()`). */
+  readonly keyFile?: string;
 }
 
 /** The scope of a stage that never persists. */
@@ -59,8 +67,11 @@ export type SessionHandle = SessionStore | EphemeralSession;
  * assert.equal(summariser.persists, false);
  * const owner = await openSession({
  *   kind: "owner", root: await Deno.makeTempDir(), workspace: await Deno.makeTempDir(), session: "run-1",
+ *   keyFile: `${await Deno.makeTempDir()}/session.key`,
+ *   run: { intent: "x", policy: "bounded", model: "recorded:/r.json", test: null, maxSteps: 1 },
  * });
  * assert.equal(owner.persists, true);
+ * await owner.close();
  * ```
  */
 export function openSession(scope: OwnerScope): Promise<SessionStore>;
@@ -107,15 +118,16 @@ export async function openSession(scope: SessionScope): Promise<SessionHandle> {
   }
   let present = false;
   try {
-    present = (await Deno.stat(join(scope.root, SESSION_FILE))).isFile;
+    present = (await Deno.stat(join(scope.root, JOURNAL_FILE))).isFile;
   } catch {
     present = false;
   }
-  if (present) return await SessionStore.open(scope.root);
-  return await SessionStore.create(
-    scope.root,
-    scope.session === undefined
-      ? { workspace: scope.workspace }
-      : { workspace: scope.workspace, session: scope.session },
-  );
+  const key = scope.keyFile === undefined ? {} : { keyFile: scope.keyFile };
+  if (present) return await SessionStore.open(scope.root, key);
+  return await SessionStore.create(scope.root, {
+    workspace: scope.workspace,
+    run: scope.run,
+    ...key,
+    ...(scope.session === undefined ? {} : { session: scope.session }),
+  });
 }

@@ -1,82 +1,79 @@
 /**
  * Session storage: the handle a run gets only when it owns a stable storage
- * root. It persists tool results and the session state so a stopped slice
- * can resume; nothing else can write there (ephemeral stages get an
- * {@linkcode EphemeralSession}).
+ * root. It appends the run's state to an authenticated journal after every
+ * acknowledged step, so a stopped slice can resume; nothing else can write
+ * there (ephemeral stages get an {@linkcode EphemeralSession}).
  *
  * Layout of a session root `DIR` (which must lie outside the workspace):
  *
  * ```
- * DIR/session.json                  state, event archive, result catalogue
+ * DIR/journal.jsonl                 header record, then one record per step
  * DIR/tool-results/<sha256>.txt     bodies of large externally bounded results
+ * DIR/lock                          pid and start time of the one writer
  * ```
  *
- * Both are written atomically (temp file in the same directory, flushed,
- * renamed). File names come only from SHA-256 digests. A result of an
- * externally bounded tool (`tests.run`) goes to `tool-results/` only when
- * {@linkcode shouldPersist} says so (its size in characters is above the
- * tool's effective threshold); a smaller one is kept inline in its
- * catalogue entry. Both are verified against their digest on load. Results
- * of self-bounding tools (`repository.inspect`) are never written, not even
- * inside `session.json`: the catalogue names their workspace path and
- * digest, and a load re-reads and verifies them. `session.json` never holds
- * a preview, nor the body of a persisted or self-bounding result.
+ * Every journal record carries an HMAC-SHA-256 over its text and the MAC of
+ * the record before it, keyed with the per-user secret of
+ * {@linkcode loadSessionKey} (kept outside every session). A record is
+ * appended and flushed before its step is acknowledged, so a step costs the
+ * same at step 10 as at step 1,000. Result files are written atomically and
+ * named only by their SHA-256 digest. Results of self-bounding tools
+ * (`repository.inspect`) are never written, not even inline: the catalogue
+ * names their workspace path and digest, and a load re-reads and verifies
+ * them.
  *
  * @module
  */
 import { join } from "node:path";
-import type {
-  ContextReportRequest,
-  StopReason,
-} from "../briefing/context_report.ts";
+import type { StopReason } from "../briefing/context_report.ts";
 import type { ActionRecord } from "../briefing/report.ts";
-import { serializeEvent, toEvent } from "../briefing/event.ts";
 import type { StoredResult } from "../store/result_store.ts";
-import type {
-  LastTurn,
-  SliceProgressState,
-  UnavailableResultEntry,
+import {
+  SLICE_COUNTERS,
+  type SliceCheckpoint,
+  type SliceState,
+  type UnavailableResultEntry,
 } from "../slice/checkpoint.ts";
 import { writeAtomic } from "./_atomic.ts";
 import { sha256Hex } from "./_digest.ts";
-import { isCleanRelative, realish } from "./_paths.ts";
+import { JournalWriter } from "./_journal.ts";
+import { acquireLock, type SessionLock } from "./_lock.ts";
+import { isCleanRelative, isWithin, realish } from "./_paths.ts";
 import {
-  describeIssue,
-  SESSION_FORMAT,
-  type SessionJson,
-  sessionSchema,
-} from "./_schema.ts";
-import { EphemeralSession } from "./ephemeral_session.ts";
-import { SessionError } from "./session_error.ts";
-import type { PersistenceOverrides, ToolDeclaration } from "./tool_policy.ts";
+  JOURNAL_FILE,
+  OLD_SESSION_FILE,
+  type ParsedSession,
+  parseSession,
+  requireJournal,
+} from "./_read_session.ts";
 import {
   type CatalogueEntry,
+  describeIssue,
+  JOURNAL_FORMAT,
+  laterSchema,
+  snakeCase,
+} from "./_schema.ts";
+import { catalogueResult } from "./_session_catalogue.ts";
+import {
+  classify,
   compactRecord,
   expandRecord,
+  type ResultOrigin,
 } from "./_session_records.ts";
 import { readPersisted, rereadSource } from "./_session_results.ts";
-import { buildCatalogue } from "./_session_catalogue.ts";
 import {
   basenameOf,
   exists,
   finiteOverrides,
-  messageOf,
   refuseOverlap,
-  sortedById,
-  sortedEntries,
 } from "./_session_util.ts";
+import { EphemeralSession } from "./ephemeral_session.ts";
+import { SessionError } from "./session_error.ts";
+import { loadSessionKey, sessionKeyPath } from "./session_key.ts";
+import type { PersistenceOverrides } from "./tool_policy.ts";
 
-/**
- * Name of the session state file inside a session root.
- *
- * @example
- * ```ts
- * import { SESSION_FILE } from "@loom/loom";
- * import assert from "node:assert/strict";
- * assert.equal(SESSION_FILE, "session.json");
- * ```
- */
-export const SESSION_FILE = "session.json";
+export { JOURNAL_FILE };
+
 /**
  * Name of the directory of persisted results inside a session root.
  *
@@ -97,62 +94,8 @@ export interface SessionTest {
   readonly timeoutMs: number;
 }
 
-/** The context report line of one request (numbers only). */
-export type SessionRequestLine = ContextReportRequest;
-
-/** The last request of a run, described without its text. */
-export type SessionLastTurn = LastTurn;
-
-/** Slice progress a session carries: numbers, notes and the last turn. */
-export interface SessionProgress extends
-  Pick<
-    SliceProgressState,
-    | "edits"
-    | "refusals"
-    | "consecutiveRefusals"
-    | "retrievals"
-    | "bytesTotal"
-    | "bytesPeak"
-    | "modelMs"
-    | "archived"
-    | "checkpoints"
-    | "notes"
-    | "lastTurn"
-    | "requests"
-  > {
-  /** How the run ended, or `null` while it can continue. */
-  readonly stop: StopReason | null;
-}
-
-/**
- * Progress of a session that has not taken a step.
- *
- * @example
- * ```ts
- * import { EMPTY_PROGRESS } from "@loom/loom";
- * import assert from "node:assert/strict";
- * assert.equal(EMPTY_PROGRESS.stop, null);
- * assert.equal(EMPTY_PROGRESS.lastTurn, null);
- * ```
- */
-export const EMPTY_PROGRESS: SessionProgress = Object.freeze({
-  stop: null,
-  edits: 0,
-  refusals: 0,
-  consecutiveRefusals: 0,
-  retrievals: 0,
-  bytesTotal: 0,
-  bytesPeak: 0,
-  modelMs: 0,
-  archived: 0,
-  checkpoints: 0,
-  notes: [],
-  lastTurn: null,
-  requests: [],
-});
-
-/** Everything {@linkcode SessionStore.save} writes, after an acknowledged step. */
-export interface SessionSnapshot {
+/** How a session's slice runs: written once, in the journal's header. */
+export interface SessionRun {
   /** The slice's intent. */
   readonly intent: string;
   /** The context policy. */
@@ -161,44 +104,43 @@ export interface SessionSnapshot {
   readonly model: string;
   /** The test command, or `null` when none was configured. */
   readonly test: SessionTest | null;
-  /** The latest workspace revision, `null` before any edit. */
-  readonly revision: string | null;
   /** The step budget. */
   readonly maxSteps: number;
-  /** Steps taken so far. */
-  readonly stepsUsed: number;
-  /** Model calls answered so far (a recorded model resumes at this call). */
-  readonly modelCallsUsed: number;
-  /** Every acknowledged action record, in sequence order. */
-  readonly records: readonly ActionRecord[];
-  /** The stored results, e.g. `resultStore.stored()`. */
-  readonly results: Iterable<StoredResult>;
-  /** Run counters to carry over (non-negative integers only: never text). */
-  readonly counters?: Readonly<Record<string, number>>;
-  /** Slice progress (default {@linkcode EMPTY_PROGRESS}). */
-  readonly progress?: SessionProgress;
-  /** Threshold overrides in force (recorded for the resume). */
+  /** Threshold overrides in force. */
   readonly overrides?: PersistenceOverrides;
-  /** Declarations of actions beyond the built-in ones. */
-  readonly tools?: Readonly<Record<string, ToolDeclaration>>;
+}
+
+/** Options of {@linkcode SessionStore.create}. */
+export interface CreateSessionOptions {
+  /** The workspace the session belongs to; the root must lie outside it. */
+  readonly workspace: string;
+  /** The session name (default: the root's base name). */
+  readonly session?: string;
+  /** The session key file (default {@linkcode sessionKeyPath}). */
+  readonly keyFile?: string;
+  /** How the slice runs. */
+  readonly run: SessionRun;
+}
+
+/** Options of {@linkcode SessionStore.open}. */
+export interface OpenSessionOptions {
+  /** The session key file (default {@linkcode sessionKeyPath}). */
+  readonly keyFile?: string;
 }
 
 /** What one {@linkcode SessionStore.save} did. */
 export interface SessionSaveInfo {
   /** Result files written by this save (new digests only). */
   readonly written: number;
-  /** Results persisted as files, in all. */
+  /** New results catalogued as persisted files. */
   readonly persisted: number;
-  /**
-   * Results of externally bounded tools at or below their threshold, kept
-   * inline in `session.json`.
-   */
+  /** New results of externally bounded tools kept inline in the journal. */
   readonly inline: number;
-  /** Results of self-bounding tools, catalogued by path and digest only. */
+  /** New results of self-bounding tools, catalogued by path and digest. */
   readonly reread: number;
   /**
-   * Results left out: produced by no acknowledged record, by an undeclared
-   * tool, or by a self-bounding tool without a re-readable path.
+   * New results left out: produced by no acknowledged record, by an
+   * undeclared tool, or by a self-bounding tool without a re-readable path.
    */
   readonly skipped: readonly string[];
 }
@@ -225,42 +167,28 @@ export interface LoadedSession {
   readonly model: string;
   /** The test command, or `null`. */
   readonly test: SessionTest | null;
-  /** The latest revision, or `null`. */
-  readonly revision: string | null;
-  /** The step budget stored. */
+  /** The step budget in force. */
   readonly maxSteps: number;
-  /** Steps already taken. */
-  readonly stepsUsed: number;
-  /** Model calls already answered. */
-  readonly modelCallsUsed: number;
-  /** Run counters carried over. */
-  readonly counters: Readonly<Record<string, number>>;
-  /** Slice progress. */
-  readonly progress: SessionProgress;
-  /** Threshold overrides recorded. */
+  /** Threshold overrides in force. */
   readonly overrides: Readonly<Record<string, number>>;
-  /** Action records with descriptors rebuilt (previews from restored bytes). */
-  readonly records: readonly ActionRecord[];
+  /** How the run ended, or `null` while it can continue. */
+  readonly stop: StopReason | null;
+  /** The run state, records with descriptors rebuilt. */
+  readonly state: SliceState;
   /** Verified results in id order, with their ids and digests. */
   readonly results: readonly StoredResult[];
   /** Results whose re-read source changed or disappeared. */
   readonly unavailable: readonly UnavailableResult[];
-}
-
-/** Options of {@linkcode SessionStore.create}. */
-export interface CreateSessionOptions {
-  /** The workspace the session belongs to; the root must lie outside it. */
-  readonly workspace: string;
-  /** The session name (default: the root's base name). */
-  readonly session?: string;
+  /** Bytes of a torn last journal line that were ignored (and cut off). */
+  readonly tornBytes: number;
 }
 
 const token = Symbol("SessionStore");
-const encoder = new TextEncoder();
 
 /**
- * The owner's handle of a session root: the only object that writes there.
- * Get one with {@linkcode SessionStore.create} (new session) or
+ * The owner's handle of a session root: the only object that writes there,
+ * holding its lock until {@linkcode SessionStore.close}. Get one with
+ * {@linkcode SessionStore.create} (new session) or
  * {@linkcode SessionStore.open} (resume); stages that must not persist get
  * {@linkcode SessionStore.fork}.
  *
@@ -268,24 +196,27 @@ const encoder = new TextEncoder();
  * ```ts
  * import { ResultStore, SessionStore } from "@loom/loom";
  * import assert from "node:assert/strict";
+ * const keyFile = `${await Deno.makeTempDir()}/session.key`;
  * const workspace = await Deno.makeTempDir();
  * const root = await Deno.makeTempDir();
- * const session = await SessionStore.create(root, { workspace });
+ * const run = { intent: "Fix the bug", policy: "bounded", model: "recorded:/r.json", test: null, maxSteps: 10 } as const;
+ * const session = await SessionStore.create(root, { workspace, keyFile, run });
  * const results = new ResultStore();
  * const output = await results.put("1 failed\n", { origin: "tests.run deno test", capture: "partial" });
+ * const zero = { edits: 0, refusals: 0, consecutiveRefusals: 0, retrievals: 0, bytesTotal: 0, bytesPeak: 0, modelMs: 0, archived: 0, checkpoints: 0 };
  * await session.save({
- *   intent: "Fix the bug", policy: "bounded", model: "recorded:r.json", test: null,
- *   revision: null, maxSteps: 10, stepsUsed: 1, modelCallsUsed: 2,
+ *   ...zero, steps: 1, modelCalls: 2, revision: null, notes: [], lastTurn: null, requests: [], stop: null, results,
  *   records: [{ sequence: 1, action: "tests.run", arguments: {}, report: {
  *     kind: "tests_run", exit_code: 1, timed_out: false, tested_revision: null,
  *     output, confinement: "none",
  *   } }],
- *   results: results.stored(),
  * });
- * const loaded = await (await SessionStore.open(root)).load();
- * assert.equal(loaded.results[0]?.id, "result-1");
+ * await session.close();
+ * const again = await SessionStore.open(root, { keyFile });
+ * const loaded = await again.load();
+ * await again.close();
  * assert.equal(loaded.results[0]?.sha256, output.sha256);
- * assert.equal(session.fork("compactor").persists, false);
+ * assert.equal(loaded.state.modelCalls, 2);
  * ```
  */
 export class SessionStore {
@@ -299,34 +230,77 @@ export class SessionStore {
   readonly workspace: string;
   /** The session name. */
   readonly session: string;
+  /** The stale lock this handle took over, described, or `null`. */
+  readonly tookOverLock: string | null;
   readonly #forbidden: readonly string[];
+  readonly #writer: JournalWriter;
+  readonly #lock: SessionLock;
+  readonly #parsed: ParsedSession | undefined;
   readonly #written = new Set<string>();
-  #stale = new Map<string, CatalogueEntry>();
+  readonly #origins = new Map<string, ResultOrigin>();
+  /** Results seen without a producing record yet (normally none). */
+  #pending: string[] = [];
+  #seq: number;
+  #records: number;
+  #requests: number;
+  #nextResult: number;
+  #maxSteps: number;
+  #overrides: Readonly<Record<string, number>>;
 
   private constructor(
     key: symbol,
-    paths: { root: string; given: string; workspace: string; session: string },
+    at: {
+      root: string;
+      given: string;
+      workspace: string;
+      session: string;
+      writer: JournalWriter;
+      lock: SessionLock;
+      parsed?: ParsedSession;
+      maxSteps: number;
+      overrides: Readonly<Record<string, number>>;
+    },
   ) {
     if (key !== token) {
       throw new TypeError(
         "Cannot construct a SessionStore directly: use SessionStore.create or SessionStore.open",
       );
     }
-    this.root = paths.root;
-    this.workspace = paths.workspace;
-    this.session = paths.session;
-    this.#forbidden = [...new Set([paths.root, paths.given])];
+    this.root = at.root;
+    this.workspace = at.workspace;
+    this.session = at.session;
+    this.#forbidden = [...new Set([at.root, at.given])];
+    this.#writer = at.writer;
+    this.#lock = at.lock;
+    this.tookOverLock = at.lock.tookOver;
+    this.#parsed = at.parsed;
+    this.#maxSteps = at.maxSteps;
+    this.#overrides = at.overrides;
+    const parsed = at.parsed;
+    this.#seq = parsed === undefined ? 0 : parsed.length - 1;
+    this.#records = parsed?.records.length ?? 0;
+    this.#requests = parsed?.requests.length ?? 0;
+    let next = 1;
+    for (const id of parsed?.catalogue.keys() ?? []) {
+      next = Math.max(next, Number(id.slice("result-".length)) + 1);
+    }
+    this.#nextResult = next;
+    if (parsed !== undefined) {
+      classify(parsed.records as ActionRecord[], this.#origins);
+    }
   }
 
   /**
-   * Starts a new session in `root` (created when missing).
+   * Starts a new session in `root` (created when missing): takes its lock
+   * and writes the journal's header.
    *
    * @param root The session root; must lie outside the workspace.
-   * @param options The workspace and an optional session name.
+   * @param options The workspace, how the slice runs, an optional session
+   *   name and key file.
    * @returns The owner's handle.
    * @throws {SessionError} `session_inside_workspace` when the root is the
    *   workspace, lies inside it or contains it; `session_exists` when the
-   *   root already holds a `session.json`.
+   *   root already holds a session; `session_locked`; `session_key_invalid`.
    * @throws {Deno.errors.NotFound} When the workspace does not exist.
    *
    * @example
@@ -334,8 +308,9 @@ export class SessionStore {
    * import { SessionError, SessionStore } from "@loom/loom";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
+   * const run = { intent: "x", policy: "bounded", model: "recorded:/r.json", test: null, maxSteps: 1 } as const;
    * await assert.rejects(
-   *   SessionStore.create(`${workspace}/.loom`, { workspace }),
+   *   SessionStore.create(`${workspace}/.loom`, { workspace, run }),
    *   (e: unknown) => e instanceof SessionError && e.code === "session_inside_workspace",
    * );
    * ```
@@ -347,12 +322,14 @@ export class SessionStore {
     const workspace = await Deno.realPath(options.workspace);
     const given = realish(root);
     refuseOverlap(given, workspace);
-    if (await exists(join(given, SESSION_FILE))) {
-      throw new SessionError(
-        "session_exists",
-        `Cannot start a session in ${given}: it already holds ${SESSION_FILE}; resume it or choose another directory`,
-        { file: join(given, SESSION_FILE) },
-      );
+    for (const name of [JOURNAL_FILE, OLD_SESSION_FILE]) {
+      if (await exists(join(given, name))) {
+        throw new SessionError(
+          "session_exists",
+          `Cannot start a session in ${given}: it already holds ${name}; resume it or choose another directory`,
+          { file: join(given, name) },
+        );
+      }
     }
     await Deno.mkdir(join(given, RESULTS_DIR), {
       recursive: true,
@@ -360,46 +337,112 @@ export class SessionStore {
     });
     const real = await Deno.realPath(given);
     refuseOverlap(real, workspace);
+    const key = await sessionKey(options.keyFile, [real, workspace]);
+    const lock = await acquireLock(real);
+    const run = options.run;
     const session = options.session ?? basenameOf(real);
+    const overrides = finiteOverrides(run.overrides ?? {});
+    let writer: JournalWriter | undefined;
+    try {
+      writer = await JournalWriter.create(join(real, JOURNAL_FILE), key);
+      await writer.append({
+        seq: 0,
+        type: "header",
+        format: JOURNAL_FORMAT,
+        id: crypto.randomUUID(),
+        session,
+        workspace,
+        intent: run.intent,
+        policy: run.policy,
+        model: run.model,
+        test: run.test === null ? null : {
+          command: [...run.test.command],
+          timeout_ms: run.test.timeoutMs,
+        },
+        max_steps: run.maxSteps,
+        overrides,
+      });
+    } catch (error) {
+      writer?.close();
+      await lock.release();
+      if (error instanceof Deno.errors.AlreadyExists) {
+        throw new SessionError(
+          "session_exists",
+          `Cannot start a session in ${real}: another process just created one there`,
+          { file: join(real, JOURNAL_FILE), cause: error },
+        );
+      }
+      throw error;
+    }
     return new SessionStore(token, {
       root: real,
       given,
       workspace,
       session,
+      writer,
+      lock,
+      maxSteps: run.maxSteps,
+      overrides,
     });
   }
 
   /**
-   * Opens an existing session to resume it. Reads and validates
-   * `session.json`; {@linkcode SessionStore.load} then verifies the results.
+   * Opens an existing session to resume it: takes its lock (taking over a
+   * stale one), reads the journal and verifies its chain, and cuts off a torn
+   * last line (an unacknowledged step). {@linkcode SessionStore.load} then
+   * verifies the results.
    *
    * @param root The session root.
+   * @param options The key file.
    * @returns The owner's handle.
-   * @throws {SessionError} `session_missing`, `session_invalid` (naming the
-   *   file and key) or `session_inside_workspace`.
+   * @throws {SessionError} `session_missing`, `session_outdated`,
+   *   `session_invalid` (naming file and line), `session_tampered` (naming
+   *   the first bad record), `session_locked`, `session_key_invalid` or
+   *   `session_inside_workspace`.
    *
    * @example
    * ```ts
    * import { SessionError, SessionStore } from "@loom/loom";
    * import assert from "node:assert/strict";
-   * const root = await Deno.makeTempDir();
+   * const keyFile = `${await Deno.makeTempDir()}/session.key`;
    * await assert.rejects(
-   *   SessionStore.open(root),
+   *   SessionStore.open(await Deno.makeTempDir(), { keyFile }),
    *   (e: unknown) => e instanceof SessionError && e.code === "session_missing",
    * );
    * ```
    */
-  static async open(root: string): Promise<SessionStore> {
+  static async open(
+    root: string,
+    options: OpenSessionOptions = {},
+  ): Promise<SessionStore> {
     const given = realish(root);
-    const doc = await readSessionFile(given);
-    const workspace = realish(doc.workspace);
-    refuseOverlap(given, workspace);
-    return new SessionStore(token, {
-      root: given,
-      given,
-      workspace,
-      session: doc.session,
-    });
+    const key = await sessionKey(options.keyFile, [given]);
+    await requireJournal(given); // session_missing before any lock
+    const lock = await acquireLock(given);
+    try {
+      const parsed = await parseSession(given, key);
+      const workspace = realish(parsed.header.workspace);
+      refuseOverlap(given, workspace);
+      const writer = await JournalWriter.continue(
+        parsed.file,
+        key,
+        parsed.text,
+      );
+      return new SessionStore(token, {
+        root: given,
+        given,
+        workspace,
+        session: parsed.header.session,
+        writer,
+        lock,
+        parsed,
+        maxSteps: parsed.maxSteps,
+        overrides: parsed.overrides,
+      });
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
   }
 
   /**
@@ -423,8 +466,11 @@ export class SessionStore {
    * import assert from "node:assert/strict";
    * const session = await SessionStore.create(await Deno.makeTempDir(), {
    *   workspace: await Deno.makeTempDir(), session: "run-7",
+   *   keyFile: `${await Deno.makeTempDir()}/session.key`,
+   *   run: { intent: "x", policy: "bounded", model: "recorded:/r.json", test: null, maxSteps: 1 },
    * });
    * const compactor = session.fork("compactor");
+   * await session.close();
    * assert.equal(compactor.session, "run-7");
    * assert.equal("save" in compactor, false);
    * ```
@@ -434,83 +480,112 @@ export class SessionStore {
   }
 
   /**
-   * Persists the state after an acknowledged step: first every new result
-   * file (`tool-results/<sha256>.txt`), then `session.json`, each
-   * atomically. A result of an externally bounded tool is written to a file
-   * when {@linkcode shouldPersist} says so (more characters than the tool's
-   * effective threshold, overrides included) and kept inline in its
-   * catalogue entry otherwise. Results of self-bounding tools are
-   * catalogued by workspace path and digest only, whatever the overrides.
+   * Records a new step budget or new threshold overrides (a resume with
+   * `--max-steps` or threshold flags). Writes nothing when both are
+   * unchanged.
    *
-   * @param snapshot The run's state.
-   * @returns What was written and what was left out.
-   * @throws {TypeError} When the snapshot would not make a valid session.
-   *
-   * @example
-   * ```ts
-   * import { ResultStore, SessionStore } from "@loom/loom";
-   * import assert from "node:assert/strict";
-   * const workspace = await Deno.makeTempDir();
-   * await Deno.writeTextFile(`${workspace}/a.txt`, "secret body\n");
-   * const root = await Deno.makeTempDir();
-   * const session = await SessionStore.create(root, { workspace });
-   * const results = new ResultStore();
-   * const descriptor = await results.put("secret body\n", { origin: "repository.inspect a.txt", capture: "complete" });
-   * const info = await session.save({
-   *   intent: "Read", policy: "legacy", model: "recorded:r.json", test: null, revision: null,
-   *   maxSteps: 4, stepsUsed: 1, modelCallsUsed: 2, results: results.stored(),
-   *   records: [{ sequence: 1, action: "repository.inspect", arguments: { paths: ["a.txt"] },
-   *     report: { kind: "inspected", files: [{ path: "a.txt", descriptor }] } }],
-   * });
-   * assert.equal(info.reread, 1);
-   * assert.equal(info.written, 0);
-   * assert.equal(info.inline, 0);
-   * assert.equal((await Deno.readTextFile(`${root}/session.json`)).includes("secret body"), false);
-   * ```
+   * @param settings The budget and the overrides now in force.
    */
-  async save(snapshot: SessionSnapshot): Promise<SessionSaveInfo> {
-    const overrides = snapshot.overrides ?? {};
-    const { catalogue, files, skipped, reread, persisted, inline } =
-      buildCatalogue({
-        records: snapshot.records,
-        results: snapshot.results,
-        tools: snapshot.tools,
-        overrides,
-        owner: this.persists,
-        resultsDir: RESULTS_DIR,
-      });
-    for (const [id, entry] of this.#stale) {
-      if (!(id in catalogue)) catalogue[id] = entry;
-    }
-    const doc: SessionJson = {
-      format: SESSION_FORMAT,
-      session: this.session,
-      workspace: this.workspace,
-      intent: snapshot.intent,
-      policy: snapshot.policy,
-      model: snapshot.model,
-      test: snapshot.test === null ? null : {
-        command: [...snapshot.test.command],
-        timeout_ms: snapshot.test.timeoutMs,
-      },
-      revision: snapshot.revision,
-      max_steps: snapshot.maxSteps,
-      steps_used: snapshot.stepsUsed,
-      model_calls_used: snapshot.modelCallsUsed,
-      overrides: finiteOverrides(overrides),
-      counters: { ...snapshot.counters },
-      progress: progressJson(snapshot.progress ?? EMPTY_PROGRESS),
-      events: snapshot.records.map((record) => ({
-        sha256: sha256Hex(encoder.encode(serializeEvent(toEvent(record)))),
-        record: compactRecord(record),
-      })),
-      results: sortedById(catalogue),
-    };
-    const checked = sessionSchema.safeParse(JSON.parse(JSON.stringify(doc)));
-    if (!checked.success) {
+  async updateSettings(
+    settings: { maxSteps: number; overrides: PersistenceOverrides },
+  ): Promise<void> {
+    const overrides = finiteOverrides(settings.overrides);
+    if (
+      settings.maxSteps === this.#maxSteps &&
+      JSON.stringify(overrides) === JSON.stringify(this.#overrides)
+    ) return;
+    await this.#append({
+      seq: this.#seq + 1,
+      type: "settings",
+      max_steps: settings.maxSteps,
+      overrides,
+    });
+    this.#maxSteps = settings.maxSteps;
+    this.#overrides = overrides;
+  }
+
+  /**
+   * Appends the state after an acknowledged step: first every new result
+   * file (`tool-results/<sha256>.txt`, atomically), then one journal record
+   * with the counters and only what is new since the last save (records,
+   * report lines, catalogue entries), flushed before it returns. A result
+   * of an externally bounded tool goes to a file when
+   * {@linkcode shouldPersist} says so and stays inline otherwise; results
+   * of self-bounding tools are catalogued by workspace path and digest only.
+   *
+   * @param checkpoint The run's state; records and report lines only grow.
+   * @returns What this save wrote and left out.
+   * @throws {TypeError} When the checkpoint would not make a valid record.
+   */
+  async save(checkpoint: SliceCheckpoint): Promise<SessionSaveInfo> {
+    if (
+      checkpoint.records.length < this.#records ||
+      checkpoint.requests.length < this.#requests
+    ) {
       throw new TypeError(
-        `Cannot save session ${this.root}: the snapshot is invalid: ${
-          describeIssue(checked.error)
+        `Cannot save session ${this.root}: records and report lines only grow, but the checkpoint has fewer than were saved`,
+      );
+    }
+    const records = checkpoint.records.slice(this.#records);
+    classify(records, this.#origins);
+    const results: Record<string, CatalogueEntry> = {};
+    const files: { sha256: string; bytes: Uint8Array }[] = [];
+    const skipped: string[] = [];
+    const counts = { persisted: 0, inline: 0, reread: 0 };
+    const pending: string[] = [];
+    const ids = [...this.#pending];
+    let next = this.#nextResult;
+    while (checkpoint.results.get(`result-${next}`) !== undefined) {
+      ids.push(`result-${next}`);
+      next += 1;
+    }
+    for (const id of ids) {
+      const result = checkpoint.results.get(id);
+      if (result === undefined) continue;
+      if (!this.#origins.has(id)) {
+        // No acknowledged record produced it (yet): never stored unless one does.
+        pending.push(id);
+        skipped.push(id);
+        continue;
+      }
+      const kept = catalogueResult(
+        result,
+        this.#origins.get(result.id),
+        this.#overrides,
+        RESULTS_DIR,
+      );
+      if ("skipped" in kept) {
+        skipped.push(result.id);
+        continue;
+      }
+      results[result.id] = kept.entry;
+      const source = kept.entry.source;
+      if ("persisted" in source) counts.persisted += 1;
+      else if ("inline" in source) counts.inline += 1;
+      else counts.reread += 1;
+      if (kept.file !== undefined) {
+        files.push({ sha256: kept.entry.sha256, bytes: kept.file });
+      }
+    }
+    const value = {
+      seq: this.#seq + 1,
+      type: "step",
+      counters: Object.fromEntries(
+        SLICE_COUNTERS.map((name) => [snakeCase(name), checkpoint[name]]),
+      ),
+      revision: checkpoint.revision,
+      notes: [...checkpoint.notes],
+      last_turn: checkpoint.lastTurn,
+      stop: checkpoint.stop,
+      records: records.map(compactRecord),
+      requests: checkpoint.requests.slice(this.#requests),
+      results,
+    };
+    const valid = laterSchema.safeParse(JSON.parse(JSON.stringify(value)));
+    if (!valid.success) {
+      throw new TypeError(
+        `Cannot save session ${this.root}: the checkpoint is invalid: ${
+          describeIssue(valid.error)
         }`,
       );
     }
@@ -519,253 +594,234 @@ export class SessionStore {
       if (this.#written.has(file.sha256)) continue;
       if (sha256Hex(file.bytes) !== file.sha256) {
         throw new TypeError(
-          `Cannot persist ${file.path}: the result's bytes do not match its digest`,
+          `Cannot persist ${file.sha256}: the result's bytes do not match its digest`,
         );
       }
-      await writeAtomic(join(this.root, file.path), file.bytes);
+      await writeAtomic(
+        join(this.root, RESULTS_DIR, `${file.sha256}.txt`),
+        file.bytes,
+      );
       this.#written.add(file.sha256);
       written += 1;
     }
-    await writeAtomic(
-      join(this.root, SESSION_FILE),
-      encoder.encode(`${JSON.stringify(doc, null, 1)}\n`),
-    );
-    return { written, persisted, inline, reread, skipped };
+    await this.#append(value);
+    this.#records = checkpoint.records.length;
+    this.#requests = checkpoint.requests.length;
+    this.#nextResult = next;
+    this.#pending = pending;
+    return { written, ...counts, skipped };
   }
 
   /**
-   * Loads and verifies the session: every persisted file and inline body
-   * against its digest, every re-read source against the digest stored for
-   * it, every event against its archived digest. Reads only; nothing is
-   * written or repaired.
+   * Verifies the results of the opened session: every persisted file and
+   * inline body against its digest, every re-read source against the
+   * digest stored for it. Reads only.
    *
    * @returns The verified session. Results whose re-read source changed or
    *   disappeared are listed in `unavailable` (references to them must fail
-   *   with `digest_mismatch`) and stay in the catalogue of later saves.
+   *   with `digest_mismatch`).
    * @throws {SessionError} `result_missing` or `result_corrupted` naming the
-   *   file (`session.json` for an inline body); `session_missing` or
-   *   `session_invalid`.
-   *
-   * @example
-   * ```ts
-   * import { SessionError, SessionStore } from "@loom/loom";
-   * import assert from "node:assert/strict";
-   * const workspace = await Deno.makeTempDir();
-   * const root = await Deno.makeTempDir();
-   * const session = await SessionStore.create(root, { workspace });
-   * await assert.rejects(
-   *   session.load(),
-   *   (e: unknown) => e instanceof SessionError && e.code === "session_missing",
-   * );
-   * ```
+   *   file; `session_missing` for a handle from
+   *   {@linkcode SessionStore.create}, which has nothing to load.
    */
   async load(): Promise<LoadedSession> {
-    const doc = await readSessionFile(this.root);
-    const workspace = realish(doc.workspace);
-    refuseOverlap(this.root, workspace);
-    const file = join(this.root, SESSION_FILE);
-    const results: StoredResult[] = [];
-    const unavailable: UnavailableResult[] = [];
-    const stale = new Map<string, CatalogueEntry>();
-    const verified: string[] = [];
-    const bytesById = new Map<string, Uint8Array>();
-    for (const [id, entry] of sortedEntries(doc.results)) {
-      const meta = {
-        id,
-        sha256: entry.sha256,
-        origin: entry.origin,
-        capture: entry.capture,
-      };
-      if ("persisted" in entry.source) {
-        const expected = `${RESULTS_DIR}/${entry.sha256}.txt`;
-        if (entry.source.persisted !== expected) {
-          throw new SessionError(
-            "session_invalid",
-            `Session file ${file} is invalid: results.${id}.source.persisted must be ${expected}, names come only from digests`,
-            { file },
-          );
-        }
-        const bytes = await readPersisted(this.root, expected, entry);
-        verified.push(entry.sha256);
-        bytesById.set(id, bytes);
-        results.push({ ...meta, bytes });
-        continue;
-      }
-      if ("inline" in entry.source) {
-        const bytes = encoder.encode(entry.source.inline);
-        if (
-          bytes.length !== entry.utf8_bytes ||
-          sha256Hex(bytes) !== entry.sha256
-        ) {
-          throw new SessionError(
-            "result_corrupted",
-            `Inline result ${id} in ${file} does not match its SHA-256 digest ${entry.sha256}: it was changed or damaged after it was written`,
-            { file },
-          );
-        }
-        bytesById.set(id, bytes);
-        results.push({ ...meta, bytes });
-        continue;
-      }
-      const path = entry.source.reread.path;
-      if (!isCleanRelative(path)) {
-        throw new SessionError(
-          "session_invalid",
-          `Session file ${file} is invalid: results.${id}.source.reread.path ${
-            JSON.stringify(path)
-          } is not a clean workspace-relative path`,
-          { file },
-        );
-      }
-      const reread = await rereadSource(workspace, this.root, path, entry);
-      if (reread.bytes !== undefined) {
-        bytesById.set(id, reread.bytes);
-        results.push({ ...meta, bytes: reread.bytes });
-      } else {
-        stale.set(id, entry);
-        unavailable.push({
-          ...meta,
-          utf8_bytes: entry.utf8_bytes,
-          reason: "digest_mismatch",
-          detail: reread.detail,
-        });
-      }
+    const parsed = this.#parsed;
+    if (parsed === undefined) {
+      throw new SessionError(
+        "session_missing",
+        `Session ${this.root} was just created: open it to load it`,
+      );
     }
-    const records: ActionRecord[] = [];
-    let last = 0;
-    for (const [index, event] of doc.events.entries()) {
-      const record = event.record as ActionRecord;
-      if (record.sequence <= last) {
-        throw new SessionError(
-          "session_invalid",
-          `Session file ${file} is invalid: events[${index}] has sequence ${record.sequence} after ${last}`,
-          { file },
-        );
-      }
-      last = record.sequence;
-      const digest = sha256Hex(encoder.encode(serializeEvent(toEvent(record))));
-      if (digest !== event.sha256) {
-        throw new SessionError(
-          "session_invalid",
-          `Session file ${file} is invalid: event ${record.sequence} does not match its archived digest`,
-          { file },
-        );
-      }
-      records.push(expandRecord(record, bytesById));
+    const loaded = await verifyParsed(parsed, this.root, this.workspace);
+    for (const entry of parsed.catalogue.values()) {
+      if ("persisted" in entry.source) this.#written.add(entry.sha256);
     }
-    for (const sha of verified) this.#written.add(sha);
-    this.#stale = stale;
-    return {
-      root: this.root,
-      session: doc.session,
-      workspace,
-      intent: doc.intent,
-      policy: doc.policy,
-      model: doc.model,
-      test: doc.test === null
-        ? null
-        : { command: doc.test.command, timeoutMs: doc.test.timeout_ms },
-      revision: doc.revision,
-      maxSteps: doc.max_steps,
-      stepsUsed: doc.steps_used,
-      modelCallsUsed: doc.model_calls_used,
-      counters: doc.counters,
-      progress: progressOf(doc.progress),
-      overrides: doc.overrides,
-      records,
-      results,
-      unavailable,
-    };
+    return { ...loaded, maxSteps: this.#maxSteps, overrides: this.#overrides };
+  }
+
+  /** Closes the journal and releases the lock. */
+  async close(): Promise<void> {
+    this.#writer.close();
+    await this.#lock.release();
+  }
+
+  /** Same as {@linkcode SessionStore.close}. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #append(value: Record<string, unknown>): Promise<void> {
+    await this.#writer.append(value);
+    this.#seq = value.seq as number;
   }
 }
 
 /**
- * Reads and validates `DIR/session.json` without touching result files.
+ * Reads and verifies a session without taking its lock or changing
+ * anything: the journal's chain, then every result (as
+ * {@linkcode SessionStore.load}). For inspection (`loom session show
+ * --verify`); a resume goes through {@linkcode SessionStore.open}.
  *
  * @param root The session root.
- * @returns The parsed document.
- * @throws {SessionError} `session_missing` or `session_invalid`.
+ * @param options The key file.
+ * @returns The verified session.
+ * @throws {SessionError} As {@linkcode SessionStore.open} (except
+ *   `session_locked`) and {@linkcode SessionStore.load}.
+ *
+ * @example
+ * ```ts
+ * import { SessionStore, verifySession } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const keyFile = `${await Deno.makeTempDir()}/session.key`;
+ * const root = await Deno.makeTempDir();
+ * const store = await SessionStore.create(root, {
+ *   workspace: await Deno.makeTempDir(), keyFile,
+ *   run: { intent: "x", policy: "bounded", model: "recorded:/r.json", test: null, maxSteps: 1 },
+ * });
+ * const verified = await verifySession(root, { keyFile });
+ * await store.close();
+ * assert.equal(verified.state.steps, 0);
+ * ```
  */
-export async function readSessionFile(root: string): Promise<SessionJson> {
-  const file = join(root, SESSION_FILE);
-  let text: string;
-  try {
-    text = await Deno.readTextFile(file);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
+export async function verifySession(
+  root: string,
+  options: OpenSessionOptions = {},
+): Promise<LoadedSession> {
+  const given = realish(root);
+  const key = await sessionKey(options.keyFile, [given]);
+  const parsed = await parseSession(given, key);
+  const workspace = realish(parsed.header.workspace);
+  refuseOverlap(given, workspace);
+  return await verifyParsed(parsed, given, workspace);
+}
+
+async function verifyParsed(
+  parsed: ParsedSession,
+  root: string,
+  workspace: string,
+): Promise<LoadedSession> {
+  const results: StoredResult[] = [];
+  const unavailable: UnavailableResult[] = [];
+  const bytesById = new Map<string, Uint8Array>();
+  for (const [id, entry] of parsed.catalogue) {
+    const meta = {
+      id,
+      sha256: entry.sha256,
+      origin: entry.origin,
+      capture: entry.capture,
+    };
+    const bytes = await verifiedBody(
+      { root, workspace },
+      parsed.file,
+      id,
+      entry,
+    );
+    if (typeof bytes === "string") {
+      unavailable.push({
+        ...meta,
+        utf8_bytes: entry.utf8_bytes,
+        reason: "digest_mismatch",
+        detail: bytes,
+      });
+      continue;
+    }
+    bytesById.set(id, bytes);
+    results.push({ ...meta, bytes });
+  }
+  const header = parsed.header;
+  return {
+    root,
+    session: header.session,
+    workspace,
+    intent: header.intent,
+    policy: header.policy,
+    model: header.model,
+    test: header.test === null
+      ? null
+      : { command: header.test.command, timeoutMs: header.test.timeout_ms },
+    maxSteps: parsed.maxSteps,
+    overrides: parsed.overrides,
+    stop: parsed.stop,
+    state: {
+      ...parsed.counters,
+      revision: parsed.revision,
+      notes: parsed.notes,
+      lastTurn: parsed.lastTurn,
+      requests: parsed.requests,
+      records: parsed.records.map((r) =>
+        expandRecord(r as ActionRecord, bytesById)
+      ),
+    },
+    results,
+    unavailable,
+    tornBytes: parsed.torn,
+  };
+}
+
+/** The key, refused when it lies inside a session root or the workspace. */
+async function sessionKey(
+  keyFile: string | undefined,
+  forbidden: readonly string[],
+): Promise<Uint8Array> {
+  const path = realish(keyFile ?? sessionKeyPath());
+  for (const dir of forbidden) {
+    if (isWithin(path, dir)) {
       throw new SessionError(
-        "session_missing",
-        `No session in ${root}: ${SESSION_FILE} does not exist`,
-        { file, cause: error },
+        "session_key_invalid",
+        `Cannot use the session key ${path}: it lies inside ${dir}, where the session's writer or the model could read it`,
+        { file: path },
       );
     }
-    throw new SessionError(
-      "session_invalid",
-      `Cannot read session file ${file}: ${messageOf(error)}`,
-      { file, cause: error },
-    );
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new SessionError(
-      "session_invalid",
-      `Session file ${file} is not valid JSON: ${messageOf(error)}`,
-      { file, cause: error },
-    );
+  return await loadSessionKey(path);
+}
+
+/** The verified body of a catalogued result, or why it is unavailable. */
+async function verifiedBody(
+  store: { readonly root: string; readonly workspace: string },
+  file: string,
+  id: string,
+  entry: CatalogueEntry,
+): Promise<Uint8Array | string> {
+  const source = entry.source;
+  if ("persisted" in source) {
+    const expected = `${RESULTS_DIR}/${entry.sha256}.txt`;
+    if (source.persisted !== expected) {
+      throw new SessionError(
+        "session_invalid",
+        `Session journal ${file} is invalid: ${id} must be persisted as ${expected}, names come only from digests`,
+        { file },
+      );
+    }
+    return await readPersisted(store.root, expected, entry);
   }
-  const parsed = sessionSchema.safeParse(json);
-  if (!parsed.success) {
+  if ("inline" in source) {
+    const bytes = new TextEncoder().encode(source.inline);
+    if (
+      bytes.length !== entry.utf8_bytes || sha256Hex(bytes) !== entry.sha256
+    ) {
+      throw new SessionError(
+        "result_corrupted",
+        `Inline result ${id} in ${file} does not match its SHA-256 digest ${entry.sha256}`,
+        { file },
+      );
+    }
+    return bytes;
+  }
+  if (!isCleanRelative(source.reread.path)) {
     throw new SessionError(
       "session_invalid",
-      `Session file ${file} is invalid: ${describeIssue(parsed.error)}`,
+      `Session journal ${file} is invalid: ${id} names ${
+        JSON.stringify(source.reread.path)
+      }, which is not a clean workspace-relative path`,
       { file },
     );
   }
-  return parsed.data;
-}
-
-function progressJson(p: SessionProgress): SessionJson["progress"] {
-  return {
-    stop: p.stop,
-    edits: p.edits,
-    refusals: p.refusals,
-    consecutive_refusals: p.consecutiveRefusals,
-    retrievals: p.retrievals,
-    bytes_total: p.bytesTotal,
-    bytes_peak: p.bytesPeak,
-    model_ms: p.modelMs,
-    archived: p.archived,
-    checkpoints: p.checkpoints,
-    notes: [...p.notes],
-    last_turn: p.lastTurn === null ? null : {
-      sequence: p.lastTurn.sequence,
-      phase: p.lastTurn.phase,
-      candidates: [...p.lastTurn.candidates],
-      notes: [...p.lastTurn.notes],
-      lookups: [...p.lastTurn.lookups],
-      retired: p.lastTurn.retired,
-      results: p.lastTurn.results,
-    },
-    requests: p.requests.map((line) => ({ ...line })),
-  };
-}
-
-function progressOf(p: SessionJson["progress"]): SessionProgress {
-  return {
-    stop: p.stop,
-    edits: p.edits,
-    refusals: p.refusals,
-    consecutiveRefusals: p.consecutive_refusals,
-    retrievals: p.retrievals,
-    bytesTotal: p.bytes_total,
-    bytesPeak: p.bytes_peak,
-    modelMs: p.model_ms,
-    archived: p.archived,
-    checkpoints: p.checkpoints,
-    notes: p.notes,
-    lastTurn: p.last_turn,
-    requests: p.requests,
-  };
+  const reread = await rereadSource(
+    store.workspace,
+    store.root,
+    source.reread.path,
+    entry,
+  );
+  return reread.bytes ?? reread.detail;
 }

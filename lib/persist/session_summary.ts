@@ -5,9 +5,13 @@
  * @module
  */
 import { join } from "node:path";
-import { readSessionFile, SESSION_FILE } from "./session_store.ts";
+import {
+  JOURNAL_FILE,
+  OLD_SESSION_FILE,
+  parseSession,
+} from "./_read_session.ts";
+import type { CatalogueEntry } from "./_schema.ts";
 import { SessionError } from "./session_error.ts";
-import type { SessionJson } from "./_schema.ts";
 
 /** One catalogued result as a listing shows it (no body). */
 export interface SessionResultSummary {
@@ -25,13 +29,13 @@ export interface SessionResultSummary {
   readonly tool: string;
   /**
    * `persisted` (a file under `tool-results/`), `inline` (at or below its
-   * tool's threshold, kept in `session.json`) or `reread` (from the
+   * tool's threshold, kept in the journal) or `reread` (from the
    * workspace).
    */
   readonly source: "persisted" | "inline" | "reread";
   /**
-   * The persisted file (relative to the root), `session.json` for an inline
-   * result, or the workspace path.
+   * The persisted file (relative to the root), `journal.jsonl` for an
+   * inline result, or the workspace path.
    */
   readonly location: string;
 }
@@ -66,25 +70,29 @@ export interface SessionSummary {
   readonly results: readonly SessionResultSummary[];
   /** Bytes of results persisted as files. */
   readonly persisted_bytes: number;
-  /** Bytes of results kept inline in `session.json`. */
+  /** Bytes of results kept inline in the journal. */
   readonly inline_bytes: number;
-  /** Run counters carried over. */
-  readonly counters: Readonly<Record<string, number>>;
+  /** How the run ended, or `null` while it can continue. */
+  readonly stop: string | null;
+  /** Records in the journal, header included. */
+  readonly journal_records: number;
+  /** Bytes of a torn last journal line (an unacknowledged step). */
+  readonly torn_bytes: number;
 }
 
 /** One entry of {@linkcode listSessions}: a summary, or why it is unreadable. */
 export interface SessionListing {
   /** The session root. */
   readonly root: string;
-  /** The summary when `session.json` is valid. */
+  /** The summary when the journal is readable. */
   readonly summary?: SessionSummary;
-  /** Why `session.json` could not be read, otherwise. */
+  /** Why the session could not be read, otherwise. */
   readonly error?: string;
 }
 
 /**
- * Summarises one session from its `session.json` (no file is verified or
- * written; bodies are never read).
+ * Summarises one session from its journal (nothing is verified or written;
+ * bodies are never read; `loom session show --verify` verifies).
  *
  * @param root The session root.
  * @returns The summary.
@@ -101,9 +109,9 @@ export interface SessionListing {
  * ```
  */
 export async function summarizeSession(root: string): Promise<SessionSummary> {
-  const doc = await readSessionFile(root);
-  const results: SessionResultSummary[] = Object.entries(doc.results)
-    .sort((a, b) => idNumber(a[0]) - idNumber(b[0]))
+  const doc = await parseSession(root, undefined);
+  const header = doc.header;
+  const results: SessionResultSummary[] = [...doc.catalogue]
     .map(([id, entry]) => ({
       id,
       sha256: entry.sha256,
@@ -115,27 +123,30 @@ export async function summarizeSession(root: string): Promise<SessionSummary> {
     }));
   return {
     root,
-    session: doc.session,
-    workspace: doc.workspace,
-    policy: doc.policy,
-    model: doc.model,
-    test_command: doc.test?.command ?? null,
+    session: header.session,
+    workspace: header.workspace,
+    policy: header.policy,
+    model: header.model,
+    test_command: header.test?.command ?? null,
     revision: doc.revision,
-    max_steps: doc.max_steps,
-    steps_used: doc.steps_used,
-    model_calls_used: doc.model_calls_used,
-    events: doc.events.length,
-    last_action: doc.events.at(-1)?.record.action ?? null,
+    max_steps: doc.maxSteps,
+    steps_used: doc.counters.steps,
+    model_calls_used: doc.counters.modelCalls,
+    events: doc.records.length,
+    last_action: doc.records.at(-1)?.action ?? null,
     results,
     persisted_bytes: bytesFrom(results, "persisted"),
     inline_bytes: bytesFrom(results, "inline"),
-    counters: doc.counters,
+    stop: doc.stop,
+    journal_records: doc.length,
+    torn_bytes: doc.torn,
   };
 }
 
 /**
  * Lists the sessions under a directory: the directory itself when it holds
- * a `session.json`, then each subdirectory that does, by name.
+ * a journal (or an old `session.json`), then each subdirectory that does,
+ * by name.
  *
  * @param dir The directory.
  * @returns One listing per session; unreadable ones carry `error`.
@@ -147,7 +158,7 @@ export async function summarizeSession(root: string): Promise<SessionSummary> {
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * await Deno.mkdir(`${dir}/broken`);
- * await Deno.writeTextFile(`${dir}/broken/session.json`, "{");
+ * await Deno.writeTextFile(`${dir}/broken/journal.jsonl`, "{\n");
  * const listed = await listSessions(dir);
  * assert.equal(listed.length, 1);
  * assert.match(listed[0]?.error ?? "", /not valid JSON/);
@@ -155,16 +166,14 @@ export async function summarizeSession(root: string): Promise<SessionSummary> {
  */
 export async function listSessions(dir: string): Promise<SessionListing[]> {
   const roots: string[] = [];
-  if (await isFile(join(dir, SESSION_FILE))) roots.push(dir);
+  if (await isSession(dir)) roots.push(dir);
   const names: string[] = [];
   for await (const entry of Deno.readDir(dir)) {
     if (entry.isDirectory) names.push(entry.name);
   }
   names.sort();
   for (const name of names) {
-    if (await isFile(join(dir, name, SESSION_FILE))) {
-      roots.push(join(dir, name));
-    }
+    if (await isSession(join(dir, name))) roots.push(join(dir, name));
   }
   const out: SessionListing[] = [];
   for (const root of roots) {
@@ -178,22 +187,25 @@ export async function listSessions(dir: string): Promise<SessionListing[]> {
   return out;
 }
 
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await Deno.lstat(path)).isFile;
-  } catch {
-    return false;
+async function isSession(dir: string): Promise<boolean> {
+  for (const name of [JOURNAL_FILE, OLD_SESSION_FILE]) {
+    try {
+      if ((await Deno.lstat(join(dir, name))).isFile) return true;
+    } catch {
+      // Not there.
+    }
   }
+  return false;
 }
 
 function sourceOf(
-  source: SessionJson["results"][string]["source"],
+  source: CatalogueEntry["source"],
 ): Pick<SessionResultSummary, "source" | "location"> {
   if ("persisted" in source) {
     return { source: "persisted", location: source.persisted };
   }
   // The body itself is never shown: only where it lives.
-  if ("inline" in source) return { source: "inline", location: SESSION_FILE };
+  if ("inline" in source) return { source: "inline", location: JOURNAL_FILE };
   return { source: "reread", location: source.reread.path };
 }
 
@@ -203,8 +215,4 @@ function bytesFrom(
 ): number {
   return results.filter((r) => r.source === source)
     .reduce((sum, r) => sum + r.utf8_bytes, 0);
-}
-
-function idNumber(id: string): number {
-  return Number(id.slice(id.lastIndexOf("-") + 1));
 }

@@ -1,7 +1,7 @@
 /**
- * Connects a slice run to session storage: the hooks that persist a
- * checkpoint after every acknowledged step, and the resume state a stopped
- * run continues from.
+ * Connects a slice run to session storage: the hooks that append a
+ * checkpoint to the journal after every acknowledged step, and the resume
+ * state a stopped run continues from.
  *
  * @module
  */
@@ -10,28 +10,14 @@ import type {
   SliceResume,
   SliceSessionHooks,
 } from "../slice/checkpoint.ts";
-import type { PersistenceOverrides } from "./tool_policy.ts";
 import type {
   LoadedSession,
   SessionSaveInfo,
   SessionStore,
-  SessionTest,
 } from "./session_store.ts";
 
-/** What a session stores besides the checkpoints: how to run the slice again. */
+/** Options of {@linkcode sliceSessionHooks}. */
 export interface SliceSessionOptions {
-  /** The slice's intent. */
-  readonly intent: string;
-  /** The context policy. */
-  readonly policy: "legacy" | "bounded";
-  /** The model spec to resume with (a `recorded:` path should be absolute). */
-  readonly model: string;
-  /** The test command, or `null`. */
-  readonly test: SessionTest | null;
-  /** The step budget. */
-  readonly maxSteps: number;
-  /** Threshold overrides in force. */
-  readonly overrides?: PersistenceOverrides;
   /** The session to continue, from {@linkcode SessionStore.load}. */
   readonly resume?: LoadedSession;
   /** Told after every save (e.g. a progress line). */
@@ -43,20 +29,20 @@ export interface SliceSessionOptions {
 
 /**
  * The session hooks of a slice run (`RunOptions.session`): every checkpoint
- * is saved atomically through the owner's {@linkcode SessionStore}, and
- * commission refuses paths into the session root.
+ * is appended to the journal through the owner's {@linkcode SessionStore},
+ * and commission refuses paths into the session root.
  *
  * @param store The owner's handle; ephemeral stages have none to pass.
- * @param options How to run the slice again, and the session to continue.
+ * @param options The session to continue and a listener.
  * @returns Hooks for `runWithOptions`.
  *
  * @example
  * ```ts
  * import { runWithOptions, SessionStore, sliceSessionHooks } from "@loom/loom";
  * import assert from "node:assert/strict";
+ * const keyFile = `${await Deno.makeTempDir()}/session.key`;
  * const workspace = await Deno.makeTempDir();
  * const root = await Deno.makeTempDir();
- * const store = await SessionStore.create(root, { workspace });
  * const model = {
  *   spec: "scripted:complete",
  *   call: ({ phase }: { phase: string }) => Promise.resolve({
@@ -65,54 +51,29 @@ export interface SliceSessionOptions {
  *     final_usage: true,
  *   }),
  * };
- * const session = sliceSessionHooks(store, {
- *   intent: "Nothing", policy: "bounded", model: model.spec, test: null, maxSteps: 2,
+ * const store = await SessionStore.create(root, {
+ *   workspace, keyFile,
+ *   run: { intent: "Nothing", policy: "bounded", model: model.spec, test: null, maxSteps: 2 },
  * });
  * const outcome = await runWithOptions(
  *   { intent: "Nothing", workspace, maxSteps: 2, provider: model },
- *   { contextPolicy: "bounded", session },
+ *   { contextPolicy: "bounded", session: sliceSessionHooks(store) },
  * );
+ * await store.close();
  * assert.equal(outcome.stop, "completed");
- * assert.equal((await store.load()).progress.stop, "completed");
+ * const reopened = await SessionStore.open(root, { keyFile });
+ * assert.equal((await reopened.load()).stop, "completed");
+ * await reopened.close();
  * ```
  */
 export function sliceSessionHooks(
   store: SessionStore,
-  options: SliceSessionOptions,
+  options: SliceSessionOptions = {},
 ): SliceSessionHooks {
   const hooks: SliceSessionHooks = {
     forbiddenRoots: store.forbiddenRoots,
     onCheckpoint: async (checkpoint) => {
-      const info = await store.save({
-        intent: options.intent,
-        policy: options.policy,
-        model: options.model,
-        test: options.test,
-        revision: checkpoint.revision,
-        maxSteps: options.maxSteps,
-        stepsUsed: checkpoint.steps,
-        modelCallsUsed: checkpoint.modelCalls,
-        records: checkpoint.records,
-        results: checkpoint.results.stored(),
-        ...(options.overrides === undefined
-          ? {}
-          : { overrides: options.overrides }),
-        progress: {
-          stop: checkpoint.stop,
-          edits: checkpoint.edits,
-          refusals: checkpoint.refusals,
-          consecutiveRefusals: checkpoint.consecutiveRefusals,
-          retrievals: checkpoint.retrievals,
-          bytesTotal: checkpoint.bytesTotal,
-          bytesPeak: checkpoint.bytesPeak,
-          modelMs: checkpoint.modelMs,
-          archived: checkpoint.archived,
-          checkpoints: checkpoint.checkpoints,
-          notes: checkpoint.notes,
-          lastTurn: checkpoint.lastTurn,
-          requests: checkpoint.requests,
-        },
-      });
+      const info = await store.save(checkpoint);
       options.onSaved?.(info, checkpoint);
     },
   };
@@ -125,28 +86,29 @@ export function sliceSessionHooks(
  * The resume state of a loaded session, for `RunOptions.session.resume`.
  *
  * @param loaded A verified session.
- * @returns Counters, records, results and briefing state to continue from.
+ * @returns The run state, results and unavailable results to continue from.
  *
  * @example
  * ```ts
  * import { resumeOf, SessionStore } from "@loom/loom";
  * import assert from "node:assert/strict";
- * const store = await SessionStore.create(await Deno.makeTempDir(), { workspace: await Deno.makeTempDir() });
- * await store.save({
- *   intent: "x", policy: "legacy", model: "recorded:/r.json", test: null, revision: null,
- *   maxSteps: 3, stepsUsed: 0, modelCallsUsed: 0, records: [], results: [],
+ * const keyFile = `${await Deno.makeTempDir()}/session.key`;
+ * const root = await Deno.makeTempDir();
+ * const created = await SessionStore.create(root, {
+ *   workspace: await Deno.makeTempDir(), keyFile,
+ *   run: { intent: "x", policy: "legacy", model: "recorded:/r.json", test: null, maxSteps: 3 },
  * });
+ * await created.close();
+ * const store = await SessionStore.open(root, { keyFile });
  * const resume = resumeOf(await store.load());
+ * await store.close();
  * assert.equal(resume.steps, 0);
  * assert.equal(resume.lastTurn, null);
  * ```
  */
 export function resumeOf(loaded: LoadedSession): SliceResume {
-  const p = loaded.progress;
   return {
-    steps: loaded.stepsUsed,
-    modelCalls: loaded.modelCallsUsed,
-    records: loaded.records,
+    ...loaded.state,
     results: loaded.results,
     unavailable: loaded.unavailable.map((u) => ({
       id: u.id,
@@ -156,18 +118,5 @@ export function resumeOf(loaded: LoadedSession): SliceResume {
       utf8_bytes: u.utf8_bytes,
       detail: u.detail,
     })),
-    edits: p.edits,
-    revision: loaded.revision,
-    refusals: p.refusals,
-    consecutiveRefusals: p.consecutiveRefusals,
-    retrievals: p.retrievals,
-    bytesTotal: p.bytesTotal,
-    bytesPeak: p.bytesPeak,
-    modelMs: p.modelMs,
-    notes: p.notes,
-    archived: p.archived,
-    checkpoints: p.checkpoints,
-    lastTurn: p.lastTurn,
-    requests: p.requests,
   };
 }

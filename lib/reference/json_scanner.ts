@@ -2,11 +2,12 @@
  * A strict, lexeme-preserving JSON scanner over UTF-8 bytes.
  *
  * {@linkcode scanJson} validates a whole document in one iterative pass (an
- * explicit stack, so any depth is fine) and builds a compact index of typed
- * arrays: every value's byte span, every member's key span, and each
- * container's list of children. {@linkcode JsonIndex.resolve} walks that
- * index for an RFC 6901 pointer without rescanning, and the span it returns
- * addresses the value's original bytes, so numbers keep every digit.
+ * explicit stack, so any depth is fine) and builds a compact index of
+ * exact-size typed arrays: each container's span and the offsets of its
+ * children (about 4 bytes per value and 16 per container, a fraction of the
+ * document). {@linkcode JsonIndex.resolve} walks that index for an RFC 6901
+ * pointer, rereading only the few bytes around each step, and the span it
+ * returns addresses the value's original bytes, so numbers keep every digit.
  *
  * Strict means: RFC 8259 grammar, well-formed UTF-8 everywhere (RFC 3629), no
  * leading byte order mark, no escaped lone surrogates, and no duplicate member
@@ -99,6 +100,11 @@ export interface JsonIndex {
   /** How many values (of any kind, at any depth) the document holds. */
   readonly valueCount: number;
   /**
+   * Bytes the index holds beside the document (its typed arrays, name tables
+   * included), for memory budgets.
+   */
+  readonly byteLength: number;
+  /**
    * The span of the value that decoded pointer tokens name.
    *
    * @param tokens Reference tokens, as {@linkcode parsePointer} returns them.
@@ -170,20 +176,22 @@ let lastStringEscaped = false;
  */
 export function scanJson(bytes: Uint8Array): JsonIndex {
   const n = bytes.length;
-  let capacity = Math.max(64, Math.min(n >>> 5, 1 << 18));
-  let starts = new Int32Array(capacity);
-  let ends = new Int32Array(capacity);
-  let keyStarts = new Int32Array(capacity);
-  let keyEnds = new Int32Array(capacity);
-  /** For containers: offset of their child list in `children`. */
-  let lists = new Int32Array(capacity);
+  // Containers, numbered in the order they open (so by start offset).
+  let capacity = Math.max(16, Math.min(n >>> 6, 1 << 16));
+  let cStarts = new Int32Array(capacity);
+  let cEnds = new Int32Array(capacity);
+  let cLists = new Int32Array(capacity);
+  let containers = 0;
   let count = 0;
 
-  // Final child lists: [count, id, id, …] per container.
-  let children = new Int32Array(capacity + 16);
+  // Final child lists, [count, at, at, …] per container, where `at` is an
+  // element's value start or a member's key start.
+  let children = new Int32Array(Math.max(64, Math.min(n >>> 3, 1 << 18)));
   let childrenTop = 0;
-  // Children of the open containers, innermost last.
+  // Children of the open containers, innermost last; key ends are scratch
+  // for the duplicate check and are not kept.
   let pending = new Int32Array(256);
+  let pendingKeyEnds = new Int32Array(256);
   let pendingTop = 0;
 
   // Open containers.
@@ -209,28 +217,30 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
     // ---- A value is expected at i (after whitespace).
     if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
     if (i >= n) throw invalid(i, "unexpected end of input, expected a value");
-    if (count === capacity) {
-      capacity *= 2;
-      starts = grow(starts, capacity);
-      ends = grow(ends, capacity);
-      keyStarts = grow(keyStarts, capacity);
-      keyEnds = grow(keyEnds, capacity);
-      lists = grow(lists, capacity);
-    }
-    const id = count++;
-    starts[id] = i;
+    count++;
     if (depth > 0) {
-      if (inObject) {
-        keyStarts[id] = keyStart;
-        keyEnds[id] = keyEnd;
-      }
       if (pendingTop === pending.length) {
         pending = grow(pending, pending.length * 2);
+        pendingKeyEnds = grow(pendingKeyEnds, pending.length);
       }
-      pending[pendingTop++] = id;
+      if (inObject) {
+        pending[pendingTop] = keyStart;
+        pendingKeyEnds[pendingTop] = keyEnd;
+      } else {
+        pending[pendingTop] = i;
+      }
+      pendingTop++;
     }
     const c = bytes[i]!;
     if (c === LBRACE || c === LBRACKET) {
+      if (containers === capacity) {
+        capacity *= 2;
+        cStarts = grow(cStarts, capacity);
+        cEnds = grow(cEnds, capacity);
+        cLists = grow(cLists, capacity);
+      }
+      const id = containers++;
+      cStarts[id] = i;
       if (depth === stackIds.length) {
         stackIds = grow(stackIds, depth * 2);
         stackBase = grow(stackBase, depth * 2);
@@ -247,8 +257,8 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
       if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
       if (i < n && bytes[i] === (inObject ? RBRACE : RBRACKET)) {
         // Empty container: close it right away.
-        ends[id] = i + 1;
-        lists[id] = childrenTop;
+        cEnds[id] = i + 1;
+        cLists[id] = childrenTop;
         if (childrenTop === children.length) {
           children = grow(children, children.length * 2);
         }
@@ -256,7 +266,7 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
         depth--;
         i++;
         if (depth > 0) {
-          inObject = bytes[starts[stackIds[depth - 1]!]!] === LBRACE;
+          inObject = bytes[cStarts[stackIds[depth - 1]!]!] === LBRACE;
         }
       } else if (inObject) {
         // First member name.
@@ -278,19 +288,14 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
       }
     } else if (c === QUOTE) {
       i = scanString(bytes, words, i, n);
-      ends[id] = i;
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
       i = scanNumber(bytes, i, n);
-      ends[id] = i;
     } else if (c === 0x74) {
       i = scanLiteral(bytes, i, n, TRUE);
-      ends[id] = i;
     } else if (c === 0x66) {
       i = scanLiteral(bytes, i, n, FALSE);
-      ends[id] = i;
     } else if (c === 0x6e) {
       i = scanLiteral(bytes, i, n, NULL);
-      ends[id] = i;
     } else {
       throw invalid(i, `unexpected ${describe(bytes, i)}, expected a value`);
     }
@@ -305,13 +310,12 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
             `unexpected ${describe(bytes, i)} after the top-level value`,
           );
         }
+        // Keep exactly what is used: no slack from doubling.
         return new Index(bytes, {
-          starts,
-          ends,
-          keyStarts,
-          keyEnds,
-          lists,
-          children,
+          cStarts: cStarts.slice(0, containers),
+          cEnds: cEnds.slice(0, containers),
+          cLists: cLists.slice(0, containers),
+          children: children.slice(0, childrenTop),
           count,
           tables,
         });
@@ -352,15 +356,14 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
       const cid = stackIds[depth]!;
       const base = stackBase[depth]!;
       const members = pendingTop - base;
-      ends[cid] = i + 1;
+      cEnds[cid] = i + 1;
       if (inObject && members > 1) {
         const table = checkDuplicates(
           bytes,
           pending,
+          pendingKeyEnds,
           base,
           pendingTop,
-          keyStarts,
-          keyEnds,
           stackEscapedKey[depth] === 1,
         );
         if (table !== undefined) tables.set(cid, table);
@@ -371,14 +374,14 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
           Math.max(children.length * 2, childrenTop + members + 1),
         );
       }
-      lists[cid] = childrenTop;
+      cLists[cid] = childrenTop;
       children[childrenTop++] = members;
       children.set(pending.subarray(base, pendingTop), childrenTop);
       childrenTop += members;
       pendingTop = base;
       i++;
       if (depth > 0) {
-        inObject = bytes[starts[stackIds[depth - 1]!]!] === LBRACE;
+        inObject = bytes[cStarts[stackIds[depth - 1]!]!] === LBRACE;
       }
     }
   }
@@ -629,16 +632,17 @@ const LINEAR_MEMBERS = 256;
 let table = new Int32Array(1024);
 
 /**
- * Throw `ambiguous_json` when two members of one object (ids
- * `pending[from..to)`) share a decoded name.
+ * Throw `ambiguous_json` when two members of one object share a decoded
+ * name; the members' key spans are `[keyStarts[p], keyEnds[p])` for `p` in
+ * `[from, to)`. Returns the name table of a large object: key starts by
+ * name hash, -1 for an empty slot.
  */
 function checkDuplicates(
   bytes: Uint8Array,
-  pending: Int32Array,
-  from: number,
-  to: number,
   keyStarts: Int32Array,
   keyEnds: Int32Array,
+  from: number,
+  to: number,
   escaped: boolean,
 ): Int32Array | undefined {
   const members = to - from;
@@ -646,9 +650,8 @@ function checkDuplicates(
     // Some name uses escapes: compare decoded names.
     const seen = new Set<string>();
     for (let p = from; p < to; p++) {
-      const id = pending[p]!;
-      const name = decodeStringBytes(bytes, keyStarts[id]!, keyEnds[id]!);
-      if (seen.has(name)) throw duplicate(bytes, keyStarts[id]!, keyEnds[id]!);
+      const name = decodeStringBytes(bytes, keyStarts[p]!, keyEnds[p]!);
+      if (seen.has(name)) throw duplicate(bytes, keyStarts[p]!, keyEnds[p]!);
       seen.add(name);
     }
     return undefined;
@@ -656,12 +659,10 @@ function checkDuplicates(
   // No escapes: equal names are equal bytes (UTF-8 is already validated).
   if (members <= 8) {
     for (let p = from + 1; p < to; p++) {
-      const a = pending[p]!;
-      const as = keyStarts[a]!;
-      const ae = keyEnds[a]!;
+      const as = keyStarts[p]!;
+      const ae = keyEnds[p]!;
       for (let q = from; q < p; q++) {
-        const b = pending[q]!;
-        if (sameBytes(bytes, as, ae, keyStarts[b]!, keyEnds[b]!)) {
+        if (sameBytes(bytes, as, ae, keyStarts[q]!, keyEnds[q]!)) {
           throw duplicate(bytes, as, ae);
         }
       }
@@ -672,27 +673,32 @@ function checkDuplicates(
   while (size < members * 2) size <<= 1;
   if (table.length < size) table = new Int32Array(size);
   const mask = size - 1;
+  // Slots hold p - from; -1 is empty.
   table.fill(-1, 0, size);
   for (let p = from; p < to; p++) {
-    const a = pending[p]!;
-    const as = keyStarts[a]!;
-    const ae = keyEnds[a]!;
+    const as = keyStarts[p]!;
+    const ae = keyEnds[p]!;
     const h = hashBytes(bytes, as + 1, ae - 1);
     let slot = h & mask;
     for (;;) {
-      const b = table[slot]!;
-      if (b === -1) {
-        table[slot] = a;
+      const q = table[slot]!;
+      if (q === -1) {
+        table[slot] = p - from;
         break;
       }
-      if (sameBytes(bytes, as, ae, keyStarts[b]!, keyEnds[b]!)) {
+      if (sameBytes(bytes, as, ae, keyStarts[from + q]!, keyEnds[from + q]!)) {
         throw duplicate(bytes, as, ae);
       }
       slot = (slot + 1) & mask;
     }
   }
-  // The same table serves name lookups in large objects later.
-  return members > LINEAR_MEMBERS ? table.slice(0, size) : undefined;
+  if (members <= LINEAR_MEMBERS) return undefined;
+  // The same table serves name lookups later, holding key starts.
+  const kept = table.slice(0, size);
+  for (let k = 0; k < size; k++) {
+    if (kept[k] !== -1) kept[k] = keyStarts[from + kept[k]!]!;
+  }
+  return kept;
 }
 
 /** Per-process seed, so crafted names cannot force hash collisions. */
@@ -797,16 +803,55 @@ function grow<T extends Int32Array | Uint8Array>(array: T, size: number): T {
 }
 
 interface IndexData {
-  starts: Int32Array;
-  ends: Int32Array;
-  keyStarts: Int32Array;
-  keyEnds: Int32Array;
-  lists: Int32Array;
+  /** Start offset of each container, in opening order (so ascending). */
+  cStarts: Int32Array;
+  /** End offset (after the close) of each container. */
+  cEnds: Int32Array;
+  /** Offset of each container's list in `children`. */
+  cLists: Int32Array;
+  /** Per container: member count, then each value start (arrays) or key start (objects). */
   children: Int32Array;
   count: number;
+  /** Name tables of objects with more than LINEAR_MEMBERS members: key starts by hash. */
   tables: Map<number, Int32Array>;
 }
 
+/** The offset just past the string lexeme starting at `i` (already validated). */
+function stringEnd(bytes: Uint8Array, i: number): number {
+  i++;
+  for (;;) {
+    const b = bytes[i]!;
+    if (b === QUOTE) return i + 1;
+    i += b === BACKSLASH ? 2 : 1;
+  }
+}
+
+/** The offset just past the scalar lexeme starting at `i` (already validated). */
+function scalarEnd(bytes: Uint8Array, i: number): number {
+  const c = bytes[i]!;
+  if (c === QUOTE) return stringEnd(bytes, i);
+  if (c === 0x74 || c === 0x6e) return i + 4;
+  if (c === 0x66) return i + 5;
+  const n = bytes.length;
+  i++;
+  for (; i < n; i++) {
+    const d = bytes[i]!;
+    if (
+      !((d >= 0x30 && d <= 0x39) || d === 0x2e || d === 0x65 || d === 0x45 ||
+        d === 0x2b || d === 0x2d)
+    ) break;
+  }
+  return i;
+}
+
+/**
+ * The index keeps containers only: each one's span and its children's
+ * offsets (an element's value start, a member's key start). A member's value
+ * start, a scalar's end and a key's end are found again in the bytes when a
+ * pointer needs them; a nested container's number by binary search over the
+ * container starts. So it costs about 4 bytes per value and 16 per
+ * container, well under the document for any realistic JSON.
+ */
 class Index implements JsonIndex {
   readonly bytes: Uint8Array;
   readonly #data: IndexData;
@@ -820,56 +865,82 @@ class Index implements JsonIndex {
     return this.#data.count;
   }
 
-  /** The member of a small object named `name`, comparing names in order. */
+  get byteLength(): number {
+    const { cStarts, cEnds, cLists, children, tables } = this.#data;
+    let total = cStarts.byteLength + cEnds.byteLength + cLists.byteLength +
+      children.byteLength;
+    for (const table of tables.values()) total += table.byteLength;
+    return total;
+  }
+
+  /** The number of the container starting at `at`. */
+  #container(at: number): number {
+    const starts = this.#data.cStarts;
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (starts[mid]! < at) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The value start of the member whose key starts at `key`. */
+  #memberValue(key: number): number {
+    const bytes = this.bytes;
+    let i = stringEnd(bytes, key);
+    while (WS[bytes[i]!] === 1) i++;
+    i++; // the colon
+    while (WS[bytes[i]!] === 1) i++;
+    return i;
+  }
+
+  /** The key start of the member of a small object named `name`, or -1. */
   #scanMembers(list: number, size: number, name: Uint8Array): number {
-    const { keyStarts, keyEnds, children } = this.#data;
+    const { children } = this.#data;
+    const bytes = this.bytes;
     for (let k = 1; k <= size; k++) {
-      const member = children[list + k]!;
-      if (nameMatches(this.bytes, keyStarts[member]!, keyEnds[member]!, name)) {
-        return member;
-      }
+      const key = children[list + k]!;
+      if (nameMatches(bytes, key, stringEnd(bytes, key), name)) return key;
     }
     return -1;
   }
 
-  /** The member of a large object named `name`, through its hash table. */
+  /** The key start of the member of a large object named `name`, or -1. */
   #lookup(object: number, name: Uint8Array): number {
     const bytes = this.bytes;
-    const { keyStarts, keyEnds } = this.#data;
     let table = this.#data.tables.get(object);
     if (table === undefined) table = this.#buildTable(object);
     const mask = table.length - 1;
     let slot = hashBytes(name, 0, name.length) & mask;
     for (;;) {
-      const member = table[slot]!;
-      if (member === -1) return -1;
-      if (nameMatches(bytes, keyStarts[member]!, keyEnds[member]!, name)) {
-        return member;
-      }
+      const key = table[slot]!;
+      if (key === -1) return -1;
+      if (nameMatches(bytes, key, stringEnd(bytes, key), name)) return key;
       slot = (slot + 1) & mask;
     }
   }
 
   #buildTable(object: number): Int32Array {
     const bytes = this.bytes;
-    const { keyStarts, keyEnds, lists, children } = this.#data;
-    const list = lists[object]!;
+    const { cLists, children } = this.#data;
+    const list = cLists[object]!;
     const size = children[list]!;
     let capacity = 64;
     while (capacity < size * 2) capacity <<= 1;
     const table = new Int32Array(capacity).fill(-1);
     const mask = capacity - 1;
     for (let k = 1; k <= size; k++) {
-      const member = children[list + k]!;
-      const ks = keyStarts[member]!;
-      const ke = keyEnds[member]!;
+      const ks = children[list + k]!;
+      const ke = stringEnd(bytes, ks);
       // Hash the decoded name, so escaped names meet their tokens.
       const h = hasBackslash(bytes, ks + 1, ke - 1)
         ? hashOf(encoder.encode(decodeStringBytes(bytes, ks, ke)))
         : hashBytes(bytes, ks + 1, ke - 1);
       let slot = h & mask;
       while (table[slot] !== -1) slot = (slot + 1) & mask;
-      table[slot] = member;
+      table[slot] = ks;
     }
     this.#data.tables.set(object, table);
     return table;
@@ -877,12 +948,12 @@ class Index implements JsonIndex {
 
   resolve(tokens: readonly string[]): JsonSpan {
     const bytes = this.bytes;
-    const { starts, ends, lists, children } = this.#data;
-    let id = 0;
+    const { cEnds, cLists, children } = this.#data;
+    let at = 0;
+    while (WS[bytes[at]!] === 1) at++;
     for (let t = 0; t < tokens.length; t++) {
       const token = tokens[t]!;
-      const first = bytes[starts[id]!]!;
-      const list = lists[id]!;
+      const first = bytes[at]!;
       if (first === LBRACKET) {
         const index = arrayIndexOf(token);
         if (index < 0) {
@@ -893,6 +964,7 @@ class Index implements JsonIndex {
             }) indexes an array but is not a canonical array index (0, 1, 2, … without leading zeros)`,
           );
         }
+        const list = cLists[this.#container(at)]!;
         const size = children[list]!;
         if (index >= size) {
           throw new PointerError(
@@ -902,8 +974,10 @@ class Index implements JsonIndex {
             } asks for index ${token} of an array of ${size} elements`,
           );
         }
-        id = children[list + 1 + index]!;
+        at = children[list + 1 + index]!;
       } else if (first === LBRACE) {
+        const id = this.#container(at);
+        const list = cLists[id]!;
         const size = children[list]!;
         const name = encoder.encode(token);
         let found = -1;
@@ -921,7 +995,7 @@ class Index implements JsonIndex {
             }, which the object does not have`,
           );
         }
-        id = found;
+        at = this.#memberValue(found);
       } else {
         throw new PointerError(
           "pointer_not_found",
@@ -929,8 +1003,11 @@ class Index implements JsonIndex {
         );
       }
     }
-    const start = starts[id]!;
-    return { start, end: ends[id]!, kind: kindOf(bytes[start]!) };
+    const first = bytes[at]!;
+    const end = first === LBRACE || first === LBRACKET
+      ? cEnds[this.#container(at)]!
+      : scalarEnd(bytes, at);
+    return { start: at, end, kind: kindOf(first) };
   }
 }
 

@@ -7,6 +7,7 @@
  */
 import type { ResultReference } from "../store/result_store.ts";
 import { isCharBoundary } from "../store/utf8.ts";
+import { IndexCache } from "./_index_cache.ts";
 import { type JsonIndex, JsonScanError, scanJson } from "./json_scanner.ts";
 import { decodeJsonString } from "./json_scanner.ts";
 import { parsePointer, PointerError } from "./pointer.ts";
@@ -85,8 +86,24 @@ export interface SelectOptions {
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
 
-const jsonCache = new WeakMap<Uint8Array, JsonIndex | JsonScanError>();
-const lineCache = new WeakMap<Uint8Array, Uint32Array>();
+/**
+ * Bytes of JSON indexes kept between lookups: half the result store's
+ * default 64 MiB, room for the index of the largest result (about 0.65× its
+ * 16 MiB) and more. Older indexes are released first and rescanned if asked
+ * for again.
+ */
+export const JSON_INDEX_BUDGET = 32 * 1024 * 1024;
+/** Bytes of line-end tables kept between lookups (4 bytes per line). */
+export const LINE_INDEX_BUDGET = 16 * 1024 * 1024;
+
+const jsonCache = new IndexCache<JsonIndex | JsonScanError>(
+  JSON_INDEX_BUDGET,
+  (index) => index instanceof JsonScanError ? 64 : index.byteLength,
+);
+const lineCache = new IndexCache<Uint32Array>(
+  LINE_INDEX_BUDGET,
+  (ends) => ends.byteLength,
+);
 
 /**
  * Parses and checks a reference's shape (closed object, known selector,
@@ -293,55 +310,54 @@ function clip(text: string): string {
 }
 
 /**
- * The JSON index of some content, scanned at most once per bytes object.
+ * The JSON index of some content, scanned once and kept while it is among
+ * the most recently used indexes within {@link JSON_INDEX_BUDGET}.
  *
  * @param bytes Stored content.
- * @returns The index, or the scan error (cached too).
+ * @returns The index, or the scan error (kept too).
  */
 export function jsonIndex(bytes: Uint8Array): JsonIndex | JsonScanError {
-  let index = jsonCache.get(bytes);
-  if (index === undefined) {
+  return jsonCache.get(bytes, (content) => {
     try {
-      index = scanJson(bytes);
+      return scanJson(content);
     } catch (error) {
       if (!(error instanceof JsonScanError)) throw error;
-      index = error;
+      return error;
     }
-    jsonCache.set(bytes, index);
-  }
-  return index;
+  });
 }
 
 /**
  * Offsets just past each line (after its `\n`, or the end of the content for
- * an unterminated last line), computed at most once per bytes object.
+ * an unterminated last line), computed once and kept like JSON indexes
+ * (within {@link LINE_INDEX_BUDGET}).
  *
  * @param bytes Stored content.
  * @returns One end offset per line; empty content has no lines.
  */
 export function lineEnds(bytes: Uint8Array): Uint32Array {
-  let ends = lineCache.get(bytes);
-  if (ends === undefined) {
-    let count = 0;
-    for (
-      let at = bytes.indexOf(10);
-      at !== -1;
-      at = bytes.indexOf(10, at + 1)
-    ) {
-      count++;
-    }
-    const last = bytes.length > 0 && bytes[bytes.length - 1] !== 10;
-    ends = new Uint32Array(count + (last ? 1 : 0));
-    let i = 0;
-    for (
-      let at = bytes.indexOf(10);
-      at !== -1;
-      at = bytes.indexOf(10, at + 1)
-    ) {
-      ends[i++] = at + 1;
-    }
-    if (last) ends[i] = bytes.length;
-    lineCache.set(bytes, ends);
+  return lineCache.get(bytes, findLineEnds);
+}
+
+function findLineEnds(bytes: Uint8Array): Uint32Array {
+  let count = 0;
+  for (
+    let at = bytes.indexOf(10);
+    at !== -1;
+    at = bytes.indexOf(10, at + 1)
+  ) {
+    count++;
   }
+  const last = bytes.length > 0 && bytes[bytes.length - 1] !== 10;
+  const ends = new Uint32Array(count + (last ? 1 : 0));
+  let i = 0;
+  for (
+    let at = bytes.indexOf(10);
+    at !== -1;
+    at = bytes.indexOf(10, at + 1)
+  ) {
+    ends[i++] = at + 1;
+  }
+  if (last) ends[i] = bytes.length;
   return ends;
 }

@@ -523,7 +523,7 @@ export class SliceRun {
     const checkpoint: SliceCheckpoint = {
       steps: this.#steps,
       modelCalls: c.modelCalls,
-      records: [...this.#records],
+      records: this.#records,
       results: this.#results,
       edits: this.#facts.edits,
       revision: this.#facts.revision,
@@ -537,7 +537,7 @@ export class SliceRun {
       archived: this.#briefing?.archivedCount ?? 0,
       checkpoints: this.#briefing?.checkpoints ?? 0,
       lastTurn: this.#lastTurn,
-      requests: [...this.#report.requests],
+      requests: this.#report.requests,
       stop,
     };
     await session.onCheckpoint(checkpoint);

@@ -33,44 +33,70 @@ export interface LastTurn {
   readonly results: number;
 }
 
-/** The counters and briefing state of a slice (numbers and notes only). */
-export interface SliceProgressState {
+/**
+ * The names of a slice's counters, in the order the journal writes them.
+ * Adding a counter means adding its name here and producing and consuming
+ * it in the run; the session journal derives its wire form (snake_case) and
+ * its schema from this list.
+ *
+ * @example
+ * ```ts
+ * import { SLICE_COUNTERS } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * assert.ok(SLICE_COUNTERS.includes("modelCalls"));
+ * ```
+ */
+export const SLICE_COUNTERS = [
   /** Steps taken, refused ones included. */
-  readonly steps: number;
+  "steps",
   /** Model calls answered (a recorded model resumes at this call index). */
-  readonly modelCalls: number;
-  /** Every action record, in sequence order. */
-  readonly records: readonly ActionRecord[];
+  "modelCalls",
   /** Admitted edits (the next revision is numbered after them). */
-  readonly edits: number;
+  "edits",
+  /** Refused steps. */
+  "refusals",
+  /** Refused steps in a row at the end. */
+  "consecutiveRefusals",
+  /** Successful lookups. */
+  "retrievals",
+  /** Sum of request bytes. */
+  "bytesTotal",
+  /** Largest request. */
+  "bytesPeak",
+  /** Milliseconds spent waiting for the model. */
+  "modelMs",
+  /** Events retired from the bounded tail. */
+  "archived",
+  /** Bounded retirement checkpoints. */
+  "checkpoints",
+] as const;
+
+/** One counter of a slice. */
+export type SliceCounter = (typeof SLICE_COUNTERS)[number];
+
+/** The counters of a slice, by name (see {@linkcode SLICE_COUNTERS}). */
+export type SliceCounters = { readonly [K in SliceCounter]: number };
+
+/**
+ * The run state of a slice: counters, revision, records, notes, report lines
+ * and the last turn. Checkpoints, resume and the session journal are built
+ * from it; the journal serializes it in one place (`lib/persist`).
+ */
+export interface SliceState extends SliceCounters {
   /** The latest revision, `null` before any edit. */
   readonly revision: string | null;
-  /** Refused steps. */
-  readonly refusals: number;
-  /** Refused steps in a row at the end. */
-  readonly consecutiveRefusals: number;
-  /** Successful lookups. */
-  readonly retrievals: number;
-  /** Sum of request bytes. */
-  readonly bytesTotal: number;
-  /** Largest request. */
-  readonly bytesPeak: number;
-  /** Milliseconds spent waiting for the model. */
-  readonly modelMs: number;
+  /** Every action record, in sequence order (append-only). */
+  readonly records: readonly ActionRecord[];
   /** Refusal notes still to be shown at the next selection. */
   readonly notes: readonly string[];
-  /** Events retired from the bounded tail. */
-  readonly archived: number;
-  /** Bounded retirement checkpoints. */
-  readonly checkpoints: number;
   /** The last request built, or `null` before the first. */
   readonly lastTurn: LastTurn | null;
-  /** The context report lines so far. */
+  /** The context report lines so far (append-only). */
   readonly requests: readonly ContextReportRequest[];
 }
 
 /** What a run hands to {@linkcode SliceSessionHooks.onCheckpoint}. */
-export interface SliceCheckpoint extends SliceProgressState {
+export interface SliceCheckpoint extends SliceState {
   /** The run's result store (read it with `stored()`; never modify it). */
   readonly results: ResultStore;
   /** How the run ended, on the final checkpoint; `null` while it runs. */
@@ -94,7 +120,7 @@ export interface UnavailableResultEntry {
 }
 
 /** What a resumed run continues from. */
-export interface SliceResume extends SliceProgressState {
+export interface SliceResume extends SliceState {
   /** The verified results to re-admit with their ids and digests. */
   readonly results: readonly StoredResult[];
   /**

@@ -15,7 +15,9 @@ import type { StopReason } from "../briefing/context_report.ts";
  * - `refused`: `maxConsecutiveRefusals` steps in a row were refused (the model
  *   keeps proposing what commission cannot admit).
  * - `suspended`: a ninth lookup in selection, or an internal failure after
- *   the slice started (then the error is also thrown).
+ *   the slice started (then the error is also thrown). `loom run` also
+ *   reports a failure before the slice started (bad workspace, intent file or
+ *   session) as `suspended`.
  * - `capacity`: the event archive is full, the result store cannot keep a
  *   new result under the bounded policy (compact descriptors have no preview,
  *   so the model would be blind to it), or mandatory content of a bounded

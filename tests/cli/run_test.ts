@@ -6,6 +6,7 @@ import {
   splitCommand,
 } from "../../lib/cli/run.ts";
 import { UsageError } from "../../lib/cli/_io.ts";
+import { loom } from "./_run.ts";
 
 const BASE = ["--workspace", "ws", "--model", "recorded:r.json"];
 
@@ -164,4 +165,103 @@ Deno.test("exitCodeOf() maps stops to the documented exit codes", () => {
   }
   assert.equal(exitCodeOf("provider_error"), 3);
   assert.equal(exitCodeOf("confinement_unavailable"), 3);
+});
+
+Deno.test("loom run writes the asked-for context report when it fails before the slice starts", async (t) => {
+  const ws = await Deno.makeTempDir({ prefix: "loom-cli-start-" });
+  const out = await Deno.makeTempDir({ prefix: "loom-cli-report-" });
+  await Deno.writeTextFile(
+    `${out}/rec.json`,
+    JSON.stringify({ format: "loom-recording/1", calls: [] }),
+  );
+  const model = ["--model", `recorded:${out}/rec.json`];
+  const cases: [string, string[], RegExp][] = [
+    ["a nonexistent workspace", [
+      "--workspace",
+      `${ws}/missing`,
+      "--intent",
+      "x",
+      ...model,
+    ], /Cannot use --workspace/],
+    ["an unreadable --intent-file", [
+      "--workspace",
+      ws,
+      "--intent-file",
+      `${out}/no-intent.txt`,
+      ...model,
+    ], /Cannot read --intent-file/],
+    ["a --session root inside the workspace", [
+      "--workspace",
+      ws,
+      "--intent",
+      "x",
+      ...model,
+      "--session",
+      `${ws}/session`,
+    ], /session/i],
+    ["a bad persistence config", [
+      "--workspace",
+      ws,
+      "--intent",
+      "x",
+      ...model,
+      "--session",
+      `${out}/session`,
+      "--persist-config",
+      `${out}/no-config.json`,
+    ], /no-config\.json/],
+    ["a session that cannot be resumed", [
+      "--resume",
+      `${out}/no-session`,
+    ], /no-session/],
+    ["a model spec that names no provider", [
+      "--workspace",
+      ws,
+      "--intent",
+      "x",
+      "--model",
+      "nonsense:model",
+    ], /bad_spec: /],
+  ];
+  try {
+    for (const [name, args, detail] of cases) {
+      await t.step(name, async () => {
+        const path = `${out}/report.json`;
+        await Deno.remove(path).catch(() => {});
+        const result = await loom(
+          "run",
+          ...args,
+          "--context-report",
+          path,
+          ...(args[0] === "--resume" ? [] : ["--context-policy", "bounded"]),
+        );
+        assert.equal(result.code, 2, result.stderr);
+        const report = JSON.parse(await Deno.readTextFile(path));
+        assert.deepEqual(Object.keys(report), [
+          "policy",
+          "outcome",
+          "requests",
+          "checkpoints",
+          "retrievals",
+          "model_calls",
+          "elapsed_ms",
+        ]);
+        assert.equal(
+          report.policy,
+          args[0] === "--resume" ? "legacy" : "bounded",
+        );
+        assert.equal(
+          report.outcome.stop,
+          name.includes("model spec") ? "provider_error" : "suspended",
+        );
+        assert.match(report.outcome.detail, /^The slice did not start: /);
+        assert.match(report.outcome.detail, detail);
+        assert.deepEqual(report.requests, []);
+        assert.equal(report.model_calls, 0);
+      });
+    }
+  } finally {
+    await Deno.remove(ws, { recursive: true });
+    await Deno.remove(out, { recursive: true });
+  }
 });

@@ -1,8 +1,15 @@
 import assert from "node:assert/strict";
-import { SessionStore } from "../../lib/persist/session_store.ts";
-import { sampleRun, snapshotTree, tempLayout } from "../persist/_session.ts";
+import {
+  createSession,
+  type Layout,
+  rewriteJournal,
+  sampleRun,
+  snapshotTree,
+  tempLayout,
+} from "../persist/_session.ts";
 
-async function loom(...args: string[]) {
+/** `loom session ARGS` with the layout's session key. */
+async function loom(layout: Pick<Layout, "keyFile">, ...args: string[]) {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -17,34 +24,41 @@ async function loom(...args: string[]) {
       ...args,
     ],
     stdin: "null",
+    env: { LOOM_SESSION_KEY_FILE: layout.keyFile },
   }).output();
   const decoder = new TextDecoder();
   return { code, out: decoder.decode(stdout), err: decoder.decode(stderr) };
 }
 
-async function savedSession() {
+async function savedSession(overrides?: Record<string, unknown>) {
   const layout = await tempLayout();
-  const { snapshot } = await sampleRun();
-  const session = await SessionStore.create(layout.root, {
-    workspace: layout.workspace,
-  });
-  await session.save(snapshot);
+  const { checkpoint } = await sampleRun();
+  const session = await createSession(layout, overrides);
+  await session.save(checkpoint);
+  await session.close();
   return layout;
 }
 
 Deno.test("loom session ls lists the sessions of a directory", async () => {
   const layout = await savedSession();
   await Deno.mkdir(`${layout.base}/sessions/broken`);
-  await Deno.writeTextFile(`${layout.base}/sessions/broken/session.json`, "[]");
+  await Deno.writeTextFile(
+    `${layout.base}/sessions/broken/journal.jsonl`,
+    "[]\n",
+  );
   await Deno.mkdir(`${layout.base}/sessions/empty`);
-  const { code, out, err } = await loom("ls", `${layout.base}/sessions`);
+  const { code, out, err } = await loom(
+    layout,
+    "ls",
+    `${layout.base}/sessions`,
+  );
   assert.equal(code, 0, err);
   const lines = out.trim().split("\n");
   assert.equal(lines.length, 2);
   assert.match(lines[0]!, /broken\s+invalid:/);
   assert.match(lines[1]!, /one\s+bounded\s+steps 3\/20\s+3 events\s+3 results/);
   const json = JSON.parse(
-    (await loom("ls", `${layout.base}/sessions`, "--json")).out,
+    (await loom(layout, "ls", `${layout.base}/sessions`, "--json")).out,
   );
   assert.equal(json[1].results, 3);
   await layout.cleanup();
@@ -52,9 +66,10 @@ Deno.test("loom session ls lists the sessions of a directory", async () => {
 
 Deno.test("loom session show summarises without printing result bodies", async () => {
   const layout = await savedSession();
-  const { code, out, err } = await loom("show", layout.root);
+  const { code, out, err } = await loom(layout, "show", layout.root);
   assert.equal(code, 0, err);
   assert.match(out, /steps\s+3 of 20/);
+  assert.match(out, /journal\s+2 records/);
   assert.match(
     out,
     /results\s+3 \(1 persisted, 0 inline, 2 re-read from the workspace/,
@@ -70,34 +85,64 @@ Deno.test("loom session show summarises without printing result bodies", async (
   ) {
     assert.equal(out.includes(body), false, body);
   }
-  const verified = await loom("show", layout.root, "--verify");
+  const verified = await loom(layout, "show", layout.root, "--verify");
   assert.match(
     verified.out,
-    /verified\s+3 results match their digests; 0 unavailable/,
+    /verified\s+2 journal records: MAC chain intact\n\s+3 results healthy; 0 stale/,
   );
+  await layout.cleanup();
+});
+
+Deno.test("loom session show --verify calls a changed inspected file stale, not damaged", async () => {
+  const layout = await savedSession();
   await Deno.writeTextFile(`${layout.workspace}/src/a.ts`, "changed\n");
-  const stale = await loom("show", layout.root, "--verify", "--json");
-  assert.equal(stale.code, 0, stale.err);
-  assert.equal(JSON.parse(stale.out).verified.unavailable[0].id, "result-1");
+  const shown = await loom(layout, "show", layout.root, "--verify");
+  assert.equal(shown.code, 0, shown.err);
+  assert.match(shown.out, /2 results healthy; 1 stale by design/);
+  assert.match(
+    shown.out,
+    /result-1\s+stale: file changed after inspection \(src\/a\.ts changed/,
+  );
+  assert.doesNotMatch(shown.out, /digest_mismatch|corrupt|damaged/);
+  const json = await loom(layout, "show", layout.root, "--verify", "--json");
+  assert.equal(json.code, 0, json.err);
+  assert.equal(JSON.parse(json.out).verified.stale[0].id, "result-1");
+  await layout.cleanup();
+});
+
+Deno.test("loom session show --verify refuses a tampered journal and exits 2", async () => {
+  const layout = await savedSession();
+  await rewriteJournal(layout.root, (records) => {
+    records[1]!.records[1].report.exit_code = 0;
+    return records;
+  });
+  const plain = await loom(layout, "show", layout.root);
+  assert.equal(plain.code, 0, "show without --verify only summarises");
+  const { code, err } = await loom(layout, "show", layout.root, "--verify");
+  assert.equal(code, 2);
+  assert.match(err, /session_tampered: .*record 1 \(line 2\)/);
   await layout.cleanup();
 });
 
 Deno.test("loom session show lists an inline result without its body", async () => {
-  const layout = await tempLayout();
-  const { snapshot } = await sampleRun();
-  await (await SessionStore.create(layout.root, {
-    workspace: layout.workspace,
-  })).save({ ...snapshot, overrides: { "tests.run": 1_000_000 } });
-  const { code, out, err } = await loom("show", layout.root, "--verify");
+  const layout = await savedSession({ "tests.run": 1_000_000 });
+  const { code, out, err } = await loom(
+    layout,
+    "show",
+    layout.root,
+    "--verify",
+  );
   assert.equal(code, 0, err);
   assert.match(
     out,
     /results\s+3 \(0 persisted, 1 inline, 2 re-read from the workspace; 0 B persisted, [\d.]+ KiB inline\)/,
   );
-  assert.match(out, /result-3\s+inline\s+partial.*session\.json/);
-  assert.match(out, /verified\s+3 results match their digests/);
+  assert.match(out, /result-3\s+inline\s+partial.*journal\.jsonl/);
+  assert.match(out, /3 results healthy/);
   assert.equal(out.includes("TEST_OUTPUT_BODY"), false);
-  const json = JSON.parse((await loom("show", layout.root, "--json")).out);
+  const json = JSON.parse(
+    (await loom(layout, "show", layout.root, "--json")).out,
+  );
   assert.equal(json.results[2].source, "inline");
   assert.ok(json.inline_bytes > 30_000);
   assert.equal(JSON.stringify(json).includes("TEST_OUTPUT_BODY"), false);
@@ -109,7 +154,7 @@ Deno.test("loom session show names a tampered result file and exits 2", async ()
   const dir = `${layout.root}/tool-results`;
   const [name] = (await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name);
   await Deno.writeTextFile(`${dir}/${name}`, "tampered");
-  const { code, err } = await loom("show", layout.root, "--verify");
+  const { code, err } = await loom(layout, "show", layout.root, "--verify");
   assert.equal(code, 2);
   assert.match(err, new RegExp(`result_corrupted: .*${name}`));
   await layout.cleanup();
@@ -120,7 +165,7 @@ Deno.test("loom session gc --dry-run deletes nothing and gc deletes only unrefer
   const orphan = `${layout.root}/tool-results/${"d".repeat(64)}.txt`;
   await Deno.writeTextFile(orphan, "orphan");
   const before = await snapshotTree(layout.base);
-  const dry = await loom("gc", layout.root, "--dry-run");
+  const dry = await loom(layout, "gc", layout.root, "--dry-run");
   assert.equal(dry.code, 0, dry.err);
   assert.match(dry.out, /would delete tool-results\/d{64}\.txt/);
   assert.match(
@@ -128,7 +173,7 @@ Deno.test("loom session gc --dry-run deletes nothing and gc deletes only unrefer
     /Dry run: would delete 1 files .*kept 1 referenced results/,
   );
   assert.deepEqual(await snapshotTree(layout.base), before);
-  const real = await loom("gc", layout.root);
+  const real = await loom(layout, "gc", layout.root);
   assert.equal(real.code, 0, real.err);
   assert.match(real.out, /deleted 1 files/);
   const left =
@@ -138,6 +183,7 @@ Deno.test("loom session gc --dry-run deletes nothing and gc deletes only unrefer
 });
 
 Deno.test("loom session refuses bad usage with exit code 2", async (t) => {
+  const layout = { keyFile: `${await Deno.makeTempDir()}/session.key` };
   for (
     const args of [[], ["frobnicate", "x"], ["ls"], ["show", "a", "b"], [
       "ls",
@@ -146,20 +192,20 @@ Deno.test("loom session refuses bad usage with exit code 2", async (t) => {
     ]]
   ) {
     await t.step(args.join(" ") || "(no arguments)", async () => {
-      const { code, err } = await loom(...args);
+      const { code, err } = await loom(layout, ...args);
       assert.equal(code, 2);
       assert.match(err, /loom session/);
     });
   }
   await t.step("a directory without a session", async () => {
     const dir = await Deno.makeTempDir();
-    const { code, err } = await loom("show", dir);
+    const { code, err } = await loom(layout, "show", dir);
     assert.equal(code, 2);
     assert.match(err, /session_missing/);
     await Deno.remove(dir);
   });
   await t.step("--help prints usage", async () => {
-    const { code, out } = await loom("--help");
+    const { code, out } = await loom(layout, "--help");
     assert.equal(code, 0);
     assert.match(out, /loom session gc DIR \[--dry-run\]/);
   });

@@ -314,7 +314,7 @@ Deno.test("loom run fails clearly before any work", async (t) => {
   );
 
   await t.step(
-    "a missing API key is bad input (exit 2): nothing runs, no report",
+    "a missing API key is bad input (exit 2): nothing runs, the report says why",
     async () => {
       const prepared = await prepareWorkspace("bugfix");
       try {
@@ -336,7 +336,15 @@ Deno.test("loom run fails clearly before any work", async (t) => {
           result.stderr,
           /^loom run: missing_api_key: .*ANTHROPIC_API_KEY/,
         );
-        await assert.rejects(Deno.stat(reportPath), Deno.errors.NotFound);
+        // Issue 13: every failure after argument parsing writes the report.
+        const report = JSON.parse(await Deno.readTextFile(reportPath));
+        assert.equal(report.outcome.stop, "provider_error");
+        assert.match(
+          report.outcome.detail,
+          /^The slice did not start: missing_api_key: /,
+        );
+        assert.deepEqual(report.requests, []);
+        assert.equal(report.model_calls, 0);
       } finally {
         await prepared.cleanup();
       }

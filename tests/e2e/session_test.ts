@@ -4,6 +4,7 @@
  * bugfix recording saved with two persistence thresholds, and a resume
  * after the process was killed in the middle of a step.
  */
+import "../_session_key.ts";
 import assert from "node:assert/strict";
 import { loom } from "../cli/_run.ts";
 import {
@@ -143,17 +144,15 @@ for (const policy of ["bounded", "legacy"] as const) {
           first.stderr,
           new RegExp(`session: saved step ${half} to `),
         );
-        const doc = JSON.parse(
-          await Deno.readTextFile(`${session}/session.json`),
-        );
+        const doc = await readSession(session);
         assert.equal(doc.steps_used, half);
         assert.equal(doc.events.length, half);
-        assert.equal(doc.progress.stop, "step_budget");
+        assert.equal(doc.stop, "step_budget");
       },
     );
 
     await t.step("the session never holds an inspected body", async () => {
-      const text = await Deno.readTextFile(`${session}/session.json`);
+      const text = await Deno.readTextFile(`${session}/journal.jsonl`);
       assert.equal(text.includes("preview"), false);
       const unit = await Deno.readTextFile(
         `${prepared.workspace}/src/unit_01.ts`,
@@ -182,6 +181,10 @@ for (const policy of ["bounded", "legacy"] as const) {
       );
       assert.equal(second.code, 0, second.stderr);
       assert.match(second.stderr, new RegExp(`resuming .* after step ${half}`));
+      // Where and how it runs, before the first model call's progress line.
+      const notice = second.stderr.split("\nstep ")[0] ?? "";
+      assert.match(notice, new RegExp(`workspace ${prepared.workspace}\n`));
+      assert.match(notice, new RegExp(`test command ${test} \\(timeout`));
       resumed = JSON.parse(second.stdout);
     });
 
@@ -283,11 +286,11 @@ Deno.test("loom run --session writes a result to tool-results/ only above its th
           shown.stdout,
           threshold === 1
             ? /result-3\s+persisted .*tool-results\//
-            : /result-3\s+inline .*session\.json/,
+            : /result-3\s+inline .*journal\.jsonl/,
         );
         runs.set(threshold, {
           files: await resultFiles(session),
-          doc: JSON.parse(await Deno.readTextFile(`${session}/session.json`)),
+          doc: await readSession(session),
         });
         await prepared.cleanup();
       },
@@ -326,12 +329,32 @@ Deno.test("loom run --session writes a result to tool-results/ only above its th
 
 interface SessionDoc {
   steps_used: number;
-  progress: { stop: string | null };
-  events: { sha256: string; record: { sequence: number; action: string } }[];
+  stop: string | null;
+  events: { sequence: number; action: string }[];
   results: Record<
     string,
     { sha256: string; tool: string; source: Record<string, unknown> }
   >;
+}
+
+/** The journal of a session folded into its last state (no verification). */
+async function readSession(session: string): Promise<SessionDoc> {
+  const lines = (await Deno.readTextFile(`${session}/journal.jsonl`))
+    .split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
+  const doc: SessionDoc = {
+    steps_used: 0,
+    stop: null,
+    events: [],
+    results: {},
+  };
+  for (const line of lines) {
+    if (line.type !== "step") continue;
+    doc.steps_used = line.counters.steps;
+    doc.stop = line.stop;
+    doc.events.push(...line.records);
+    Object.assign(doc.results, line.results);
+  }
+  return doc;
 }
 
 async function resultFiles(session: string): Promise<string[]> {
@@ -451,14 +474,14 @@ Deno.test("loom run --resume after a kill in the middle of a step loses no ackno
       const log = await stderr;
       assert.match(log, new RegExp(`session: saved step ${blocked.step - 1} `));
       assert.doesNotMatch(log, new RegExp(`saved step ${blocked.step} `));
-      const doc: SessionDoc = JSON.parse(
-        await Deno.readTextFile(`${session}/session.json`),
-      );
+      const doc = await readSession(session);
       assert.equal(doc.steps_used, blocked.step - 1);
       assert.equal(doc.events.length, blocked.step - 1);
-      assert.equal(doc.events.at(-1)?.record.sequence, blocked.step - 1);
-      assert.equal(doc.progress.stop, null);
+      assert.equal(doc.events.at(-1)?.sequence, blocked.step - 1);
+      assert.equal(doc.stop, null);
       acknowledged = doc.events;
+      // The killed run still holds the lock; the resume takes it over.
+      assert.ok(await exists(`${session}/lock`));
     },
   );
 
@@ -469,6 +492,12 @@ Deno.test("loom run --resume after a kill in the middle of a step loses no ackno
       assert.equal(shown.code, 0, shown.stderr);
       const gc = await loom("session", "gc", session);
       assert.equal(gc.code, 0, gc.stderr);
+      // The killed run's lock is stale: gc takes it over and releases it.
+      assert.match(
+        gc.stdout,
+        /took over the stale lock of process \d+ .*no longer exists/,
+      );
+      assert.equal(await exists(`${session}/lock`), false);
     },
   );
 
@@ -493,15 +522,14 @@ Deno.test("loom run --resume after a kill in the middle of a step loses no ackno
   await t.step(
     "every acknowledged event is kept, with the same digest",
     async () => {
-      const doc: SessionDoc = JSON.parse(
-        await Deno.readTextFile(`${session}/session.json`),
-      );
+      const doc = await readSession(session);
       assert.deepEqual(doc.events.slice(0, acknowledged.length), acknowledged);
       // The interrupted step was taken again, from its start.
-      const retaken = doc.events[acknowledged.length]?.record;
+      const retaken = doc.events[acknowledged.length];
       assert.equal(retaken?.sequence, blocked.step);
       assert.equal(retaken?.action, "tests.run");
-      assert.equal(doc.progress.stop, "completed");
+      assert.equal(doc.stop, "completed");
+      assert.equal(await exists(`${session}/lock`), false, "lock released");
     },
   );
 
@@ -522,4 +550,117 @@ Deno.test("loom run --resume after a kill in the middle of a step loses no ackno
 
   await prepared.cleanup();
   await whole.prepared.cleanup();
+});
+
+/** The first 4 steps of the bugfix recording, saved in a session. */
+async function halfBugfix() {
+  const prepared = await prepareWorkspace("bugfix");
+  const session = `${prepared.root}/session`;
+  const first = await loom(
+    ...runArgs(prepared, "bounded", checkCommand().join(" "), 4, "bugfix"),
+    "--session",
+    session,
+  );
+  assert.equal(first.code, 1, first.stderr);
+  return { prepared, session };
+}
+
+/** Rewrites journal records by hand, keeping the MACs (no key). */
+async function editJournal(
+  session: string,
+  // deno-lint-ignore no-explicit-any -- free-form edits of parsed JSON
+  edit: (records: any[]) => void,
+): Promise<void> {
+  const file = `${session}/journal.jsonl`;
+  const records = (await Deno.readTextFile(file)).split("\n")
+    .filter((line) => line !== "").map((line) => JSON.parse(line));
+  edit(records);
+  await Deno.writeTextFile(
+    file,
+    records.map((r) => `${JSON.stringify(r)}\n`).join(""),
+  );
+}
+
+// deno-lint-ignore no-explicit-any -- free-form edits of parsed JSON
+type Json = any;
+
+Deno.test("loom run --resume refuses a session edited without the key", async (t) => {
+  const cases: [string, number, (records: Json[], marker: string) => void][] = [
+    ["a failed test record rewritten to exit_code 0", -1, (records) => {
+      const step = records.findLast((r) =>
+        r.records?.some((a: { report: { kind: string } }) =>
+          a.report.kind === "tests_run"
+        )
+      );
+      const run = step.records.find((a: { report: { kind: string } }) =>
+        a.report.kind === "tests_run"
+      );
+      run.report.exit_code = 0;
+    }],
+    ["a changed test command", 0, (records, marker) => {
+      records[0].test.command = ["touch", marker];
+    }],
+    ["a widened workspace", 0, (records) => {
+      records[0].workspace = "/";
+    }],
+  ];
+  for (const [what, record, edit] of cases) {
+    await t.step(what, async () => {
+      const { prepared, session } = await halfBugfix();
+      const marker = `${prepared.root}/ran`;
+      let bad = record;
+      await editJournal(session, (records) => {
+        edit(records, marker);
+        if (bad < 0) {
+          bad = records.findIndex((r) =>
+            r.records?.some((a: Json) =>
+              a.report.kind === "tests_run" && a.report.exit_code === 0
+            )
+          );
+        }
+      });
+      const tree = await snapshotTree(prepared.workspace);
+      const resumed = await loom("run", "--resume", session, "--json");
+      assert.equal(resumed.code, 2, resumed.stderr);
+      assert.match(
+        resumed.stderr,
+        new RegExp(`session_tampered: .*record ${bad} \\(line ${bad + 1}\\)`),
+      );
+      assert.doesNotMatch(resumed.stderr, /^step /m, "no step was taken");
+      assert.equal(await exists(marker), false, "the test command never ran");
+      assert.deepEqual(await snapshotTree(prepared.workspace), tree);
+      await prepared.cleanup();
+    });
+  }
+});
+
+Deno.test("loom run --resume prints one line about stale inspected results", async () => {
+  const { prepared, session } = await halfBugfix();
+  const inspected = Object.values(
+    (await readSession(session)).results,
+  ).filter((entry) => entry.tool === "repository.inspect");
+  assert.ok(inspected.length > 0, "the first half inspected files");
+  for (const entry of inspected) {
+    const path = (entry.source as { reread: { path: string } }).reread.path;
+    await Deno.writeTextFile(`${prepared.workspace}/${path}`, "// changed\n");
+  }
+  const resumed = await loom(
+    "run",
+    "--resume",
+    session,
+    "--max-steps",
+    "20",
+    "--json",
+  );
+  const notice = resumed.stderr.split("\nstep ")[0] ?? "";
+  const lines = notice.split("\n").filter((l) => /stale/.test(l));
+  assert.equal(lines.length, 1, notice);
+  assert.match(
+    lines[0]!,
+    new RegExp(
+      `${inspected.length} inspected results? (is|are) stale \\(file changed after inspection\\): result-`,
+    ),
+  );
+  assert.doesNotMatch(resumed.stderr, /is unavailable \(digest_mismatch\)/);
+  await prepared.cleanup();
 });

@@ -1,11 +1,26 @@
+import { createHmac } from "node:crypto";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
-import type { SessionSnapshot } from "../../lib/persist/session_store.ts";
+import {
+  type LoadedSession,
+  type SessionRun,
+  SessionStore,
+} from "../../lib/persist/session_store.ts";
+import type { PersistenceOverrides } from "../../lib/persist/tool_policy.ts";
+import type { SliceCheckpoint } from "../../lib/slice/checkpoint.ts";
+
+/** A workspace, a session root and a key file in one temp dir. */
+export interface Layout {
+  readonly base: string;
+  readonly workspace: string;
+  readonly root: string;
+  /** The session key, outside root and workspace. */
+  readonly keyFile: string;
+  cleanup(): Promise<void>;
+}
 
 /** A workspace and a session root side by side in one temp dir. */
-export async function tempLayout(): Promise<
-  { base: string; workspace: string; root: string; cleanup(): Promise<void> }
-> {
+export async function tempLayout(): Promise<Layout> {
   const base = await Deno.realPath(
     await Deno.makeTempDir({ prefix: "loom-persist-" }),
   );
@@ -21,8 +36,45 @@ export async function tempLayout(): Promise<
     base,
     workspace,
     root,
+    keyFile: `${base}/keys/session.key`,
     cleanup: () => Deno.remove(base, { recursive: true }),
   };
+}
+
+/** How the sample session runs. */
+export const RUN: SessionRun = {
+  intent: "Fix the mean",
+  policy: "bounded",
+  model: "recorded:fixtures/recordings/x.json",
+  test: { command: ["deno", "run", "check.ts"], timeoutMs: 30_000 },
+  maxSteps: 20,
+};
+
+/** Creates the session of a layout (key in the layout). */
+export function createSession(
+  layout: Layout,
+  overrides?: PersistenceOverrides,
+): Promise<SessionStore> {
+  return SessionStore.create(layout.root, {
+    workspace: layout.workspace,
+    keyFile: layout.keyFile,
+    run: overrides === undefined ? RUN : { ...RUN, overrides },
+  });
+}
+
+/** Opens the session of a layout (key in the layout). */
+export function openSession(layout: Layout): Promise<SessionStore> {
+  return SessionStore.open(layout.root, { keyFile: layout.keyFile });
+}
+
+/** Opens, loads and closes the session of a layout. */
+export async function reload(layout: Layout): Promise<LoadedSession> {
+  const store = await openSession(layout);
+  try {
+    return await store.load();
+  } finally {
+    await store.close();
+  }
 }
 
 /**
@@ -35,7 +87,11 @@ export const TEST_OUTPUT =
 
 /** A run of three steps: inspect two files, run the tests, refuse one. */
 export async function sampleRun(): Promise<
-  { results: ResultStore; records: ActionRecord[]; snapshot: SessionSnapshot }
+  {
+    results: ResultStore;
+    records: ActionRecord[];
+    checkpoint: SliceCheckpoint;
+  }
 > {
   const results = new ResultStore();
   const a = await results.put("export const INSPECTED_BODY = 1;\n", {
@@ -88,28 +144,88 @@ export async function sampleRun(): Promise<
       },
     },
   ];
-  return { results, records, snapshot: snapshotOf(results, records) };
+  return { results, records, checkpoint: checkpointOf(results, records) };
 }
 
-export function snapshotOf(
+/** The checkpoint after these records (one step per record). */
+export function checkpointOf(
   results: ResultStore,
-  records: ActionRecord[],
-  extra: Partial<SessionSnapshot> = {},
-): SessionSnapshot {
+  records: readonly ActionRecord[],
+  extra: Partial<SliceCheckpoint> = {},
+): SliceCheckpoint {
   return {
-    intent: "Fix the mean",
-    policy: "bounded",
-    model: "recorded:fixtures/recordings/x.json",
-    test: { command: ["deno", "run", "check.ts"], timeoutMs: 30_000 },
+    steps: records.length,
+    modelCalls: records.length * 2,
+    edits: 0,
+    refusals: records.filter((r) => r.report.kind === "refused").length,
+    consecutiveRefusals: 0,
+    retrievals: 0,
+    bytesTotal: 0,
+    bytesPeak: 0,
+    modelMs: 1.5,
+    archived: 0,
+    checkpoints: 0,
     revision: null,
-    maxSteps: 20,
-    stepsUsed: records.length,
-    modelCallsUsed: records.length * 2,
+    notes: [],
+    lastTurn: null,
+    requests: [],
     records,
-    results: results.stored(),
-    counters: { refusals: 1, retrievals: 0 },
+    results,
+    stop: null,
     ...extra,
   };
+}
+
+/** The journal's records, parsed (MACs included). */
+// deno-lint-ignore no-explicit-any -- free-form access to parsed JSON
+export async function journalOf(root: string): Promise<Record<string, any>[]> {
+  return (await Deno.readTextFile(`${root}/journal.jsonl`)).split("\n")
+    .filter((line) => line !== "").map((line) => JSON.parse(line));
+}
+
+/** The catalogue entries of every step record, by result id. */
+export async function catalogueOf(
+  root: string,
+  // deno-lint-ignore no-explicit-any -- free-form access to parsed JSON
+): Promise<Record<string, any>> {
+  return Object.assign(
+    {},
+    ...(await journalOf(root)).map((record) => record.results ?? {}),
+  );
+}
+
+/**
+ * Rewrites the journal's records. Without a key the MACs stay as they were
+ * (what anyone who can write the folder can do); with the key the whole
+ * chain is sealed again (what only the key's owner can do), so checks
+ * behind the chain are reached.
+ */
+export async function rewriteJournal(
+  root: string,
+  // deno-lint-ignore no-explicit-any -- free-form edits of parsed JSON
+  edit: (records: Record<string, any>[]) => Record<string, any>[],
+  keyFile?: string,
+): Promise<void> {
+  const records = edit(await journalOf(root));
+  let text = "";
+  let previous = "";
+  const key = keyFile === undefined ? undefined : Uint8Array.from(
+    (await Deno.readTextFile(keyFile)).trim().match(/../g)!,
+    (byte) => parseInt(byte, 16),
+  );
+  for (const record of records) {
+    if (key !== undefined) {
+      const { mac: _, ...rest } = record;
+      const body = JSON.stringify(rest);
+      const mac = createHmac("sha256", key).update(`${previous}\n${body}`)
+        .digest("hex");
+      text += `${body.slice(0, -1)},"mac":"${mac}"}\n`;
+      previous = mac;
+    } else {
+      text += `${JSON.stringify(record)}\n`;
+    }
+  }
+  await Deno.writeTextFile(`${root}/journal.jsonl`, text);
 }
 
 /** Every file under a directory with its bytes (sorted), to compare trees. */

@@ -2,10 +2,12 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { collectGarbage } from "../../lib/persist/session_gc.ts";
 import { SessionError } from "../../lib/persist/session_error.ts";
-import { SessionStore } from "../../lib/persist/session_store.ts";
 import {
+  createSession,
+  type Layout,
+  reload,
+  rewriteJournal,
   sampleRun,
-  snapshotOf,
   snapshotTree,
   tempLayout,
   TEST_OUTPUT,
@@ -15,11 +17,10 @@ const ORPHAN = `${"b".repeat(64)}.txt`;
 
 async function withGarbage() {
   const layout = await tempLayout();
-  const { snapshot } = await sampleRun();
-  const session = await SessionStore.create(layout.root, {
-    workspace: layout.workspace,
-  });
-  await session.save(snapshot);
+  const { checkpoint } = await sampleRun();
+  const session = await createSession(layout);
+  await session.save(checkpoint);
+  await session.close();
   await Deno.writeTextFile(
     `${layout.root}/tool-results/${ORPHAN}`,
     "orphaned output",
@@ -36,7 +37,10 @@ async function withGarbage() {
 Deno.test("collectGarbage() with dryRun deletes nothing", async () => {
   const layout = await withGarbage();
   const before = await snapshotTree(layout.base);
-  const report = await collectGarbage(layout.root, { dryRun: true });
+  const report = await collectGarbage(layout.root, {
+    dryRun: true,
+    keyFile: layout.keyFile,
+  });
   assert.equal(report.dryRun, true);
   assert.deepEqual(report.deleted, [
     ".tmp-5678",
@@ -51,29 +55,57 @@ Deno.test("collectGarbage() with dryRun deletes nothing", async () => {
 
 Deno.test("collectGarbage() deletes only unreferenced files", async () => {
   const layout = await withGarbage();
-  const report = await collectGarbage(layout.root);
+  const report = await gc(layout);
   assert.equal(report.deleted.length, 3);
   assert.ok(report.freedBytes > 0);
   const left = [...(await snapshotTree(layout.root)).keys()].sort();
   assert.equal(left.length, 4, left.join(","));
-  assert.ok(left.includes("session.json"));
+  assert.ok(left.includes("journal.jsonl"));
   assert.ok(left.includes("tool-results/notes.md"));
   assert.ok(left.some((n) => /^tool-results\/[0-9a-f]{64}\.txt$/.test(n)));
   // The session still loads: every referenced file is there.
-  const loaded = await (await SessionStore.open(layout.root)).load();
+  const loaded = await reload(layout);
   assert.equal(loaded.results.length, 3);
   await layout.cleanup();
 });
 
-Deno.test("collectGarbage() deletes nothing when session.json is unreadable", async () => {
-  const layout = await withGarbage();
-  await Deno.writeTextFile(`${layout.root}/session.json`, "{");
-  const before = await snapshotTree(layout.base);
+Deno.test("collectGarbage() deletes nothing when the journal does not verify", async (t) => {
+  for (
+    const [code, damage] of [
+      [
+        "session_invalid",
+        (l: Layout) => Deno.writeTextFile(`${l.root}/journal.jsonl`, "{\n"),
+      ],
+      // A catalogue entry dropped by hand would make its file look orphaned.
+      ["session_tampered", (l: Layout) =>
+        rewriteJournal(l.root, (records) => {
+          records[1]!.results = {};
+          return records;
+        })],
+    ] as const
+  ) {
+    await t.step(code, async () => {
+      const layout = await withGarbage();
+      await damage(layout);
+      const before = await snapshotTree(layout.base);
+      await assert.rejects(
+        gc(layout),
+        (e: unknown) => e instanceof SessionError && e.code === code,
+      );
+      assert.deepEqual(await snapshotTree(layout.base), before);
+      await layout.cleanup();
+    });
+  }
+});
+
+Deno.test("collectGarbage() refuses a session a run holds", async () => {
+  const layout = await tempLayout();
+  const session = await createSession(layout);
   await assert.rejects(
-    collectGarbage(layout.root),
-    (e: unknown) => e instanceof SessionError && e.code === "session_invalid",
+    gc(layout),
+    (e: unknown) => e instanceof SessionError && e.code === "session_locked",
   );
-  assert.deepEqual(await snapshotTree(layout.base), before);
+  await session.close();
   await layout.cleanup();
 });
 
@@ -84,7 +116,7 @@ Deno.test("collectGarbage() leaves a symlink alone", async () => {
     `${layout.base}/target.txt`,
     `${layout.root}/tool-results/${"c".repeat(64)}.txt`,
   );
-  const report = await collectGarbage(layout.root);
+  const report = await gc(layout);
   assert.ok(report.ignored.includes(`tool-results/${"c".repeat(64)}.txt`));
   assert.equal(await Deno.readTextFile(`${layout.base}/target.txt`), "keep me");
   await layout.cleanup();
@@ -92,29 +124,31 @@ Deno.test("collectGarbage() leaves a symlink alone", async () => {
 
 Deno.test("collectGarbage() treats inline results as referencing no file", async () => {
   const layout = await tempLayout();
-  const { results, records } = await sampleRun();
-  const session = await SessionStore.create(layout.root, {
-    workspace: layout.workspace,
-  });
-  await session.save(snapshotOf(results, records));
-  // A raised threshold keeps the test output inline: its file is unreferenced.
-  const info = await session.save(
-    snapshotOf(results, records, { overrides: { "tests.run": 1_000_000 } }),
-  );
+  const { results, checkpoint } = await sampleRun();
+  const session = await createSession(layout, { "tests.run": 1_000_000 });
+  const info = await session.save(checkpoint);
+  await session.close();
   assert.equal(info.inline, 1);
-  assert.equal(info.persisted, 0);
-  const report = await collectGarbage(layout.root);
+  // A file of the same digest, e.g. from a crashed writer, is not referenced.
+  await Deno.writeTextFile(
+    `${layout.root}/tool-results/${sha(TEST_OUTPUT)}.txt`,
+    TEST_OUTPUT,
+  );
+  const report = await gc(layout);
   assert.deepEqual(report.deleted, [`tool-results/${sha(TEST_OUTPUT)}.txt`]);
   assert.equal(report.kept, 0);
-  assert.deepEqual(report.ignored, []);
-  const loaded = await (await SessionStore.open(layout.root)).load();
+  const loaded = await reload(layout);
   assert.deepEqual(
     loaded.results.map((r) => r.bytes),
     [...results.stored()].map((r) => r.bytes),
   );
-  assert.equal((await collectGarbage(layout.root)).deleted.length, 0);
+  assert.equal((await gc(layout)).deleted.length, 0);
   await layout.cleanup();
 });
+
+function gc(layout: Layout) {
+  return collectGarbage(layout.root, { keyFile: layout.keyFile });
+}
 
 function sha(text: string): string {
   return createHash("sha256").update(text).digest("hex");

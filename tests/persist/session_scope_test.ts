@@ -3,16 +3,18 @@ import { EphemeralSession } from "../../lib/persist/ephemeral_session.ts";
 import { openSession } from "../../lib/persist/session_scope.ts";
 import { SessionStore } from "../../lib/persist/session_store.ts";
 import { shouldPersist } from "../../lib/persist/tool_policy.ts";
-import { sampleRun, snapshotTree, tempLayout } from "./_session.ts";
+import { RUN, sampleRun, snapshotTree, tempLayout } from "./_session.ts";
 
 Deno.test("an ephemeral stage with the same session id writes nothing", async (t) => {
   const layout = await tempLayout();
-  const { snapshot } = await sampleRun();
+  const { checkpoint: snapshot } = await sampleRun();
   const owner = await openSession({
     kind: "owner",
     root: layout.root,
     workspace: layout.workspace,
     session: "run-42",
+    keyFile: layout.keyFile,
+    run: RUN,
   });
   await owner.save(snapshot);
   const before = await snapshotTree(layout.base);
@@ -73,13 +75,17 @@ Deno.test("an ephemeral stage with the same session id writes nothing", async (t
 
   await t.step("only the owner scope gets a SessionStore", async () => {
     assert.ok(owner instanceof SessionStore);
+    await owner.close();
     const again = await openSession({
       kind: "owner",
       root: layout.root,
       workspace: layout.workspace,
+      keyFile: layout.keyFile,
+      run: RUN,
     });
     assert.ok(again instanceof SessionStore);
     assert.equal(again.session, "run-42");
+    await again.close();
   });
 
   await t.step("an unknown scope kind is refused", async () => {

@@ -4,8 +4,14 @@ import { ResultStore } from "../../lib/store/result_store.ts";
 import { SessionError } from "../../lib/persist/session_error.ts";
 import { SessionStore } from "../../lib/persist/session_store.ts";
 import {
+  catalogueOf,
+  checkpointOf,
+  createSession,
+  journalOf,
+  type Layout,
+  openSession,
+  reload,
   sampleRun,
-  snapshotOf,
   snapshotTree,
   tempLayout,
   TEST_OUTPUT,
@@ -42,13 +48,18 @@ function isSessionError(code: string, message?: RegExp) {
     (message === undefined || message.test(e.message));
 }
 
-Deno.test("SessionStore.save() and load() restore results and events with the same ids and digests", async (t) => {
+/** A layout whose session holds the sample run, closed. */
+async function savedSample(overrides?: Record<string, unknown>) {
   const layout = await tempLayout();
-  const { results, records, snapshot } = await sampleRun();
-  const session = await SessionStore.create(layout.root, {
-    workspace: layout.workspace,
-  });
-  const info = await session.save(snapshot);
+  const { results, records, checkpoint } = await sampleRun();
+  const session = await createSession(layout, overrides);
+  const info = await session.save(checkpoint);
+  await session.close();
+  return { layout, results, records, info };
+}
+
+Deno.test("SessionStore.save() and load() restore results and events with the same ids and digests", async (t) => {
+  const { layout, results, records, info } = await savedSample();
 
   await t.step(
     "externally bounded results are persisted, self-bounding ones catalogued",
@@ -76,16 +87,22 @@ Deno.test("SessionStore.save() and load() restore results and events with the sa
     );
   });
 
-  await t.step("session.json holds no body and no preview", async () => {
-    const text = await Deno.readTextFile(`${layout.root}/session.json`);
+  await t.step("the journal holds no body and no preview", async () => {
+    const text = await Deno.readTextFile(`${layout.root}/journal.jsonl`);
     for (const body of BODIES) assert.equal(text.includes(body), false, body);
     assert.equal(text.includes("preview"), false);
-    const doc = JSON.parse(text);
-    assert.equal(doc.format, "loom-session/1");
-    assert.deepEqual(doc.results["result-1"].source, {
+    const journal = await journalOf(layout.root);
+    assert.deepEqual(journal.map((r) => [r.seq, r.type]), [
+      [0, "header"],
+      [1, "step"],
+    ]);
+    assert.equal(journal[0]?.format, "loom-journal/1");
+    assert.match(journal[1]?.mac, /^[0-9a-f]{64}$/);
+    const catalogue = await catalogueOf(layout.root);
+    assert.deepEqual(catalogue["result-1"].source, {
       reread: { path: "src/a.ts" },
     });
-    assert.deepEqual(doc.results["result-3"].source, {
+    assert.deepEqual(catalogue["result-3"].source, {
       persisted: `tool-results/${sha(TEST_OUTPUT)}.txt`,
     });
   });
@@ -105,19 +122,19 @@ Deno.test("SessionStore.save() and load() restore results and events with the sa
     },
   );
 
-  await t.step("no temp file is left behind", async () => {
+  await t.step("no temp file and no lock is left behind", async () => {
     const names = [...(await snapshotTree(layout.root)).keys()];
-    assert.equal(
-      names.some((n) => n.includes(".tmp-")),
-      false,
-      names.join(","),
-    );
+    assert.deepEqual(names.sort(), [
+      "journal.jsonl",
+      "tool-results/",
+      `tool-results/${sha(TEST_OUTPUT)}.txt`,
+    ]);
   });
 
   await t.step(
     "load() gives back the same results, records and state",
     async () => {
-      const loaded = await (await SessionStore.open(layout.root)).load();
+      const loaded = await reload(layout);
       assert.deepEqual(
         loaded.results.map((r) => [r.id, r.sha256, r.origin, r.capture]),
         [...results.stored()].map((r) => [r.id, r.sha256, r.origin, r.capture]),
@@ -134,21 +151,23 @@ Deno.test("SessionStore.save() and load() restore results and events with the sa
         sha256: sha("EDIT_BODY"),
         omitted_from_context: true,
       }];
-      assert.deepEqual(loaded.records, expected);
+      assert.deepEqual(loaded.state.records, expected);
       assert.equal(loaded.intent, "Fix the mean");
       assert.equal(loaded.model, "recorded:fixtures/recordings/x.json");
       assert.deepEqual(loaded.test, {
         command: ["deno", "run", "check.ts"],
         timeoutMs: 30_000,
       });
-      assert.equal(loaded.stepsUsed, 3);
-      assert.equal(loaded.modelCallsUsed, 6);
-      assert.deepEqual(loaded.counters, { refusals: 1, retrievals: 0 });
+      assert.equal(loaded.state.steps, 3);
+      assert.equal(loaded.state.modelCalls, 6);
+      assert.equal(loaded.state.refusals, 1);
+      assert.equal(loaded.state.modelMs, 1.5);
+      assert.equal(loaded.stop, null);
     },
   );
 
   await t.step("a restored store continues after the highest id", async () => {
-    const loaded = await (await SessionStore.open(layout.root)).load();
+    const loaded = await reload(layout);
     const store = new ResultStore();
     for (const r of loaded.results) store.restore(r);
     const next = await store.put("new", { origin: "x", capture: "complete" });
@@ -157,69 +176,113 @@ Deno.test("SessionStore.save() and load() restore results and events with the sa
 
   await t.step("load() writes nothing", async () => {
     const before = await snapshotTree(layout.base);
-    await (await SessionStore.open(layout.root)).load();
+    await reload(layout);
     assert.deepEqual(await snapshotTree(layout.base), before);
   });
 
-  await t.step("a second save writes only new result files", async () => {
-    const again = await session.save(snapshotOf(results, records));
-    assert.equal(again.written, 0);
-  });
+  await t.step(
+    "a later save appends one record with only what is new",
+    async () => {
+      const store = await openSession(layout);
+      const loaded = await store.load();
+      const again = new ResultStore();
+      for (const r of loaded.results) again.restore(r);
+      const before = await Deno.readTextFile(`${layout.root}/journal.jsonl`);
+      const info = await store.save(
+        checkpointOf(again, [...loaded.state.records], { notes: ["n"] }),
+      );
+      await store.close();
+      assert.deepEqual(info, {
+        written: 0,
+        persisted: 0,
+        inline: 0,
+        reread: 0,
+        skipped: [],
+      });
+      const after = await Deno.readTextFile(`${layout.root}/journal.jsonl`);
+      assert.ok(after.startsWith(before), "earlier records are untouched");
+      const added = (await journalOf(layout.root)).at(-1)!;
+      assert.deepEqual(
+        [added.seq, added.records, added.results, added.notes],
+        [2, [], {}, ["n"]],
+      );
+    },
+  );
 
   await layout.cleanup();
 });
 
-Deno.test("SessionStore.save() never persists a self-bounding result, whatever the overrides", async () => {
+Deno.test("SessionStore.save() costs the same at every length: one appended line of new items", async () => {
   const layout = await tempLayout();
-  const { results, records } = await sampleRun();
-  const session = await SessionStore.create(layout.root, {
-    workspace: layout.workspace,
-  });
-  const info = await session.save(
-    snapshotOf(results, records, {
-      overrides: { "repository.inspect": 1, "tests.run": 1, "$read_result": 1 },
-    }),
-  );
-  assert.equal(info.reread, 2);
-  assert.equal(info.persisted, 1);
-  const doc = JSON.parse(
-    await Deno.readTextFile(`${layout.root}/session.json`),
-  );
-  assert.deepEqual(doc.overrides, {
+  const session = await createSession(layout);
+  const results = new ResultStore();
+  const records = [];
+  const sizes: number[] = [];
+  for (let step = 1; step <= 60; step += 1) {
+    const output = await results.put(`run ${step} ok\n`, {
+      origin: "tests.run x",
+      capture: "complete",
+    });
+    records.push({
+      sequence: step,
+      action: "tests.run",
+      arguments: {},
+      report: {
+        kind: "tests_run" as const,
+        exit_code: 0,
+        timed_out: false,
+        tested_revision: null,
+        output,
+        confinement: "none",
+      },
+    });
+    const before = (await Deno.stat(`${layout.root}/journal.jsonl`)).size;
+    await session.save(checkpointOf(results, records));
+    sizes.push((await Deno.stat(`${layout.root}/journal.jsonl`)).size - before);
+  }
+  await session.close();
+  // Each record carries one step's items, so its size does not grow.
+  const spread = Math.max(...sizes) - Math.min(...sizes);
+  assert.ok(spread < 16, `record sizes ${sizes.join(",")}`);
+  const loaded = await reload(layout);
+  assert.equal(loaded.state.records.length, 60);
+  assert.equal(loaded.results.length, 60);
+  await layout.cleanup();
+});
+
+Deno.test("SessionStore.save() never persists a self-bounding result, whatever the overrides", async () => {
+  const { layout, info } = await savedSample({
     "repository.inspect": 1,
     "tests.run": 1,
     "$read_result": 1,
   });
+  assert.equal(info.reread, 2);
+  assert.equal(info.persisted, 1);
+  const [header] = await journalOf(layout.root);
+  assert.deepEqual(header?.overrides, {
+    "repository.inspect": 1,
+    "tests.run": 1,
+    "$read_result": 1,
+  });
+  const catalogue = await catalogueOf(layout.root);
   assert.deepEqual(
-    Object.keys(doc.results).filter((id) =>
-      "persisted" in doc.results[id].source
-    ),
-    [
-      "result-3",
-    ],
+    Object.keys(catalogue).filter((id) => "persisted" in catalogue[id].source),
+    ["result-3"],
   );
   await layout.cleanup();
 });
 
 /** Saves the sample run with these overrides; returns what landed on disk. */
 async function savedWith(overrides: Record<string, unknown>) {
-  const layout = await tempLayout();
-  const { results, records } = await sampleRun();
-  const session = await SessionStore.create(layout.root, {
-    workspace: layout.workspace,
-  });
-  const info = await session.save(snapshotOf(results, records, { overrides }));
-  const text = await Deno.readTextFile(`${layout.root}/session.json`);
+  const saved = await savedSample(overrides);
+  const text = await Deno.readTextFile(`${saved.layout.root}/journal.jsonl`);
   const files =
-    (await Array.fromAsync(Deno.readDir(`${layout.root}/tool-results`)))
+    (await Array.fromAsync(Deno.readDir(`${saved.layout.root}/tool-results`)))
       .map((e) => e.name).sort();
   return {
-    layout,
-    results,
-    records,
-    info,
+    ...saved,
     text,
-    doc: JSON.parse(text),
+    catalogue: await catalogueOf(saved.layout.root),
     files,
   };
 }
@@ -238,19 +301,19 @@ Deno.test("SessionStore.save() persists an externally bounded result only above 
   );
 
   await t.step(
-    "at the threshold the body stays inline in session.json",
+    "at the threshold the body stays inline in the journal",
     async () => {
       const saved = await savedWith({ "tests.run": TEST_OUTPUT.length });
       assert.equal(saved.info.persisted, 0);
       assert.equal(saved.info.inline, 1);
       assert.equal(saved.info.written, 0);
       assert.deepEqual(saved.files, []);
-      assert.deepEqual(saved.doc.results["result-3"].source, {
+      assert.deepEqual(saved.catalogue["result-3"].source, {
         inline: TEST_OUTPUT,
       });
-      assert.equal(saved.doc.results["result-3"].sha256, sha(TEST_OUTPUT));
+      assert.equal(saved.catalogue["result-3"].sha256, sha(TEST_OUTPUT));
       assert.equal(saved.text.includes("preview"), false);
-      const loaded = await (await SessionStore.open(saved.layout.root)).load();
+      const loaded = await reload(saved.layout);
       assert.deepEqual(
         loaded.results.map((r) => [r.id, r.sha256]),
         [...saved.results.stored()].map((r) => [r.id, r.sha256]),
@@ -260,7 +323,7 @@ Deno.test("SessionStore.save() persists an externally bounded result only above 
         saved.results.get("result-3")?.bytes,
       );
       // The preview is rebuilt from the inline body, as it was.
-      assert.deepEqual(loaded.records[1], saved.records[1]);
+      assert.deepEqual(loaded.state.records[1], saved.records[1]);
       await saved.layout.cleanup();
     },
   );
@@ -272,47 +335,17 @@ Deno.test("SessionStore.save() persists an externally bounded result only above 
       const high = await savedWith({ "tests.run": 1_000_000 });
       assert.deepEqual(low.files, [`${sha(TEST_OUTPUT)}.txt`]);
       assert.deepEqual(high.files, []);
-      assert.deepEqual(low.doc.events, high.doc.events);
+      const events = async (l: Layout) =>
+        (await journalOf(l.root)).flatMap((r) => r.records ?? []);
+      assert.deepEqual(await events(low.layout), await events(high.layout));
       for (const saved of [low, high]) {
-        const loaded = await (await SessionStore.open(saved.layout.root))
-          .load();
+        const loaded = await reload(saved.layout);
         assert.deepEqual(
           loaded.results.map((r) => r.bytes),
           [...saved.results.stored()].map((r) => r.bytes),
         );
         await saved.layout.cleanup();
       }
-    },
-  );
-
-  await t.step(
-    "the default threshold keeps small test output inline",
-    async () => {
-      const layout = await tempLayout();
-      const results = new ResultStore();
-      const output = await results.put("1 failed\n", {
-        origin: "tests.run deno test",
-        capture: "partial",
-      });
-      const session = await SessionStore.create(layout.root, {
-        workspace: layout.workspace,
-      });
-      const info = await session.save(snapshotOf(results, [{
-        sequence: 1,
-        action: "tests.run",
-        arguments: {},
-        report: {
-          kind: "tests_run",
-          exit_code: 1,
-          timed_out: false,
-          tested_revision: null,
-          output,
-          confinement: "none",
-        },
-      }]));
-      assert.equal(info.inline, 1);
-      assert.equal(info.persisted, 0);
-      await layout.cleanup();
     },
   );
 
@@ -324,10 +357,8 @@ Deno.test("SessionStore.save() persists an externally bounded result only above 
       origin: "tests.run x",
       capture: "complete",
     });
-    const session = await SessionStore.create(layout.root, {
-      workspace: layout.workspace,
-    });
-    const info = await session.save(snapshotOf(results, [{
+    const session = await createSession(layout, { "tests.run": 10 });
+    const info = await session.save(checkpointOf(results, [{
       sequence: 1,
       action: "tests.run",
       arguments: {},
@@ -339,9 +370,10 @@ Deno.test("SessionStore.save() persists an externally bounded result only above 
         output,
         confinement: "none",
       },
-    }], { overrides: { "tests.run": 10 } }));
+    }]));
+    await session.close();
     assert.equal(info.inline, 1);
-    const loaded = await (await SessionStore.open(layout.root)).load();
+    const loaded = await reload(layout);
     assert.equal(new TextDecoder().decode(loaded.results[0]?.bytes), body);
     await layout.cleanup();
   });
@@ -357,11 +389,8 @@ Deno.test("SessionStore.save() stores nothing of repository.inspect, whatever it
       assert.equal(saved.info.reread, 2);
       assert.equal(saved.info.inline, 1, "only the test output is inline");
       assert.deepEqual(saved.files, []);
-      assert.deepEqual(saved.doc.results["result-1"].source, {
+      assert.deepEqual(saved.catalogue["result-1"].source, {
         reread: { path: "src/a.ts" },
-      });
-      assert.deepEqual(saved.doc.results["result-2"].source, {
-        reread: { path: "README.md" },
       });
       for (const body of ["INSPECTED_BODY", "Readme body text"]) {
         assert.equal(saved.text.includes(body), false, body);
@@ -378,35 +407,34 @@ Deno.test("SessionStore.save() leaves out results no acknowledged record produce
     origin: "tests.run x",
     capture: "partial",
   });
-  const session = await SessionStore.create(layout.root, {
-    workspace: layout.workspace,
-  });
-  const info = await session.save(snapshotOf(results, records));
+  const session = await createSession(layout);
+  const info = await session.save(checkpointOf(results, records));
+  await session.close();
   assert.deepEqual(info.skipped, ["result-4"]);
   assert.equal((await allText(layout.root)).includes("ORPHAN_BODY"), false);
   await layout.cleanup();
 });
 
-Deno.test("SessionStore.load() detects damaged sessions with a typed error naming the file", async (t) => {
+Deno.test("SessionStore.load() detects damaged result files with a typed error naming the file", async (t) => {
   async function saved() {
-    const layout = await tempLayout();
-    const { snapshot } = await sampleRun();
-    const session = await SessionStore.create(layout.root, {
-      workspace: layout.workspace,
-    });
-    await session.save(snapshot);
+    const { layout } = await savedSample();
     return {
       layout,
       file: `${layout.root}/tool-results/${sha(TEST_OUTPUT)}.txt`,
     };
+  }
+  async function loadFails(layout: Layout, check: (e: unknown) => boolean) {
+    const store = await openSession(layout);
+    await assert.rejects(store.load(), check);
+    await store.close();
   }
 
   await t.step("a tampered result file", async () => {
     const { layout, file } = await saved();
     await Deno.writeTextFile(file, TEST_OUTPUT.replace("got 4", "got 3"));
     const before = await snapshotTree(layout.base);
-    await assert.rejects(
-      (await SessionStore.open(layout.root)).load(),
+    await loadFails(
+      layout,
       (e: unknown) =>
         isSessionError("result_corrupted", new RegExp(sha(TEST_OUTPUT)))(e) &&
         (e as SessionError).file === file,
@@ -422,24 +450,19 @@ Deno.test("SessionStore.load() detects damaged sessions with a typed error namin
   await t.step("a truncated result file", async () => {
     const { layout, file } = await saved();
     await Deno.writeTextFile(file, "");
-    await assert.rejects(
-      (await SessionStore.open(layout.root)).load(),
-      isSessionError("result_corrupted", new RegExp(sha(TEST_OUTPUT))),
-    );
+    await loadFails(layout, isSessionError("result_corrupted"));
     await layout.cleanup();
   });
 
   await t.step("a missing result file", async () => {
     const { layout, file } = await saved();
     await Deno.remove(file);
-    const before = await snapshotTree(layout.base);
-    await assert.rejects(
-      (await SessionStore.open(layout.root)).load(),
+    await loadFails(
+      layout,
       (e: unknown) =>
         isSessionError("result_missing", new RegExp(sha(TEST_OUTPUT)))(e) &&
         (e as SessionError).file === file,
     );
-    assert.deepEqual(await snapshotTree(layout.base), before);
     await layout.cleanup();
   });
 
@@ -449,194 +472,20 @@ Deno.test("SessionStore.load() detects damaged sessions with a typed error namin
     await Deno.writeTextFile(elsewhere, TEST_OUTPUT);
     await Deno.remove(file);
     await Deno.symlink(elsewhere, file);
-    await assert.rejects(
-      (await SessionStore.open(layout.root)).load(),
-      isSessionError("result_corrupted"),
-    );
-    await layout.cleanup();
-  });
-
-  async function editDoc(
-    root: string,
-    // deno-lint-ignore no-explicit-any -- free-form edits of parsed JSON
-    edit: (doc: Record<string, any>) => void,
-  ) {
-    const path = `${root}/session.json`;
-    const doc = JSON.parse(await Deno.readTextFile(path));
-    edit(doc);
-    await Deno.writeTextFile(path, JSON.stringify(doc));
-  }
-
-  await t.step(
-    "a persisted path that does not come from the digest",
-    async () => {
-      const { layout } = await saved();
-      await editDoc(layout.root, (doc) => {
-        doc.results["result-3"].source.persisted = "../../ws/src/a.ts";
-      });
-      await assert.rejects(
-        (await SessionStore.open(layout.root)).load(),
-        isSessionError("session_invalid", /session\.json/),
-      );
-      await layout.cleanup();
-    },
-  );
-
-  await t.step("a digest that is not 64 lowercase hex", async () => {
-    const { layout } = await saved();
-    await editDoc(layout.root, (doc) => {
-      doc.results["result-3"].sha256 = "../x";
-    });
-    await assert.rejects(
-      SessionStore.open(layout.root),
-      isSessionError("session_invalid", /session\.json/),
-    );
-    await layout.cleanup();
-  });
-
-  await t.step("a re-read path that escapes the workspace", async () => {
-    const { layout } = await saved();
-    await editDoc(layout.root, (doc) => {
-      doc.results["result-1"].source.reread.path =
-        "../sessions/one/session.json";
-    });
-    await assert.rejects(
-      (await SessionStore.open(layout.root)).load(),
-      isSessionError("session_invalid"),
-    );
-    await layout.cleanup();
-  });
-
-  await t.step(
-    "an event that no longer matches its archived digest",
-    async () => {
-      const { layout } = await saved();
-      await editDoc(layout.root, (doc) => {
-        doc.events[1].record.report.exit_code = 0;
-      });
-      await assert.rejects(
-        (await SessionStore.open(layout.root)).load(),
-        isSessionError("session_invalid", /event 2/),
-      );
-      await layout.cleanup();
-    },
-  );
-
-  await t.step("a preview smuggled into a record", async () => {
-    const { layout } = await saved();
-    await editDoc(layout.root, (doc) => {
-      doc.events[0].record.report.files[0].descriptor.preview = "body";
-    });
-    await assert.rejects(
-      SessionStore.open(layout.root),
-      isSessionError("session_invalid", /preview/),
-    );
-    await layout.cleanup();
-  });
-
-  async function savedInline() {
-    const layout = await tempLayout();
-    const { snapshot } = await sampleRun();
-    const session = await SessionStore.create(layout.root, {
-      workspace: layout.workspace,
-    });
-    await session.save({ ...snapshot, overrides: { "tests.run": 1_000_000 } });
-    return layout;
-  }
-
-  for (
-    const [what, tamper] of [
-      [
-        "an inline body edited in place",
-        (b: string) => b.replace("got 4", "got 3"),
-      ],
-      ["a truncated inline body", (b: string) => b.slice(0, 100)],
-      ["an emptied inline body", () => ""],
-    ] as const
-  ) {
-    await t.step(what, async () => {
-      const layout = await savedInline();
-      await editDoc(layout.root, (doc) => {
-        const source = doc.results["result-3"].source;
-        source.inline = tamper(source.inline);
-      });
-      const before = await snapshotTree(layout.base);
-      await assert.rejects(
-        (await SessionStore.open(layout.root)).load(),
-        (e: unknown) =>
-          isSessionError(
-            "result_corrupted",
-            new RegExp(`result-3 .*${sha(TEST_OUTPUT)}`),
-          )(e) &&
-          (e as SessionError).file === `${layout.root}/session.json`,
-      );
-      assert.deepEqual(
-        await snapshotTree(layout.base),
-        before,
-        "nothing was overwritten",
-      );
-      await layout.cleanup();
-    });
-  }
-
-  await t.step("an inspected body smuggled in as inline", async () => {
-    const { layout } = await saved();
-    await editDoc(layout.root, (doc) => {
-      doc.results["result-1"].source = {
-        inline: "export const INSPECTED_BODY = 1;\n",
-      };
-    });
-    await assert.rejects(
-      SessionStore.open(layout.root),
-      isSessionError(
-        "session_invalid",
-        /results\["result-1"\]\.source: must be reread/,
-      ),
-    );
-    await layout.cleanup();
-  });
-
-  await t.step("an inspected body smuggled in as a file", async () => {
-    const { layout } = await saved();
-    await editDoc(layout.root, (doc) => {
-      doc.results["result-1"].source = {
-        persisted: `tool-results/${doc.results["result-1"].sha256}.txt`,
-      };
-    });
-    await assert.rejects(
-      SessionStore.open(layout.root),
-      isSessionError("session_invalid", /must be reread/),
-    );
-    await layout.cleanup();
-  });
-
-  await t.step("an unknown key", async () => {
-    const { layout } = await saved();
-    await editDoc(layout.root, (doc) => {
-      doc.bodies = {};
-    });
-    await assert.rejects(
-      SessionStore.open(layout.root),
-      isSessionError("session_invalid", /bodies/),
-    );
+    await loadFails(layout, isSessionError("result_corrupted"));
     await layout.cleanup();
   });
 });
 
 Deno.test("SessionStore.load() marks results whose source changed as digest_mismatch", async (t) => {
-  const layout = await tempLayout();
-  const { results, records, snapshot } = await sampleRun();
-  const session = await SessionStore.create(layout.root, {
-    workspace: layout.workspace,
-  });
-  await session.save(snapshot);
+  const { layout, results } = await savedSample();
 
   await t.step("a changed file", async () => {
     await Deno.writeTextFile(
       `${layout.workspace}/src/a.ts`,
       "export const CHANGED = 2;\n",
     );
-    const loaded = await (await SessionStore.open(layout.root)).load();
+    const loaded = await reload(layout);
     assert.deepEqual(loaded.results.map((r) => r.id), ["result-2", "result-3"]);
     assert.equal(loaded.unavailable.length, 1);
     const stale = loaded.unavailable[0]!;
@@ -645,7 +494,7 @@ Deno.test("SessionStore.load() marks results whose source changed as digest_mism
     assert.equal(stale.sha256, results.get("result-1")?.sha256);
     assert.match(stale.detail, /src\/a\.ts changed/);
     // The record keeps its reference; the preview cannot be rebuilt.
-    const report = loaded.records[0]!.report;
+    const report = loaded.state.records[0]!.report;
     assert.equal(report.kind, "inspected");
     if (report.kind === "inspected") {
       assert.equal(report.files[0]?.descriptor?.sha256, stale.sha256);
@@ -653,32 +502,9 @@ Deno.test("SessionStore.load() marks results whose source changed as digest_mism
     }
   });
 
-  await t.step(
-    "the stale entry stays in the catalogue of later saves",
-    async () => {
-      const reopened = await SessionStore.open(layout.root);
-      const loaded = await reopened.load();
-      const store = new ResultStore();
-      for (const r of loaded.results) store.restore(r);
-      await reopened.save(snapshotOf(store, [...loaded.records]));
-      const doc = JSON.parse(
-        await Deno.readTextFile(`${layout.root}/session.json`),
-      );
-      assert.deepEqual(Object.keys(doc.results), [
-        "result-1",
-        "result-2",
-        "result-3",
-      ]);
-      assert.equal(
-        doc.results["result-1"].sha256,
-        results.get("result-1")?.sha256,
-      );
-    },
-  );
-
   await t.step("a deleted file", async () => {
     await Deno.remove(`${layout.workspace}/README.md`);
-    const loaded = await (await SessionStore.open(layout.root)).load();
+    const loaded = await reload(layout);
     assert.deepEqual(loaded.unavailable.map((u) => u.id), [
       "result-1",
       "result-2",
@@ -693,7 +519,7 @@ Deno.test("SessionStore.load() marks results whose source changed as digest_mism
         `${layout.workspace}/src/a.ts`,
         "export const INSPECTED_BODY = 1;\n",
       );
-      const loaded = await (await SessionStore.open(layout.root)).load();
+      const loaded = await reload(layout);
       assert.deepEqual(loaded.unavailable.map((u) => u.id), ["result-2"]);
     },
   );
@@ -710,7 +536,7 @@ Deno.test("SessionStore.load() marks results whose source changed as digest_mism
         `${layout.base}/outside.txt`,
         `${layout.workspace}/src/a.ts`,
       );
-      const loaded = await (await SessionStore.open(layout.root)).load();
+      const loaded = await reload(layout);
       assert.ok(
         loaded.unavailable.some((u) =>
           u.id === "result-1" && /outside/.test(u.detail)
@@ -719,17 +545,15 @@ Deno.test("SessionStore.load() marks results whose source changed as digest_mism
     },
   );
 
-  void records;
   await layout.cleanup();
 });
 
 Deno.test("SessionStore refuses a session root that overlaps the workspace", async (t) => {
   const layout = await tempLayout();
+  const create = (root: string) => createSession({ ...layout, root } as Layout);
   await t.step("inside the workspace", async () => {
     await assert.rejects(
-      SessionStore.create(`${layout.workspace}/.loom/session`, {
-        workspace: layout.workspace,
-      }),
+      create(`${layout.workspace}/.loom/session`),
       isSessionError("session_inside_workspace"),
     );
     assert.equal(
@@ -740,70 +564,44 @@ Deno.test("SessionStore refuses a session root that overlaps the workspace", asy
   });
   await t.step("the workspace itself", async () => {
     await assert.rejects(
-      SessionStore.create(layout.workspace, { workspace: layout.workspace }),
+      create(layout.workspace),
       isSessionError("session_inside_workspace"),
     );
   });
   await t.step("a directory containing the workspace", async () => {
     await assert.rejects(
-      SessionStore.create(layout.base, { workspace: layout.workspace }),
+      create(layout.base),
       isSessionError("session_inside_workspace"),
     );
   });
   await t.step("a relative path into the workspace", async () => {
-    const relative = `${layout.workspace}/src/../.sessions`;
     await assert.rejects(
-      SessionStore.create(relative, { workspace: layout.workspace }),
+      create(`${layout.workspace}/src/../.sessions`),
       isSessionError("session_inside_workspace"),
     );
   });
   await t.step("a symlink that leads into the workspace", async () => {
     await Deno.symlink(layout.workspace, `${layout.base}/link`);
     await assert.rejects(
-      SessionStore.create(`${layout.base}/link/sessions`, {
-        workspace: layout.workspace,
-      }),
+      create(`${layout.base}/link/sessions`),
       isSessionError("session_inside_workspace"),
     );
   });
-  await t.step(
-    "a session.json edited to point at a containing workspace",
-    async () => {
-      const { snapshot } = await sampleRun();
-      const session = await SessionStore.create(layout.root, {
-        workspace: layout.workspace,
-      });
-      await session.save(snapshot);
-      const path = `${layout.root}/session.json`;
-      const doc = JSON.parse(await Deno.readTextFile(path));
-      doc.workspace = layout.base;
-      await Deno.writeTextFile(path, JSON.stringify(doc));
-      await assert.rejects(
-        SessionStore.open(layout.root),
-        isSessionError("session_inside_workspace"),
-      );
-    },
-  );
   await t.step("forbiddenRoots names the root for commission", async () => {
     const other = `${layout.base}/sessions/two`;
-    const session = await SessionStore.create(other, {
-      workspace: layout.workspace,
-    });
+    const session = await create(other);
+    await session.close();
     assert.ok(session.forbiddenRoots.includes(await Deno.realPath(other)));
   });
   await layout.cleanup();
 });
 
 Deno.test("SessionStore.create() refuses a root that already holds a session", async () => {
-  const layout = await tempLayout();
-  const { snapshot } = await sampleRun();
-  await (await SessionStore.create(layout.root, {
-    workspace: layout.workspace,
-  })).save(snapshot);
+  const { layout } = await savedSample();
   const before = await snapshotTree(layout.root);
   await assert.rejects(
-    SessionStore.create(layout.root, { workspace: layout.workspace }),
-    isSessionError("session_exists", /session\.json/),
+    createSession(layout),
+    isSessionError("session_exists", /journal\.jsonl/),
   );
   assert.deepEqual(await snapshotTree(layout.root), before);
   await layout.cleanup();

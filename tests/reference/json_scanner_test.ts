@@ -12,6 +12,7 @@ import {
   parsePointer,
   PointerError,
 } from "../../lib/reference/pointer.ts";
+import { generated, wide } from "./_generated.ts";
 
 const SUITE = "../shared/corpora/JSONTestSuite/";
 const NATIVE = "../shared/corpora/nativejson-benchmark/data/";
@@ -707,4 +708,46 @@ Deno.test("scanJson() never accepts what JSON.parse refuses, and only throws Jso
       }
     }),
   );
+});
+
+Deno.test("scanJson()'s index is at most 1.5× its document", async (t) => {
+  await t.step("a generated 16 MiB document of 1.29 M values", () => {
+    const bytes = generated();
+    const index = scanJson(bytes);
+    assert.ok(index.valueCount > 1_200_000, String(index.valueCount));
+    assert.ok(
+      index.byteLength <= 1.5 * bytes.length,
+      `${index.byteLength} bytes of index for ${bytes.length} of JSON`,
+    );
+    // It still resolves across the whole document.
+    const last = JSON.parse(decoder.decode(bytes)).length - 1;
+    assert.equal(lexeme(index, `/${last}/id`), String(last));
+  });
+  await t.step(
+    "a 16 MiB object of 740,000 members, name table included",
+    () => {
+      const bytes = wide();
+      const index = scanJson(bytes);
+      assert.equal(lexeme(index, "/member-739000"), "739000");
+      assert.ok(
+        index.byteLength <= 1.5 * bytes.length,
+        String(index.byteLength),
+      );
+    },
+  );
+  await t.step("the nativejson-benchmark documents", async () => {
+    for (const name of ["canada.json", "citm_catalog.json", "twitter.json"]) {
+      const bytes = await Deno.readFile(NATIVE + name);
+      const index = scanJson(bytes);
+      assert.ok(
+        index.byteLength <= 1.5 * bytes.length,
+        `${name}: ${index.byteLength} for ${bytes.length}`,
+      );
+    }
+  });
+  await t.step("the count follows the typed arrays, not a guess", () => {
+    const small = scan('[1, [2, 3], {"a": 4}]');
+    // 3 containers × 12 bytes, child lists [3,·,·,·] [2,·,·] [1,·] × 4 bytes.
+    assert.equal(small.byteLength, 3 * 12 + 9 * 4);
+  });
 });

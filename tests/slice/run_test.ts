@@ -859,3 +859,121 @@ Deno.test("runSlice() counts a failed provider call in model_calls and keeps its
     );
   });
 });
+
+/** A provider that answers with `replies` in order and keeps every request it got. */
+function scripted(replies: unknown[]): ModelProvider & { requests: string[] } {
+  const requests: string[] = [];
+  return {
+    spec: "scripted:test",
+    requests,
+    call({ request }) {
+      requests.push(JSON.stringify(request));
+      const reply = replies[requests.length - 1];
+      if (reply === undefined) {
+        return Promise.reject(
+          new ProviderError("recording_exhausted", "The script ran out"),
+        );
+      }
+      return Promise.resolve({
+        arguments: reply,
+        usage: {
+          input_tokens: null,
+          output_tokens: null,
+          cache_read_tokens: null,
+          cache_write_tokens: null,
+        },
+        final_usage: true,
+      });
+    },
+  };
+}
+
+Deno.test("runSlice() shows refusal notes to the model in the next selection", async (t) => {
+  for (const policy of ["legacy", "bounded"] as const) {
+    await t.step(policy, async () => {
+      await inTinyWorkspace(async (dir) => {
+        const provider = scripted([
+          { action: "repository.inspect" },
+          { paths: ["../outside.txt"] },
+          { action: "tests.run" },
+        ]);
+        const outcome = await runWithOptions(tinyRequest(dir, provider, 2), {
+          contextPolicy: policy,
+        });
+        // The script runs out at the arguments of step 2.
+        assert.equal(outcome.stop, "provider_error");
+        assert.equal(provider.requests.length, 4);
+        const note =
+          'Step 1 (repository.inspect) was refused (path_escape): The path \\"../outside.txt\\" leaves the workspace';
+        assert.ok(!provider.requests[1]!.includes(note));
+        assert.ok(provider.requests[2]!.includes(note), provider.requests[2]);
+      });
+    });
+  }
+});
+
+Deno.test("runSlice() answers a lookup of a result whose descriptor rolled out of the transcript", async () => {
+  await inTinyWorkspace(async (dir) => {
+    const check = await Deno.readTextFile(`${dir}/check.ts`);
+    const replies: unknown[] = [
+      { action: "repository.inspect" },
+      { paths: ["check.ts"] },
+    ];
+    // 64 more entries push step 1 out of the 64-entry legacy transcript.
+    for (let i = 0; i < 64; i++) {
+      replies.push({ action: "repository.inspect" }, { paths: ["answer.txt"] });
+    }
+    replies.push(
+      { $list_results: 0 },
+      {
+        $read_result: {
+          result: "result-1",
+          sha256: sha256(check),
+          select: { kind: "whole" },
+        },
+      },
+    );
+    const provider = scripted(replies);
+    const outcome = await runWithOptions(tinyRequest(dir, provider, 66), {});
+    assert.equal(outcome.stop, "provider_error");
+    assert.equal(outcome.retrievals, 2);
+    const [before, listed, read] = provider.requests.slice(-3) as [
+      string,
+      string,
+      string,
+    ];
+    assert.ok(!before.includes("repository.inspect check.ts"));
+    assert.ok(before.includes("(1 earlier entries are not shown)"), before);
+    assert.ok(listed.includes("repository.inspect check.ts"));
+    assert.ok(
+      read.includes(
+        JSON.stringify(JSON.stringify({ selected_text: check })).slice(1, -1),
+      ),
+    );
+  });
+});
+
+Deno.test("runSlice() writes the context report when the run fails internally", async () => {
+  await inTinyWorkspace(async (dir, reportPath) => {
+    let checkpoints = 0;
+    const failure = new Error("The disk is full");
+    await assert.rejects(
+      runWithOptions(
+        tinyRequest(dir, recorded([sel("tests.run"), arg({})])),
+        {
+          contextReport: reportPath,
+          session: {
+            onCheckpoint: () =>
+              ++checkpoints === 2 ? Promise.reject(failure) : Promise.resolve(),
+          },
+        },
+      ),
+      (error: unknown) => error === failure,
+    );
+    const report = await readReport(reportPath);
+    assert.equal(report.outcome.stop, "suspended");
+    assert.equal(report.outcome.detail, "Internal failure: The disk is full");
+    assert.equal(report.model_calls, 2);
+    assert.equal(report.requests.length, 2);
+  });
+});

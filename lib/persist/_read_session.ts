@@ -1,0 +1,252 @@
+/**
+ * Reading a session journal: one loop over its records, each checked
+ * against the chain (when a key is given), the closed schema and the
+ * sequence of the records before it.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { ContextReportRequest } from "../briefing/context_report.ts";
+import type { StopReason } from "../briefing/context_report.ts";
+import {
+  type LastTurn,
+  SLICE_COUNTERS,
+  type SliceCounters,
+} from "../slice/checkpoint.ts";
+import { readJournal } from "./_journal.ts";
+import {
+  type CatalogueEntry,
+  describeIssue,
+  type HeaderRecord,
+  headerSchema,
+  type JournalActionRecord,
+  laterSchema,
+  snakeCase,
+} from "./_schema.ts";
+import { SessionError } from "./session_error.ts";
+
+/** Name of the journal inside a session root. */
+export const JOURNAL_FILE = "journal.jsonl";
+/** Name of the state file of the old, unauthenticated format. */
+export const OLD_SESSION_FILE = "session.json";
+
+/** A journal folded into the state after its last acknowledged record. */
+export interface ParsedSession {
+  /** The journal file. */
+  readonly file: string;
+  /** The header record. */
+  readonly header: HeaderRecord;
+  /** The step budget in force. */
+  readonly maxSteps: number;
+  /** Threshold overrides in force. */
+  readonly overrides: Readonly<Record<string, number>>;
+  /** Counters of the last step record (zeros before the first). */
+  readonly counters: SliceCounters;
+  /** The latest revision. */
+  readonly revision: string | null;
+  /** Pending refusal notes. */
+  readonly notes: readonly string[];
+  /** The last request built. */
+  readonly lastTurn: LastTurn | null;
+  /** How the run ended, or `null`. */
+  readonly stop: StopReason | null;
+  /** Compact action records, in sequence order. */
+  readonly records: readonly JournalActionRecord[];
+  /** Context report lines. */
+  readonly requests: readonly ContextReportRequest[];
+  /** The result catalogue by id, in id order. */
+  readonly catalogue: ReadonlyMap<string, CatalogueEntry>;
+  /** Records in the journal, header included. */
+  readonly length: number;
+  /** Bytes of a torn last line that was ignored. */
+  readonly torn: number;
+  /** What {@linkcode readJournal} returned, to continue writing. */
+  readonly text: Awaited<ReturnType<typeof readJournal>>;
+}
+
+/**
+ * Reads and folds a session journal.
+ *
+ * @throws {SessionError} `session_missing`, `session_outdated`,
+ *   `session_invalid` (naming file and line) or `session_tampered` (naming
+ *   the first record that does not verify).
+ */
+export async function parseSession(
+  root: string,
+  key: Uint8Array | undefined,
+): Promise<ParsedSession> {
+  const file = join(root, JOURNAL_FILE);
+  let text;
+  try {
+    text = await readJournal(file, key);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) {
+      if (error instanceof SessionError) throw error;
+      throw new SessionError(
+        "session_invalid",
+        `Cannot read session journal ${file}: ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+        { file, cause: error },
+      );
+    }
+    await refuseOldFormat(root);
+    throw new SessionError(
+      "session_missing",
+      `No session in ${root}: ${JOURNAL_FILE} does not exist`,
+      { file, cause: error },
+    );
+  }
+  const [first, ...later] = text.lines;
+  if (first === undefined) {
+    throw new SessionError(
+      "session_invalid",
+      `Session journal ${file} is invalid at line 1: it holds no complete header record`,
+      { file, line: 1 },
+    );
+  }
+  const header = checked(headerSchema, first.value, file, first.line);
+  let maxSteps = header.max_steps;
+  let overrides: Readonly<Record<string, number>> = header.overrides;
+  let counters = Object.fromEntries(
+    SLICE_COUNTERS.map((name) => [name, 0]),
+  ) as SliceCounters;
+  let revision: string | null = null;
+  let notes: readonly string[] = [];
+  let lastTurn: LastTurn | null = null;
+  let stop: StopReason | null = null;
+  const records: JournalActionRecord[] = [];
+  const requests: ContextReportRequest[] = [];
+  const catalogue = new Map<string, CatalogueEntry>();
+  for (const [index, { value, line }] of later.entries()) {
+    const record = checked(laterSchema, value, file, line);
+    const where = `Session journal ${file} is invalid at line ${line}`;
+    if (record.seq !== index + 1) {
+      throw new SessionError(
+        "session_invalid",
+        `${where}: record ${record.seq} stands where record ${
+          index + 1
+        } belongs`,
+        { file, line },
+      );
+    }
+    if (record.type === "settings") {
+      maxSteps = record.max_steps;
+      overrides = record.overrides;
+      continue;
+    }
+    for (const action of record.records) {
+      const last = records.at(-1)?.sequence ?? 0;
+      if (action.sequence <= last) {
+        throw new SessionError(
+          "session_invalid",
+          `${where}: action record ${action.sequence} follows ${last}`,
+          { file, line },
+        );
+      }
+      records.push(action);
+    }
+    for (const [id, entry] of Object.entries(record.results)) {
+      if (catalogue.has(id)) {
+        throw new SessionError(
+          "session_invalid",
+          `${where}: ${id} is catalogued twice`,
+          { file, line },
+        );
+      }
+      catalogue.set(id, entry);
+    }
+    requests.push(...record.requests);
+    counters = Object.fromEntries(
+      SLICE_COUNTERS.map((name) => [name, record.counters[snakeCase(name)]]),
+    ) as SliceCounters;
+    revision = record.revision;
+    notes = record.notes;
+    lastTurn = record.last_turn;
+    stop = record.stop;
+  }
+  return {
+    file,
+    header,
+    maxSteps,
+    overrides,
+    counters,
+    revision,
+    notes,
+    lastTurn,
+    stop,
+    records,
+    requests,
+    catalogue: new Map(
+      [...catalogue].sort((a, b) => idNumber(a[0]) - idNumber(b[0])),
+    ),
+    length: text.lines.length,
+    torn: text.torn,
+    text,
+  };
+}
+
+/**
+ * Checks that a root holds a journal, without reading it.
+ *
+ * @throws {SessionError} `session_outdated` or `session_missing`.
+ */
+export async function requireJournal(root: string): Promise<void> {
+  const file = join(root, JOURNAL_FILE);
+  try {
+    await Deno.lstat(file);
+  } catch (error) {
+    await refuseOldFormat(root);
+    throw new SessionError(
+      "session_missing",
+      `No session in ${root}: ${JOURNAL_FILE} does not exist`,
+      { file, cause: error },
+    );
+  }
+}
+
+/**
+ * Refuses a session of the old `session.json` format: its state carries no
+ * MAC, so anyone who could write the folder could have changed it.
+ */
+async function refuseOldFormat(root: string): Promise<void> {
+  const old = join(root, OLD_SESSION_FILE);
+  try {
+    await Deno.lstat(old);
+  } catch {
+    return;
+  }
+  throw new SessionError(
+    "session_outdated",
+    `Session ${root} was written by an older Loom (${OLD_SESSION_FILE}, format loom-session/1), whose state is not authenticated and cannot be resumed safely: start a new session with loom run --session, or finish this one with the Loom release that wrote it`,
+    { file: old },
+  );
+}
+
+function checked<T>(
+  schema: {
+    safeParse(
+      value: unknown,
+    ): { success: true; data: T } | {
+      success: false;
+      error: Parameters<typeof describeIssue>[0];
+    };
+  },
+  value: unknown,
+  file: string,
+  line: number,
+): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new SessionError(
+    "session_invalid",
+    `Session journal ${file} is invalid at line ${line}: ${
+      describeIssue(parsed.error)
+    }`,
+    { file, line },
+  );
+}
+
+function idNumber(id: string): number {
+  return Number(id.slice(id.lastIndexOf("-") + 1));
+}

