@@ -481,6 +481,16 @@ function listenForSignals(io: CliIo): {
   };
 }
 
+/** `after 3 steps (6 model calls)`, or in which step a run failed. */
+function stepsText(o: SliceOutcome): string {
+  const calls = `${o.model_calls} model call${o.model_calls === 1 ? "" : "s"}`;
+  if (o.steps === 0) return `before the first step (${calls})`;
+  if (o.stop === "provider_error" && o.model_calls > 0) {
+    return `in step ${o.steps} (${calls}, the last one failed)`;
+  }
+  return `after ${o.steps} step${o.steps === 1 ? "" : "s"} (${calls})`;
+}
+
 /**
  * The human summary of an outcome.
  *
@@ -489,9 +499,7 @@ function listenForSignals(io: CliIo): {
  */
 export function summary(o: SliceOutcome): string {
   const lines = [
-    `loom run: ${o.stop} after ${o.steps} step${
-      o.steps === 1 ? "" : "s"
-    } (${o.model_calls} model call${o.model_calls === 1 ? "" : "s"})`,
+    `loom run: ${o.stop} ${stepsText(o)}`,
     `  detail: ${displayText(o.detail, 1000)}`,
     `  revision: ${o.revision ?? "none (no edit)"}`,
     `  latest test: ${

@@ -22,7 +22,7 @@ import {
   DEFAULT_FILLER_TEXT,
 } from "./anthropic.ts";
 import { attachEntry, detachEntry, type Entry } from "./entry.ts";
-import { IncludeCycleError } from "./errors.ts";
+import { IncludeCycleError, UnknownEntryError } from "./errors.ts";
 import { IdPool } from "./id_pool.ts";
 import type { Message, MessageOptions, RenderOptions } from "./message.ts";
 import {
@@ -286,18 +286,33 @@ export class Context {
   }
 
   /**
-   * Keeps an entry in convo. An entry in step moves (the same object, same
-   * id) so clearing step no longer touches it; text becomes a new string
-   * entry. With `summarize`, a new entry `Learned: TEXT` (same name and
-   * role) is stored instead and the original stays where it is.
+   * Keeps an entry in convo. An entry of step moves (the same object, same
+   * id) so clearing step no longer touches it; an entry already in convo
+   * stays; any other entry object is added to convo. A string is an entry's
+   * id, as in {@linkcode Context.redact} (to keep new text, use
+   * `ctx.convo.add(text)`). With `summarize`, a new entry `Learned: TEXT`
+   * (same name and role) is stored instead and the original stays where it
+   * is.
    *
-   * @param entry The entry, or text.
+   * @param entry The entry, or the id of one of this context's entries.
    * @param options `summarize`.
    * @returns The entry now in convo.
+   * @throws {UnknownEntryError} When no entry of this context has the id.
+   *
+   * @example
+   * ```ts
+   * import { Context } from "@loom/loom";
+   * import assert from "node:assert/strict";
+   * const ctx = new Context("agent");
+   * const output = ctx.step.add("tests pass");
+   * assert.equal(ctx.remember(output.id!), output);
+   * ctx.render(); // clears step
+   * assert.deepEqual(ctx.convo.entries, [output]);
+   * ```
    */
   remember(entry: Entry | string, options: RememberOptions = {}): Entry {
     let kept: Entry = typeof entry === "string"
-      ? new StringEntry(entry, { ids: this.ids })
+      ? this.#own(entry, "remember")
       : entry;
     if (options.summarize === true) {
       const text = kept.compile();
@@ -323,11 +338,14 @@ export class Context {
    *
    * @param entry The entry object, or its id.
    * @param options `tombstone`.
-   * @returns `true` when the entry was found.
+   * @returns The entry removed.
+   * @throws {UnknownEntryError} When none of this context's sections holds
+   *   the entry (or an entry with the id).
    */
-  redact(entry: Entry | string, options: RedactOptions = {}): boolean {
-    const target = typeof entry === "string" ? this.get(entry) : entry;
-    if (target === undefined) return false;
+  redact(entry: Entry | string, options: RedactOptions = {}): Entry {
+    const target = typeof entry === "string"
+      ? this.#own(entry, "redact")
+      : entry;
     for (const name of SECTION_NAMES) {
       const index = this[name].entries.indexOf(target);
       if (index < 0) continue;
@@ -344,9 +362,25 @@ export class Context {
         entries[index] = tombstone;
       }
       detachEntry(target);
-      return true;
+      return target;
     }
-    return false;
+    throw new UnknownEntryError(
+      `Cannot redact ${
+        target.id === undefined ? "an entry" : `entry ${target.id}`
+      }${
+        target.name === undefined ? "" : ` (${target.name})`
+      }: it is not in context ${this.name}`,
+    );
+  }
+
+  #own(id: string, verb: string): Entry {
+    const found = this.get(id);
+    if (found === undefined) {
+      throw new UnknownEntryError(
+        `Cannot ${verb} entry ${id}: no entry of context ${this.name} has that id`,
+      );
+    }
+    return found;
   }
 
   /**
@@ -363,17 +397,18 @@ export class Context {
   }
 
   /**
-   * Iterates this context's own entries in section order.
+   * This context's own entries in section order: a read-only array, like
+   * {@linkcode Section.entries} (a snapshot; later changes do not show).
    *
    * @param section Only this section (any case).
    * @returns The entries.
    * @throws {CompileOptionsError} When the section name is unknown.
    */
-  *entries(section?: SectionNameInput): IterableIterator<Entry> {
+  entries(section?: SectionNameInput): readonly Entry[] {
     const names: readonly SectionName[] = section === undefined
       ? SECTION_NAMES
       : [sectionName(section, "entries()")];
-    for (const name of names) yield* this[name].entries;
+    return Object.freeze(names.flatMap((name) => this[name].entries));
   }
 
   /**

@@ -4,8 +4,7 @@
  *
  * @module
  */
-import { encodeBase64 } from "./_base64.ts";
-import { dirname, extname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fsReason } from "../fs_reason.ts";
 import { parseYaml } from "./_yaml.ts";
 import { Context } from "./context.ts";
@@ -81,13 +80,12 @@ export interface LoadContextFileOptions {
   readonly ids?: IdPool;
 }
 
-const MEDIA_BY_EXTENSION: Readonly<Record<string, ImageMediaType>> = {
-  ".png": "image/png",
-  ".jpg": "image/jpeg",
-  ".jpeg": "image/jpeg",
-  ".gif": "image/gif",
-  ".webp": "image/webp",
-};
+const MEDIA_TYPES: readonly string[] = [
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/webp",
+];
 
 /**
  * Loads a context file:
@@ -100,7 +98,8 @@ const MEDIA_BY_EXTENSION: Readonly<Record<string, ImageMediaType>> = {
  *     - You are helpful.                       # a system string
  *     - { text: Be brief., name: Style }       # a string with name/role
  *     - { file: SOUL.md }                      # re-read on every compile
- *     - { image: shot.png, name: screenshot }  # or { data: BASE64, mediaType: image/png }
+ *     - { image: shot.png, name: screenshot }  # type from its bytes
+ *     - { data: BASE64, mediaType: image/png } # inline base64
  * ```
  *
  * Paths are relative to the file that names them. An included file is
@@ -294,53 +293,63 @@ class Loader {
           "an image must be system or user (assistant turns cannot carry images)",
         );
       }
-      let data: string;
-      let mediaType = item["mediaType"];
-      if ("image" in item) {
-        const image = item["image"];
-        if (typeof image !== "string" || image === "") {
-          throw bad(`${at}.image`, "must be a file path");
-        }
-        try {
-          data = encodeBase64(Deno.readFileSync(join(here, image)));
-        } catch (error) {
-          throw bad(
-            `${at}.image`,
-            `cannot read ${join(here, image)}: ${fsReason(error)}`,
-          );
-        }
-        mediaType ??= MEDIA_BY_EXTENSION[extname(image).toLowerCase()];
-      } else {
-        if (typeof item["data"] !== "string") {
-          throw bad(`${at}.data`, "must be base64 text");
-        }
-        data = item["data"];
-      }
+      const mediaType = item["mediaType"];
       if (
-        typeof mediaType !== "string" ||
-        !Object.values(MEDIA_BY_EXTENSION).includes(mediaType as ImageMediaType)
+        mediaType !== undefined &&
+        (typeof mediaType !== "string" || !MEDIA_TYPES.includes(mediaType))
       ) {
         throw bad(
           `${at}.mediaType`,
           "must be image/png, image/jpeg, image/gif or image/webp",
         );
       }
+      const image = {
+        ...common,
+        role: role === "user" ? "user" as const : "system" as const,
+        ...(mediaType === undefined
+          ? {}
+          : { mediaType: mediaType as ImageMediaType }),
+      };
+      if ("image" in item) {
+        const file = item["image"];
+        if (typeof file !== "string" || file === "") {
+          throw bad(`${at}.image`, "must be a file path");
+        }
+        try {
+          return ImageEntry.fromFile(join(here, file), image);
+        } catch (error) {
+          throw bad(`${at}.image`, lowerFirst(messageOf(error)));
+        }
+      }
+      if (typeof item["data"] !== "string") {
+        throw bad(`${at}.data`, "must be base64 text");
+      }
+      if (image.mediaType === undefined) {
+        throw bad(
+          `${at}.mediaType`,
+          "is needed with data: image/png, image/jpeg, image/gif or image/webp",
+        );
+      }
       try {
         return new ImageEntry({
-          ...common,
-          role: role === "user" ? "user" : "system",
-          data,
-          mediaType: mediaType as ImageMediaType,
+          ...image,
+          mediaType: image.mediaType,
+          data: item["data"],
         });
       } catch (error) {
-        throw bad(
-          `${at}.data`,
-          error instanceof Error ? error.message : String(error),
-        );
+        throw bad(`${at}.data`, lowerFirst(messageOf(error)));
       }
     }
     throw bad(at, "an entry mapping needs one of text, file, image or data");
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -130,3 +130,31 @@ export class IdPoolExhaustedError extends RangeError {
     this.name = "IdPoolExhaustedError";
   }
 }
+
+/**
+ * A context was asked to remember or redact an entry (or id) that none of
+ * its own sections holds.
+ *
+ * @example
+ * ```ts
+ * import { Context, UnknownEntryError } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const ctx = new Context("agent");
+ * assert.throws(() => ctx.redact("zzz"), UnknownEntryError);
+ * assert.throws(() => ctx.remember("zzz"), (e) => e instanceof UnknownEntryError && e.code === "unknown_entry");
+ * ```
+ */
+export class UnknownEntryError extends RangeError {
+  /** Always `unknown_entry`. */
+  readonly code: "unknown_entry" = "unknown_entry";
+
+  /**
+   * Creates the error.
+   *
+   * @param message Sentence-case message without a trailing period.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "UnknownEntryError";
+  }
+}

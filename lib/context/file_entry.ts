@@ -5,9 +5,49 @@
  */
 import { basename, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { fsReason } from "../fs_reason.ts";
 import { Entry, type EntryOptions, isRole, type Role } from "./entry.ts";
 import { InvalidEntryError } from "./errors.ts";
 import { parseFrontmatter } from "./frontmatter.ts";
+
+/** Options of {@linkcode FileEntry}. */
+export interface FileEntryOptions extends EntryOptions {
+  /**
+   * Largest file, in bytes, that compiles to its text (default
+   * {@linkcode DEFAULT_FILE_ENTRY_MAX_BYTES}, 1 MiB); a larger one compiles to
+   * a placeholder naming the file, its size and the limit.
+   */
+  readonly maxBytes?: number;
+  /**
+   * Decode invalid UTF-8 with U+FFFD replacement characters instead of
+   * compiling to a placeholder (default `false`: strict).
+   */
+  readonly lossyUtf8?: boolean;
+}
+
+/**
+ * The default {@linkcode FileEntryOptions.maxBytes}: 1 MiB, about 250,000
+ * tokens of English, more than any model's window should spend on one file.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_FILE_ENTRY_MAX_BYTES } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * assert.equal(DEFAULT_FILE_ENTRY_MAX_BYTES, 1024 * 1024);
+ * ```
+ */
+export const DEFAULT_FILE_ENTRY_MAX_BYTES: number = 1024 * 1024;
+
+/** Why a {@linkcode FileEntry}'s text is a placeholder. */
+export type FileProblem =
+  /** The file does not exist. */
+  | "missing"
+  /** The file exists but cannot be read. */
+  | "unreadable"
+  /** The file is larger than `maxBytes`. */
+  | "too_large"
+  /** The file is not valid UTF-8 (and `lossyUtf8` is off). */
+  | "invalid_utf8";
 
 /** One read of a {@linkcode FileEntry}'s file. */
 export interface FileSnapshot {
@@ -17,9 +57,14 @@ export interface FileSnapshot {
   readonly role: Role;
   /** The frontmatter mapping; empty when there is none or the file is unavailable. */
   readonly frontmatter: Readonly<Record<string, unknown>>;
-  /** `false` when the file could not be read and `text` is a placeholder. */
+  /** `false` when the file could not be used and `text` is a placeholder. */
   readonly available: boolean;
+  /** Why the text is a placeholder; `null` when the file was used. */
+  readonly problem: FileProblem | null;
 }
+
+const strict = new TextDecoder("utf-8", { fatal: true });
+const lossy = new TextDecoder("utf-8");
 
 /**
  * An entry whose text is a file, read synchronously on every compile so
@@ -27,9 +72,12 @@ export interface FileSnapshot {
  * block is removed from the text; its `role:` (system, user or assistant)
  * moves the file into its own message unless an explicit role was given.
  * Trailing newlines of the body are dropped (the blank line between entries
- * is the separator). A missing file compiles to `[File removed: PATH]`, an unreadable one to
- * `[File unreadable: PATH (reason)]`; compiling never throws. The name
- * defaults to the file's base name; the identity is the resolved path.
+ * is the separator). Compiling never throws; a file it cannot use
+ * compiles to a placeholder that names it and says why: `[File removed:
+ * PATH]`, `[File unreadable: PATH (reason)]`, `[File too large: PATH (N
+ * bytes; the limit is M bytes)]` (see `maxBytes`, 1 MiB by default) or
+ * `[File not UTF-8: PATH (…)]` (strict decoding unless `lossyUtf8`). The
+ * name defaults to the file's base name; the identity is the resolved path.
  *
  * @example
  * ```ts
@@ -49,6 +97,10 @@ export class FileEntry extends Entry {
   readonly path: string;
   /** The absolute path; the entry's identity. */
   readonly resolvedPath: string;
+  /** Largest file, in bytes, that compiles to its text. */
+  readonly maxBytes: number;
+  /** Whether invalid UTF-8 is replaced by U+FFFD rather than refused. */
+  readonly lossyUtf8: boolean;
   readonly #role: Role | undefined;
   #identity: string | undefined;
 
@@ -56,17 +108,27 @@ export class FileEntry extends Entry {
    * Creates a file entry; the file is not read until compiled.
    *
    * @param path File path (relative to the working directory) or `file:` URL.
-   * @param options Name (default: the base name), explicit role, id pool.
-   * @throws {InvalidEntryError} When `path` is empty or the role is unknown.
+   * @param options Name (default: the base name), explicit role, id pool,
+   *   size limit and UTF-8 strictness.
+   * @throws {InvalidEntryError} When `path` is empty, the role is unknown or
+   *   `maxBytes` is not a positive integer.
    */
-  constructor(path: string | URL, options: EntryOptions = {}) {
+  constructor(path: string | URL, options: FileEntryOptions = {}) {
     const text = path instanceof URL ? fileURLToPath(path) : path;
     if (typeof text !== "string" || text === "") {
       throw new InvalidEntryError(
         "Cannot create a file entry: the path must be a non-empty string or file URL",
       );
     }
+    const maxBytes = options.maxBytes ?? DEFAULT_FILE_ENTRY_MAX_BYTES;
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) {
+      throw new InvalidEntryError(
+        `Cannot create a file entry with maxBytes ${maxBytes}: it must be a positive integer`,
+      );
+    }
     super({ ...options, name: options.name ?? basename(text) });
+    this.maxBytes = maxBytes;
+    this.lossyUtf8 = options.lossyUtf8 === true;
     this.path = text;
     this.resolvedPath = resolve(text);
     this.#role = options.role;
@@ -85,17 +147,22 @@ export class FileEntry extends Entry {
   read(): FileSnapshot {
     let raw: string;
     try {
-      raw = Deno.readTextFileSync(this.resolvedPath);
+      raw = this.#text();
     } catch (error) {
-      const missing = error instanceof Deno.errors.NotFound;
-      const reason = error instanceof Error ? error.message : String(error);
+      const [problem, text] = error instanceof Unusable
+        ? [error.problem, error.message]
+        : error instanceof Deno.errors.NotFound
+        ? ["missing" as const, `[File removed: ${this.path}]`]
+        : [
+          "unreadable" as const,
+          `[File unreadable: ${this.path} (${fsReason(error)})]`,
+        ];
       return {
-        text: missing
-          ? `[File removed: ${this.path}]`
-          : `[File unreadable: ${this.path} (${reason})]`,
+        text,
         role: this.#role ?? "system",
         frontmatter: {},
         available: false,
+        problem,
       };
     }
     const { data, body } = parseFrontmatter(raw);
@@ -105,7 +172,31 @@ export class FileEntry extends Entry {
       role: this.#role ?? fromFile ?? "system",
       frontmatter: data,
       available: true,
+      problem: null,
     };
+  }
+
+  /** The file's text; throws {@linkcode Unusable} for a placeholder. */
+  #text(): string {
+    // The size is checked before reading, so a huge file is never loaded.
+    const size = Deno.statSync(this.resolvedPath).size;
+    const tooLarge = (bytes: number) =>
+      new Unusable(
+        "too_large",
+        `[File too large: ${this.path} (${bytes} bytes; the limit is ${this.maxBytes} bytes)]`,
+      );
+    if (size > this.maxBytes) throw tooLarge(size);
+    const bytes = Deno.readFileSync(this.resolvedPath);
+    if (bytes.length > this.maxBytes) throw tooLarge(bytes.length);
+    if (this.lossyUtf8) return lossy.decode(bytes);
+    try {
+      return strict.decode(bytes);
+    } catch {
+      throw new Unusable(
+        "invalid_utf8",
+        `[File not UTF-8: ${this.path} (its bytes are not valid UTF-8 text; it may be binary or in another encoding)]`,
+      );
+    }
   }
 
   /**
@@ -125,5 +216,14 @@ export class FileEntry extends Entry {
   identity(): string {
     this.#identity ??= `file:${this.resolvedPath}`;
     return this.#identity;
+  }
+}
+
+/** A file the entry cannot use; the message is the placeholder. */
+class Unusable extends Error {
+  readonly problem: FileProblem;
+  constructor(problem: FileProblem, placeholder: string) {
+    super(placeholder);
+    this.problem = problem;
   }
 }

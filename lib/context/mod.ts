@@ -24,13 +24,22 @@ export {
   IdPoolExhaustedError,
   IncludeCycleError,
   InvalidEntryError,
+  UnknownEntryError,
 } from "./errors.ts";
-export { FileEntry, type FileSnapshot } from "./file_entry.ts";
+export {
+  DEFAULT_FILE_ENTRY_MAX_BYTES,
+  FileEntry,
+  type FileEntryOptions,
+  type FileProblem,
+  type FileSnapshot,
+} from "./file_entry.ts";
 export { type Frontmatter, parseFrontmatter } from "./frontmatter.ts";
 export { IdPool, type IdPoolOptions } from "./id_pool.ts";
 export {
+  detectImageMediaType,
   ImageEntry,
   type ImageEntryInit,
+  type ImageEntryOptions,
   type ImageMediaType,
 } from "./image_entry.ts";
 export {

@@ -71,6 +71,12 @@ export class SliceRun {
   readonly #facts: WorkspaceFacts = { edits: 0, revision: null };
   #briefing: Briefing | undefined;
   #steps = 0;
+  /** The last step with a progress line, and where the current step is. */
+  #progressed = 0;
+  #stage: { phase: "selection" | "arguments"; action: string | null } = {
+    phase: "selection",
+    action: null,
+  };
   #refusals = 0;
   #consecutiveRefusals = 0;
   #summary: string | null = null;
@@ -126,6 +132,11 @@ export class SliceRun {
         stop = error.stop;
         detail = error.message;
         if (stop === "interrupted") this.#dropUnfinishedStep();
+        // The step that failed gets its progress line too.
+        if (this.#steps > this.#progressed) {
+          const { phase, action } = this.#stage;
+          this.#progress(this.#steps, phase, action, `stopped (${stop})`);
+        }
       } else {
         stop = "suspended";
         detail = `Internal failure: ${
@@ -204,6 +215,7 @@ export class SliceRun {
       stopIfAborted(this.#signal);
       const sequence = ++this.#steps;
       this.#counters.stepCalls = 0;
+      this.#stage = { phase: "selection", action: null };
       const validated = !testConfigured ||
         briefing.workingState.tests_validate_latest_revision;
       const candidates = admissibleActions({ testConfigured, validated });
@@ -237,6 +249,7 @@ export class SliceRun {
         continue;
       }
       const action = chosen.action;
+      this.#stage = { phase: "arguments", action };
 
       // Argument generation.
       const generated = await runStage(ctx, {
@@ -501,6 +514,7 @@ export class SliceRun {
     action: string | null,
     outcome: string,
   ): void {
+    this.#progressed = step;
     const onProgress = this.#options.onProgress;
     if (onProgress === undefined) return;
     const progress: StepProgress = {

@@ -166,7 +166,7 @@ Deno.test("loom run keeps exit 1 and 3 for runs that started", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "loom-run-exit-" });
   try {
     await t.step(
-      "a recording that runs out stops the slice: exit 3",
+      "a recording that runs out is a provider failure: exit 3, with a progress line for the failing step",
       async () => {
         const recording = join(dir, "short.json");
         await Deno.writeTextFile(
@@ -183,7 +183,14 @@ Deno.test("loom run keeps exit 1 and 3 for runs that started", async (t) => {
           `recorded:${recording}`,
         );
         assert.equal(code, 3, stderr);
-        assert.match(stdout, /^loom run: provider_error after /);
+        assert.match(
+          stdout,
+          /^loom run: provider_error in step 1 \(1 model call, the last one failed\)\n/,
+        );
+        assert.match(
+          stderr,
+          /^step 1\/40 selection - request_bytes=[1-9][0-9]* calls=1: stopped \(provider_error\)$/m,
+        );
       },
     );
   } finally {

@@ -131,3 +131,63 @@ Deno.test("loadContextFile() names the file and key of every mistake", async (t)
     });
   }
 });
+
+Deno.test("loadContextFile() takes an image's media type from its bytes", async (t) => {
+  using dir = tempDir();
+  const jpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]);
+  Deno.writeFileSync(join(dir.path, "photo.png"), jpeg); // misleading name
+  await t.step("the bytes win over the extension", () => {
+    const path = write(
+      dir.path,
+      "img.yaml",
+      "sections:\n  topic:\n    - {image: photo.png}\n",
+    );
+    const [entry] = loadContextFile(path).topic.entries;
+    assert.ok(entry instanceof ImageEntry);
+    assert.equal(entry.mediaType, "image/jpeg");
+    assert.equal(entry.name, "photo.png");
+  });
+  await t.step("a mediaType that contradicts the bytes names the key", () => {
+    const path = write(
+      dir.path,
+      "contra.yaml",
+      "sections:\n  topic:\n    - {image: photo.png, mediaType: image/png}\n",
+    );
+    assert.throws(
+      () => loadContextFile(path),
+      (e) =>
+        e instanceof ContextFileError && e.key === "sections.topic[0].image" &&
+        /its bytes are image\/jpeg, not the given image\/png/.test(e.message),
+    );
+  });
+  await t.step("media_type is not a key; the error lists mediaType", () => {
+    const path = write(
+      dir.path,
+      "snake.yaml",
+      "sections:\n  topic:\n    - {data: AAAA, media_type: image/png}\n",
+    );
+    assert.throws(
+      () => loadContextFile(path),
+      (e) =>
+        e instanceof ContextFileError &&
+        e.key === "sections.topic[0].media_type" &&
+        e.message.includes("mediaType"),
+    );
+  });
+});
+
+Deno.test("loadContextFile() names the includer and its key for a missing include", () => {
+  using dir = tempDir();
+  const nested = join(dir.path, "nested");
+  Deno.mkdirSync(nested);
+  write(nested, "middle.yaml", "include: [../gone.yaml]\n");
+  const top = write(dir.path, "top.yaml", "include: [nested/middle.yaml]\n");
+  assert.throws(
+    () => loadContextFile(top),
+    (e) =>
+      e instanceof ContextFileError && e.code === "unreadable_context_file" &&
+      e.file.endsWith("middle.yaml") && e.key === "include[0]" &&
+      e.message.endsWith(`gone.yaml: it does not exist`) &&
+      !e.message.includes("os error"),
+  );
+});

@@ -5,6 +5,7 @@ import {
   Context,
   IncludeCycleError,
   StringEntry,
+  UnknownEntryError,
 } from "../../mod.ts";
 import { context } from "./_helpers.ts";
 
@@ -266,18 +267,39 @@ Deno.test("Step is volatile: cleared after every compile unless clearVolatile is
 });
 
 Deno.test("Context.remember() keeps entries in convo", async (t) => {
-  await t.step("a string becomes a convo entry that compiles", () => {
+  await t.step("a new entry object is added to convo", () => {
     const ctx = context();
-    const entry = ctx.remember("The API returns JSON");
+    const entry = ctx.remember(
+      new StringEntry("The API returns JSON", { ids: ctx.ids }),
+    );
     assert.ok(entry instanceof StringEntry);
     assert.deepEqual(ctx.convo.entries, [entry]);
     assert.ok(ctx.render().includes("The API returns JSON"));
   });
+  await t.step("a string is an id, as for redact()", () => {
+    const ctx = context();
+    const output = ctx.step.add("tests pass");
+    assert.equal(ctx.remember(output.id!), output);
+    assert.deepEqual(ctx.convo.entries, [output]);
+    assert.equal(ctx.step.entries.length, 0);
+  });
+  await t.step("an unknown id throws UnknownEntryError", () => {
+    const ctx = context();
+    ctx.step.add("output");
+    assert.throws(
+      () => ctx.remember("The API returns JSON"),
+      (e) =>
+        e instanceof UnknownEntryError && e.code === "unknown_entry" &&
+        /^Cannot remember entry The API returns JSON: no entry of context .* has that id$/
+          .test(e.message),
+    );
+    assert.equal(ctx.convo.entries.length, 0);
+  });
   await t.step("summarize stores Learned: TEXT", () => {
     const ctx = context();
-    ctx.remember("API returns JSON", { summarize: true });
+    ctx.remember(ctx.step.add("API returns JSON"), { summarize: true });
     assert.ok(ctx.render().includes("Learned: API returns JSON"));
-    ctx.remember("Learned: twice", { summarize: true });
+    ctx.remember(ctx.step.add("Learned: twice"), { summarize: true });
     assert.ok(!ctx.render().includes("Learned: Learned:"));
   });
   await t.step(
@@ -315,17 +337,17 @@ Deno.test("Context.remember() keeps entries in convo", async (t) => {
 });
 
 Deno.test("Context.redact() removes entries by object or id", async (t) => {
-  await t.step("removal empties the section and returns true", () => {
+  await t.step("removal empties the section and returns the entry", () => {
     const ctx = context();
     const entry = ctx.convo.add("secret");
-    assert.equal(ctx.redact(entry), true);
+    assert.equal(ctx.redact(entry), entry);
     assert.equal(ctx.convo.entries.length, 0);
   });
   await t.step("by id: get() no longer finds it", () => {
     const ctx = context();
     const entry = ctx.convo.add("secret");
     const id = entry.id!;
-    assert.equal(ctx.redact(id), true);
+    assert.equal(ctx.redact(id), entry);
     assert.equal(ctx.get(id), undefined);
   });
   await t.step("a tombstone replaces the text in place", () => {
@@ -333,7 +355,7 @@ Deno.test("Context.redact() removes entries by object or id", async (t) => {
     ctx.convo.add("before");
     const entry = ctx.convo.add("my SSN is 123");
     ctx.convo.add("after");
-    assert.equal(ctx.redact(entry, { tombstone: "[REDACTED]" }), true);
+    assert.equal(ctx.redact(entry, { tombstone: "[REDACTED]" }), entry);
     const text = ctx.render();
     assert.ok(text.includes("[REDACTED]") && !text.includes("123"));
     assert.equal(ctx.convo.entries.length, 3);
@@ -343,7 +365,7 @@ Deno.test("Context.redact() removes entries by object or id", async (t) => {
   await t.step("by id with a tombstone", () => {
     const ctx = context();
     const entry = ctx.convo.add("card 4111");
-    assert.equal(ctx.redact(entry.id!, { tombstone: "[REDACTED]" }), true);
+    assert.equal(ctx.redact(entry.id!, { tombstone: "[REDACTED]" }), entry);
     assert.equal(
       ctx.render(),
       "> CONVO - what has been said and done and learned?\n[REDACTED]",
@@ -365,16 +387,26 @@ Deno.test("Context.redact() removes entries by object or id", async (t) => {
     const entries =
       (["foundation", "focus", "topic", "convo", "step", "attention"] as const)
         .map((name) => ctx[name].add(`in ${name}`));
-    for (const entry of entries) assert.equal(ctx.redact(entry), true);
+    for (const entry of entries) assert.equal(ctx.redact(entry), entry);
     assert.equal(ctx.render(), "");
   });
-  await t.step("an entry or id not in the context gives false", () => {
+  await t.step("an entry or id not in the context throws", () => {
     const ctx = context();
-    assert.equal(
-      ctx.redact(new StringEntry("elsewhere", { ids: ctx.ids })),
-      false,
+    assert.throws(
+      () =>
+        ctx.redact(new StringEntry("elsewhere", { ids: ctx.ids, name: "x" })),
+      (e) =>
+        e instanceof UnknownEntryError &&
+        /^Cannot redact entry \S+ \(x\): it is not in context /.test(e.message),
     );
-    assert.equal(ctx.redact("zzz"), false);
+    assert.throws(
+      () => ctx.redact("zzz"),
+      (e) =>
+        e instanceof UnknownEntryError &&
+        /^Cannot redact entry zzz: no entry of context .* has that id$/.test(
+          e.message,
+        ),
+    );
   });
 });
 
@@ -384,8 +416,15 @@ Deno.test("Context.get() and entries() look at the context's own sections", asyn
   const c1 = ctx.convo.add("c1");
   const c2 = ctx.convo.add("c2");
   const s = ctx.step.add("s");
-  await t.step("entries() iterates all in section order", () => {
+  await t.step("entries() lists all in section order", () => {
     assert.deepEqual([...ctx.entries()], [f, c1, c2, s]);
+  });
+  await t.step("entries() is a read-only array like section.entries", () => {
+    const all = ctx.entries();
+    assert.ok(Array.isArray(all) && Array.isArray(ctx.convo.entries));
+    assert.equal(all.length, 4);
+    assert.deepEqual(ctx.entries("convo"), ctx.convo.entries);
+    assert.ok(Object.isFrozen(all));
   });
   await t.step("entries(section) filters, in any case", () => {
     assert.equal([...ctx.entries("convo")].length, 2);

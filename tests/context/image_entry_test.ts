@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { ImageEntry, InvalidEntryError } from "../../mod.ts";
+import {
+  detectImageMediaType,
+  ImageEntry,
+  type ImageMediaType,
+  InvalidEntryError,
+} from "../../mod.ts";
 import { context, PNG, PNG2, pool } from "./_helpers.ts";
 
 Deno.test("ImageEntry keeps data, media type and name", async (t) => {
@@ -188,12 +193,12 @@ Deno.test("Images live through the entry lifecycle", async (t) => {
       const a = ctx.convo.add(
         new ImageEntry({ data: PNG, mediaType: "image/png", name: "pii" }),
       );
-      assert.equal(ctx.redact(a), true);
+      assert.equal(ctx.redact(a), a);
       assert.deepEqual(ctx.toMessages()[0]!.content, []);
       const b = ctx.convo.add(
         new ImageEntry({ data: PNG, mediaType: "image/png", name: "pii" }),
       );
-      assert.equal(ctx.redact(b, { tombstone: "[image removed]" }), true);
+      assert.equal(ctx.redact(b, { tombstone: "[image removed]" }), b);
       assert.deepEqual(ctx.toMessages()[0]!.content, [{
         type: "text",
         text: "# pii\n[image removed]",
@@ -218,4 +223,88 @@ Deno.test("Images live through the entry lifecycle", async (t) => {
       );
     },
   );
+});
+
+const SIGNATURES: [ImageMediaType, number[]][] = [
+  ["image/png", [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]],
+  ["image/jpeg", [0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46]],
+  ["image/gif", [0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 1, 0, 1, 0]],
+  ["image/gif", [0x47, 0x49, 0x46, 0x38, 0x37, 0x61, 1, 0, 1, 0]],
+  [
+    "image/webp",
+    [0x52, 0x49, 0x46, 0x46, 4, 0, 0, 0, 0x57, 0x45, 0x42, 0x50, 0x56, 0x50],
+  ],
+];
+
+Deno.test("ImageEntry.fromBytes() detects the media type from the magic bytes", async (t) => {
+  for (const [type, bytes] of SIGNATURES) {
+    await t.step(type, () => {
+      const data = new Uint8Array(bytes);
+      assert.equal(detectImageMediaType(data), type);
+      const entry = ImageEntry.fromBytes(data, { name: "pic", ids: pool() });
+      assert.equal(entry.mediaType, type);
+      assert.equal(entry.data, btoa(String.fromCharCode(...data)));
+      assert.equal(entry.compile(), "[Image: pic]");
+    });
+  }
+  await t.step("bytes of another kind are refused", () => {
+    for (const bytes of [[], [0x42, 0x4d, 0, 0], [0x52, 0x49, 0x46, 0x46]]) {
+      assert.equal(detectImageMediaType(new Uint8Array(bytes)), null);
+      assert.throws(
+        () => ImageEntry.fromBytes(new Uint8Array(bytes), { ids: pool() }),
+        (e) =>
+          e instanceof InvalidEntryError &&
+          /^Cannot create an image entry from the bytes: it (is empty|is not a PNG, JPEG, GIF or WebP image)$/
+            .test(e.message),
+      );
+    }
+  });
+  await t.step("a given media type must match the bytes", () => {
+    assert.throws(
+      () =>
+        ImageEntry.fromBytes(new Uint8Array(SIGNATURES[0]![1]), {
+          mediaType: "image/jpeg",
+          ids: pool(),
+        }),
+      /its bytes are image\/png, not the given image\/jpeg/,
+    );
+  });
+});
+
+Deno.test("ImageEntry.fromFile() reads the file once and names it", async (t) => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/shot.data`;
+    await Deno.writeFile(path, new Uint8Array(SIGNATURES[1]![1]));
+    await t.step("type from the bytes, name from the file", () => {
+      const entry = ImageEntry.fromFile(path, { ids: pool(), role: "user" });
+      assert.equal(entry.mediaType, "image/jpeg");
+      assert.equal(entry.name, "shot.data");
+      assert.equal(entry.role, "user");
+      assert.equal(
+        ImageEntry.fromFile(new URL(`file://${path}`), { ids: pool() })
+          .mediaType,
+        "image/jpeg",
+      );
+    });
+    await t.step("a missing or non-image file names the file", () => {
+      assert.throws(
+        () => ImageEntry.fromFile(`${dir}/nope.png`, { ids: pool() }),
+        (e) =>
+          e instanceof InvalidEntryError &&
+          e.message ===
+            `Cannot create an image entry from ${dir}/nope.png: it does not exist`,
+      );
+      const text = `${dir}/text.png`;
+      Deno.writeTextFileSync(text, "not an image");
+      assert.throws(
+        () => ImageEntry.fromFile(text, { ids: pool() }),
+        new RegExp(
+          `^InvalidEntryError: Cannot create an image entry from ${text}: it is not a PNG`,
+        ),
+      );
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -208,7 +208,10 @@ Deno.test("--run-timeout interrupts a slow call after the progress said it was w
     result.stderr,
     /^step 1\/40 selection: waiting for the model for 5 s \(model timeout 2 min\)$/m,
   );
-  assert.match(result.stdout, /^loom run: interrupted after 0 steps/);
+  assert.match(
+    result.stdout,
+    /^loom run: interrupted before the first step \(1 model call\)/,
+  );
   assert.match(result.stdout, /the run timeout of 5\.5 s ran out/);
   assert.equal((await s.readReport()).outcome.stop, "interrupted");
 });

@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+
+const readme = await Deno.readTextFile("README.md");
+const config = JSON.parse(await Deno.readTextFile("deno.json")) as {
+  license: string;
+  publish: { exclude: string[] };
+  imports: Record<string, string>;
+};
+
+/** The installed @anthropic-ai/sdk package folder in Deno's npm cache. */
+async function anthropicSdkFolder(): Promise<string> {
+  const info = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const { npmCache } = JSON.parse(new TextDecoder().decode(info.stdout)) as {
+    npmCache: string;
+  };
+  const lock = JSON.parse(await Deno.readTextFile("deno.lock")) as {
+    specifiers: Record<string, string>;
+  };
+  // "1.14.0_zod@4.6.7": the version, then the peer dependencies.
+  const version = lock.specifiers[config.imports["@anthropic-ai/sdk"]!]!
+    .split("_")[0];
+  return `${npmCache}/registry.npmjs.org/@anthropic-ai/sdk/${version}`;
+}
+
+Deno.test("The README's live Anthropic model is in the SDK's model list and not deprecated", async () => {
+  const models = [...readme.matchAll(/anthropic:(claude-[a-z0-9-]+)/g)].map((
+    m,
+  ) => m[1]!);
+  assert.ok(models.length > 0, "the README shows a live Anthropic example");
+  const sdk = await anthropicSdkFolder();
+  const types = await Deno.readTextFile(
+    `${sdk}/resources/messages/messages.d.ts`,
+  );
+  const known = /export type Model = ([^;]+);/.exec(types)?.[1] ?? "";
+  const deprecated = await Deno.readTextFile(
+    `${sdk}/internal/data/deprecated-models.js`,
+  );
+  for (const model of new Set(models)) {
+    assert.ok(
+      known.includes(`'${model}'`),
+      `${model} is in the SDK's Model type`,
+    );
+    assert.ok(
+      !deprecated.includes(`'${model}'`),
+      `${model} is not on the SDK's deprecation list`,
+    );
+  }
+});
+
+Deno.test("LICENSE is the MIT licence deno.json names", async () => {
+  assert.equal(config.license, "MIT");
+  const license = await Deno.readTextFile("LICENSE");
+  assert.match(license, /^MIT License\n/);
+  assert.match(license, /Permission is hereby granted, free of charge/);
+});
+
+Deno.test("deno publish ships only what users need", async () => {
+  const dry = await new Deno.Command(Deno.execPath(), {
+    args: ["publish", "--dry-run", "--allow-dirty"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const output = new TextDecoder().decode(dry.stdout) +
+    new TextDecoder().decode(dry.stderr);
+  assert.equal(dry.code, 0, output);
+  const files = [
+    ...output.matchAll(/file:\/\/\S*?\/((?:[^/\s]+\/)*[^/\s]+)\s/g),
+  ]
+    .map((m) => m[1]!);
+  for (const path of output.matchAll(/^\s+file:\/\/(\S+)/gm)) {
+    const relative = path[1]!.slice(Deno.cwd().length + 1);
+    assert.ok(
+      /^(lib\/|mod\.ts$|cli\.ts$|deno\.json$|README\.md$|LICENSE$)/.test(
+        relative,
+      ),
+      `${relative} is not something users need`,
+    );
+  }
+  assert.ok(files.length > 0);
+  for (const excluded of ["tools/", "tests/", "fixtures/", ".ci/"]) {
+    assert.ok(config.publish.exclude.includes(excluded), excluded);
+  }
+});
