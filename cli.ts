@@ -1,29 +1,29 @@
 /**
- * The `loom` command line. Thin on purpose: parse, dispatch, exit.
+ * The `loom` command line, for **people at a shell** and for embedders that
+ * run its commands in-process: `main(args, io)` returns the exit code and
+ * writes only through `io`. Run as a program, this file calls it with the
+ * process's arguments and streams, then exits with its code.
  *
  * ```sh
  * npx -y deno@2.9.6 run --unstable-worker-options -A jsr:@loom/loom/cli --help
  * ```
  *
+ * @example Run a command in-process
+ * ```ts
+ * import { main } from "@loom/loom/cli";
+ * import assert from "node:assert/strict";
+ * let out = "";
+ * const code = await main(["--help"], { out: (t) => (out += t), err: () => {} });
+ * assert.equal(code, 0);
+ * assert.match(out, /Usage: loom <command>/);
+ * ```
  * @module
  */
 import { main } from "./lib/cli/main.ts";
+import { processIo } from "./lib/cli/cli_io.ts";
 
 export { main } from "./lib/cli/main.ts";
-export type { CliIo } from "./lib/cli/_io.ts";
-
-const encoder = new TextEncoder();
-
-function write(
-  stream: { writeSync(p: Uint8Array): number },
-  text: string,
-): void {
-  const bytes = encoder.encode(text);
-  let offset = 0;
-  while (offset < bytes.length) {
-    offset += stream.writeSync(bytes.subarray(offset));
-  }
-}
+export type { CliIo } from "./lib/cli/cli_io.ts";
 
 if (import.meta.main) {
   // `deno task loom` runs in the folder of deno.json and passes the folder it
@@ -37,9 +37,5 @@ if (import.meta.main) {
     Deno.env.delete("LOOM_CWD");
     Deno.chdir(cwd);
   }
-  const code = await main(Deno.args, {
-    out: (text) => write(Deno.stdout, text),
-    err: (text) => write(Deno.stderr, text),
-  });
-  Deno.exit(code);
+  Deno.exit(await main(Deno.args, processIo()));
 }

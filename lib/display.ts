@@ -30,7 +30,7 @@ export const DISPLAY_MAX_CHARS = 200;
  *
  * @example
  * ```ts
- * import { displayText } from "@loom/loom";
+ * import { displayText } from "./display.ts";
  * import assert from "node:assert/strict";
  * assert.equal(displayText("tests.run\r\x1b[2Kstep 9/9"), "tests.run\\r\\u001b[2Kstep 9/9");
  * assert.equal(displayText("x".repeat(10), 4), "xxx…");
@@ -70,7 +70,7 @@ function escapeChar(ch: string): string {
  *
  * @example
  * ```ts
- * import { formatDuration } from "@loom/loom";
+ * import { formatDuration } from "./display.ts";
  * import assert from "node:assert/strict";
  * assert.equal(formatDuration(300), "300 ms");
  * assert.equal(formatDuration(59_000), "59 s");

@@ -1,33 +1,255 @@
 /**
- * The contract every domain error of Loom keeps: a stable machine `code`
- * beside a sentence-case message. Errors extend the closest built-in
- * (`TypeError`, `RangeError`, `SyntaxError`, `Error`) and implement this.
+ * The one error contract of Loom. Every error Loom throws on purpose carries
+ * the brand `Symbol.for("loom.error")`, a stable machine `code` from the one
+ * registry below, and a sentence-case message without a trailing period. The
+ * registry assigns each code its category (bad input, stopped, internal),
+ * which is all the CLI needs to pick an exit code. Errors extend the closest
+ * built-in (`TypeError`, `RangeError`, `SyntaxError`, `Error`) and are built
+ * the same way: `new XError(code, message, { cause?, ...details })`.
  *
  * @module
  */
 
-/** An error that carries a stable machine-readable code. */
-export interface CodedError extends Error {
+/** The brand, shared by every copy of the package (`Symbol.for`). */
+const BRAND: unique symbol = Symbol.for("loom.error");
+
+/**
+ * What kind of failure a code names: `bad_input` (the caller's input or
+ * usage is wrong and nothing was changed), `stopped` (a run ended early by
+ * rule), `internal` (Loom, a provider or the machine failed).
+ */
+export type ErrorCategory = "bad_input" | "stopped" | "internal";
+
+/** Every machine code a Loom error can carry; see {@linkcode errorCategory}. */
+export type LoomErrorCode =
+  // command line
+  | "usage"
+  // context
+  | "too_many_breakpoints"
+  | "unknown_section"
+  | "invalid_ttl"
+  | "include_cycle"
+  | "invalid_entry"
+  | "unknown_entry"
+  | "ids_exhausted"
+  | "unreadable_context_file"
+  | "invalid_context_file"
+  // store
+  | "invalid_utf8"
+  | "invalid_result_id"
+  | "duplicate_result"
+  | "store_full"
+  // reference
+  | "unknown_result"
+  | "digest_mismatch"
+  | "invalid_reference"
+  | "invalid_range"
+  | "not_char_boundary"
+  | "invalid_pointer"
+  | "pointer_not_found"
+  | "invalid_json"
+  | "ambiguous_json"
+  | "not_a_string"
+  | "answer_too_large"
+  | "budget_exhausted"
+  | "not_available"
+  | "invalid_contents"
+  | "too_many_segments"
+  | "too_large"
+  // briefing
+  | "capacity"
+  | "request_too_large"
+  // providers
+  | "cache_ttl_order"
+  | "bad_spec"
+  | "bad_option"
+  | "missing_api_key"
+  | "recording_invalid"
+  | "recording_mismatch"
+  | "recording_exhausted"
+  | "provider_http"
+  | "provider_connection"
+  | "provider_timeout"
+  | "provider_aborted"
+  | "provider_protocol"
+  // executor
+  | "confinement_unavailable"
+  | "workspace_unavailable"
+  | "executor_closed"
+  | "edit_failed"
+  | "no_test_command"
+  | "tests_failed_to_start"
+  | "worker_failed"
+  // command line checks before a run
+  | "test_program_not_found"
+  // slice
+  | "invalid_request"
+  | "slice_stopped"
+  // persist
+  | "unknown_tool"
+  | "invalid_config"
+  | "session_inside_workspace"
+  | "session_missing"
+  | "session_exists"
+  | "session_invalid"
+  | "session_outdated"
+  | "session_tampered"
+  | "session_locked"
+  | "session_key_invalid"
+  | "result_missing"
+  | "result_corrupted";
+
+// The registry: each code once, with its category. A provider failure after
+// the start is internal (exit 3); a model spec, key or recording that cannot
+// be used is bad input, found before any work (exit 2).
+const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
+  usage: "bad_input",
+  too_many_breakpoints: "bad_input",
+  unknown_section: "bad_input",
+  invalid_ttl: "bad_input",
+  include_cycle: "bad_input",
+  invalid_entry: "bad_input",
+  unknown_entry: "bad_input",
+  ids_exhausted: "internal",
+  unreadable_context_file: "bad_input",
+  invalid_context_file: "bad_input",
+  invalid_utf8: "bad_input",
+  invalid_result_id: "bad_input",
+  duplicate_result: "bad_input",
+  store_full: "bad_input",
+  unknown_result: "bad_input",
+  digest_mismatch: "bad_input",
+  invalid_reference: "bad_input",
+  invalid_range: "bad_input",
+  not_char_boundary: "bad_input",
+  invalid_pointer: "bad_input",
+  pointer_not_found: "bad_input",
+  invalid_json: "bad_input",
+  ambiguous_json: "bad_input",
+  not_a_string: "bad_input",
+  answer_too_large: "bad_input",
+  budget_exhausted: "stopped",
+  not_available: "bad_input",
+  invalid_contents: "bad_input",
+  too_many_segments: "bad_input",
+  too_large: "bad_input",
+  capacity: "stopped",
+  request_too_large: "stopped",
+  cache_ttl_order: "bad_input",
+  bad_spec: "bad_input",
+  bad_option: "bad_input",
+  missing_api_key: "bad_input",
+  recording_invalid: "bad_input",
+  recording_mismatch: "internal",
+  recording_exhausted: "internal",
+  provider_http: "internal",
+  provider_connection: "internal",
+  provider_timeout: "internal",
+  provider_aborted: "stopped",
+  provider_protocol: "internal",
+  confinement_unavailable: "internal",
+  workspace_unavailable: "internal",
+  executor_closed: "internal",
+  edit_failed: "internal",
+  no_test_command: "internal",
+  tests_failed_to_start: "internal",
+  worker_failed: "internal",
+  test_program_not_found: "bad_input",
+  invalid_request: "bad_input",
+  slice_stopped: "stopped",
+  unknown_tool: "bad_input",
+  invalid_config: "bad_input",
+  session_inside_workspace: "bad_input",
+  session_missing: "bad_input",
+  session_exists: "bad_input",
+  session_invalid: "bad_input",
+  session_outdated: "bad_input",
+  session_tampered: "bad_input",
+  session_locked: "bad_input",
+  session_key_invalid: "bad_input",
+  result_missing: "bad_input",
+  result_corrupted: "bad_input",
+};
+
+/** An error Loom threw on purpose: branded, coded, categorized. */
+export interface LoomError extends Error {
   /** Stable, snake_case machine code, e.g. `digest_mismatch`. */
-  readonly code: string;
+  readonly code: LoomErrorCode;
+}
+
+/** The options every Loom error constructor takes after code and message. */
+export interface LoomErrorOptions {
+  /** The underlying error, if any. */
+  readonly cause?: unknown;
 }
 
 /**
- * Tells whether a thrown value is one of Loom's coded errors.
+ * Tells whether a thrown value is one of Loom's errors, by its brand (not by
+ * the shape: Deno's own `NotFound`, whose `code` is `ENOENT`, is not one).
  *
  * @param value Anything caught.
- * @returns `true` when `value` is an `Error` with a string `code`.
+ * @returns `true` when `value` carries the `Symbol.for("loom.error")` brand.
  *
  * @example
  * ```ts
- * import { isCodedError } from "@loom/loom";
+ * import { isLoomError } from "@loom/loom";
+ * import { PointerError } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
- * const err = Object.assign(new RangeError("Out of range"), { code: "invalid_range" });
- * assert.equal(isCodedError(err), true);
- * assert.equal(isCodedError(new Error("plain")), false);
+ * assert.equal(isLoomError(new PointerError("invalid_pointer", "Bad pointer")), true);
+ * const notFound = Object.assign(new Deno.errors.NotFound("gone"), { code: "ENOENT" });
+ * assert.equal(isLoomError(notFound), false);
  * ```
  */
-export function isCodedError(value: unknown): value is CodedError {
+export function isLoomError(value: unknown): value is LoomError {
   return value instanceof Error &&
-    typeof (value as { code?: unknown }).code === "string";
+    (value as unknown as Record<symbol, unknown>)[BRAND] === true;
+}
+
+/**
+ * The category the registry assigns a code.
+ *
+ * @param code A Loom error code.
+ * @returns `bad_input`, `stopped` or `internal`.
+ *
+ * @example
+ * ```ts
+ * import { errorCategory } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(errorCategory("digest_mismatch"), "bad_input");
+ * assert.equal(errorCategory("provider_http"), "internal");
+ * ```
+ */
+export function errorCategory(code: LoomErrorCode): ErrorCategory {
+  return CATEGORY[code];
+}
+
+/**
+ * Brands a freshly constructed error and names it; every Loom error
+ * constructor calls this once. Internal: not exported by any entry point.
+ *
+ * @param error The error under construction (`this`).
+ * @param name The class name, e.g. `PointerError`.
+ * @param code Its code, which must be in the registry.
+ * @returns `code`, to assign to the error's `code` field.
+ */
+export function brand<C extends LoomErrorCode>(
+  error: Error,
+  name: string,
+  code: C,
+): C {
+  Object.defineProperty(error, BRAND, { value: true });
+  error.name = name;
+  return code;
+}
+
+/**
+ * The `ErrorOptions` for `super()` from a Loom error's options. Internal.
+ *
+ * @param options The constructor's options.
+ * @returns `{ cause }` when a cause was given, else `undefined`.
+ */
+export function causeOf(
+  options: LoomErrorOptions | undefined,
+): ErrorOptions | undefined {
+  return options?.cause === undefined ? undefined : { cause: options.cause };
 }

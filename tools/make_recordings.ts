@@ -17,14 +17,15 @@
  * nothing is written.
  */
 import { createHash } from "node:crypto";
-import { runWithOptions } from "../lib/slice/run.ts";
+import { runSlice } from "../lib/slice/run.ts";
 import type {
   ModelCall,
   ModelProvider,
   ModelReply,
 } from "../lib/providers/model_provider.ts";
 import type { TurnRequest } from "../lib/briefing/turn_request.ts";
-import type { SliceOutcome, SliceStop } from "../lib/slice/outcome.ts";
+import type { SliceOutcome } from "../lib/slice/outcome.ts";
+import type { StopReason } from "../lib/briefing/context_report.ts";
 import {
   checkCommand,
   type FixtureName,
@@ -33,16 +34,16 @@ import {
   prepareWorkspace,
   recordingPath,
 } from "../tests/e2e/_workspace.ts";
+import type { StepPhase } from "../lib/reference/lookup_session.ts";
 
 // ---------------------------------------------------------------- scripting
 
-type Phase = "selection" | "arguments";
 type Compute = (answers: readonly Record<string, unknown>[]) => unknown;
 
 type Args = Record<string, unknown>;
 
 interface ScriptCall {
-  readonly phase: Phase;
+  readonly phase: StepPhase;
   readonly args: Args | Compute;
 }
 
@@ -73,7 +74,7 @@ class Script {
     return this;
   }
 
-  lookup(phase: Phase, args: Args | Compute): this {
+  lookup(phase: StepPhase, args: Args | Compute): this {
     this.calls.push({ phase, args });
     return this;
   }
@@ -232,7 +233,8 @@ function whole(result: StoredText): Args {
 /** A provider that plays a script and records what it answered. */
 class ScriptedProvider implements ModelProvider {
   readonly spec = "scripted:make_recordings";
-  readonly recorded: { phase: Phase; tool: string; arguments: unknown }[] = [];
+  readonly recorded: { phase: StepPhase; tool: string; arguments: unknown }[] =
+    [];
   readonly #calls: readonly ScriptCall[];
 
   constructor(calls: readonly ScriptCall[]) {
@@ -570,7 +572,7 @@ interface Plan {
   readonly fixture: FixtureName;
   readonly script: (workspace: string) => Script;
   readonly maxSteps: number;
-  readonly stop: SliceStop;
+  readonly stop: StopReason;
   readonly refusals: number;
 }
 
@@ -606,7 +608,7 @@ async function make(plan: Plan): Promise<SliceOutcome> {
   try {
     const script = plan.script(prepared.workspace);
     const provider = new ScriptedProvider(script.calls);
-    const outcome = await runWithOptions({
+    const outcome = await runSlice({
       intent: INTENTS[plan.fixture],
       workspace: prepared.workspace,
       test: { command: checkCommand(), timeoutMs: 60_000 },

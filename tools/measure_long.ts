@@ -10,7 +10,7 @@
  * deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env tools/measure_long.ts
  * ```
  */
-import { runWithOptions } from "../lib/slice/run.ts";
+import { runSlice } from "../lib/slice/run.ts";
 import type { ContextReport } from "../lib/briefing/context_report.ts";
 import {
   checkCommand,
@@ -39,7 +39,7 @@ async function measure(
   const prepared = await prepareWorkspace("long");
   try {
     const report = `${prepared.root}/report.json`;
-    const outcome = await runWithOptions({
+    const outcome = await runSlice({
       intent: INTENTS.long,
       workspace: prepared.workspace,
       test: {

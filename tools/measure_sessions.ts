@@ -13,7 +13,7 @@
  * deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env tools/measure_sessions.ts
  * ```
  */
-import { runWithOptions } from "../lib/slice/run.ts";
+import { runSlice } from "../lib/slice/run.ts";
 import { SessionStore } from "../lib/persist/session_store.ts";
 import { sliceSessionHooks } from "../lib/persist/slice_session.ts";
 import type { SliceSessionHooks } from "../lib/slice/checkpoint.ts";
@@ -77,7 +77,7 @@ async function measure(steps: number): Promise<Row> {
     };
     const loop = (o: { elapsed_ms: number; model_ms: number; steps: number }) =>
       (o.elapsed_ms - o.model_ms) / o.steps;
-    const without = await runWithOptions(request, { contextPolicy: "bounded" });
+    const without = await runSlice(request, { contextPolicy: "bounded" });
     const store = await SessionStore.create(`${base}/session`, {
       workspace,
       keyFile: `${base}/key/session.key`,
@@ -99,7 +99,7 @@ async function measure(steps: number): Promise<Row> {
         times.push(performance.now() - started);
       },
     };
-    const with_ = await runWithOptions(request, {
+    const with_ = await runSlice(request, {
       contextPolicy: "bounded",
       session,
     });

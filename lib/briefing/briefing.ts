@@ -75,6 +75,7 @@ import {
   type TurnTextBlock,
   type TurnTool,
 } from "./turn_request.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
 /** The two context policies. `legacy` is the default of the slice. */
 export type ContextPolicy = "legacy" | "bounded";
@@ -132,7 +133,7 @@ export interface BriefingOptions {
 /** Options of {@linkcode Briefing.request}. */
 export interface TurnOptions {
   /** The stage asking. */
-  readonly phase: "selection" | "arguments";
+  readonly phase: StepPhase;
   /** The tool the model is forced to call. */
   readonly tool: TurnTool;
   /** Admissible actions (selection) or the chosen action (arguments). */
@@ -181,7 +182,9 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
- * import { Briefing, ResultStore, requestBytes } from "@loom/loom";
+ * import { ResultStore } from "@loom/loom/reference";
+ * import { Briefing } from "./briefing.ts";
+ * import { requestBytes } from "./turn_request.ts";
  * import assert from "node:assert/strict";
  * const briefing = new Briefing({
  *   policy: "bounded",
@@ -372,7 +375,8 @@ export class Briefing {
    *
    * @example
    * ```ts
-   * import { Briefing, ResultStore } from "@loom/loom";
+   * import { ResultStore } from "@loom/loom/reference";
+   * import { Briefing } from "./briefing.ts";
    * import assert from "node:assert/strict";
    * const options = { policy: "bounded" as const, intent: "i", instructions: "x", results: new ResultStore() };
    * const records = [1, 2, 3].map((sequence) => ({
@@ -466,7 +470,12 @@ export class Briefing {
       }
       if (built.bytes > limits.ceilingBytes) {
         this.#clearVolatile();
-        throw new RequestCeilingError(built.bytes, limits.ceilingBytes);
+        const limit = limits.ceilingBytes;
+        throw new RequestCeilingError(
+          "request_too_large",
+          `Cannot build a bounded request within ${limit} bytes: its mandatory content alone takes ${built.bytes} bytes with every event retired and every lookup answer dropped`,
+          { bytes: built.bytes, limit },
+        );
       }
     }
     this.#clearVolatile();

@@ -6,8 +6,30 @@
  * @module
  */
 import { serializeTurnRequest, type TurnRequest } from "./turn_request.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
-/** Why a slice stopped. */
+/**
+ * Why a slice stopped (DESIGN.md "Slice completion"):
+ *
+ * - `completed`: the model called `slice.complete` while the tests validated
+ *   the latest revision (or no test command was configured).
+ * - `step_budget`: `maxSteps` steps ran without completion.
+ * - `refused`: `maxConsecutiveRefusals` steps in a row were refused (the model
+ *   keeps proposing what commission cannot admit).
+ * - `suspended`: a ninth lookup in selection, or the embedder's abort signal,
+ *   or an internal failure after the slice started (then the error is also
+ *   thrown). `loom run` also reports a failure before the slice started
+ *   (bad workspace, intent file or session) as `suspended`.
+ * - `capacity`: the event archive is full, the result store cannot keep a
+ *   new result under the bounded policy (compact descriptors have no preview,
+ *   so the model would be blind to it), or mandatory content of a bounded
+ *   request cannot fit the 64 KiB ceiling. The step that overflowed still
+ *   took effect: it is in the records, the progress output and `detail`
+ *   (`…; step 7 (tests.run) took effect: tests exit 0 on rev-1-…`).
+ * - `confinement_unavailable`: the permission-scoped worker could not start.
+ * - `provider_error`: the model provider failed (bad spec, missing key, HTTP
+ *   failure, a recording that does not match or ran out).
+ */
 export type StopReason =
   | "completed"
   | "step_budget"
@@ -18,22 +40,29 @@ export type StopReason =
   | "provider_error"
   | "interrupted";
 
-/** Provider counters of one call; `null` when the provider did not say. */
-export interface ReportUsage {
-  /** Uncached input tokens. */
+/**
+ * Provider-reported token counters; a counter the provider did not report is
+ * `null`, never 0.
+ */
+export interface ModelUsage {
+  /**
+   * Input tokens as the provider counts them: Anthropic's `input_tokens`
+   * (excludes cache reads and writes), OpenAI's `prompt_tokens` (includes
+   * cached tokens).
+   */
   readonly input_tokens: number | null;
-  /** Output tokens. */
+  /** Output tokens (`output_tokens` / `completion_tokens`). */
   readonly output_tokens: number | null;
-  /** Tokens read from the provider cache. */
+  /** Tokens read from the prompt cache (`cache_read_input_tokens` / `cached_tokens`). */
   readonly cache_read_tokens: number | null;
-  /** Tokens written to the provider cache. */
+  /** Tokens written to the prompt cache (`cache_creation_input_tokens`; null for OpenAI). */
   readonly cache_write_tokens: number | null;
 }
 
 /** One request line of the report. */
 export interface ContextReportRequest {
   /** Stage of the request. */
-  readonly phase: "selection" | "arguments";
+  readonly phase: StepPhase;
   /** UTF-8 bytes of the serialized turn request. */
   readonly request_bytes: number;
   /** Longest common byte prefix with the previous request (0 for the first). */
@@ -42,13 +71,13 @@ export interface ContextReportRequest {
   readonly elapsed_ms: number;
   /** Whether the counters are the provider's final usage. */
   readonly final_usage: boolean;
-  /** See {@linkcode ReportUsage}. */
+  /** See {@linkcode ModelUsage}. */
   readonly input_tokens: number | null;
-  /** See {@linkcode ReportUsage}. */
+  /** See {@linkcode ModelUsage}. */
   readonly cache_read_tokens: number | null;
-  /** See {@linkcode ReportUsage}. */
+  /** See {@linkcode ModelUsage}. */
   readonly cache_write_tokens: number | null;
-  /** See {@linkcode ReportUsage}. */
+  /** See {@linkcode ModelUsage}. */
   readonly output_tokens: number | null;
 }
 
@@ -73,11 +102,11 @@ export interface ContextReport {
 /** Options of {@linkcode ContextReportBuilder.addRequest}. */
 export interface AddRequestOptions {
   /** Stage of the request. */
-  readonly phase: "selection" | "arguments";
+  readonly phase: StepPhase;
   /** Milliseconds the request took (default 0). */
   readonly elapsedMs?: number;
   /** Provider counters; missing ones are reported as `null`. */
-  readonly usage?: Partial<ReportUsage>;
+  readonly usage?: Partial<ModelUsage>;
   /** Whether `usage` is the final usage (default `usage !== undefined`). */
   readonly finalUsage?: boolean;
 }
@@ -102,7 +131,8 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
- * import { ContextReportBuilder, type TurnRequest } from "@loom/loom";
+ * import { type TurnRequest } from "@loom/loom/slice";
+ * import { ContextReportBuilder } from "./context_report.ts";
  * import assert from "node:assert/strict";
  * const request = (text: string): TurnRequest => ({
  *   system: [{ type: "text", text: "rules" }],
@@ -183,7 +213,7 @@ export class ContextReportBuilder {
    *
    * @example
    * ```ts
-   * import { ContextReportBuilder } from "@loom/loom";
+   * import { ContextReportBuilder } from "./context_report.ts";
    * import assert from "node:assert/strict";
    * const builder = new ContextReportBuilder("legacy");
    * builder.restore([{
@@ -244,7 +274,7 @@ export class ContextReportBuilder {
  *
  * @example
  * ```ts
- * import { commonPrefixLength } from "@loom/loom";
+ * import { commonPrefixLength } from "./context_report.ts";
  * import assert from "node:assert/strict";
  * const e = new TextEncoder();
  * assert.equal(commonPrefixLength(e.encode("abcd"), e.encode("abxy")), 2);

@@ -70,7 +70,7 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
- * import { toEvent } from "@loom/loom";
+ * import { toEvent } from "./event.ts";
  * import assert from "node:assert/strict";
  * const event = toEvent({
  *   sequence: 2,
@@ -109,7 +109,7 @@ export function toEvent(record: ActionRecord): BriefingEvent {
  *
  * @example
  * ```ts
- * import { serializeEvent } from "@loom/loom";
+ * import { serializeEvent } from "./event.ts";
  * import assert from "node:assert/strict";
  * const line = serializeEvent({
  *   sequence: 1,
@@ -142,7 +142,7 @@ export function serializeEvent(event: BriefingEvent): string {
  *
  * @example
  * ```ts
- * import { compactArguments } from "@loom/loom";
+ * import { compactArguments } from "./event.ts";
  * import assert from "node:assert/strict";
  * const args = compactArguments("repository.edit", {
  *   files: [{ path: "b.txt", contents: { segments: [{ literal: "x" }] } }],

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import { sha256Hex } from "../store/digest.ts";
 import type {
   HistoryItem,
@@ -38,20 +39,25 @@ export interface EventArchiveOptions {
  */
 export class ArchiveCapacityError extends RangeError {
   /** Always `"capacity"`. */
-  readonly code: "capacity" = "capacity";
+  readonly code: "capacity";
   /** Which limit the event would pass. */
   readonly limit: "events" | "bytes";
 
   /**
    * Creates the error.
    *
+   * @param code Always `capacity`.
    * @param message Sentence-case explanation.
-   * @param limit The limit that was hit.
+   * @param options The limit that was hit and the cause.
    */
-  constructor(message: string, limit: "events" | "bytes") {
-    super(message);
-    this.name = "ArchiveCapacityError";
-    this.limit = limit;
+  constructor(
+    code: "capacity",
+    message: string,
+    options: LoomErrorOptions & { readonly limit: "events" | "bytes" },
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "ArchiveCapacityError", code);
+    this.limit = options.limit;
   }
 }
 
@@ -71,7 +77,7 @@ const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
  *
  * @example
  * ```ts
- * import { EventArchive } from "@loom/loom";
+ * import { EventArchive } from "./event_archive.ts";
  * import assert from "node:assert/strict";
  * const archive = new EventArchive();
  * archive.append({
@@ -150,15 +156,17 @@ export class EventArchive implements HistorySource {
     }
     if (this.#items.length + 1 > this.#maxEvents) {
       throw new ArchiveCapacityError(
+        "capacity",
         `Cannot archive event ${event.sequence}: the archive holds its limit of ${this.#maxEvents} events`,
-        "events",
+        { limit: "events" },
       );
     }
     const bytes = encoder.encode(serializeEvent(event));
     if (this.#bytes + bytes.byteLength > this.#maxBytes) {
       throw new ArchiveCapacityError(
+        "capacity",
         `Cannot archive event ${event.sequence}: its ${bytes.byteLength} bytes would pass the archive limit of ${this.#maxBytes} bytes (${this.#bytes} used)`,
-        "bytes",
+        { limit: "bytes" },
       );
     }
     const record: SelectableRecord = {

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
 /**
  * Raised when the mandatory content of a bounded request (instructions,
@@ -13,16 +14,19 @@
  *
  * @example
  * ```ts
- * import { RequestCeilingError } from "@loom/loom";
+ * import { RequestCeilingError } from "./request_ceiling_error.ts";
  * import assert from "node:assert/strict";
- * const err = new RequestCeilingError(70_000, 65_536);
+ * const err = new RequestCeilingError("request_too_large", "Too large", {
+ *   bytes: 70_000,
+ *   limit: 65_536,
+ * });
  * assert.equal(err.code, "request_too_large");
  * assert.ok(err instanceof RangeError);
  * ```
  */
 export class RequestCeilingError extends RangeError {
   /** Always `"request_too_large"`. */
-  readonly code: "request_too_large" = "request_too_large";
+  readonly code: "request_too_large";
   /** Bytes of the smallest request that could be built. */
   readonly bytes: number;
   /** The ceiling in bytes. */
@@ -31,15 +35,21 @@ export class RequestCeilingError extends RangeError {
   /**
    * Creates the error.
    *
-   * @param bytes Bytes of the smallest request that could be built.
-   * @param limit The ceiling in bytes.
+   * @param code Always `request_too_large`.
+   * @param message What does not fit and why.
+   * @param options The smallest request's bytes, the ceiling and the cause.
    */
-  constructor(bytes: number, limit: number) {
-    super(
-      `Cannot build a bounded request within ${limit} bytes: its mandatory content alone takes ${bytes} bytes with every event retired and every lookup answer dropped`,
-    );
-    this.name = "RequestCeilingError";
-    this.bytes = bytes;
-    this.limit = limit;
+  constructor(
+    code: "request_too_large",
+    message: string,
+    options: LoomErrorOptions & {
+      readonly bytes: number;
+      readonly limit: number;
+    },
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "RequestCeilingError", code);
+    this.bytes = options.bytes;
+    this.limit = options.limit;
   }
 }

@@ -6,13 +6,7 @@
  * @module
  */
 
-/** Anthropic-style cache marker; `ttl` omitted means the provider default (5m). */
-export interface CacheControl {
-  /** Always `"ephemeral"`. */
-  readonly type: "ephemeral";
-  /** Time to live of the cache entry. */
-  readonly ttl?: "5m" | "1h";
-}
+import type { EphemeralCacheControl } from "../context/message.ts";
 
 /** A text block of a turn request. Never empty. */
 export interface TurnTextBlock {
@@ -21,7 +15,7 @@ export interface TurnTextBlock {
   /** The block text; at least one character. */
   readonly text: string;
   /** Present on the last block of a stable part: a cache breakpoint. */
-  readonly cache_control?: CacheControl;
+  readonly cache_control?: Readonly<EphemeralCacheControl>;
 }
 
 /** One conversation message of a turn request. */
@@ -74,7 +68,7 @@ export interface TurnRequest {
  *
  * @example
  * ```ts
- * import { serializeTurnRequest } from "@loom/loom";
+ * import { serializeTurnRequest } from "./turn_request.ts";
  * import assert from "node:assert/strict";
  * const json = serializeTurnRequest({
  *   system: [{ type: "text", text: "Be brief" }],
@@ -123,7 +117,8 @@ export function serializeTurnRequest(request: TurnRequest): string {
  *
  * @example
  * ```ts
- * import { serializeTurnRequest, textEndOffset, type TurnRequest } from "@loom/loom";
+ * import { type TurnRequest } from "@loom/loom/slice";
+ * import { serializeTurnRequest, textEndOffset } from "./turn_request.ts";
  * import assert from "node:assert/strict";
  * const request: TurnRequest = {
  *   system: [{ type: "text", text: "Rules" }],
@@ -227,7 +222,7 @@ function ordered(
  *
  * @example
  * ```ts
- * import { requestBytes } from "@loom/loom";
+ * import { requestBytes } from "./turn_request.ts";
  * import assert from "node:assert/strict";
  * const n = requestBytes({
  *   system: [{ type: "text", text: "é" }],
@@ -253,7 +248,7 @@ export function requestBytes(request: TurnRequest): number {
  *
  * @example
  * ```ts
- * import { stableStringify } from "@loom/loom";
+ * import { stableStringify } from "./turn_request.ts";
  * import assert from "node:assert/strict";
  * assert.equal(stableStringify({ b: 1, a: [{ d: 2, c: 3 }] }), '{"a":[{"c":3,"d":2}],"b":1}');
  * ```

@@ -52,7 +52,7 @@ export interface WorkingStateJson {
  *
  * @example
  * ```ts
- * import { WorkingState } from "@loom/loom";
+ * import { WorkingState } from "./working_state.ts";
  * import assert from "node:assert/strict";
  * const state = WorkingState.from([
  *   { sequence: 1, action: "repository.edit", arguments: {}, report: { kind: "edited", revision: "rev-1-aaaaaaaaaaaa", files: [] } },

@@ -31,6 +31,7 @@ export function parseArguments<T extends ParseArgsConfig>(
     return parseArgs(config);
   } catch (error) {
     throw new UsageError(
+      "usage",
       parserMessage(
         error instanceof Error ? error.message : String(error),
         config.args ?? [],
@@ -88,6 +89,7 @@ export function positiveInteger(text: string, flag: string): number {
   const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;
   if (!Number.isSafeInteger(n) || n < 1) {
     throw new UsageError(
+      "usage",
       `Invalid ${flag} ${text}: expected a positive integer`,
     );
   }
@@ -112,6 +114,7 @@ export function parseDuration(
   const ms = value * (unit === "ms" ? 1 : unit === "s" ? 1000 : 60_000);
   if (!Number.isFinite(ms) || ms <= 0) {
     throw new UsageError(
+      "usage",
       `Invalid ${flag} ${text}: expected a duration such as 120s, 2m or 500ms`,
     );
   }

@@ -1,37 +1,12 @@
 /**
  * How `main` reports a failure a command threw: the `loom <command>:` line
- * and the exit code. The one place that maps errors to exit codes.
+ * and the exit code, which `exitCodeOfError` (`_io.ts`) decides from the
+ * error's category in the registry of `lib/errors.ts`.
  *
  * @module
  */
-import { isCodedError } from "../errors.ts";
-import { ExitCode, UsageError } from "./_io.ts";
-
-/**
- * Codes of errors that mean the input was bad and nothing was done (exit 2).
- * Every other coded error that reaches `main` is a failure (exit 3).
- */
-const BAD_INPUT_CODES: ReadonlySet<string> = new Set([
-  "usage",
-  "invalid_request",
-  "bad_spec",
-  "bad_option",
-  "missing_api_key",
-  "recording_invalid",
-  "invalid_config",
-  "invalid_context_file",
-  "unreadable_context_file",
-  "invalid_utf8",
-  "session_invalid",
-  "session_missing",
-  "session_exists",
-  "session_inside_workspace",
-  "session_outdated",
-  "session_tampered",
-  "session_locked",
-  "session_key_invalid",
-  "test_program_not_found",
-]);
+import { isLoomError } from "../errors.ts";
+import { exitCodeOfError, UsageError } from "./_io.ts";
 
 /** What `main` prints and returns for a failure. */
 export interface Failure {
@@ -53,14 +28,13 @@ export function describeFailure(command: string, error: unknown): Failure {
   if (error instanceof UsageError) {
     return {
       text: `${prefix} ${error.message}; run 'loom help ${command}'\n`,
-      exitCode: ExitCode.usage,
+      exitCode: exitCodeOfError(error),
     };
   }
-  if (isCodedError(error)) {
-    const bad = isBadInput(error.code);
+  if (isLoomError(error)) {
     return {
       text: `${prefix} ${error.code}: ${error.message}\n`,
-      exitCode: bad ? ExitCode.usage : ExitCode.failure,
+      exitCode: exitCodeOfError(error),
     };
   }
   const detail = error instanceof Error
@@ -68,16 +42,6 @@ export function describeFailure(command: string, error: unknown): Failure {
     : String(error);
   return {
     text: `${prefix} internal error: ${detail}\n`,
-    exitCode: ExitCode.failure,
+    exitCode: exitCodeOfError(error),
   };
-}
-
-/**
- * Whether an error code means bad input (exit 2) rather than a failure.
- *
- * @param code A stable error code.
- * @returns `true` for bad input.
- */
-export function isBadInput(code: string): boolean {
-  return BAD_INPUT_CODES.has(code);
 }

@@ -9,7 +9,7 @@
  * @module
  */
 import { ContextReportBuilder } from "../briefing/context_report.ts";
-import { isCodedError } from "../errors.ts";
+import { isLoomError } from "../errors.ts";
 import { ProviderError } from "../providers/provider_error.ts";
 
 /** Writes the report of a run that failed before its slice started. */
@@ -40,7 +40,7 @@ export function startupReport(
     fail: async (error: unknown): Promise<never> => {
       if (path !== undefined) {
         const message = error instanceof Error ? error.message : String(error);
-        const code = isCodedError(error) && error.code !== "usage"
+        const code = isLoomError(error) && error.code !== "usage"
           ? `${error.code}: `
           : "";
         const built = new ContextReportBuilder(report.policy).build(

@@ -1,17 +1,21 @@
 /**
- * Where a CLI command writes. Commands never touch `Deno.stdout` directly, so
- * tests can capture output and `cli.ts` stays the only place that exits.
+ * The CLI's shared pieces: the output sinks, the exit-code policy (every
+ * exit code the CLI returns is decided here) and the usage error.
  *
  * @module
  */
+import type { CliIo } from "./cli_io.ts";
+import {
+  brand,
+  causeOf,
+  type ErrorCategory,
+  errorCategory,
+  isLoomError,
+  type LoomErrorOptions,
+} from "../errors.ts";
+import type { StopReason } from "../briefing/context_report.ts";
 
-/** Output sinks and process facts handed to every command. */
-export interface CliIo {
-  /** Writes text to standard output exactly as given (no newline added). */
-  out(text: string): void;
-  /** Writes text to standard error exactly as given (no newline added). */
-  err(text: string): void;
-}
+export type { CliIo } from "./cli_io.ts";
 
 /** Exit codes shared by every command (DESIGN.md "Errors and bad input"). */
 export const ExitCode = {
@@ -25,15 +29,61 @@ export const ExitCode = {
   failure: 3,
 } as const;
 
+/** The exit code of each error category: the CLI's whole error policy. */
+const CATEGORY_EXIT: Readonly<Record<ErrorCategory, number>> = {
+  bad_input: ExitCode.usage,
+  stopped: ExitCode.stopped,
+  internal: ExitCode.failure,
+};
+
+/**
+ * The exit code for a thrown value: by its category for a Loom error
+ * (bad input 2, stopped 1, internal 3), 3 for anything else.
+ *
+ * @param error Anything caught.
+ * @returns The process exit code.
+ */
+export function exitCodeOfError(error: unknown): number {
+  return isLoomError(error)
+    ? CATEGORY_EXIT[errorCategory(error.code)]
+    : ExitCode.failure;
+}
+
+const STOPPED_EXIT: Readonly<Record<StopReason, number>> = {
+  completed: ExitCode.ok,
+  step_budget: ExitCode.stopped,
+  refused: ExitCode.stopped,
+  suspended: ExitCode.stopped,
+  capacity: ExitCode.stopped,
+  confinement_unavailable: ExitCode.failure,
+  provider_error: ExitCode.failure,
+  interrupted: ExitCode.stopped,
+};
+
+/**
+ * The exit code of a slice outcome: 0 completed; 1 stopped without
+ * completion (budget, refusals, suspension, capacity, the run timeout); 3
+ * provider failure or confinement unavailable. `loom run` exits 130 (SIGINT)
+ * or 143 (SIGTERM) instead when a signal interrupted the run.
+ *
+ * @param stop The stop reason.
+ * @returns The process exit code.
+ */
+export function exitCodeOf(stop: StopReason): number {
+  return STOPPED_EXIT[stop];
+}
+
 /** The exit code table, as `--help` prints it (README "CLI" has the same). */
 export const EXIT_CODES_HELP = `Exit codes:
   0  done (run: the slice completed)
   1  run: the slice stopped without completing (step budget, refusals,
-     suspension, capacity)
+     suspension, capacity, run timeout)
   2  bad usage or bad input: flags, files, model spec, API key, recording,
      session; nothing was done
   3  provider failure after the start, confinement unavailable, or an
      internal error
+  130/143  run: interrupted by SIGINT/SIGTERM (report, summary and session
+     written; a second signal exits at once)
 `;
 
 /** A CLI command: parses its own arguments, returns an exit code. */
@@ -42,11 +92,15 @@ export type Command = (args: string[], io: CliIo) => Promise<number>;
 /** A usage error: printed with the command's help hint, exit code 2. */
 export class UsageError extends TypeError {
   /** Always `usage`. */
-  readonly code = "usage";
-  /** @param message What is wrong with the arguments. */
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
+  readonly code: "usage";
+  /**
+   * @param code Always `usage`.
+   * @param message What is wrong with the arguments.
+   * @param options The underlying error, if any.
+   */
+  constructor(code: "usage", message: string, options?: LoomErrorOptions) {
+    super(message, causeOf(options));
+    this.code = brand(this, "UsageError", code);
   }
 }
 
@@ -56,14 +110,18 @@ export class UsageError extends TypeError {
  */
 export class InputError extends TypeError {
   /** Stable machine code. */
-  readonly code: string;
+  readonly code: "recording_invalid" | "test_program_not_found";
   /**
    * @param code Stable machine code.
    * @param message What is wrong and how to fix it.
+   * @param options The underlying error, if any.
    */
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = "InputError";
-    this.code = code;
+  constructor(
+    code: InputError["code"],
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "InputError", code);
   }
 }

@@ -60,7 +60,10 @@ async function checkReadableFile(path: string, flag: string): Promise<void> {
   try {
     (await Deno.open(path, { read: true })).close();
   } catch (error) {
-    throw new UsageError(`Cannot read ${flag} ${path}: ${fsReason(error)}`);
+    throw new UsageError(
+      "usage",
+      `Cannot read ${flag} ${path}: ${fsReason(error)}`,
+    );
   }
 }
 
@@ -69,10 +72,16 @@ async function checkDirectory(path: string, flag: string): Promise<void> {
   try {
     info = await Deno.stat(path);
   } catch (error) {
-    throw new UsageError(`Cannot use ${flag} ${path}: ${fsReason(error)}`);
+    throw new UsageError(
+      "usage",
+      `Cannot use ${flag} ${path}: ${fsReason(error)}`,
+    );
   }
   if (!info.isDirectory) {
-    throw new UsageError(`Cannot use ${flag} ${path}: it is not a directory`);
+    throw new UsageError(
+      "usage",
+      `Cannot use ${flag} ${path}: it is not a directory`,
+    );
   }
 }
 
@@ -80,6 +89,7 @@ function checkModel(checks: StartChecks): void {
   const recorded = checks.model.startsWith("recorded:");
   if (recorded && checks.baseUrl !== undefined) {
     throw new UsageError(
+      "usage",
       "--base-url has no effect with a recorded model: give anthropic:MODEL or openai:MODEL, or drop --base-url",
     );
   }
@@ -165,13 +175,17 @@ async function checkWritableFile(path: string, flag: string): Promise<void> {
     info = await Deno.stat(path);
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) {
-      throw new UsageError(`Cannot write ${flag} ${path}: ${fsReason(error)}`);
+      throw new UsageError(
+        "usage",
+        `Cannot write ${flag} ${path}: ${fsReason(error)}`,
+      );
     }
   }
   try {
     if (info !== null) {
       if (!info.isFile) {
         throw new UsageError(
+          "usage",
           `Cannot write ${flag} ${path}: it is not a regular file`,
         );
       }
@@ -181,7 +195,10 @@ async function checkWritableFile(path: string, flag: string): Promise<void> {
     await checkFolderTakesFiles(dirname(resolve(path)), `${flag} ${path}`);
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new UsageError(`Cannot write ${flag} ${path}: ${fsReason(error)}`);
+    throw new UsageError(
+      "usage",
+      `Cannot write ${flag} ${path}: ${fsReason(error)}`,
+    );
   }
 }
 
@@ -191,6 +208,7 @@ async function checkFolderTakesFiles(folder: string, what: string) {
     info = await Deno.stat(folder);
   } catch (error) {
     throw new UsageError(
+      "usage",
       `Cannot write ${what}: its folder ${folder} ${
         error instanceof Deno.errors.NotFound
           ? "does not exist"
@@ -200,6 +218,7 @@ async function checkFolderTakesFiles(folder: string, what: string) {
   }
   if (!info.isDirectory) {
     throw new UsageError(
+      "usage",
       `Cannot write ${what}: ${folder} is not a directory`,
     );
   }
@@ -208,6 +227,7 @@ async function checkFolderTakesFiles(folder: string, what: string) {
     await Deno.remove(probe);
   } catch (error) {
     throw new UsageError(
+      "usage",
       `Cannot write ${what}: cannot create a file in ${folder}, ${
         fsReason(error)
       }`,
@@ -221,10 +241,14 @@ async function checkSessionPath(path: string): Promise<void> {
     info = await Deno.stat(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return; // created at the start
-    throw new UsageError(`Cannot use --session ${path}: ${fsReason(error)}`);
+    throw new UsageError(
+      "usage",
+      `Cannot use --session ${path}: ${fsReason(error)}`,
+    );
   }
   if (!info.isDirectory) {
     throw new UsageError(
+      "usage",
       `Cannot use --session ${path}: it is a file; give a directory (it is created when missing)`,
     );
   }

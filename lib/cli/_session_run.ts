@@ -14,13 +14,10 @@ import {
   PersistenceConfigError,
 } from "../persist/persistence_config.ts";
 import { SessionError } from "../persist/session_error.ts";
-import {
-  type LoadedSession,
-  SessionStore,
-  type SessionTest,
-} from "../persist/session_store.ts";
+import { type LoadedSession, SessionStore } from "../persist/session_store.ts";
+import type { SliceTest } from "../slice/request.ts";
 import { sliceSessionHooks } from "../persist/slice_session.ts";
-import type { RunOptions, SliceRequest } from "../slice/run.ts";
+import type { RunOptions, SliceRequest } from "../slice/request.ts";
 import type { SliceSessionHooks } from "../slice/checkpoint.ts";
 import { parseArguments, parseDuration, positiveInteger } from "./_args.ts";
 import { type CliIo, UsageError } from "./_io.ts";
@@ -38,7 +35,7 @@ export interface NewSessionArguments {
   readonly intent: string;
   readonly policy: "legacy" | "bounded";
   readonly model: string;
-  readonly test: SessionTest | null;
+  readonly test: SliceTest | null;
   readonly maxSteps: number;
   readonly persistConfig?: string | undefined;
   readonly persistThresholds?: readonly string[] | undefined;
@@ -92,7 +89,7 @@ export async function newSessionHooks(
   };
 }
 
-/** A resume, ready for `runWithOptions`. */
+/** A resume, ready for `runSlice`. */
 export type PreparedResume =
   | { readonly help: true }
   | {
@@ -182,13 +179,14 @@ export async function prepareResume(
   ) {
     if (values[flag] !== undefined) {
       throw new UsageError(
+        "usage",
         `--resume continues with the workspace, intent, model, test command and policy stored in the session; drop --${flag}`,
       );
     }
   }
   const root = values.resume;
   if (root === undefined || root === "") {
-    throw new UsageError("Missing --resume DIR");
+    throw new UsageError("usage", "Missing --resume DIR");
   }
   const report = startupReport(values["context-report"], "legacy");
   let store: SessionStore;
@@ -210,6 +208,7 @@ export async function prepareResume(
     const steps = loaded.state.steps;
     if (loaded.stop === "completed") {
       throw new UsageError(
+        "usage",
         `Session ${store.root} already completed after ${steps} steps: there is nothing to resume`,
       );
     }
@@ -218,6 +217,7 @@ export async function prepareResume(
       : positiveInteger(values["max-steps"], "--max-steps");
     if (maxSteps <= steps) {
       throw new UsageError(
+        "usage",
         `Session ${store.root} already used ${steps} of ${maxSteps} steps: give a larger --max-steps`,
       );
     }
@@ -323,7 +323,7 @@ async function persistenceConfig(
     return config;
   } catch (error) {
     if (error instanceof PersistenceConfigError) {
-      throw new UsageError(error.message);
+      throw new UsageError("usage", error.message);
     }
     throw error;
   }
@@ -331,7 +331,7 @@ async function persistenceConfig(
 
 function usage(error: unknown): unknown {
   return error instanceof SessionError
-    ? new UsageError(`${error.code}: ${error.message}`)
+    ? new UsageError("usage", `${error.code}: ${error.message}`)
     : error;
 }
 

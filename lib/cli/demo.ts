@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { runWithOptions } from "../slice/run.ts";
+import { runSlice } from "../slice/run.ts";
 import { parseArguments } from "./_args.ts";
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
-import { exitCodeOf, summary } from "./run.ts";
+import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
+import { summary } from "./run.ts";
 
 /** The help text of `loom demo`. */
 export const DEMO_HELP =
@@ -60,7 +60,7 @@ export async function demoCommand(args: string[], io: CliIo): Promise<number> {
   try {
     await copyTree(`${root}workspaces/bugfix`, workspace);
     io.err(`loom demo: replaying the bug-fix recording in ${workspace}\n`);
-    const outcome = await runWithOptions({
+    const outcome = await runSlice({
       intent,
       workspace,
       test: {
@@ -106,6 +106,7 @@ async function findFixtures(): Promise<string> {
     }
   }
   throw new UsageError(
+    "usage",
     `The demo needs the repository's fixtures/ directory; none found at ${
       candidates.join(", ")
     }`,

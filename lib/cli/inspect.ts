@@ -46,7 +46,7 @@ export async function inspectCommand(
     return ExitCode.ok;
   }
   if (parsed.positionals.length !== 1) {
-    throw new UsageError("Expected exactly one FILE");
+    throw new UsageError("usage", "Expected exactly one FILE");
   }
   const file = parsed.positionals[0]!;
   const bytes = await readInputFile(file, { command: "inspect", io });

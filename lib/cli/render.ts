@@ -10,7 +10,7 @@ import { CompileOptionsError } from "../context/errors.ts";
 import type { CacheTtl, MessageOptions } from "../context/message.ts";
 import { SECTION_NAMES, type SectionNameInput } from "../context/section.ts";
 import { parseArguments } from "./_args.ts";
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import { type CliIo, ExitCode, exitCodeOfError, UsageError } from "./_io.ts";
 
 const FORMATS = ["text", "messages", "anthropic", "openai"] as const;
 type Format = typeof FORMATS[number];
@@ -63,11 +63,12 @@ export async function renderCommand(
     return ExitCode.ok;
   }
   if (positionals.length !== 1) {
-    throw new UsageError("Expected exactly one context FILE");
+    throw new UsageError("usage", "Expected exactly one context FILE");
   }
   const format = values.format as Format;
   if (!FORMATS.includes(format)) {
     throw new UsageError(
+      "usage",
       `Invalid --format ${values.format}: expected one of ${
         FORMATS.join(", ")
       }`,
@@ -101,7 +102,7 @@ export async function renderCommand(
       error instanceof ContextFileError || error instanceof CompileOptionsError
     ) {
       io.err(`loom render: ${error.code}: ${error.message}\n`);
-      return ExitCode.usage;
+      return exitCodeOfError(error);
     }
     throw error;
   }
@@ -121,15 +122,17 @@ function messageOptions(
   ) {
     if (value !== undefined && !CACHING_FORMATS.includes(format)) {
       throw new UsageError(
+        "usage",
         `${flag} has no effect with --format ${format}: only messages and anthropic carry cache markers`,
       );
     }
   }
   if (ttl !== undefined && ttl !== "5m" && ttl !== "1h") {
-    throw new UsageError(`Invalid --ttl ${ttl}: expected 5m or 1h`);
+    throw new UsageError("usage", `Invalid --ttl ${ttl}: expected 5m or 1h`);
   }
   if (ttl !== undefined && breakpoints === undefined) {
     throw new UsageError(
+      "usage",
       "--ttl needs --breakpoints: it sets the lifetime of their cache markers",
     );
   }
@@ -147,12 +150,14 @@ function messageOptions(
 function checkBreakpoints(sections: readonly string[]): void {
   if (sections.length === 0) {
     throw new UsageError(
+      "usage",
       "Invalid --breakpoints: expected section names such as foundation,topic",
     );
   }
   for (const name of sections) {
     if (!(SECTION_NAMES as readonly string[]).includes(name.toLowerCase())) {
       throw new UsageError(
+        "usage",
         `Unknown section ${name} in --breakpoints: sections are ${
           SECTION_NAMES.join(", ")
         }`,
@@ -162,6 +167,7 @@ function checkBreakpoints(sections: readonly string[]): void {
   const distinct = new Set(sections.map((name) => name.toLowerCase())).size;
   if (distinct > MAX_CACHE_BREAKPOINTS) {
     throw new UsageError(
+      "usage",
       `--breakpoints names ${distinct} sections: a request takes at most ${MAX_CACHE_BREAKPOINTS} cache markers`,
     );
   }

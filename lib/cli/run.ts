@@ -3,13 +3,13 @@
  *
  * @module
  */
+import { runSlice } from "../slice/run.ts";
 import {
   type RunOptions,
-  runWithOptions,
   type SliceRequest,
   SliceRequestError,
-} from "../slice/run.ts";
-import type { SliceOutcome, SliceStop } from "../slice/outcome.ts";
+} from "../slice/request.ts";
+import type { SliceOutcome } from "../slice/outcome.ts";
 import { displayText } from "../display.ts";
 import {
   fsReason,
@@ -18,9 +18,9 @@ import {
   positiveInteger,
 } from "./_args.ts";
 import { checkBeforeStart } from "./_preflight.ts";
+import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
 
 export { parseDuration };
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 import { type StartupReport, startupReport } from "./_failure_report.ts";
 import {
   isResume,
@@ -145,7 +145,7 @@ export function parseRunArguments(
   const workspace = required(values.workspace, "--workspace DIR");
   const model = required(values.model, "--model SPEC");
   if (values.intent !== undefined && values["intent-file"] !== undefined) {
-    throw new UsageError("Give --intent or --intent-file, not both");
+    throw new UsageError("usage", "Give --intent or --intent-file, not both");
   }
   const intent = values.intent !== undefined
     ? { text: values.intent }
@@ -154,12 +154,14 @@ export function parseRunArguments(
     : undefined;
   if (intent === undefined) {
     throw new UsageError(
+      "usage",
       "Missing the task: give --intent TEXT or --intent-file F",
     );
   }
   const policy = values["context-policy"] ?? "legacy";
   if (policy !== "legacy" && policy !== "bounded") {
     throw new UsageError(
+      "usage",
       `Invalid --context-policy ${policy}: expected legacy or bounded`,
     );
   }
@@ -176,12 +178,13 @@ export function parseRunArguments(
     ? undefined
     : parseDuration(values["run-timeout"], "--run-timeout");
   if (values["test-timeout"] !== undefined && values.test === undefined) {
-    throw new UsageError("--test-timeout needs --test");
+    throw new UsageError("usage", "--test-timeout needs --test");
   }
   if (values.session === undefined) {
     for (const flag of ["persist-config", "persist-threshold"] as const) {
       if (values[flag] !== undefined) {
         throw new UsageError(
+          "usage",
           `--${flag} needs --session: results are persisted only in a session`,
         );
       }
@@ -221,7 +224,7 @@ export function parseRunArguments(
 
 function required(value: string | undefined, what: string): string {
   if (value === undefined || value === "") {
-    throw new UsageError(`Missing ${what}`);
+    throw new UsageError("usage", `Missing ${what}`);
   }
   return value;
 }
@@ -262,23 +265,14 @@ export function splitCommand(text: string): string[] {
     }
   }
   if (quote !== null) {
-    throw new UsageError(`Invalid --test ${text}: unterminated quote`);
+    throw new UsageError("usage", `Invalid --test ${text}: unterminated quote`);
   }
   if (inWord) words.push(word);
-  if (words.length === 0) throw new UsageError("Invalid --test: empty command");
+  if (words.length === 0) {
+    throw new UsageError("usage", "Invalid --test: empty command");
+  }
   return words;
 }
-
-const STOPPED_EXIT: Readonly<Record<SliceStop, number>> = {
-  completed: ExitCode.ok,
-  step_budget: ExitCode.stopped,
-  refused: ExitCode.stopped,
-  suspended: ExitCode.stopped,
-  capacity: ExitCode.stopped,
-  confinement_unavailable: ExitCode.failure,
-  provider_error: ExitCode.failure,
-  interrupted: ExitCode.stopped,
-};
 
 /** Exit codes of a run interrupted by a signal: 128 + the signal number. */
 const SIGNAL_EXIT: Readonly<Record<RunSignal, number>> = {
@@ -287,19 +281,6 @@ const SIGNAL_EXIT: Readonly<Record<RunSignal, number>> = {
 };
 
 type RunSignal = "SIGINT" | "SIGTERM";
-
-/**
- * The exit code of a slice outcome: 0 completed; 1 stopped without
- * completion (budget, refusals, suspension, capacity, the run timeout); 3
- * provider failure or confinement unavailable. A run interrupted by a
- * signal exits 130 (SIGINT) or 143 (SIGTERM) instead.
- *
- * @param stop The stop reason.
- * @returns The process exit code.
- */
-export function exitCodeOf(stop: SliceStop): number {
-  return STOPPED_EXIT[stop];
-}
 
 /**
  * `loom run`.
@@ -349,6 +330,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     } catch (error) {
       throw await report.fail(
         new UsageError(
+          "usage",
           `Cannot read --intent-file ${parsed.intent.file}: ${fsReason(error)}`,
         ),
       );
@@ -418,14 +400,14 @@ async function execute(
   const interrupt = listenForSignals(io);
   let outcome: SliceOutcome;
   try {
-    outcome = await runWithOptions(request, {
+    outcome = await runSlice(request, {
       ...options,
       signal: interrupt.signal,
     });
   } catch (error) {
     // A slice that started wrote its own report; a rejected request did not.
     if (error instanceof SliceRequestError) {
-      throw await report.fail(new UsageError(error.message));
+      throw await report.fail(new UsageError("usage", error.message));
     }
     throw error;
   } finally {

@@ -7,7 +7,7 @@
  */
 import { sha256Hex } from "../store/digest.ts";
 import type { ResultReference, Selector } from "../store/result_store.ts";
-import { ReferenceFailure, select } from "../reference/selection.ts";
+import { ReferenceFailureError, select } from "../reference/selection.ts";
 import { parseArguments, readInputFile, reportInvalidUtf8 } from "./_args.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 
@@ -33,6 +33,7 @@ function range(flag: string, value: string): { start: number; end: number } {
   const match = /^(-?[0-9]+):(-?[0-9]+)$/.exec(value);
   if (match === null) {
     throw new UsageError(
+      "usage",
       `Invalid --${flag} ${value}: expected A:B with integers A and B`,
     );
   }
@@ -76,13 +77,16 @@ export async function selectCommand(
     return ExitCode.ok;
   }
   if (positionals.length !== 1) {
-    throw new UsageError("Expected exactly one FILE");
+    throw new UsageError("usage", "Expected exactly one FILE");
   }
   const given = [values.bytes, values.lines, values.pointer].filter((v) =>
     v !== undefined
   );
   if (given.length !== 1) {
-    throw new UsageError("Give exactly one of --bytes, --lines, --pointer");
+    throw new UsageError(
+      "usage",
+      "Give exactly one of --bytes, --lines, --pointer",
+    );
   }
   let selector: Selector;
   if (values.bytes !== undefined) {
@@ -94,12 +98,14 @@ export async function selectCommand(
   }
   if (values.json && values.pointer === undefined) {
     throw new UsageError(
+      "usage",
       "--json needs --pointer: byte and line selections print raw text",
     );
   }
   const expected = values.sha256?.toLowerCase();
   if (expected !== undefined && !/^[0-9a-f]{64}$/.test(expected)) {
     throw new UsageError(
+      "usage",
       `Invalid --sha256 ${values.sha256}: expected 64 hexadecimal digits`,
     );
   }
@@ -121,7 +127,7 @@ export async function selectCommand(
     io.out("text" in selection ? selection.text : selection.json);
     return ExitCode.ok;
   } catch (error) {
-    if (error instanceof ReferenceFailure) {
+    if (error instanceof ReferenceFailureError) {
       io.err(`loom select: ${error.code}: ${forPeople(error.message)}\n`);
       return ExitCode.usage;
     }

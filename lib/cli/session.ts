@@ -15,7 +15,7 @@ import {
   summarizeSession,
 } from "../persist/session_summary.ts";
 import { parseArguments } from "./_args.ts";
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import { type CliIo, ExitCode, exitCodeOfError, UsageError } from "./_io.ts";
 
 const USAGE = `Usage: loom session ls DIR [--json]
        loom session show DIR [--verify] [--json]
@@ -75,20 +75,23 @@ export async function sessionCommand(
     return ExitCode.ok;
   }
   const [sub, dir, ...extra] = parsed.positionals;
-  if (sub === undefined) throw new UsageError("expected ls, show or gc");
+  if (sub === undefined) {
+    throw new UsageError("usage", "expected ls, show or gc");
+  }
   if (!["ls", "show", "gc"].includes(sub)) {
     throw new UsageError(
+      "usage",
       `unknown subcommand '${sub}'; expected ls, show or gc`,
     );
   }
   if (dir === undefined || extra.length > 0) {
-    throw new UsageError(`expected exactly one DIR after '${sub}'`);
+    throw new UsageError("usage", `expected exactly one DIR after '${sub}'`);
   }
   if (parsed.values["dry-run"] && sub !== "gc") {
-    throw new UsageError("--dry-run applies to gc only");
+    throw new UsageError("usage", "--dry-run applies to gc only");
   }
   if (parsed.values.verify && sub !== "show") {
-    throw new UsageError("--verify applies to show only");
+    throw new UsageError("usage", "--verify applies to show only");
   }
   const json = parsed.values.json === true;
   try {
@@ -110,7 +113,7 @@ export async function sessionCommand(
   } catch (error) {
     if (error instanceof SessionError) {
       io.err(`loom session ${sub}: ${error.code}: ${error.message}\n`);
-      return ExitCode.usage;
+      return exitCodeOfError(error);
     }
     if (error instanceof Deno.errors.NotFound) {
       io.err(`loom session ${sub}: ${dir} does not exist\n`);

@@ -169,6 +169,7 @@ export class Context {
     }
     if (visitor === this || reaches(visitor, this)) {
       throw new IncludeCycleError(
+        "include_cycle",
         `Cannot include context '${visitor.name}' in '${this.name}': ${
           visitor === this
             ? "a context cannot include itself"
@@ -365,6 +366,7 @@ export class Context {
       return target;
     }
     throw new UnknownEntryError(
+      "unknown_entry",
       `Cannot redact ${
         target.id === undefined ? "an entry" : `entry ${target.id}`
       }${
@@ -377,6 +379,7 @@ export class Context {
     const found = this.get(id);
     if (found === undefined) {
       throw new UnknownEntryError(
+        "unknown_entry",
         `Cannot ${verb} entry ${id}: no entry of context ${this.name} has that id`,
       );
     }

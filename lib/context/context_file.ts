@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import { dirname, join, resolve } from "node:path";
 import { fsReason } from "../fs_reason.ts";
 import { parseYaml } from "./_yaml.ts";
@@ -14,13 +15,6 @@ import type { IdPool } from "./id_pool.ts";
 import { ImageEntry, type ImageMediaType } from "./image_entry.ts";
 import { SECTION_NAMES, type SectionName } from "./section.ts";
 import { StringEntry } from "./string_entry.ts";
-
-/** Codes of {@linkcode ContextFileError}. */
-export type ContextFileErrorCode =
-  /** The file (or a file it names) cannot be read. */
-  | "unreadable_context_file"
-  /** The file is not valid YAML/JSON or has a key or value that is not allowed. */
-  | "invalid_context_file";
 
 /**
  * A context file that cannot be loaded; names the file and the offending key.
@@ -35,8 +29,12 @@ export type ContextFileErrorCode =
  * ```
  */
 export class ContextFileError extends SyntaxError {
-  /** Stable machine code. */
-  readonly code: ContextFileErrorCode;
+  /**
+   * Stable machine code:
+   * - `unreadable_context_file`: The file (or a file it names) cannot be read.
+   * - `invalid_context_file`: The file is not valid YAML/JSON or has a key or value that is not allowed.
+   */
+  readonly code: "unreadable_context_file" | "invalid_context_file";
   /** The file at fault. */
   readonly file: string;
   /** The offending key path (`sections.foundation[2].role`), or `""` for the whole file. */
@@ -48,30 +46,40 @@ export class ContextFileError extends SyntaxError {
    * Creates the error.
    *
    * @param code What went wrong.
-   * @param file The file at fault.
-   * @param key The offending key path.
-   * @param reason Why, in a few words.
-   * @param options The underlying error.
+   * @param message What is wrong, naming the file and the key.
+   * @param options The file at fault, the offending key path and the cause.
    */
   constructor(
-    code: ContextFileErrorCode,
-    file: string,
-    key: string,
-    reason: string,
-    options?: ErrorOptions,
+    code: ContextFileError["code"],
+    message: string,
+    options: LoomErrorOptions & {
+      readonly file: string;
+      readonly key: string;
+      readonly reason: string;
+    },
   ) {
-    super(
-      key === ""
-        ? `Cannot load context file ${file}: ${reason}`
-        : `Cannot load context file ${file} at ${key}: ${reason}`,
-      options,
-    );
-    this.name = "ContextFileError";
-    this.code = code;
-    this.file = file;
-    this.key = key;
-    this.reason = reason;
+    super(message, causeOf(options));
+    this.code = brand(this, "ContextFileError", code);
+    this.file = options.file;
+    this.key = options.key;
+    this.reason = options.reason;
   }
+}
+
+function fileError(
+  code: ContextFileError["code"],
+  file: string,
+  key: string,
+  reason: string,
+  options: LoomErrorOptions = {},
+): ContextFileError {
+  return new ContextFileError(
+    code,
+    key === ""
+      ? `Cannot load context file ${file}: ${reason}`
+      : `Cannot load context file ${file} at ${key}: ${reason}`,
+    { ...options, file, key, reason },
+  );
 }
 
 /** Options of {@linkcode loadContextFile}. */
@@ -142,7 +150,7 @@ class Loader {
     try {
       text = Deno.readTextFileSync(path);
     } catch (error) {
-      throw new ContextFileError(
+      throw fileError(
         "unreadable_context_file",
         path,
         "",
@@ -153,7 +161,7 @@ class Loader {
     try {
       doc = parseYaml(text);
     } catch (error) {
-      throw new ContextFileError(
+      throw fileError(
         "invalid_context_file",
         path,
         "",
@@ -163,7 +171,7 @@ class Loader {
       );
     }
     const bad = (at: string, reason: string): ContextFileError =>
-      new ContextFileError("invalid_context_file", path, at, reason);
+      fileError("invalid_context_file", path, at, reason);
     if (doc === null || doc === undefined) doc = {};
     if (!isRecord(doc)) throw bad("", "the top level must be a mapping");
     checkKeys(doc, ["name", "include", "sections"], "", bad);
@@ -228,7 +236,7 @@ class Loader {
         error.code === "unreadable_context_file" && error.file === target &&
         error.key === ""
       ) {
-        throw new ContextFileError(
+        throw fileError(
           "unreadable_context_file",
           includer,
           at,

@@ -77,6 +77,7 @@ export abstract class Entry {
   protected constructor(options: EntryOptions) {
     if (options.role !== undefined && !ROLES.has(options.role)) {
       throw new InvalidEntryError(
+        "invalid_entry",
         `Cannot create an entry with role '${
           String(options.role)
         }': the role must be system, user or assistant`,
@@ -84,6 +85,7 @@ export abstract class Entry {
     }
     if (options.name !== undefined && typeof options.name !== "string") {
       throw new InvalidEntryError(
+        "invalid_entry",
         "Cannot create an entry: name must be a string",
       );
     }
@@ -138,6 +140,7 @@ export function checkRole(role: unknown): Role | undefined {
   if (role === undefined) return undefined;
   if (typeof role === "string" && ROLES.has(role)) return role as Role;
   throw new InvalidEntryError(
+    "invalid_entry",
     `Cannot create an entry with role '${
       String(role)
     }': the role must be system, user or assistant`,

@@ -1,23 +1,16 @@
 /**
  * The typed errors of the section compiler. Each extends the closest
- * built-in and carries a stable machine `code`.
+ * built-in and carries a stable machine `code` (see `lib/errors.ts`).
  *
  * @module
  */
-
-/** Codes of {@linkcode CompileOptionsError}. */
-export type CompileOptionsErrorCode =
-  /** More than 4 cache breakpoints were asked for in one request. */
-  | "too_many_breakpoints"
-  /** A section name is not one of the six sections. */
-  | "unknown_section"
-  /** `cacheTtl` is not `"5m"`, `"1h"`, `300` or `3600`. */
-  | "invalid_ttl";
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
 /**
- * Compile options that a provider would reject: more than 4 breakpoints, an
- * unknown section name, or a cache TTL other than 5 minutes or 1 hour.
- * Thrown before anything is compiled, so nothing changes (step is kept).
+ * Compile options or cache markers that a provider would reject: more than 4
+ * breakpoints, an unknown section name, a cache TTL other than 5 minutes or
+ * 1 hour, or a 1h marker after a 5m one. Thrown before anything is compiled
+ * or sent, so nothing changes (step is kept).
  *
  * @example
  * ```ts
@@ -31,19 +24,33 @@ export type CompileOptionsErrorCode =
  * ```
  */
 export class CompileOptionsError extends RangeError {
-  /** Stable machine code. */
-  readonly code: CompileOptionsErrorCode;
+  /**
+   * Stable machine code:
+   * - `too_many_breakpoints`: More than 4 cache breakpoints were asked for in one request.
+   * - `unknown_section`: A section name is not one of the six sections.
+   * - `invalid_ttl`: `cacheTtl` is not `"5m"`, `"1h"`, `300` or `3600`.
+   * - `cache_ttl_order`: A turn request puts a `1h` cache marker after a `5m` one.
+   */
+  readonly code:
+    | "too_many_breakpoints"
+    | "unknown_section"
+    | "invalid_ttl"
+    | "cache_ttl_order";
 
   /**
    * Creates the error.
    *
    * @param code Which rule was broken.
    * @param message Sentence-case message without a trailing period.
+   * @param options The underlying error, if any.
    */
-  constructor(code: CompileOptionsErrorCode, message: string) {
-    super(message);
-    this.name = "CompileOptionsError";
-    this.code = code;
+  constructor(
+    code: CompileOptionsError["code"],
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "CompileOptionsError", code);
   }
 }
 
@@ -61,16 +68,22 @@ export class CompileOptionsError extends RangeError {
  */
 export class IncludeCycleError extends Error {
   /** Always `include_cycle`. */
-  readonly code: "include_cycle" = "include_cycle";
+  readonly code: "include_cycle";
 
   /**
    * Creates the error.
    *
+   * @param code Always `include_cycle`.
    * @param message Sentence-case message without a trailing period.
+   * @param options The underlying error, if any.
    */
-  constructor(message: string) {
-    super(message);
-    this.name = "IncludeCycleError";
+  constructor(
+    code: "include_cycle",
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "IncludeCycleError", code);
   }
 }
 
@@ -91,16 +104,22 @@ export class IncludeCycleError extends Error {
  */
 export class InvalidEntryError extends TypeError {
   /** Always `invalid_entry`. */
-  readonly code: "invalid_entry" = "invalid_entry";
+  readonly code: "invalid_entry";
 
   /**
    * Creates the error.
    *
+   * @param code Always `invalid_entry`.
    * @param message Sentence-case message without a trailing period.
+   * @param options The underlying error, if any.
    */
-  constructor(message: string) {
-    super(message);
-    this.name = "InvalidEntryError";
+  constructor(
+    code: "invalid_entry",
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "InvalidEntryError", code);
   }
 }
 
@@ -118,16 +137,22 @@ export class InvalidEntryError extends TypeError {
  */
 export class IdPoolExhaustedError extends RangeError {
   /** Always `ids_exhausted`. */
-  readonly code: "ids_exhausted" = "ids_exhausted";
+  readonly code: "ids_exhausted";
 
   /**
    * Creates the error.
    *
+   * @param code Always `ids_exhausted`.
    * @param message Sentence-case message without a trailing period.
+   * @param options The underlying error, if any.
    */
-  constructor(message: string) {
-    super(message);
-    this.name = "IdPoolExhaustedError";
+  constructor(
+    code: "ids_exhausted",
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "IdPoolExhaustedError", code);
   }
 }
 
@@ -146,15 +171,21 @@ export class IdPoolExhaustedError extends RangeError {
  */
 export class UnknownEntryError extends RangeError {
   /** Always `unknown_entry`. */
-  readonly code: "unknown_entry" = "unknown_entry";
+  readonly code: "unknown_entry";
 
   /**
    * Creates the error.
    *
+   * @param code Always `unknown_entry`.
    * @param message Sentence-case message without a trailing period.
+   * @param options The underlying error, if any.
    */
-  constructor(message: string) {
-    super(message);
-    this.name = "UnknownEntryError";
+  constructor(
+    code: "unknown_entry",
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "UnknownEntryError", code);
   }
 }

@@ -31,7 +31,7 @@ export interface FileEntryOptions extends EntryOptions {
  *
  * @example
  * ```ts
- * import { DEFAULT_FILE_ENTRY_MAX_BYTES } from "@loom/loom";
+ * import { DEFAULT_FILE_ENTRY_MAX_BYTES } from "./file_entry.ts";
  * import assert from "node:assert/strict";
  * assert.equal(DEFAULT_FILE_ENTRY_MAX_BYTES, 1024 * 1024);
  * ```
@@ -117,12 +117,14 @@ export class FileEntry extends Entry {
     const text = path instanceof URL ? fileURLToPath(path) : path;
     if (typeof text !== "string" || text === "") {
       throw new InvalidEntryError(
+        "invalid_entry",
         "Cannot create a file entry: the path must be a non-empty string or file URL",
       );
     }
     const maxBytes = options.maxBytes ?? DEFAULT_FILE_ENTRY_MAX_BYTES;
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) {
       throw new InvalidEntryError(
+        "invalid_entry",
         `Cannot create a file entry with maxBytes ${maxBytes}: it must be a positive integer`,
       );
     }

@@ -27,7 +27,7 @@ const CLOSE = /^(?:---|\.\.\.)[ \t]*$/m;
  *
  * @example
  * ```ts
- * import { parseFrontmatter } from "@loom/loom";
+ * import { parseFrontmatter } from "./frontmatter.ts";
  * import assert from "node:assert/strict";
  * const { data, body } = parseFrontmatter("---\nrole: 'assistant'\n---\n\nHello");
  * assert.deepEqual(data, { role: "assistant" });

@@ -170,6 +170,7 @@ export class IdPool {
     }
     if (id === undefined) {
       throw new IdPoolExhaustedError(
+        "ids_exhausted",
         `The id pool is exhausted: all ${this.#size} ids of length ${this.#length} are in use and maxLength is ${this.#maxLength}; release some or allow longer ids`,
       );
     }

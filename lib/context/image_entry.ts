@@ -125,11 +125,13 @@ export class ImageEntry extends Entry {
       !BASE64.test(init.data)
     ) {
       throw new InvalidEntryError(
+        "invalid_entry",
         "Cannot create an image entry: data must be non-empty base64 without a data: prefix",
       );
     }
     if (!MEDIA_TYPES.has(init.mediaType)) {
       throw new InvalidEntryError(
+        "invalid_entry",
         `Cannot create an image entry of type '${
           String(init.mediaType)
         }': the media type must be image/jpeg, image/png, image/gif or image/webp`,
@@ -137,6 +139,7 @@ export class ImageEntry extends Entry {
     }
     if ((init.role as string | undefined) === "assistant") {
       throw new InvalidEntryError(
+        "invalid_entry",
         "Cannot create an image entry with role 'assistant': providers take images in user or system content only",
       );
     }
@@ -210,6 +213,7 @@ export class ImageEntry extends Entry {
       bytes = Deno.readFileSync(file);
     } catch (error) {
       throw new InvalidEntryError(
+        "invalid_entry",
         `Cannot create an image entry from ${file}: ${fsReason(error)}`,
       );
     }
@@ -254,6 +258,7 @@ function mediaTypeOf(
   const detected = detectImageMediaType(bytes);
   if (detected === null) {
     throw new InvalidEntryError(
+      "invalid_entry",
       `Cannot create an image entry from ${what}: ${
         bytes.length === 0
           ? "it is empty"
@@ -263,6 +268,7 @@ function mediaTypeOf(
   }
   if (given !== undefined && given !== detected) {
     throw new InvalidEntryError(
+      "invalid_entry",
       `Cannot create an image entry from ${what}: its bytes are ${detected}, not the given ${given}`,
     );
   }

@@ -20,7 +20,6 @@ export { Entry, type EntryOptions, type Role } from "./entry.ts";
 export { StubCompactor } from "./stub_compactor.ts";
 export {
   CompileOptionsError,
-  type CompileOptionsErrorCode,
   IdPoolExhaustedError,
   IncludeCycleError,
   InvalidEntryError,
@@ -72,7 +71,6 @@ export {
 export { StringEntry } from "./string_entry.ts";
 export {
   ContextFileError,
-  type ContextFileErrorCode,
   loadContextFile,
   type LoadContextFileOptions,
 } from "./context_file.ts";

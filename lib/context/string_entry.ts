@@ -35,6 +35,7 @@ export class StringEntry extends Entry {
   constructor(text: string, options: EntryOptions = {}) {
     if (typeof text !== "string") {
       throw new InvalidEntryError(
+        "invalid_entry",
         "Cannot create a string entry: text must be a string",
       );
     }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { CodedError } from "../errors.ts";
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
 /**
  * Deno cannot run the executor's worker with scoped permissions: the
@@ -14,25 +14,30 @@ import type { CodedError } from "../errors.ts";
  *
  * @example
  * ```ts
- * import { ConfinementUnavailable } from "@loom/loom";
+ * import { ConfinementUnavailableError } from "./confinement_unavailable.ts";
  * import assert from "node:assert/strict";
- * const error = new ConfinementUnavailable("Worker permissions need --unstable-worker-options");
+ * const error = new ConfinementUnavailableError("confinement_unavailable", "Worker permissions need --unstable-worker-options");
  * assert.equal(error.code, "confinement_unavailable");
  * assert.ok(error instanceof Error);
  * ```
  */
-export class ConfinementUnavailable extends Error implements CodedError {
+export class ConfinementUnavailableError extends Error {
   /** Always `confinement_unavailable`. */
-  readonly code: "confinement_unavailable" = "confinement_unavailable";
+  readonly code: "confinement_unavailable";
 
   /**
    * Makes the error.
    *
+   * @param code Always `confinement_unavailable`.
    * @param message What is missing and why it matters.
    * @param options The underlying error, if any.
    */
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "ConfinementUnavailable";
+  constructor(
+    code: "confinement_unavailable",
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "ConfinementUnavailableError", code);
   }
 }

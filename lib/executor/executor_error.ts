@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { CodedError } from "../errors.ts";
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
 /** Machine codes of {@linkcode ExecutorError}. */
 export type ExecutorErrorCode =
@@ -22,14 +22,14 @@ export type ExecutorErrorCode =
  *
  * @example
  * ```ts
- * import { ExecutorError } from "@loom/loom";
+ * import { ExecutorError } from "./executor_error.ts";
  * import assert from "node:assert/strict";
  * const error = new ExecutorError("executor_closed", "The executor is closed");
  * assert.equal(error.code, "executor_closed");
  * assert.equal(error.message, "The executor is closed");
  * ```
  */
-export class ExecutorError extends Error implements CodedError {
+export class ExecutorError extends Error {
   /** Stable machine code. */
   readonly code: ExecutorErrorCode;
 
@@ -43,10 +43,9 @@ export class ExecutorError extends Error implements CodedError {
   constructor(
     code: ExecutorErrorCode,
     message: string,
-    options?: ErrorOptions,
+    options?: LoomErrorOptions,
   ) {
-    super(message, options);
-    this.name = "ExecutorError";
-    this.code = code;
+    super(message, causeOf(options));
+    this.code = brand(this, "ExecutorError", code);
   }
 }

@@ -8,7 +8,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { ConfinementUnavailable } from "./confinement_unavailable.ts";
+import { ConfinementUnavailableError } from "./confinement_unavailable.ts";
 import { ExecutorError } from "./executor_error.ts";
 import type {
   InitReply,
@@ -87,7 +87,7 @@ export interface TestRunOutcome {
  *
  * @example
  * ```ts
- * import { TEST_OUTPUT_TAIL_BYTES } from "@loom/loom";
+ * import { TEST_OUTPUT_TAIL_BYTES } from "./workspace_executor.ts";
  * import assert from "node:assert/strict";
  * assert.equal(TEST_OUTPUT_TAIL_BYTES, 8 * 1024);
  * ```
@@ -131,12 +131,12 @@ interface TestSetup {
  * it, and {@linkcode WorkspaceExecutor.runTests} says so.
  *
  * Needs `--unstable-worker-options`; without it {@linkcode
- * WorkspaceExecutor.start} throws {@linkcode ConfinementUnavailable} rather
+ * WorkspaceExecutor.start} throws {@linkcode ConfinementUnavailableError} rather
  * than run unconfined.
  *
  * @example
  * ```ts
- * import { WorkspaceExecutor } from "@loom/loom";
+ * import { WorkspaceExecutor } from "./workspace_executor.ts";
  * import assert from "node:assert/strict";
  * const workspace = await Deno.makeTempDir();
  * const executor = await WorkspaceExecutor.start({ workspace });
@@ -210,7 +210,7 @@ export class WorkspaceExecutor {
    *
    * @param options The workspace and the optional test command.
    * @returns A running executor; call {@linkcode WorkspaceExecutor.close}.
-   * @throws {ConfinementUnavailable} When Deno runs without
+   * @throws {ConfinementUnavailableError} When Deno runs without
    *   `--unstable-worker-options`, the process lacks a permission the worker
    *   needs, or the worker holds more permissions than asked for.
    * @throws {ExecutorError} `workspace_unavailable` when the workspace is not
@@ -218,7 +218,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const executor = await WorkspaceExecutor.start({ workspace });
@@ -233,7 +233,8 @@ export class WorkspaceExecutor {
     const workspace = await realWorkspace(options.workspace);
     const test = testSetup(workspace, options);
     if ((await workerOptionsState()) === "disabled") {
-      throw new ConfinementUnavailable(
+      throw new ConfinementUnavailableError(
+        "confinement_unavailable",
         "Cannot confine the executor: Deno runs without --unstable-worker-options, which scoping a worker's permissions needs; run again with that flag",
       );
     }
@@ -251,7 +252,8 @@ export class WorkspaceExecutor {
       });
     } catch (error) {
       URL.revokeObjectURL(url);
-      throw new ConfinementUnavailable(
+      throw new ConfinementUnavailableError(
+        "confinement_unavailable",
         `Cannot confine the executor: Deno refused the worker's permissions (${
           describe(error)
         }); the process needs read and write access to ${workspace}${
@@ -273,7 +275,8 @@ export class WorkspaceExecutor {
       }) as InitReply;
     } catch (error) {
       executor.close();
-      throw new ConfinementUnavailable(
+      throw new ConfinementUnavailableError(
+        "confinement_unavailable",
         `Cannot confine the executor: its worker did not start (${
           describe(error)
         })`,
@@ -285,7 +288,8 @@ export class WorkspaceExecutor {
     const excess = overreach(reply.permissions, test !== null);
     if (excess.length > 0) {
       executor.close();
-      throw new ConfinementUnavailable(
+      throw new ConfinementUnavailableError(
+        "confinement_unavailable",
         `Cannot confine the executor: its worker's permissions differ from the ones asked for (${
           excess.join(", ")
         })`,
@@ -310,7 +314,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * await Deno.writeTextFile(`${workspace}/a.txt`, "alpha");
@@ -344,7 +348,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const executor = await WorkspaceExecutor.start({ workspace });
@@ -394,7 +398,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const executor = await WorkspaceExecutor.start({
@@ -461,7 +465,7 @@ export class WorkspaceExecutor {
    *
    * @example
    * ```ts
-   * import { WorkspaceExecutor } from "@loom/loom";
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const executor = await WorkspaceExecutor.start({ workspace });
@@ -511,7 +515,8 @@ async function realWorkspace(workspace: string): Promise<string> {
     real = await Deno.realPath(workspace);
   } catch (error) {
     if (error instanceof Deno.errors.NotCapable) {
-      throw new ConfinementUnavailable(
+      throw new ConfinementUnavailableError(
+        "confinement_unavailable",
         `Cannot confine the executor: the process may not read the workspace ${workspace}`,
         { cause: error },
       );

@@ -1,9 +1,4 @@
-import { createHash, createHmac } from "node:crypto";
-
-/** Lowercase hex SHA-256 of bytes. */
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
+import { createHmac } from "node:crypto";
 
 /** Lowercase hex HMAC-SHA-256 of `previous`, a newline and `body`. */
 export function chainMac(

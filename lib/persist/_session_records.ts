@@ -11,7 +11,7 @@ import {
   compactDescriptor,
   type ResultDescriptor,
 } from "../store/result_store.ts";
-import { previewOf } from "../store/_preview.ts";
+import { previewOf } from "../store/preview.ts";
 import type { JournalActionRecord as SessionRecord } from "./_schema.ts";
 import {
   TOOL_DECLARATIONS,

@@ -5,7 +5,7 @@
  * @module
  */
 import { join } from "node:path";
-import { sha256Hex } from "./_digest.ts";
+import { sha256Hex } from "../store/digest.ts";
 import { isWithin } from "./_paths.ts";
 import type { CatalogueEntry } from "./_schema.ts";
 import { messageOf } from "./_session_util.ts";

@@ -12,7 +12,7 @@
  *
  * @example
  * ```ts
- * import { EphemeralSession } from "@loom/loom";
+ * import { EphemeralSession } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const compactor = new EphemeralSession("compactor", "run-1");
  * assert.equal(compactor.persists, false);
@@ -38,7 +38,7 @@ export class EphemeralSession {
    *
    * @example
    * ```ts
-   * import { EphemeralSession } from "@loom/loom";
+   * import { EphemeralSession } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const helper = new EphemeralSession("summariser", "run-42");
    * assert.equal(helper.persists, false);
@@ -64,7 +64,7 @@ export class EphemeralSession {
    *
    * @example
    * ```ts
-   * import { EphemeralSession } from "@loom/loom";
+   * import { EphemeralSession } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const nested = new EphemeralSession("helper", "s").fork("compactor");
    * assert.equal(nested.session, "s");

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import { describeIssue, persistenceConfigSchema } from "./_schema.ts";
 import { isSelfBounding, TOOL_DECLARATIONS } from "./tool_policy.ts";
 
@@ -30,7 +31,8 @@ export interface PersistenceConfig {
  *
  * @example
  * ```ts
- * import { parseThresholdFlags, PersistenceConfigError } from "@loom/loom";
+ * import { PersistenceConfigError } from "@loom/loom/session";
+ * import { parseThresholdFlags } from "./persistence_config.ts";
  * import assert from "node:assert/strict";
  * assert.throws(
  *   () => parseThresholdFlags(["tests.run=lots"]),
@@ -40,7 +42,7 @@ export interface PersistenceConfig {
  */
 export class PersistenceConfigError extends SyntaxError {
   /** Always `invalid_config`. */
-  readonly code = "invalid_config";
+  readonly code: "invalid_config";
   /** The file (or flag name) that holds the problem. */
   readonly source: string;
   /** The offending key, when known. */
@@ -49,15 +51,20 @@ export class PersistenceConfigError extends SyntaxError {
   /**
    * Creates the error.
    *
+   * @param code Always `invalid_config`.
    * @param message What is wrong, naming the source and key.
    * @param options The source, the key and the cause.
    */
   constructor(
+    code: "invalid_config",
     message: string,
-    options: { source: string; key?: string; cause?: unknown },
+    options: LoomErrorOptions & {
+      readonly source: string;
+      readonly key?: string;
+    },
   ) {
-    super(message, { cause: options.cause });
-    this.name = "PersistenceConfigError";
+    super(message, causeOf(options));
+    this.code = brand(this, "PersistenceConfigError", code);
     this.source = options.source;
     this.key = options.key;
   }
@@ -75,7 +82,7 @@ export class PersistenceConfigError extends SyntaxError {
  *
  * @example
  * ```ts
- * import { parsePersistenceConfig, PersistenceConfigError } from "@loom/loom";
+ * import { parsePersistenceConfig, PersistenceConfigError } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const config = parsePersistenceConfig(
  *   '{"maxResultSizeChars": {"tests.run": 50000, "repository.inspect": 10}}',
@@ -99,6 +106,7 @@ export function parsePersistenceConfig(
     json = JSON.parse(text);
   } catch (error) {
     throw new PersistenceConfigError(
+      "invalid_config",
       `Persistence config ${source} is not valid JSON: ${
         error instanceof Error ? error.message : String(error)
       }`,
@@ -110,6 +118,7 @@ export function parsePersistenceConfig(
     const issue = parsed.error.issues[0];
     const key = issue?.path.length === 2 ? String(issue.path[1]) : undefined;
     throw new PersistenceConfigError(
+      "invalid_config",
       `Persistence config ${source} is invalid: ${describeIssue(parsed.error)}`,
       key === undefined ? { source } : { source, key },
     );
@@ -126,7 +135,7 @@ export function parsePersistenceConfig(
  *
  * @example
  * ```ts
- * import { loadPersistenceConfig } from "@loom/loom";
+ * import { loadPersistenceConfig } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const path = await Deno.makeTempFile({ suffix: ".json" });
  * await Deno.writeTextFile(path, '{"maxResultSizeChars": {"tests.run": 1000}}');
@@ -142,6 +151,7 @@ export async function loadPersistenceConfig(
     text = await Deno.readTextFile(path);
   } catch (error) {
     throw new PersistenceConfigError(
+      "invalid_config",
       `Cannot read persistence config ${path}: ${
         error instanceof Error ? error.message : String(error)
       }`,
@@ -162,7 +172,7 @@ export async function loadPersistenceConfig(
  *
  * @example
  * ```ts
- * import { parseThresholdFlags } from "@loom/loom";
+ * import { parseThresholdFlags } from "./persistence_config.ts";
  * import assert from "node:assert/strict";
  * const config = parseThresholdFlags(["tests.run=4096", "repository.inspect=1"]);
  * assert.deepEqual(config.overrides, { "tests.run": 4096 });
@@ -183,6 +193,7 @@ export function parseThresholdFlags(
       : NaN;
     if (tool === "" || !Number.isFinite(number) || number <= 0) {
       throw new PersistenceConfigError(
+        "invalid_config",
         `Cannot use ${flag} ${
           JSON.stringify(value)
         }: expected TOOL=N with a positive number N`,
@@ -202,7 +213,7 @@ export function parseThresholdFlags(
  *
  * @example
  * ```ts
- * import { mergePersistenceConfigs, parseThresholdFlags } from "@loom/loom";
+ * import { mergePersistenceConfigs, parseThresholdFlags } from "./persistence_config.ts";
  * import assert from "node:assert/strict";
  * const merged = mergePersistenceConfigs(
  *   parseThresholdFlags(["tests.run=100"]),
@@ -234,6 +245,7 @@ function collect(
   for (const [tool, value] of entries) {
     if (!Object.hasOwn(TOOL_DECLARATIONS, tool)) {
       throw new PersistenceConfigError(
+        "invalid_config",
         `Persistence config ${source} names tool ${
           JSON.stringify(tool)
         }, which declares no maxResultSizeChars; declared tools are ${

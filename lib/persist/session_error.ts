@@ -5,39 +5,7 @@
  *
  * @module
  */
-
-/** Machine codes of {@linkcode SessionError}. */
-export type SessionErrorCode =
-  /** The session root is the workspace, inside it, or contains it. */
-  | "session_inside_workspace"
-  /** The directory holds no `journal.jsonl`. */
-  | "session_missing"
-  /** A session is already stored where a new one was to be created. */
-  | "session_exists"
-  /** The directory holds a `session.json` of the unauthenticated old format. */
-  | "session_outdated"
-  /** A journal line is unreadable, not JSON, or breaks the closed schema. */
-  | "session_invalid"
-  /** A journal record does not verify against the key and the chain. */
-  | "session_tampered"
-  /** Another process holds the session's lock. */
-  | "session_locked"
-  /** The session key file cannot be read, created or trusted. */
-  | "session_key_invalid"
-  /** A persisted result file named by the catalogue does not exist. */
-  | "result_missing"
-  /** A persisted result file or inline body does not match its SHA-256 digest. */
-  | "result_corrupted";
-
-/** What a {@linkcode SessionError} is about, besides its message. */
-export interface SessionErrorDetails {
-  /** The file concerned. */
-  readonly file?: string;
-  /** The 1-based line of the journal concerned. */
-  readonly line?: number;
-  /** The underlying error. */
-  readonly cause?: unknown;
-}
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
 /**
  * Raised by session storage. Nothing in the session is changed when it is
@@ -45,7 +13,7 @@ export interface SessionErrorDetails {
  *
  * @example
  * ```ts
- * import { SessionError } from "@loom/loom";
+ * import { SessionError } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const error = new SessionError("session_tampered", "Record 3 does not verify", { file: "/s/journal.jsonl", line: 4 });
  * assert.equal(error.code, "session_tampered");
@@ -54,8 +22,30 @@ export interface SessionErrorDetails {
  * ```
  */
 export class SessionError extends Error {
-  /** Stable machine code. */
-  readonly code: SessionErrorCode;
+  /**
+   * Stable machine code:
+   * - `session_inside_workspace`: The session root is the workspace, inside it, or contains it.
+   * - `session_missing`: The directory holds no `journal.jsonl`.
+   * - `session_exists`: A session is already stored where a new one was to be created.
+   * - `session_outdated`: The directory holds a `session.json` of the unauthenticated old format.
+   * - `session_invalid`: A journal line is unreadable, not JSON, or breaks the closed schema.
+   * - `session_tampered`: A journal record does not verify against the key and the chain.
+   * - `session_locked`: Another process holds the session's lock.
+   * - `session_key_invalid`: The session key file cannot be read, created or trusted.
+   * - `result_missing`: A persisted result file named by the catalogue does not exist.
+   * - `result_corrupted`: A persisted result file or inline body does not match its SHA-256 digest.
+   */
+  readonly code:
+    | "session_inside_workspace"
+    | "session_missing"
+    | "session_exists"
+    | "session_outdated"
+    | "session_invalid"
+    | "session_tampered"
+    | "session_locked"
+    | "session_key_invalid"
+    | "result_missing"
+    | "result_corrupted";
   /** The file the error is about, when there is one. */
   readonly file: string | undefined;
   /** The 1-based journal line the error is about, when there is one. */
@@ -69,13 +59,17 @@ export class SessionError extends Error {
    * @param details The file and line concerned and the underlying cause.
    */
   constructor(
-    code: SessionErrorCode,
+    code: SessionError["code"],
     message: string,
-    details: SessionErrorDetails = {},
+    details: LoomErrorOptions & {
+      /** The file concerned. */
+      readonly file?: string;
+      /** The 1-based line of the journal concerned. */
+      readonly line?: number;
+    } = {},
   ) {
-    super(message, { cause: details.cause });
-    this.name = "SessionError";
-    this.code = code;
+    super(message, causeOf(details));
+    this.code = brand(this, "SessionError", code);
     this.file = details.file;
     this.line = details.line;
   }

@@ -44,7 +44,8 @@ const RESULT_NAME = /^[0-9a-f]{64}\.txt$/;
  *
  * @example
  * ```ts
- * import { collectGarbage, SessionStore } from "@loom/loom";
+ * import { ResultStore } from "@loom/loom/reference";
+ * import { collectGarbage, SessionStore } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const keyFile = `${await Deno.makeTempDir()}/session.key`;
  * const root = await Deno.makeTempDir();

@@ -19,7 +19,7 @@ import { SessionError } from "./session_error.ts";
  *
  * @example
  * ```ts
- * import { SESSION_KEY_ENV } from "@loom/loom";
+ * import { SESSION_KEY_ENV } from "./session_key.ts";
  * import assert from "node:assert/strict";
  * assert.equal(SESSION_KEY_ENV, "LOOM_SESSION_KEY_FILE");
  * ```
@@ -36,7 +36,7 @@ export const SESSION_KEY_ENV = "LOOM_SESSION_KEY_FILE";
  *
  * @example
  * ```ts
- * import { sessionKeyPath } from "@loom/loom";
+ * import { sessionKeyPath } from "./session_key.ts";
  * import assert from "node:assert/strict";
  * const env = (name: string) => name === "HOME" ? "/home/ada" : undefined;
  * assert.equal(sessionKeyPath(env), "/home/ada/.config/loom/session.key");
@@ -71,7 +71,7 @@ export function sessionKeyPath(
  *
  * @example
  * ```ts
- * import { loadSessionKey } from "@loom/loom";
+ * import { loadSessionKey } from "./session_key.ts";
  * import assert from "node:assert/strict";
  * const path = `${await Deno.makeTempDir()}/keys/session.key`;
  * const key = await loadSessionKey(path);

@@ -61,7 +61,7 @@ export type SessionHandle = SessionStore | EphemeralSession;
  *
  * @example
  * ```ts
- * import { openSession } from "@loom/loom";
+ * import { openSession } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const summariser = await openSession({ kind: "ephemeral", stage: "summariser", session: "run-1" });
  * assert.equal(summariser.persists, false);
@@ -83,7 +83,7 @@ export function openSession(scope: OwnerScope): Promise<SessionStore>;
  *
  * @example
  * ```ts
- * import { openSession } from "@loom/loom";
+ * import { openSession } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const helper = await openSession({ kind: "ephemeral", stage: "helper" });
  * assert.equal(helper.persists, false);
@@ -100,7 +100,7 @@ export function openSession(scope: EphemeralScope): Promise<EphemeralSession>;
  *
  * @example
  * ```ts
- * import { openSession, type SessionScope } from "@loom/loom";
+ * import { openSession, type SessionScope } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const scope: SessionScope = { kind: "ephemeral", stage: "compactor", session: "s" };
  * assert.equal((await openSession(scope)).persists, false);

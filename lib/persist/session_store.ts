@@ -34,8 +34,9 @@ import {
   type SliceState,
   type UnavailableResultEntry,
 } from "../slice/checkpoint.ts";
+import type { SliceTest } from "../slice/request.ts";
 import { writeAtomic } from "./_atomic.ts";
-import { sha256Hex } from "./_digest.ts";
+import { sha256Hex } from "../store/digest.ts";
 import { JournalWriter } from "./_journal.ts";
 import { acquireLock, type SessionLock } from "./_lock.ts";
 import { isCleanRelative, isWithin, realish } from "./_paths.ts";
@@ -79,20 +80,12 @@ export { JOURNAL_FILE };
  *
  * @example
  * ```ts
- * import { RESULTS_DIR } from "@loom/loom";
+ * import { RESULTS_DIR } from "./session_store.ts";
  * import assert from "node:assert/strict";
  * assert.equal(RESULTS_DIR, "tool-results");
  * ```
  */
 export const RESULTS_DIR = "tool-results";
-
-/** The test command a session resumes with. */
-export interface SessionTest {
-  /** Program and arguments. */
-  readonly command: readonly string[];
-  /** Milliseconds before a test run is stopped. */
-  readonly timeoutMs: number;
-}
 
 /** How a session's slice runs: written once, in the journal's header. */
 export interface SessionRun {
@@ -103,7 +96,7 @@ export interface SessionRun {
   /** The model spec the session resumes with, e.g. `recorded:PATH`. */
   readonly model: string;
   /** The test command, or `null` when none was configured. */
-  readonly test: SessionTest | null;
+  readonly test: SliceTest | null;
   /** The step budget. */
   readonly maxSteps: number;
   /** Threshold overrides in force. */
@@ -166,7 +159,7 @@ export interface LoadedSession {
   /** The model spec. */
   readonly model: string;
   /** The test command, or `null`. */
-  readonly test: SessionTest | null;
+  readonly test: SliceTest | null;
   /** The step budget in force. */
   readonly maxSteps: number;
   /** Threshold overrides in force. */
@@ -194,7 +187,8 @@ const token = Symbol("SessionStore");
  *
  * @example
  * ```ts
- * import { ResultStore, SessionStore } from "@loom/loom";
+ * import { ResultStore } from "@loom/loom/reference";
+ * import { SessionStore } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const keyFile = `${await Deno.makeTempDir()}/session.key`;
  * const workspace = await Deno.makeTempDir();
@@ -305,7 +299,7 @@ export class SessionStore {
    *
    * @example
    * ```ts
-   * import { SessionError, SessionStore } from "@loom/loom";
+   * import { SessionError, SessionStore } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * const run = { intent: "x", policy: "bounded", model: "recorded:/r.json", test: null, maxSteps: 1 } as const;
@@ -402,7 +396,7 @@ export class SessionStore {
    *
    * @example
    * ```ts
-   * import { SessionError, SessionStore } from "@loom/loom";
+   * import { SessionError, SessionStore } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const keyFile = `${await Deno.makeTempDir()}/session.key`;
    * await assert.rejects(
@@ -462,7 +456,7 @@ export class SessionStore {
    *
    * @example
    * ```ts
-   * import { SessionStore } from "@loom/loom";
+   * import { SessionStore } from "@loom/loom/session";
    * import assert from "node:assert/strict";
    * const session = await SessionStore.create(await Deno.makeTempDir(), {
    *   workspace: await Deno.makeTempDir(), session: "run-7",
@@ -670,7 +664,8 @@ export class SessionStore {
  *
  * @example
  * ```ts
- * import { SessionStore, verifySession } from "@loom/loom";
+ * import { SessionStore } from "@loom/loom/session";
+ * import { verifySession } from "./session_store.ts";
  * import assert from "node:assert/strict";
  * const keyFile = `${await Deno.makeTempDir()}/session.key`;
  * const root = await Deno.makeTempDir();

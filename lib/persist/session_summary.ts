@@ -100,7 +100,7 @@ export interface SessionListing {
  *
  * @example
  * ```ts
- * import { SessionError, summarizeSession } from "@loom/loom";
+ * import { SessionError, summarizeSession } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * await assert.rejects(
  *   summarizeSession(await Deno.makeTempDir()),
@@ -154,7 +154,7 @@ export async function summarizeSession(root: string): Promise<SessionSummary> {
  *
  * @example
  * ```ts
- * import { listSessions } from "@loom/loom";
+ * import { listSessions } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * await Deno.mkdir(`${dir}/broken`);

@@ -34,11 +34,12 @@ export interface SliceSessionOptions {
  *
  * @param store The owner's handle; ephemeral stages have none to pass.
  * @param options The session to continue and a listener.
- * @returns Hooks for `runWithOptions`.
+ * @returns Hooks for `runSlice`.
  *
  * @example
  * ```ts
- * import { runWithOptions, SessionStore, sliceSessionHooks } from "@loom/loom";
+ * import { SessionStore, sliceSessionHooks } from "@loom/loom/session";
+ * import { runSlice } from "@loom/loom/slice";
  * import assert from "node:assert/strict";
  * const keyFile = `${await Deno.makeTempDir()}/session.key`;
  * const workspace = await Deno.makeTempDir();
@@ -55,7 +56,7 @@ export interface SliceSessionOptions {
  *   workspace, keyFile,
  *   run: { intent: "Nothing", policy: "bounded", model: model.spec, test: null, maxSteps: 2 },
  * });
- * const outcome = await runWithOptions(
+ * const outcome = await runSlice(
  *   { intent: "Nothing", workspace, maxSteps: 2, provider: model },
  *   { contextPolicy: "bounded", session: sliceSessionHooks(store) },
  * );
@@ -90,7 +91,7 @@ export function sliceSessionHooks(
  *
  * @example
  * ```ts
- * import { resumeOf, SessionStore } from "@loom/loom";
+ * import { resumeOf, SessionStore } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * const keyFile = `${await Deno.makeTempDir()}/session.key`;
  * const root = await Deno.makeTempDir();

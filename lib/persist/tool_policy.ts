@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import { ACTIONS } from "../slice/actions.ts";
 
 /** A tool and the size above which its results may be persisted. */
@@ -35,7 +36,8 @@ export type PersistenceOverrides = Readonly<Record<string, unknown>>;
  *
  * @example
  * ```ts
- * import { DEFAULT_PERSISTENCE_THRESHOLD, persistenceThreshold } from "@loom/loom";
+ * import { persistenceThreshold } from "@loom/loom/session";
+ * import { DEFAULT_PERSISTENCE_THRESHOLD } from "./tool_policy.ts";
  * import assert from "node:assert/strict";
  * assert.equal(persistenceThreshold("tests.run"), DEFAULT_PERSISTENCE_THRESHOLD);
  * ```
@@ -49,7 +51,7 @@ export const DEFAULT_PERSISTENCE_THRESHOLD = 30_000;
  *
  * @example
  * ```ts
- * import { TOOL_DECLARATIONS } from "@loom/loom";
+ * import { TOOL_DECLARATIONS } from "./tool_policy.ts";
  * import assert from "node:assert/strict";
  * assert.equal(TOOL_DECLARATIONS["repository.inspect"]?.maxResultSizeChars, Infinity);
  * assert.equal(TOOL_DECLARATIONS["tests.run"]?.maxResultSizeChars, 30_000);
@@ -86,30 +88,32 @@ export const TOOL_DECLARATIONS: Readonly<Record<string, ToolDeclaration>> =
  *
  * @example
  * ```ts
- * import { persistenceThreshold, UnknownToolError } from "@loom/loom";
+ * import { persistenceThreshold, UnknownToolError } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * assert.throws(() => persistenceThreshold("web.fetch"), UnknownToolError);
  * ```
  */
 export class UnknownToolError extends RangeError {
   /** Always `unknown_tool`. */
-  readonly code = "unknown_tool";
+  readonly code: "unknown_tool";
   /** The undeclared tool name. */
   readonly tool: string;
 
   /**
    * Creates the error for an undeclared tool.
    *
-   * @param tool The undeclared tool name.
+   * @param code Always `unknown_tool`.
+   * @param message What is wrong, naming the tool.
+   * @param options The undeclared tool name and the cause.
    */
-  constructor(tool: string) {
-    super(
-      `Cannot decide persistence for tool ${
-        JSON.stringify(tool)
-      }: it declares no maxResultSizeChars`,
-    );
-    this.name = "UnknownToolError";
-    this.tool = tool;
+  constructor(
+    code: "unknown_tool",
+    message: string,
+    options: LoomErrorOptions & { readonly tool: string },
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "UnknownToolError", code);
+    this.tool = options.tool;
   }
 }
 
@@ -125,7 +129,7 @@ export class UnknownToolError extends RangeError {
  *
  * @example
  * ```ts
- * import { toolDeclaration } from "@loom/loom";
+ * import { toolDeclaration } from "./tool_policy.ts";
  * import assert from "node:assert/strict";
  * assert.equal(toolDeclaration("repository.inspect").maxResultSizeChars, Infinity);
  * assert.equal(toolDeclaration({ name: "shell", maxResultSizeChars: 50_000 }).name, "shell");
@@ -138,7 +142,15 @@ export function toolDeclaration(
     const declared = Object.hasOwn(TOOL_DECLARATIONS, tool)
       ? TOOL_DECLARATIONS[tool]
       : undefined;
-    if (declared === undefined) throw new UnknownToolError(tool);
+    if (declared === undefined) {
+      throw new UnknownToolError(
+        "unknown_tool",
+        `Cannot decide persistence for tool ${
+          JSON.stringify(tool)
+        }: it declares no maxResultSizeChars`,
+        { tool },
+      );
+    }
     return declared;
   }
   // A built-in self-bounding name cannot be redeclared as finite.
@@ -170,7 +182,7 @@ export function toolDeclaration(
  *
  * @example
  * ```ts
- * import { isSelfBounding } from "@loom/loom";
+ * import { isSelfBounding } from "./tool_policy.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isSelfBounding("repository.inspect"), true);
  * assert.equal(isSelfBounding("$read_result"), true);
@@ -194,7 +206,7 @@ export function isSelfBounding(tool: string | ToolDeclaration): boolean {
  *
  * @example
  * ```ts
- * import { persistenceThreshold } from "@loom/loom";
+ * import { persistenceThreshold } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * // The sentinel wins over any override.
  * assert.equal(persistenceThreshold("repository.inspect", { "repository.inspect": 100 }), Infinity);
@@ -239,7 +251,7 @@ export function persistenceThreshold(
  *
  * @example
  * ```ts
- * import { shouldPersist } from "@loom/loom";
+ * import { shouldPersist } from "@loom/loom/session";
  * import assert from "node:assert/strict";
  * assert.equal(shouldPersist("tests.run", 40_000, { owner: true }), true);
  * assert.equal(shouldPersist("tests.run", 40_000, { owner: false }), false);

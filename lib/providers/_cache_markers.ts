@@ -1,7 +1,7 @@
 /** Checks a turn request's cache_control markers against Anthropic's limits. */
 
 import type { TurnRequest } from "../briefing/turn_request.ts";
-import { CacheControlError } from "./cache_control_error.ts";
+import { CompileOptionsError } from "../context/errors.ts";
 
 /** Anthropic accepts at most this many cache breakpoints per request. */
 export const MAX_CACHE_BREAKPOINTS = 4;
@@ -25,14 +25,14 @@ export function checkCacheMarkers(request: TurnRequest): number {
     const ttl = cc.ttl ?? "5m";
     if (ttl === "5m") seenShort = true;
     else if (seenShort) {
-      throw new CacheControlError(
+      throw new CompileOptionsError(
         "cache_ttl_order",
         `Cannot send a 1h cache breakpoint after a 5m one: Anthropic requires 1h breakpoints first`,
       );
     }
   }
   if (count > MAX_CACHE_BREAKPOINTS) {
-    throw new CacheControlError(
+    throw new CompileOptionsError(
       "too_many_breakpoints",
       `Cannot send ${count} cache breakpoints: Anthropic allows at most ${MAX_CACHE_BREAKPOINTS} per request`,
     );

@@ -8,7 +8,9 @@
 
 import type { z } from "zod";
 import type { ModelUsage } from "./model_provider.ts";
-import { type ProtocolProblem, ProviderError } from "./provider_error.ts";
+import { ProviderError } from "./provider_error.ts";
+
+type ProtocolProblem = NonNullable<ProviderError["problem"]>;
 import { MAX_REPLY_DEPTH, nestsDeeperThan } from "./reply_depth.ts";
 
 /** Characters of model or server text quoted in a message, at most. */

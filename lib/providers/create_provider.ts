@@ -68,7 +68,7 @@ export const DEFAULT_MODEL_TIMEOUT_MS = 120_000;
  *
  * @example
  * ```ts
- * import { createProvider, RecordedProvider } from "@loom/loom";
+ * import { createProvider, RecordedProvider } from "@loom/loom/slice";
  * import assert from "node:assert/strict";
  * const path = await Deno.makeTempFile({ suffix: ".json" });
  * await Deno.writeTextFile(path, JSON.stringify({

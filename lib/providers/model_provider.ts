@@ -6,9 +6,10 @@
  */
 
 import type { TurnRequest } from "../briefing/turn_request.ts";
+import type { ModelUsage } from "../briefing/context_report.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
-/** The two stages of a step, each a forced tool call. */
-export type ModelPhase = "selection" | "arguments";
+export type { ModelUsage } from "../briefing/context_report.ts";
 
 /** The forced tool of each phase. */
 export type ModelToolName = "select_action" | "action_arguments";
@@ -16,7 +17,7 @@ export type ModelToolName = "select_action" | "action_arguments";
 /** One model call the loop asks for. */
 export interface ModelCall {
   /** `selection` (choose an action) or `arguments` (fill its arguments). */
-  readonly phase: ModelPhase;
+  readonly phase: StepPhase;
   /** `select_action` in selection, `action_arguments` in arguments. */
   readonly tool: ModelToolName;
   /** The provider-neutral request to send. */
@@ -26,25 +27,6 @@ export interface ModelCall {
    * then rejects with `provider_aborted`.
    */
   readonly signal?: AbortSignal;
-}
-
-/**
- * Provider-reported token counters; a counter the provider did not report is
- * `null`, never 0.
- */
-export interface ModelUsage {
-  /**
-   * Input tokens as the provider counts them: Anthropic's `input_tokens`
-   * (excludes cache reads and writes), OpenAI's `prompt_tokens` (includes
-   * cached tokens).
-   */
-  readonly input_tokens: number | null;
-  /** Output tokens (`output_tokens` / `completion_tokens`). */
-  readonly output_tokens: number | null;
-  /** Tokens read from the prompt cache (`cache_read_input_tokens` / `cached_tokens`). */
-  readonly cache_read_tokens: number | null;
-  /** Tokens written to the prompt cache (`cache_creation_input_tokens`; null for OpenAI). */
-  readonly cache_write_tokens: number | null;
 }
 
 /** What a model call returns. */

@@ -35,7 +35,7 @@ export interface RecordedProviderOptions {
  *
  * @example
  * ```ts
- * import { RecordedProvider } from "@loom/loom";
+ * import { RecordedProvider } from "@loom/loom/slice";
  * import assert from "node:assert/strict";
  * const provider = RecordedProvider.parse(
  *   JSON.stringify({
@@ -89,7 +89,7 @@ export class RecordedProvider implements ModelProvider {
    *
    * @example
    * ```ts
-   * import { RecordedProvider } from "@loom/loom";
+   * import { RecordedProvider } from "@loom/loom/slice";
    * import assert from "node:assert/strict";
    * const path = await Deno.makeTempFile({ suffix: ".json" });
    * await Deno.writeTextFile(path, '{"format": "loom-recording/1", "calls": []}');
@@ -127,7 +127,7 @@ export class RecordedProvider implements ModelProvider {
    *
    * @example
    * ```ts
-   * import { ProviderError, RecordedProvider } from "@loom/loom";
+   * import { ProviderError, RecordedProvider } from "@loom/loom/slice";
    * import assert from "node:assert/strict";
    * assert.throws(
    *   () => RecordedProvider.parse('{"format": "loom-recording/1", "calls": [], "extra": 1}', { source: "x.json" }),

@@ -24,7 +24,7 @@ export const MAX_REPLY_DEPTH = 64;
  *
  * @example
  * ```ts
- * import { nestsDeeperThan } from "@loom/loom";
+ * import { nestsDeeperThan } from "./reply_depth.ts";
  * import assert from "node:assert/strict";
  * const deep = JSON.parse("[".repeat(100_000) + "]".repeat(100_000));
  * assert.equal(nestsDeeperThan(deep), true);

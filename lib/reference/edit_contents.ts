@@ -5,14 +5,15 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import type { ResultStore } from "../store/result_store.ts";
-import { utf8Length } from "../store/_preview.ts";
-import { parseReference, ReferenceFailure, select } from "./selection.ts";
+import { utf8Length } from "../store/utf8.ts";
+import { parseReference, ReferenceFailureError, select } from "./selection.ts";
 import {
   describeIssue,
   segmentedContentsSchema,
   segmentSchema,
-} from "./_schema.ts";
+} from "./schema.ts";
 
 /** Most segments in one file's contents. */
 export const MAX_SEGMENTS = 256;
@@ -37,7 +38,7 @@ export interface ExpandEditContentsOptions {
  *
  * @example
  * ```ts
- * import { EditExpansionError, expandEditContents, ResultStore } from "@loom/loom";
+ * import { EditExpansionError, expandEditContents, ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const results = new ResultStore();
  * await assert.rejects(
@@ -52,21 +53,28 @@ export class EditExpansionError extends RangeError {
    * `digest_mismatch`, …), or `invalid_contents`, `too_many_segments`,
    * `too_large`.
    */
-  readonly code: string;
+  readonly code:
+    | ReferenceFailureError["code"]
+    | "invalid_contents"
+    | "too_many_segments"
+    | "too_large";
   /** Index of the failing segment, or `null` when the contents as a whole are malformed. */
   readonly segment: number | null;
   /**
    * Creates the error.
    *
    * @param code Why expansion failed.
-   * @param segment The failing segment's index, or `null`.
    * @param message What failed and why.
+   * @param options The failing segment's index (or `null`) and the cause.
    */
-  constructor(code: string, segment: number | null, message: string) {
-    super(message);
-    this.name = "EditExpansionError";
-    this.code = code;
-    this.segment = segment;
+  constructor(
+    code: EditExpansionError["code"],
+    message: string,
+    options: LoomErrorOptions & { readonly segment: number | null },
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "EditExpansionError", code);
+    this.segment = options.segment;
   }
 }
 
@@ -82,7 +90,7 @@ export class EditExpansionError extends RangeError {
  *
  * @example
  * ```ts
- * import { expandEditContents, ResultStore } from "@loom/loom";
+ * import { expandEditContents, ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const results = new ResultStore();
  * const d = await results.put("one\ntwo\nthree\n", { origin: "a.txt", capture: "complete" });
@@ -114,8 +122,8 @@ function expand(contents: unknown, options: ExpandEditContentsOptions): string {
     if (size > maxBytes) {
       throw new EditExpansionError(
         "too_large",
-        null,
         `The contents have ${size} bytes; the limit is ${maxBytes}`,
+        { segment: null },
       );
     }
     return contents;
@@ -124,18 +132,18 @@ function expand(contents: unknown, options: ExpandEditContentsOptions): string {
   if (!parsed.success) {
     throw new EditExpansionError(
       "invalid_contents",
-      null,
       `Edit contents are a string or {"segments": [...]}; these are malformed ${
         describeIssue(parsed.error)
       }`,
+      { segment: null },
     );
   }
   const segments = parsed.data.segments;
   if (segments.length > MAX_SEGMENTS) {
     throw new EditExpansionError(
       "too_many_segments",
-      MAX_SEGMENTS,
       `The contents have ${segments.length} segments; the limit is ${MAX_SEGMENTS}`,
+      { segment: MAX_SEGMENTS },
     );
   }
   const parts: string[] = [];
@@ -145,10 +153,10 @@ function expand(contents: unknown, options: ExpandEditContentsOptions): string {
     if (!segment.success) {
       throw new EditExpansionError(
         "invalid_reference",
-        i,
         `Segment ${i} is not {"literal": "…"} or {"ref": <reference>}: ${
           describeIssue(segment.error)
         }`,
+        { segment: i },
       );
     }
     const left = maxBytes - total;
@@ -163,7 +171,7 @@ function expand(contents: unknown, options: ExpandEditContentsOptions): string {
         const ref = parseReference(segment.data.ref);
         const record = options.results.get(ref.result);
         if (record === undefined) {
-          throw new ReferenceFailure(
+          throw new ReferenceFailureError(
             "unknown_result",
             `No stored result has the id ${ref.result.slice(0, 64)}`,
           );
@@ -171,12 +179,12 @@ function expand(contents: unknown, options: ExpandEditContentsOptions): string {
         const selection = select(record, ref, { maxBytes: left });
         text = "text" in selection ? selection.text : selection.json;
       } catch (error) {
-        if (!(error instanceof ReferenceFailure)) throw error;
+        if (!(error instanceof ReferenceFailureError)) throw error;
         if (error.code === "answer_too_large") throw tooLarge(i, maxBytes);
         throw new EditExpansionError(
           error.code,
-          i,
           `Segment ${i} does not resolve: ${error.message}`,
+          { segment: i },
         );
       }
       total += utf8Length(text);
@@ -189,7 +197,7 @@ function expand(contents: unknown, options: ExpandEditContentsOptions): string {
 function tooLarge(segment: number, maxBytes: number): EditExpansionError {
   return new EditExpansionError(
     "too_large",
-    segment,
     `Segment ${segment} takes the expanded contents past the limit of ${maxBytes} bytes`,
+    { segment: segment },
   );
 }

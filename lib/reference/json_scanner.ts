@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import { arrayIndexOf, PointerError } from "./pointer.ts";
 
 /** The kinds of JSON value a {@linkcode JsonSpan} can address. */
@@ -38,16 +39,13 @@ export interface JsonSpan {
   kind: JsonKind;
 }
 
-/** The failure codes a {@linkcode JsonScanError} carries. */
-export type JsonScanErrorCode = "invalid_json" | "ambiguous_json";
-
 /**
  * The bytes are not strict JSON: `invalid_json` (grammar, UTF-8, BOM, lone
  * surrogate escape) or `ambiguous_json` (a duplicate member name).
  *
  * @example The code and byte offset of a problem
  * ```ts
- * import { JsonScanError, scanJson } from "@loom/loom";
+ * import { JsonScanError, scanJson } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  *
  * const bytes = new TextEncoder().encode('{"a": 1, "a": 2}');
@@ -58,7 +56,7 @@ export type JsonScanErrorCode = "invalid_json" | "ambiguous_json";
  */
 export class JsonScanError extends SyntaxError {
   /** The stable failure code. */
-  readonly code: JsonScanErrorCode;
+  readonly code: "invalid_json" | "ambiguous_json";
   /** Byte offset where the problem was found. */
   readonly offset: number;
 
@@ -67,13 +65,16 @@ export class JsonScanError extends SyntaxError {
    *
    * @param code The failure code.
    * @param message What went wrong and why.
-   * @param offset Byte offset of the problem.
+   * @param options Byte offset of the problem and the cause.
    */
-  constructor(code: JsonScanErrorCode, message: string, offset: number) {
-    super(message);
-    this.name = "JsonScanError";
-    this.code = code;
-    this.offset = offset;
+  constructor(
+    code: JsonScanError["code"],
+    message: string,
+    options: LoomErrorOptions & { readonly offset: number },
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "JsonScanError", code);
+    this.offset = options.offset;
   }
 }
 
@@ -82,7 +83,7 @@ export class JsonScanError extends SyntaxError {
  *
  * @example Resolving a pointer to its original lexeme
  * ```ts
- * import { parsePointer, scanJson } from "@loom/loom";
+ * import { parsePointer, scanJson } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  *
  * const index = scanJson(new TextEncoder().encode('{"n": [1.50, 2]}'));
@@ -164,7 +165,7 @@ let lastStringEscaped = false;
  *
  * @example Numbers keep every digit
  * ```ts
- * import { scanJson } from "@loom/loom";
+ * import { scanJson } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  *
  * const text = '{"id": 12345678901234567890123, "tags": ["a"]}';
@@ -768,7 +769,7 @@ function duplicate(bytes: Uint8Array, start: number, end: number): never {
     `Duplicate member name ${
       clip(decodeStringBytes(bytes, start, end))
     } at byte ${start}: a pointer to it would be ambiguous`,
-    start,
+    { offset: start },
   );
 }
 
@@ -776,7 +777,7 @@ function invalid(offset: number, why: string): JsonScanError {
   return new JsonScanError(
     "invalid_json",
     `Invalid JSON at byte ${offset}: ${why}`,
-    offset,
+    { offset },
   );
 }
 
@@ -1067,7 +1068,8 @@ function kindOf(first: number): JsonKind {
  *
  * @example Decoding escapes in a string value
  * ```ts
- * import { decodeJsonString, scanJson } from "@loom/loom";
+ * import { scanJson } from "@loom/loom/reference";
+ * import { decodeJsonString } from "./json_scanner.ts";
  * import assert from "node:assert/strict";
  *
  * const index = scanJson(new TextEncoder().encode('["caf\\u00e9\\n"]'));

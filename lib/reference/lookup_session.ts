@@ -5,20 +5,20 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import type {
   CataloguePage,
   ResultReference,
   ResultStore,
 } from "../store/result_store.ts";
-import { utf8Length } from "../store/_preview.ts";
+import { utf8Length } from "../store/utf8.ts";
 import {
   parseReference,
-  ReferenceFailure,
-  type ReferenceFailureCode,
+  ReferenceFailureError,
   select,
   type SelectableRecord,
 } from "./selection.ts";
-import { describeIssue, listOffsetSchema } from "./_schema.ts";
+import { describeIssue, listOffsetSchema } from "./schema.ts";
 
 /** One archived event in a `$list_history` page. */
 export interface HistoryItem {
@@ -48,8 +48,12 @@ export interface HistorySource {
   list(offset: number): HistoryPage;
 }
 
-/** The stage a lookup session serves. */
-export type LookupStage = "selection" | "arguments";
+/**
+ * The two model-facing stages of a step, each a forced tool call:
+ * `selection` (choose an action) and `arguments` (fill in its arguments).
+ * Lookups are budgeted per stage.
+ */
+export type StepPhase = "selection" | "arguments";
 
 /** An answer of wire-formats.md "Lookup requests and responses". */
 export type LookupAnswer =
@@ -66,7 +70,7 @@ export interface LookupSessionOptions {
   /** The event archive; without it history lookups fail with `not_available`. */
   history?: HistorySource;
   /** Which stage the session serves (budgets are per stage). */
-  stage: LookupStage;
+  stage: StepPhase;
 }
 
 /** Most lookups per stage. */
@@ -104,7 +108,7 @@ const LOOKUP_KEYS = new Set([
  *
  * @example
  * ```ts
- * import { isLookupRequest } from "@loom/loom";
+ * import { isLookupRequest } from "./lookup_session.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isLookupRequest({ $list_results: 0 }), true);
  * assert.equal(isLookupRequest({ paths: ["a.ts"] }), false);
@@ -125,34 +129,36 @@ export function isLookupRequest(args: unknown): boolean {
  *
  * @example
  * ```ts
- * import { LookupBudgetExceeded, LookupSession, ResultStore } from "@loom/loom";
+ * import { LookupBudgetError, LookupSession, ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const session = new LookupSession({ results: new ResultStore(), stage: "selection" });
  * for (let i = 0; i < 8; i++) await session.answer({ $list_results: 0 });
  * await assert.rejects(
  *   session.answer({ $list_results: 0 }),
- *   (error: unknown) => error instanceof LookupBudgetExceeded && error.stage === "selection",
+ *   (error: unknown) => error instanceof LookupBudgetError && error.stage === "selection",
  * );
  * ```
  */
-export class LookupBudgetExceeded extends RangeError {
+export class LookupBudgetError extends RangeError {
   /** Always `budget_exhausted`. */
-  readonly code = "budget_exhausted";
+  readonly code: "budget_exhausted";
   /** The stage whose budget ran out. */
-  readonly stage: LookupStage;
+  readonly stage: StepPhase;
   /**
    * Creates the error.
    *
-   * @param stage The stage whose budget ran out.
+   * @param code Always `budget_exhausted`.
+   * @param message What ran out and what follows.
+   * @param options The stage whose budget ran out and the cause.
    */
-  constructor(stage: LookupStage) {
-    super(
-      `Cannot answer a ninth lookup in the ${stage} stage: ${MAX_LOOKUPS} lookups is the limit, so the ${
-        stage === "arguments" ? "step is refused" : "run is suspended"
-      }`,
-    );
-    this.name = "LookupBudgetExceeded";
-    this.stage = stage;
+  constructor(
+    code: "budget_exhausted",
+    message: string,
+    options: LoomErrorOptions & { readonly stage: StepPhase },
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "LookupBudgetError", code);
+    this.stage = options.stage;
   }
 }
 
@@ -162,11 +168,11 @@ export class LookupBudgetExceeded extends RangeError {
  * data for all answers together after JSON escaping (so eight plain 8 KiB
  * reads fit exactly), at most 4,096 bytes per request. A lookup that fails
  * or would pass a limit is answered with `lookup_failed` and still counts;
- * the ninth throws {@link LookupBudgetExceeded}.
+ * the ninth throws {@link LookupBudgetError}.
  *
  * @example
  * ```ts
- * import { LookupSession, ResultStore } from "@loom/loom";
+ * import { LookupSession, ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const results = new ResultStore();
  * const d = await results.put("alpha\nbeta\ngamma\n", {
@@ -186,7 +192,7 @@ export class LookupBudgetExceeded extends RangeError {
 export class LookupSession {
   #results: ResultStore;
   #history: HistorySource | undefined;
-  #stage: LookupStage;
+  #stage: StepPhase;
   #used = 0;
   #dataBytes = 0;
   #retrievals = 0;
@@ -212,7 +218,7 @@ export class LookupSession {
   }
 
   /** The stage this session serves. */
-  get stage(): LookupStage {
+  get stage(): StepPhase {
     return this.#stage;
   }
 
@@ -242,7 +248,7 @@ export class LookupSession {
    *
    * @param request The tool-call arguments (untrusted JSON).
    * @returns The answer JSON; failures are `{lookup_failed: "<code>: <message>"}`.
-   * @throws {LookupBudgetExceeded} On the ninth lookup of the stage.
+   * @throws {LookupBudgetError} On the ninth lookup of the stage.
    */
   answer(request: unknown): Promise<LookupAnswer> {
     try {
@@ -253,13 +259,22 @@ export class LookupSession {
   }
 
   #answer(request: unknown): LookupAnswer {
-    if (this.#used >= MAX_LOOKUPS) throw new LookupBudgetExceeded(this.#stage);
+    if (this.#used >= MAX_LOOKUPS) {
+      const stage = this.#stage;
+      throw new LookupBudgetError(
+        "budget_exhausted",
+        `Cannot answer a ninth lookup in the ${stage} stage: ${MAX_LOOKUPS} lookups is the limit, so the ${
+          stage === "arguments" ? "step is refused" : "run is suspended"
+        }`,
+        { stage },
+      );
+    }
     this.#used++;
     let answer: LookupAnswer;
     try {
       answer = this.#resolve(request);
     } catch (error) {
-      if (!(error instanceof ReferenceFailure)) throw error;
+      if (!(error instanceof ReferenceFailureError)) throw error;
       return failureAnswer(error.code, error.message);
     }
     const size = dataBytes(answer);
@@ -284,20 +299,20 @@ export class LookupSession {
       encoded = undefined;
     }
     if (encoded === undefined) {
-      throw new ReferenceFailure(
+      throw new ReferenceFailureError(
         "invalid_reference",
         "The lookup request is not JSON",
       );
     }
     const requestBytes = utf8Length(encoded);
     if (requestBytes > MAX_REQUEST_BYTES) {
-      throw new ReferenceFailure(
+      throw new ReferenceFailureError(
         "request_too_large",
         `The lookup request has ${requestBytes} bytes; the limit is ${MAX_REQUEST_BYTES}`,
       );
     }
     if (!isLookupRequest(request)) {
-      throw new ReferenceFailure(
+      throw new ReferenceFailureError(
         "invalid_reference",
         "A lookup request is an object with exactly one of $read_result, $list_results, $read_history or $list_history",
       );
@@ -308,7 +323,7 @@ export class LookupSession {
         const ref = parseReference(value);
         const record = this.#results.get(ref.result);
         if (record === undefined) {
-          throw new ReferenceFailure(
+          throw new ReferenceFailureError(
             "unknown_result",
             `No stored result has the id ${clip(ref.result)}`,
           );
@@ -322,7 +337,7 @@ export class LookupSession {
         const ref = parseReference(value);
         const record = history.record(ref.result);
         if (record === undefined) {
-          throw new ReferenceFailure(
+          throw new ReferenceFailureError(
             "unknown_result",
             `No archived event has the id ${clip(ref.result)}`,
           );
@@ -339,7 +354,7 @@ export class LookupSession {
   #page<T extends CataloguePage | HistoryPage>(page: T, what: string): T {
     const size = utf8Length(JSON.stringify(page));
     if (size > MAX_ANSWER_BYTES) {
-      throw new ReferenceFailure(
+      throw new ReferenceFailureError(
         "answer_too_large",
         `The ${what} page has ${size} bytes; the limit is ${MAX_ANSWER_BYTES}`,
       );
@@ -349,7 +364,7 @@ export class LookupSession {
 
   #requireHistory(): HistorySource {
     if (this.#history === undefined) {
-      throw new ReferenceFailure(
+      throw new ReferenceFailureError(
         "not_available",
         "History lookups need the bounded policy; this run keeps no event archive",
       );
@@ -364,7 +379,7 @@ function offsetOf(value: unknown): number {
     const code = typeof value === "number"
       ? "invalid_range"
       : "invalid_reference";
-    throw new ReferenceFailure(
+    throw new ReferenceFailureError(
       code,
       `The list offset is malformed: ${describeIssue(parsed.error)}`,
     );
@@ -404,7 +419,7 @@ function clip(text: string): string {
  * @returns `{lookup_failed: "<code>: <message>"}`.
  */
 export function failureAnswer(
-  code: ReferenceFailureCode,
+  code: ReferenceFailureError["code"],
   message: string,
 ): { lookup_failed: string } {
   const full = `${code}: ${message}`;

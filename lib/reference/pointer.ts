@@ -3,9 +3,7 @@
  *
  * @module
  */
-
-/** The failure codes a {@linkcode PointerError} carries. */
-export type PointerErrorCode = "invalid_pointer" | "pointer_not_found";
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 
 /**
  * A JSON Pointer that cannot be parsed (`invalid_pointer`: bad syntax, or a
@@ -14,7 +12,7 @@ export type PointerErrorCode = "invalid_pointer" | "pointer_not_found";
  *
  * @example Telling a malformed pointer from a missing value
  * ```ts
- * import { parsePointer, PointerError, scanJson } from "@loom/loom";
+ * import { parsePointer, PointerError, scanJson } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  *
  * assert.throws(() => parsePointer("/a~2"), (error: unknown) =>
@@ -27,18 +25,22 @@ export type PointerErrorCode = "invalid_pointer" | "pointer_not_found";
  */
 export class PointerError extends SyntaxError {
   /** The stable failure code. */
-  readonly code: PointerErrorCode;
+  readonly code: "invalid_pointer" | "pointer_not_found";
 
   /**
    * Create a pointer error.
    *
    * @param code The failure code.
    * @param message What went wrong and why.
+   * @param options The underlying error, if any.
    */
-  constructor(code: PointerErrorCode, message: string) {
-    super(message);
-    this.name = "PointerError";
-    this.code = code;
+  constructor(
+    code: PointerError["code"],
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "PointerError", code);
   }
 }
 
@@ -56,7 +58,7 @@ export class PointerError extends SyntaxError {
  *
  * @example Decoding escapes
  * ```ts
- * import { parsePointer } from "@loom/loom";
+ * import { parsePointer } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  *
  * assert.deepEqual(parsePointer(""), []);
@@ -133,7 +135,7 @@ export function arrayIndexOf(token: string): number {
  *
  * @example Escaping `/` and `~`
  * ```ts
- * import { formatPointer, parsePointer } from "@loom/loom";
+ * import { formatPointer, parsePointer } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  *
  * const pointer = formatPointer(["a/b", "m~n", "0"]);

@@ -5,13 +5,14 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import type { ResultReference } from "../store/result_store.ts";
 import { isCharBoundary } from "../store/utf8.ts";
 import { IndexCache } from "./_index_cache.ts";
 import { type JsonIndex, JsonScanError, scanJson } from "./json_scanner.ts";
 import { decodeJsonString } from "./json_scanner.ts";
 import { parsePointer, PointerError } from "./pointer.ts";
-import { describeIssue, referenceSchema } from "./_schema.ts";
+import { describeIssue, referenceSchema } from "./schema.ts";
 
 /** Something a reference can select from: a stored result or an archived event. */
 export interface SelectableRecord {
@@ -26,51 +27,52 @@ export interface SelectableRecord {
 /** A resolved selection: decoded text, or a JSON value's original lexeme. */
 export type SelectionResult = { text: string } | { json: string };
 
-/** The failure codes of wire-formats.md "Lookup requests and responses". */
-export type ReferenceFailureCode =
-  | "unknown_result"
-  | "digest_mismatch"
-  | "invalid_reference"
-  | "invalid_range"
-  | "not_char_boundary"
-  | "invalid_pointer"
-  | "pointer_not_found"
-  | "invalid_json"
-  | "ambiguous_json"
-  | "not_a_string"
-  | "answer_too_large"
-  | "budget_exhausted"
-  | "request_too_large"
-  | "not_available";
-
 /**
  * A reference that does not resolve; `code` is a wire-format failure code.
  *
  * @example
  * ```ts
- * import { ReferenceFailure, ResultStore, select } from "@loom/loom";
+ * import { ReferenceFailureError, ResultStore, select } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const store = new ResultStore();
  * const d = await store.put("a€", { origin: "x", capture: "complete" });
  * assert.throws(
  *   () => select(store.get("result-1")!, { ...d.reference!, select: { kind: "bytes", start: 0, end: 2 } }),
- *   (error: unknown) => error instanceof ReferenceFailure && error.code === "not_char_boundary",
+ *   (error: unknown) => error instanceof ReferenceFailureError && error.code === "not_char_boundary",
  * );
  * ```
  */
-export class ReferenceFailure extends RangeError {
+export class ReferenceFailureError extends RangeError {
   /** The wire-format failure code. */
-  readonly code: ReferenceFailureCode;
+  readonly code:
+    | "unknown_result"
+    | "digest_mismatch"
+    | "invalid_reference"
+    | "invalid_range"
+    | "not_char_boundary"
+    | "invalid_pointer"
+    | "pointer_not_found"
+    | "invalid_json"
+    | "ambiguous_json"
+    | "not_a_string"
+    | "answer_too_large"
+    | "budget_exhausted"
+    | "request_too_large"
+    | "not_available";
   /**
    * Creates the failure.
    *
    * @param code The failure code.
    * @param message What failed and why.
+   * @param options The underlying error, if any.
    */
-  constructor(code: ReferenceFailureCode, message: string) {
-    super(message);
-    this.name = "ReferenceFailure";
-    this.code = code;
+  constructor(
+    code: ReferenceFailureError["code"],
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "ReferenceFailureError", code);
   }
 }
 
@@ -111,19 +113,19 @@ const lineCache = new IndexCache<Uint32Array>(
  *
  * @param reference Untrusted JSON.
  * @returns The reference, typed.
- * @throws {ReferenceFailure} `invalid_reference` when the shape is wrong.
+ * @throws {ReferenceFailureError} `invalid_reference` when the shape is wrong.
  */
 export function parseReference(reference: unknown): ResultReference {
   const parsed = referenceSchema.safeParse(reference);
   if (!parsed.success) {
-    throw new ReferenceFailure(
+    throw new ReferenceFailureError(
       "invalid_reference",
       `The reference is malformed ${describeIssue(parsed.error)}`,
     );
   }
   const ref = parsed.data as ResultReference;
   if (ref.select.kind !== "json_pointer" && ref.rendering === "json") {
-    throw new ReferenceFailure(
+    throw new ReferenceFailureError(
       "invalid_reference",
       `A ${ref.select.kind} selection needs text rendering: only json_pointer selections render as json`,
     );
@@ -138,11 +140,11 @@ export function parseReference(reference: unknown): ResultReference {
  * @param reference The reference (checked again here).
  * @param options A size limit for the selection.
  * @returns `{text}` for text rendering, `{json}` (the lexeme) for json rendering.
- * @throws {ReferenceFailure} With the wire-format failure code.
+ * @throws {ReferenceFailureError} With the wire-format failure code.
  *
  * @example
  * ```ts
- * import { ResultStore, select } from "@loom/loom";
+ * import { ResultStore, select } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const store = new ResultStore();
  * const d = await store.put('{"n": 1.50, "s": "caf\\u00e9"}', { origin: "x", capture: "complete" });
@@ -159,13 +161,13 @@ export function select(
 ): SelectionResult {
   const ref = parseReference(reference);
   if (ref.result !== record.id) {
-    throw new ReferenceFailure(
+    throw new ReferenceFailureError(
       "unknown_result",
       `The reference names ${clip(ref.result)}, not ${record.id}`,
     );
   }
   if (ref.sha256 !== record.sha256) {
-    throw new ReferenceFailure(
+    throw new ReferenceFailureError(
       "digest_mismatch",
       `The digest does not match ${record.id}: its content has SHA-256 ${record.sha256}`,
     );
@@ -180,14 +182,14 @@ export function select(
       const { start, end } = sel;
       const what = `bytes ${start}..${end}`;
       if (start < 0 || end < start || end > bytes.length) {
-        throw new ReferenceFailure(
+        throw new ReferenceFailureError(
           "invalid_range",
           `Cannot select ${what} of ${record.id}: it has ${bytes.length} bytes and a range needs 0 <= start <= end <= size`,
         );
       }
       for (const at of [start, end]) {
         if (!isCharBoundary(bytes, at)) {
-          throw new ReferenceFailure(
+          throw new ReferenceFailureError(
             "not_char_boundary",
             `Cannot select ${what} of ${record.id}: ${at} is inside a UTF-8 character`,
           );
@@ -200,7 +202,7 @@ export function select(
       const what = `lines ${start}..${end}`;
       const ends = lineEnds(bytes);
       if (start < 1 || end < start || end > ends.length) {
-        throw new ReferenceFailure(
+        throw new ReferenceFailureError(
           "invalid_range",
           `Cannot select ${what} of ${record.id}: it has ${ends.length} lines and a range needs 1 <= start <= end <= line count`,
         );
@@ -231,8 +233,8 @@ function selectPointer(
   }
   const index = jsonIndex(record.bytes);
   if (index instanceof JsonScanError) {
-    throw new ReferenceFailure(
-      index.code as ReferenceFailureCode,
+    throw new ReferenceFailureError(
+      index.code as ReferenceFailureError["code"],
       `Cannot resolve ${what} in ${record.id}: the content is not strict JSON (${index.message})`,
     );
   }
@@ -248,7 +250,7 @@ function selectPointer(
     };
   }
   if (span.kind !== "string") {
-    throw new ReferenceFailure(
+    throw new ReferenceFailureError(
       "not_a_string",
       `Cannot render ${what} of ${record.id} as text: it is ${
         span.kind === "array" || span.kind === "object" ? "an" : "a"
@@ -271,8 +273,8 @@ function translate(
   what: string,
 ): unknown {
   if (error instanceof PointerError) {
-    return new ReferenceFailure(
-      error.code as ReferenceFailureCode,
+    return new ReferenceFailureError(
+      error.code as ReferenceFailureError["code"],
       `Cannot resolve ${what} in ${record.id}: ${error.message}`,
     );
   }
@@ -298,8 +300,8 @@ function tooLarge(
   what: string,
   size: number,
   maxBytes: number,
-): ReferenceFailure {
-  return new ReferenceFailure(
+): ReferenceFailureError {
+  return new ReferenceFailureError(
     "answer_too_large",
     `Cannot return ${what} of ${record.id}: ${size} bytes exceed the ${maxBytes}-byte answer limit; select a smaller part`,
   );

@@ -1,7 +1,7 @@
 /** One-line progress summaries of slice steps. */
 import type { ExecutionReport } from "../briefing/report.ts";
 import { displayText, formatDuration } from "../display.ts";
-import type { StepProgress } from "./_request.ts";
+import type { StepProgress } from "./request.ts";
 
 /**
  * Formats one progress line: step, phase, action, request bytes, outcome.

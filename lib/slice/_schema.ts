@@ -3,13 +3,13 @@
  * the model sees, generated from them with `z.toJSONSchema`. Internal: the
  * public face is `actions.ts` (plain interfaces and functions).
  *
- * The reference schema is the one of `lib/reference/_schema.ts`, reused so
+ * The reference schema is the one of `lib/reference/schema.ts`, reused so
  * that argument generation and expansion agree on one shape.
  *
  * @module
  */
 import { z } from "zod";
-import { referenceSchema } from "../reference/_schema.ts";
+import { referenceSchema } from "../reference/schema.ts";
 
 /** The four actions of a slice. */
 export type ActionName =
@@ -169,7 +169,7 @@ export const ARGUMENT_SCHEMAS: Readonly<Record<ActionName, z.ZodType>> = {
  *
  * @example
  * ```ts
- * import { ACTIONS } from "@loom/loom";
+ * import { ACTIONS } from "./_schema.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(ACTIONS.map((a) => a.name), [
  *   "repository.inspect",
@@ -224,7 +224,7 @@ export const ACTIONS: readonly ActionSpec[] = Object.freeze([
  *
  * @example
  * ```ts
- * import { admissibleActions } from "@loom/loom";
+ * import { admissibleActions } from "./_schema.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(
  *   admissibleActions({ testConfigured: true, validated: false }),
@@ -252,7 +252,7 @@ export function admissibleActions(state: {
  *
  * @example
  * ```ts
- * import { isActionName } from "@loom/loom";
+ * import { isActionName } from "./_schema.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isActionName("tests.run"), true);
  * assert.equal(isActionName("shell.exec"), false);
@@ -273,7 +273,7 @@ export function isActionName(name: string): name is ActionName {
  *
  * @example
  * ```ts
- * import { actionJsonSchema } from "@loom/loom";
+ * import { actionJsonSchema } from "./_schema.ts";
  * import assert from "node:assert/strict";
  * const schema = actionJsonSchema("repository.inspect");
  * assert.equal(schema.type, "object");
@@ -306,7 +306,7 @@ export function actionJsonSchema(action: string): Record<string, unknown> {
  *
  * @example
  * ```ts
- * import { selectActionSchema } from "@loom/loom";
+ * import { selectActionSchema } from "./_schema.ts";
  * import assert from "node:assert/strict";
  * const schema = selectActionSchema(["repository.inspect", "tests.run"]);
  * assert.deepEqual(

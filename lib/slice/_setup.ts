@@ -4,8 +4,8 @@ import { createProvider } from "../providers/create_provider.ts";
 import { ProviderError } from "../providers/provider_error.ts";
 import { WorkspaceExecutor } from "../executor/workspace_executor.ts";
 import type { Effects } from "./_execute.ts";
-import type { RunOptions, SliceRequest } from "./_request.ts";
-import { SliceStopped } from "./_stopped.ts";
+import type { RunOptions, SliceRequest } from "./request.ts";
+import { stopped } from "./_stopped.ts";
 
 /**
  * Creates the provider of a run; a string spec resumes at the model call
@@ -14,7 +14,7 @@ import { SliceStopped } from "./_stopped.ts";
  * @param request The slice request.
  * @param options The run options.
  * @returns The provider.
- * @throws {SliceStopped} `provider_error` when the spec cannot be used.
+ * @throws {SliceStoppedError} `provider_error` when the spec cannot be used.
  */
 export function sliceProvider(
   request: SliceRequest,
@@ -34,7 +34,7 @@ export function sliceProvider(
     });
   } catch (error) {
     if (error instanceof ProviderError) {
-      throw new SliceStopped(
+      throw stopped(
         "provider_error",
         `${error.code}: ${error.message}`,
         { cause: error },
@@ -50,7 +50,7 @@ export function sliceProvider(
  * @param request The slice request (its test command).
  * @param workspace The real path of the workspace.
  * @returns The executor's effects.
- * @throws {SliceStopped} `confinement_unavailable` when the executor cannot
+ * @throws {SliceStoppedError} `confinement_unavailable` when the executor cannot
  *   be confined.
  */
 export async function startExecutor(
@@ -67,7 +67,7 @@ export async function startExecutor(
     });
   } catch (error) {
     if ((error as { code?: unknown })?.code === "confinement_unavailable") {
-      throw new SliceStopped(
+      throw stopped(
         "confinement_unavailable",
         `confinement_unavailable: ${(error as Error).message}`,
         { cause: error },

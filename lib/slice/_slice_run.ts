@@ -29,7 +29,7 @@ import { round, writeContextReport } from "./_finish.ts";
 import { sliceInstructions } from "./_instructions.ts";
 import { formatDuration } from "../display.ts";
 import { describe, progressLine, waitingLine } from "./_progress.ts";
-import type { RunOptions, SliceRequest, StepProgress } from "./_request.ts";
+import type { RunOptions, SliceRequest, StepProgress } from "./request.ts";
 import { restoreContext } from "./_restore.ts";
 import { parseSelection } from "./_selection.ts";
 import { sliceProvider, startExecutor } from "./_setup.ts";
@@ -40,10 +40,12 @@ import {
   type StageContext,
   stopIfAborted,
 } from "./_stages.ts";
-import { SliceStopped } from "./_stopped.ts";
+import { SliceStoppedError, stopped } from "./_stopped.ts";
 import { stepTool } from "./_tools.ts";
-import type { SliceOutcome, SliceStop } from "./outcome.ts";
+import type { SliceOutcome } from "./outcome.ts";
+import type { StopReason } from "../briefing/context_report.ts";
 import type { LastTurn, SliceCheckpoint, SliceResume } from "./checkpoint.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
 const DEFAULT_MAX_REFUSALS = 8;
 /** Replies in a row that break the protocol before the run stops. */
@@ -114,7 +116,7 @@ export class SliceRun {
    * @returns How the slice ended.
    */
   async execute(): Promise<SliceOutcome> {
-    let stop: SliceStop;
+    let stop: StopReason;
     let detail: string;
     let failure: unknown;
     const runTimeout = this.#startRunTimeout();
@@ -128,7 +130,7 @@ export class SliceRun {
         await effects.close();
       }
     } catch (error) {
-      if (error instanceof SliceStopped) {
+      if (error instanceof SliceStoppedError) {
         stop = error.stop;
         detail = error.message;
         if (stop === "interrupted") this.#dropUnfinishedStep();
@@ -163,7 +165,7 @@ export class SliceRun {
     provider: ModelProvider,
     effects: Effects,
     workspace: string,
-  ): Promise<{ stop: SliceStop; detail: string }> {
+  ): Promise<{ stop: StopReason; detail: string }> {
     const request = this.#request;
     const bounded = this.#policy === "bounded";
     const briefing = new Briefing({
@@ -235,7 +237,7 @@ export class SliceRun {
           code: "budget_exhausted",
           reason: `${selection.detail}; the run is suspended`,
         }, "selection");
-        throw new SliceStopped("suspended", selection.detail);
+        throw stopped("suspended", selection.detail);
       }
       if (selection.kind === "protocol") {
         this.#protocolRefusal(sequence, selection.error, "selection");
@@ -312,7 +314,7 @@ export class SliceRun {
       try {
         report = await this.#execute(effects, action, admitted.args);
       } catch (error) {
-        if (error instanceof SliceStopped) throw error;
+        if (error instanceof SliceStoppedError) throw error;
         this.#refuse(sequence, action, args, {
           code: "execution_failed",
           reason: `The executor could not perform ${action}: ${
@@ -394,7 +396,7 @@ export class SliceRun {
     }, phase);
     const failures = this.#counters.protocolFailures;
     if (failures >= MAX_PROTOCOL_FAILURES) {
-      throw new SliceStopped(
+      throw stopped(
         "provider_error",
         `provider_protocol: ${failures} replies in a row broke the protocol; the last: ${error.message}`,
         { cause: error },
@@ -435,7 +437,7 @@ export class SliceRun {
     action: string,
     args: unknown,
     refusal: { readonly code: string; readonly reason: string },
-    phase: "selection" | "arguments",
+    phase: StepPhase,
   ): void {
     this.#refusals += 1;
     this.#consecutiveRefusals += 1;
@@ -454,7 +456,7 @@ export class SliceRun {
     action: string,
     args: unknown,
     report: ExecutionReport,
-    phase: "selection" | "arguments",
+    phase: StepPhase,
   ): void {
     const record: ActionRecord = {
       sequence,
@@ -462,7 +464,7 @@ export class SliceRun {
       arguments: args,
       report,
     };
-    let full: SliceStopped | undefined;
+    let full: SliceStoppedError | undefined;
     try {
       this.#briefing?.record(record);
     } catch (error) {
@@ -474,7 +476,7 @@ export class SliceRun {
     this.#records.push(record);
     this.#progress(sequence, phase, action, describe(report));
     if (full !== undefined) {
-      throw new SliceStopped(
+      throw stopped(
         "capacity",
         `${full.message}; ${tookEffect(sequence, action, report)}`,
         { cause: full.cause },
@@ -498,7 +500,7 @@ export class SliceRun {
     const why = unkept.result_unavailable === "too_large"
       ? `it has ${unkept.utf8_bytes} bytes, more than the 16 MiB a result may hold`
       : `the result store is full (${store.count} results, ${store.totalBytes} bytes; it holds at most 1,024 results and 64 MiB)`;
-    throw new SliceStopped(
+    throw stopped(
       "capacity",
       `${unkept.result_unavailable}: Cannot keep the result of ${
         clipModelText(unkept.origin)
@@ -510,7 +512,7 @@ export class SliceRun {
 
   #progress(
     step: number,
-    phase: "selection" | "arguments",
+    phase: StepPhase,
     action: string | null,
     outcome: string,
   ): void {
@@ -530,7 +532,7 @@ export class SliceRun {
   }
 
   /** Hands the state after the latest acknowledged step to the session. */
-  async #checkpoint(stop: SliceStop | null): Promise<void> {
+  async #checkpoint(stop: StopReason | null): Promise<void> {
     const session = this.#options.session;
     if (session === undefined) return;
     const c = this.#counters;
@@ -591,7 +593,7 @@ export class SliceRun {
     });
   }
 
-  #outcome(stop: SliceStop, detail: string): SliceOutcome {
+  #outcome(stop: StopReason, detail: string): SliceOutcome {
     // From the records, which also hold a step the archive could not take.
     const state = WorkingState.from(this.#records);
     const c = this.#counters;

@@ -8,20 +8,17 @@
 import type { Briefing } from "../briefing/briefing.ts";
 import type { ContextReportBuilder } from "../briefing/context_report.ts";
 import type { TurnRequest, TurnTool } from "../briefing/turn_request.ts";
-import type {
-  ModelPhase,
-  ModelProvider,
-  ModelReply,
-} from "../providers/model_provider.ts";
+import type { ModelProvider, ModelReply } from "../providers/model_provider.ts";
 import { ProviderError } from "../providers/provider_error.ts";
 import { MAX_REPLY_DEPTH, nestsDeeperThan } from "../providers/reply_depth.ts";
 import {
   isLookupRequest,
-  LookupBudgetExceeded,
+  LookupBudgetError,
   LookupSession,
 } from "../reference/lookup_session.ts";
 import type { ResultStore } from "../store/result_store.ts";
-import { SliceStopped } from "./_stopped.ts";
+import { type SliceStoppedError, stopped } from "./_stopped.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
 /** Counters shared by every stage of a run. */
 export interface RunCounters {
@@ -56,14 +53,14 @@ export interface StageContext {
    * Called every `waitingNoticeMs` while a model call is in flight, with the
    * time waited so far.
    */
-  readonly onWaiting?: (phase: ModelPhase, elapsedMs: number) => void;
+  readonly onWaiting?: (phase: StepPhase, elapsedMs: number) => void;
   /** Interval of `onWaiting` in milliseconds. */
   readonly waitingNoticeMs: number;
 }
 
 /** A request described without its text (see `LastTurn` in checkpoint.ts). */
 export interface TurnRecord {
-  readonly phase: ModelPhase;
+  readonly phase: StepPhase;
   readonly candidates: readonly string[];
   readonly notes: readonly string[];
   readonly lookups: readonly unknown[];
@@ -80,7 +77,7 @@ export type StageOutcome =
 
 /** Options of {@linkcode runStage}. */
 export interface StageOptions {
-  readonly phase: ModelPhase;
+  readonly phase: StepPhase;
   readonly tool: TurnTool;
   readonly candidates: readonly string[];
   readonly notes: readonly string[];
@@ -90,7 +87,7 @@ export interface StageOptions {
  * Runs one stage: builds a request, calls the model, answers lookups, until
  * an answer arrives or a ninth lookup exceeds the budget.
  *
- * @throws {SliceStopped} On provider failure, capacity or abort.
+ * @throws {SliceStoppedError} On provider failure, capacity or abort.
  */
 export async function runStage(
   ctx: StageContext,
@@ -127,7 +124,7 @@ export async function runStage(
         answers.push(await session.answer(reply.arguments));
         asked.push(reply.arguments);
       } catch (error) {
-        if (error instanceof LookupBudgetExceeded) {
+        if (error instanceof LookupBudgetError) {
           return {
             kind: "budget_exhausted",
             detail: `A ninth lookup in ${
@@ -148,20 +145,20 @@ export async function runStage(
 /**
  * Throws the `interrupted` stop when the run's signal has fired.
  *
- * @throws {SliceStopped} `interrupted`, naming the signal's reason.
+ * @throws {SliceStoppedError} `interrupted`, naming the signal's reason.
  */
 export function stopIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw interrupted(signal);
 }
 
-function interrupted(signal: AbortSignal): SliceStopped {
+function interrupted(signal: AbortSignal): SliceStoppedError {
   const reason = signal.reason;
   const why = reason instanceof Error
     ? reason.message
     : typeof reason === "string"
     ? reason
     : "the embedder aborted the run";
-  return new SliceStopped("interrupted", `The run was interrupted: ${why}`, {
+  return stopped("interrupted", `The run was interrupted: ${why}`, {
     cause: reason,
   });
 }
@@ -257,10 +254,10 @@ async function callModel(
 }
 
 /** The `provider_error` stop of a failed call (`provider_failed`: not a ProviderError). */
-function providerStop(error: unknown): SliceStopped {
+function providerStop(error: unknown): SliceStoppedError {
   const code = error instanceof ProviderError ? error.code : "provider_failed";
   const message = error instanceof Error ? error.message : String(error);
-  return new SliceStopped("provider_error", `${code}: ${clipDetail(message)}`, {
+  return stopped("provider_error", `${code}: ${clipDetail(message)}`, {
     cause: error,
   });
 }
@@ -281,11 +278,11 @@ function count(counters: RunCounters, bytes: number): void {
  * Maps the briefing's capacity failures (a full archive, a bounded request
  * whose mandatory content cannot fit) to a `capacity` stop.
  */
-export function capacityStop(error: unknown): SliceStopped | undefined {
+export function capacityStop(error: unknown): SliceStoppedError | undefined {
   if (!(error instanceof RangeError)) return undefined;
   const code = (error as { code?: unknown }).code;
   if (code !== "capacity" && code !== "request_too_large") return undefined;
-  return new SliceStopped("capacity", `${code}: ${error.message}`, {
+  return stopped("capacity", `${code}: ${error.message}`, {
     cause: error,
   });
 }

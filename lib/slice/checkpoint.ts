@@ -9,7 +9,8 @@
 import type { ActionRecord } from "../briefing/report.ts";
 import type { ContextReportRequest } from "../briefing/context_report.ts";
 import type { ResultStore, StoredResult } from "../store/result_store.ts";
-import type { SliceStop } from "./outcome.ts";
+import type { StopReason } from "../briefing/context_report.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
 /**
  * The last request a run built, described without its text: enough to
@@ -20,7 +21,7 @@ export interface LastTurn {
   /** The step the request belonged to. */
   readonly sequence: number;
   /** Its stage. */
-  readonly phase: "selection" | "arguments";
+  readonly phase: StepPhase;
   /** The candidates (selection) or the chosen action (arguments). */
   readonly candidates: readonly string[];
   /** The notes shown with it. */
@@ -41,7 +42,7 @@ export interface LastTurn {
  *
  * @example
  * ```ts
- * import { SLICE_COUNTERS } from "@loom/loom";
+ * import { SLICE_COUNTERS } from "./checkpoint.ts";
  * import assert from "node:assert/strict";
  * assert.ok(SLICE_COUNTERS.includes("modelCalls"));
  * ```
@@ -100,7 +101,7 @@ export interface SliceCheckpoint extends SliceState {
   /** The run's result store (read it with `stored()`; never modify it). */
   readonly results: ResultStore;
   /** How the run ended, on the final checkpoint; `null` while it runs. */
-  readonly stop: SliceStop | null;
+  readonly stop: StopReason | null;
 }
 
 /** A result of a stopped run whose source changed: references to it fail. */

@@ -10,7 +10,7 @@
  * @module
  */
 import type { z } from "zod";
-import { describeIssue } from "../reference/_schema.ts";
+import { describeIssue } from "../reference/schema.ts";
 import {
   type ActionName,
   type CompleteArguments,
@@ -96,7 +96,7 @@ export type CommissionResult = CommissionAdmitted | CommissionRefusal;
  *
  * @example
  * ```ts
- * import { commission } from "@loom/loom";
+ * import { commission } from "./commission.ts";
  * import assert from "node:assert/strict";
  * const workspace = await Deno.makeTempDir();
  * const options = { workspace, testConfigured: true, latestValidated: false };

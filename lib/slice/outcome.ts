@@ -6,33 +6,6 @@
  */
 import type { StopReason } from "../briefing/context_report.ts";
 
-/**
- * Why a slice stopped (DESIGN.md "Slice completion"):
- *
- * - `completed`: the model called `slice.complete` while the tests validated
- *   the latest revision (or no test command was configured).
- * - `step_budget`: `maxSteps` steps ran without completion.
- * - `refused`: `maxConsecutiveRefusals` steps in a row were refused (the model
- *   keeps proposing what commission cannot admit).
- * - `suspended`: a ninth lookup in selection, or an internal failure after
- *   the slice started (then the error is also thrown). `loom run` also
- *   reports a failure before the slice started (bad workspace, intent file or
- *   session) as `suspended`.
- * - `capacity`: the event archive is full, the result store cannot keep a
- *   new result under the bounded policy (compact descriptors have no preview,
- *   so the model would be blind to it), or mandatory content of a bounded
- *   request cannot fit the 64 KiB ceiling. The step that overflowed still
- *   took effect: it is in the records, the progress output and `detail`
- *   (`…; step 7 (tests.run) took effect: tests exit 0 on rev-1-…`).
- * - `confinement_unavailable`: the permission-scoped worker could not start.
- * - `provider_error`: the model provider failed (bad spec, missing key, HTTP
- *   failure, timeout, a recording that does not match or ran out), or 3
- *   replies in a row broke the protocol (detail `provider_protocol: …`).
- * - `interrupted`: the embedder's abort signal fired (the CLI's SIGINT or
- *   SIGTERM) or the run timeout ran out; the call in flight was aborted.
- */
-export type SliceStop = StopReason;
-
 /** The latest test run of a slice, as its working state shows it. */
 export interface SliceTestResult {
   /** Exit code of the test program. */
@@ -51,10 +24,10 @@ export interface RequestByteFigures {
   readonly peak: number;
 }
 
-/** The result of {@linkcode runSlice} / {@linkcode runWithOptions}. */
+/** The result of {@linkcode runSlice} / {@linkcode runSlice}. */
 export interface SliceOutcome {
   /** Why the slice stopped. */
-  readonly stop: SliceStop;
+  readonly stop: StopReason;
   /** A short sentence-case explanation (no prompt or file text). */
   readonly detail: string;
   /** `true` exactly when `stop` is `completed`. */

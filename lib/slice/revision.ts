@@ -29,7 +29,7 @@ export interface RevisionFile {
  *
  * @example
  * ```ts
- * import { revisionId } from "@loom/loom";
+ * import { revisionId } from "./revision.ts";
  * import assert from "node:assert/strict";
  * const rev = revisionId(1, [{ path: "a.txt", contents: "hello\n" }]);
  * assert.match(rev, /^rev-1-[0-9a-f]{12}$/);

@@ -12,22 +12,13 @@ import {
   type RunOptions,
   type SliceRequest,
   validateRequest,
-} from "./_request.ts";
+} from "./request.ts";
 import { SliceRun } from "./_slice_run.ts";
 import type { SliceOutcome } from "./outcome.ts";
 
-export {
-  type RunOptions,
-  type SliceRequest,
-  SliceRequestError,
-  type SliceTest,
-  type StepProgress,
-  type WaitingProgress,
-} from "./_request.ts";
-
 /**
  * Runs a slice under the default `legacy` context policy (or the given
- * options). Same as {@linkcode runWithOptions}.
+ * options).
  *
  * @param request The intent, workspace, test command, step budget and model.
  * @param options Context policy, report path, progress callback and more.
@@ -37,7 +28,7 @@ export {
  *
  * @example
  * ```ts
- * import { runSlice } from "@loom/loom";
+ * import { runSlice } from "@loom/loom/slice";
  * import assert from "node:assert/strict";
  * const workspace = await Deno.makeTempDir();
  * const model = {
@@ -57,56 +48,9 @@ export {
  * await Deno.remove(workspace, { recursive: true });
  * ```
  */
-export function runSlice(
+export async function runSlice(
   request: SliceRequest,
   options: RunOptions = {},
-): Promise<SliceOutcome> {
-  return runWithOptions(request, options);
-}
-
-/**
- * The embedder entry: runs a slice with explicit {@linkcode RunOptions}.
- * Provider, confinement, capacity and budget failures end the run with an
- * outcome (never a throw); the context report, when asked for, is written in
- * every case once the request is valid.
- *
- * @param request The intent, workspace, test command, step budget and model.
- * @param options Context policy, report path, progress callback and more.
- * @returns How the slice ended.
- * @throws {SliceRequestError} When the request is malformed.
- * @throws {Error} Internal failures after the start, once the report
- *   (stop `suspended`) is written.
- *
- * @example
- * ```ts
- * import { runWithOptions } from "@loom/loom";
- * import assert from "node:assert/strict";
- * const workspace = await Deno.makeTempDir();
- * await Deno.writeTextFile(`${workspace}/notes.txt`, "hello\n");
- * const script = [{ action: "repository.inspect" }, { paths: ["notes.txt"] }];
- * const model = {
- *   spec: "scripted:inspect",
- *   call: () =>
- *     Promise.resolve({
- *       arguments: script.shift() ?? { action: "repository.inspect" },
- *       usage: { input_tokens: null, output_tokens: null, cache_read_tokens: null, cache_write_tokens: null },
- *       final_usage: true,
- *     }),
- * };
- * const lines: string[] = [];
- * const outcome = await runWithOptions(
- *   { intent: "Read the notes", workspace, maxSteps: 1, provider: model, test: { command: ["true"], timeoutMs: 5_000 } },
- *   { contextPolicy: "bounded", onProgress: (line) => lines.push(line) },
- * );
- * assert.equal(outcome.stop, "step_budget");
- * assert.equal(outcome.steps, 1);
- * assert.match(lines[0]!, /inspected 1 file/);
- * await Deno.remove(workspace, { recursive: true });
- * ```
- */
-export async function runWithOptions(
-  request: SliceRequest,
-  options: RunOptions,
 ): Promise<SliceOutcome> {
   validateRequest(request, options);
   const policy: ContextPolicy = options.contextPolicy ?? "legacy";

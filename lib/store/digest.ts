@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
  *
  * @example Digest of some content, as a result reference carries it
  * ```ts
- * import { sha256Hex } from "@loom/loom";
+ * import { sha256Hex } from "./digest.ts";
  * import assert from "node:assert/strict";
  *
  * const digest = sha256Hex(new TextEncoder().encode("abc"));

@@ -5,9 +5,10 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import { sha256Hex } from "./digest.ts";
-import { firstInvalidUtf8 } from "./utf8.ts";
-import { cutUtf8, previewOf, utf8Length } from "./_preview.ts";
+import { firstInvalidUtf8, utf8Length } from "./utf8.ts";
+import { cutUtf8, previewOf } from "./preview.ts";
 
 /** What part of a stored result a reference selects. */
 export type Selector =
@@ -150,7 +151,7 @@ export const CATALOGUE_ORIGIN_BYTES = 256;
  *
  * @example
  * ```ts
- * import { InvalidUtf8Error, ResultStore } from "@loom/loom";
+ * import { InvalidUtf8Error, ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const store = new ResultStore();
  * await assert.rejects(
@@ -162,19 +163,24 @@ export const CATALOGUE_ORIGIN_BYTES = 256;
  */
 export class InvalidUtf8Error extends TypeError {
   /** Always `invalid_utf8`. */
-  readonly code = "invalid_utf8";
+  readonly code: "invalid_utf8";
   /** Byte offset of the first invalid sequence (-1 for a string with a lone surrogate). */
   readonly offset: number;
   /**
    * Creates the error.
    *
+   * @param code Always `invalid_utf8`.
    * @param message What is wrong.
-   * @param offset Byte offset of the first invalid sequence.
+   * @param options Byte offset of the first invalid sequence and the cause.
    */
-  constructor(message: string, offset: number) {
-    super(message);
-    this.name = "InvalidUtf8Error";
-    this.offset = offset;
+  constructor(
+    code: "invalid_utf8",
+    message: string,
+    options: LoomErrorOptions & { readonly offset: number },
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "InvalidUtf8Error", code);
+    this.offset = options.offset;
   }
 }
 
@@ -183,7 +189,7 @@ export class InvalidUtf8Error extends TypeError {
  *
  * @example
  * ```ts
- * import { ResultRestoreError, ResultStore } from "@loom/loom";
+ * import { ResultRestoreError, ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const store = new ResultStore();
  * assert.throws(
@@ -211,11 +217,15 @@ export class ResultRestoreError extends RangeError {
    *
    * @param code Why the result cannot be restored.
    * @param message What is wrong.
+   * @param options The underlying error, if any.
    */
-  constructor(code: ResultRestoreError["code"], message: string) {
-    super(message);
-    this.name = "ResultRestoreError";
-    this.code = code;
+  constructor(
+    code: ResultRestoreError["code"],
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "ResultRestoreError", code);
   }
 }
 
@@ -236,7 +246,8 @@ function wholeReference(id: string, sha256: string): ResultReference {
  *
  * @example
  * ```ts
- * import { compactDescriptor, ResultStore } from "@loom/loom";
+ * import { ResultStore } from "@loom/loom/reference";
+ * import { compactDescriptor } from "./result_store.ts";
  * import assert from "node:assert/strict";
  * const store = new ResultStore();
  * const d = await store.put("hello", { origin: "demo", capture: "complete" });
@@ -271,7 +282,7 @@ export function compactDescriptor(
  *
  * @example
  * ```ts
- * import { ResultStore } from "@loom/loom";
+ * import { ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const store = new ResultStore();
  * const d = await store.put("line one\nline two\n", {
@@ -337,7 +348,7 @@ export class ResultStore {
    *
    * @example
    * ```ts
-   * import { ResultStore, InvalidUtf8Error } from "@loom/loom";
+   * import { ResultStore, InvalidUtf8Error } from "@loom/loom/reference";
    * import assert from "node:assert/strict";
    * const store = new ResultStore({ maxResults: 1 });
    * await store.put("kept", { origin: "a", capture: "complete" });
@@ -375,8 +386,9 @@ export class ResultStore {
     if (typeof content === "string") {
       if (!content.isWellFormed()) {
         throw new InvalidUtf8Error(
+          "invalid_utf8",
           "Cannot store a result: the string holds a lone surrogate, which has no UTF-8 form",
-          -1,
+          { offset: -1 },
         );
       }
       bytes = encoder.encode(content);
@@ -384,8 +396,9 @@ export class ResultStore {
       const bad = firstInvalidUtf8(content);
       if (bad !== -1) {
         throw new InvalidUtf8Error(
+          "invalid_utf8",
           `Cannot store a result: byte ${bad} starts an invalid UTF-8 sequence`,
-          bad,
+          { offset: bad },
         );
       }
       bytes = content.slice();
@@ -452,7 +465,7 @@ export class ResultStore {
    *
    * @example
    * ```ts
-   * import { ResultStore } from "@loom/loom";
+   * import { ResultStore } from "@loom/loom/reference";
    * import assert from "node:assert/strict";
    * const store = new ResultStore();
    * await store.put("abc", { origin: "x", capture: "complete" });
@@ -474,7 +487,7 @@ export class ResultStore {
    *
    * @example
    * ```ts
-   * import { ResultStore } from "@loom/loom";
+   * import { ResultStore } from "@loom/loom/reference";
    * import assert from "node:assert/strict";
    * const store = new ResultStore();
    * for (let i = 0; i < 10; i++) {
@@ -519,7 +532,7 @@ export class ResultStore {
    *
    * @example
    * ```ts
-   * import { ResultStore } from "@loom/loom";
+   * import { ResultStore } from "@loom/loom/reference";
    * import assert from "node:assert/strict";
    * const store = new ResultStore();
    * await store.put("a", { origin: "x", capture: "complete" });
@@ -542,7 +555,7 @@ export class ResultStore {
    *
    * @example
    * ```ts
-   * import { ResultStore } from "@loom/loom";
+   * import { ResultStore } from "@loom/loom/reference";
    * import assert from "node:assert/strict";
    * const old = new ResultStore();
    * await old.put("a", { origin: "x", capture: "complete" });
@@ -582,8 +595,9 @@ export class ResultStore {
     const bad = firstInvalidUtf8(result.bytes);
     if (bad !== -1) {
       throw new InvalidUtf8Error(
+        "invalid_utf8",
         `Cannot restore ${result.id}: byte ${bad} starts an invalid UTF-8 sequence`,
-        bad,
+        { offset: bad },
       );
     }
     const bytes = result.bytes.slice();

@@ -140,3 +140,28 @@ function clamp(offset: number, length: number): number {
   if (!(offset > 0)) return 0; // also NaN
   return offset > length ? length : offset;
 }
+
+/**
+ * The UTF-8 length of a string without encoding it. Lone surrogates count as
+ * the three bytes of U+FFFD, as `TextEncoder` would write them.
+ *
+ * @param text Any string.
+ * @returns Its length in UTF-8 bytes.
+ */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
+}

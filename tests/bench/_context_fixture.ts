@@ -3,11 +3,11 @@
 // names and 5% duplicates; `pieces` are the strings render() joins, computed
 // through the public API only (visitor order, dedup by identity, `# NAME`
 // headers, banners and labels glued to the first or last text of their run).
+import { SECTION_NAMES } from "../../lib/context/section.ts";
 import {
   Context,
   IdPool,
   type Role,
-  SECTION_NAMES,
   type SectionName,
   StringEntry,
 } from "../../mod.ts";

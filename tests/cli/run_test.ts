@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
 import {
-  exitCodeOf,
   parseDuration,
   parseRunArguments,
   splitCommand,
 } from "../../lib/cli/run.ts";
-import { UsageError } from "../../lib/cli/_io.ts";
+import { exitCodeOf, UsageError } from "../../lib/cli/_io.ts";
 import { loom } from "./_run.ts";
 
 const BASE = ["--workspace", "ws", "--model", "recorded:r.json"];

@@ -1,10 +1,10 @@
 import fc from "fast-check";
+import { SECTION_NAMES } from "../../lib/context/section.ts";
 import {
   Context,
   IdPool,
   ImageEntry,
   type Role,
-  SECTION_NAMES,
   type SectionName,
   StringEntry,
 } from "../../mod.ts";

@@ -1,11 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  Context,
-  DEFAULT_FILE_ENTRY_MAX_BYTES,
-  FileEntry,
-  InvalidEntryError,
-} from "../../mod.ts";
+import { DEFAULT_FILE_ENTRY_MAX_BYTES } from "../../lib/context/file_entry.ts";
+import { Context, FileEntry, InvalidEntryError } from "../../mod.ts";
 import { context, tempDir } from "./_helpers.ts";
 
 Deno.test("FileEntry takes its role from frontmatter unless given one", async (t) => {

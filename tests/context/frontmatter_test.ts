@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseFrontmatter } from "../../mod.ts";
+import { parseFrontmatter } from "../../lib/context/frontmatter.ts";
 
 Deno.test("parseFrontmatter() splits a YAML block from the body", async (t) => {
   await t.step("text without frontmatter comes back unchanged", () => {

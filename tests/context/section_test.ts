@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { Section, SECTION_NAMES, StringEntry } from "../../mod.ts";
+import { SECTION_NAMES } from "../../lib/context/section.ts";
+import { Section, StringEntry } from "../../mod.ts";
 import { context, pool } from "./_helpers.ts";
 
 Deno.test("Section.add() appends entries and wraps strings", async (t) => {

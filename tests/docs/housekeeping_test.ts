@@ -77,9 +77,10 @@ Deno.test("deno publish ships only what users need", async () => {
   for (const path of output.matchAll(/^\s+file:\/\/(\S+)/gm)) {
     const relative = path[1]!.slice(Deno.cwd().length + 1);
     assert.ok(
-      /^(lib\/|mod\.ts$|cli\.ts$|deno\.json$|README\.md$|LICENSE$)/.test(
-        relative,
-      ),
+      /^(lib\/|(mod|reference|slice|session|testing|cli)\.ts$|deno\.json$|README\.md$|LICENSE$)/
+        .test(
+          relative,
+        ),
       `${relative} is not something users need`,
     );
   }

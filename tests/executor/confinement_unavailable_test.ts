@@ -47,7 +47,7 @@ async function probe(
   }
 }
 
-Deno.test("WorkspaceExecutor.start() throws ConfinementUnavailable without worker permissions", async (t) => {
+Deno.test("WorkspaceExecutor.start() throws ConfinementUnavailableError without worker permissions", async (t) => {
   const workspace = await Deno.realPath(await Deno.makeTempDir());
   try {
     await t.step(

@@ -1,8 +1,8 @@
 /** A slice run in-process against a hostile OpenAI-compatible server. */
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
 import { createProvider } from "../../lib/providers/create_provider.ts";
-import type { RunOptions } from "../../lib/slice/run.ts";
-import { runWithOptions } from "../../lib/slice/run.ts";
+import type { RunOptions } from "../../lib/slice/request.ts";
+import { runSlice } from "../../lib/slice/run.ts";
 import type { SliceOutcome } from "../../lib/slice/outcome.ts";
 import type { HostileServer } from "./_hostile_server.ts";
 
@@ -51,7 +51,7 @@ export async function runAgainst(
   });
   const started = performance.now();
   try {
-    const outcome = await runWithOptions({
+    const outcome = await runSlice({
       intent: "Say hello",
       workspace,
       maxSteps: options.maxSteps ?? 6,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { TurnRequest } from "../../lib/briefing/turn_request.ts";
-import { CacheControlError } from "../../lib/providers/cache_control_error.ts";
+import { CompileOptionsError } from "../../lib/context/errors.ts";
 import { createProvider } from "../../lib/providers/create_provider.ts";
 import type { ModelCall } from "../../lib/providers/model_provider.ts";
 import { ProviderError } from "../../lib/providers/provider_error.ts";
@@ -189,7 +189,7 @@ Deno.test("the Anthropic provider never sends more than 4 cache breakpoints", as
     });
     await assert.rejects(provider.call(withMarkers(5)), (error: unknown) => {
       assert.ok(error instanceof RangeError);
-      assert.ok(error instanceof CacheControlError);
+      assert.ok(error instanceof CompileOptionsError);
       assert.equal(error.code, "too_many_breakpoints");
       assert.match(error.message, /5 cache breakpoints.*at most 4/);
       return true;
@@ -225,7 +225,7 @@ Deno.test("the Anthropic provider never sends more than 4 cache breakpoints", as
       await assert.rejects(
         provider.call({ phase: "selection", tool: "select_action", request }),
         (error: unknown) =>
-          error instanceof CacheControlError &&
+          error instanceof CompileOptionsError &&
           error.code === "cache_ttl_order",
       );
       assert.equal(server.received.length, 0);

@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { createProvider } from "../../lib/providers/create_provider.ts";
-import {
-  type ProtocolProblem,
-  ProviderError,
-} from "../../lib/providers/provider_error.ts";
+import { ProviderError } from "../../lib/providers/provider_error.ts";
+
+type ProtocolProblem = NonNullable<ProviderError["problem"]>;
 import { chatCompletion, hostileServer, json, raw } from "./_hostile_server.ts";
 import { selectionCall } from "./_requests.ts";
 

@@ -4,7 +4,7 @@ import type {
   ModelProvider,
   ModelReply,
 } from "../../lib/providers/model_provider.ts";
-import { runWithOptions } from "../../lib/slice/run.ts";
+import { runSlice } from "../../lib/slice/run.ts";
 import {
   chatCompletion,
   drip,
@@ -170,7 +170,7 @@ Deno.test("an embedder's provider that returns arguments nested 100,000 deep is 
     },
   };
   try {
-    const outcome = await runWithOptions({
+    const outcome = await runSlice({
       intent: "Nothing",
       workspace,
       maxSteps: 4,

@@ -4,7 +4,7 @@
  * wire formats, captured on a local replay server.
  */
 import assert from "node:assert/strict";
-import { runWithOptions } from "../../lib/slice/run.ts";
+import { runSlice } from "../../lib/slice/run.ts";
 import {
   checkCommand,
   type FixtureName,
@@ -29,7 +29,7 @@ export async function replayBodies(
   const prepared = await prepareWorkspace(fixture);
   try {
     await using server = await replayServer(wire, recordingPath(fixture));
-    const outcome = await runWithOptions({
+    const outcome = await runSlice({
       intent: INTENTS[fixture],
       workspace: prepared.workspace,
       test: { command: checkCommand(), timeoutMs: 60_000 },

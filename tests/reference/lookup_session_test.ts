@@ -11,7 +11,7 @@ import {
   type HistorySource,
   isLookupRequest,
   type LookupAnswer,
-  LookupBudgetExceeded,
+  LookupBudgetError,
   LookupSession,
 } from "../../lib/reference/lookup_session.ts";
 import type { SelectableRecord } from "../../lib/reference/selection.ts";
@@ -346,7 +346,7 @@ Deno.test("LookupSession caps all answers of a stage at 64 KiB after JSON escapi
   });
 });
 
-Deno.test("LookupSession refuses the ninth lookup with LookupBudgetExceeded", async (t) => {
+Deno.test("LookupSession refuses the ninth lookup with LookupBudgetError", async (t) => {
   for (const stage of ["selection", "arguments"] as const) {
     await t.step(stage, async () => {
       const { results, refs } = await setup();
@@ -360,7 +360,7 @@ Deno.test("LookupSession refuses the ninth lookup with LookupBudgetExceeded", as
       await assert.rejects(
         session.answer({ $list_results: 0 }),
         (error: unknown) => {
-          assert.ok(error instanceof LookupBudgetExceeded);
+          assert.ok(error instanceof LookupBudgetError);
           assert.ok(error instanceof RangeError);
           assert.equal(error.code, "budget_exhausted");
           assert.equal(error.stage, stage);
@@ -483,7 +483,7 @@ Deno.test("LookupSession reads and lists history when a source is given", async 
   );
 });
 
-Deno.test("Random garbage requests only ever produce answers or LookupBudgetExceeded (property)", async () => {
+Deno.test("Random garbage requests only ever produce answers or LookupBudgetError (property)", async () => {
   const { results, refs } = await setup([
     "text\nmore\n",
     '{"a": {"b": ["c"]}}',
@@ -560,7 +560,7 @@ Deno.test("Random garbage requests only ever produce answers or LookupBudgetExce
             );
             total += escapedData(answer);
           } catch (error) {
-            assert.ok(error instanceof LookupBudgetExceeded, String(error));
+            assert.ok(error instanceof LookupBudgetError, String(error));
             assert.equal(i, 8);
             break;
           }

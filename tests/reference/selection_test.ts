@@ -7,7 +7,7 @@ import {
 import {
   jsonIndex,
   lineEnds,
-  ReferenceFailure,
+  ReferenceFailureError,
   select,
   type SelectableRecord,
 } from "../../lib/reference/selection.ts";
@@ -38,14 +38,14 @@ function failure(f: () => unknown): string {
     f();
   } catch (error) {
     assert.ok(
-      error instanceof ReferenceFailure,
-      `not a ReferenceFailure: ${error}`,
+      error instanceof ReferenceFailureError,
+      `not a ReferenceFailureError: ${error}`,
     );
     assert.ok(error instanceof RangeError);
     assert.doesNotMatch(error.message, /\.$/);
     return error.code;
   }
-  assert.fail("expected a ReferenceFailure");
+  assert.fail("expected a ReferenceFailureError");
 }
 
 Deno.test("select() returns the whole content with text rendering", async () => {

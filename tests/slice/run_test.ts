@@ -4,12 +4,11 @@ import { RecordedProvider } from "../../lib/providers/recorded_provider.ts";
 import type { ModelProvider } from "../../lib/providers/model_provider.ts";
 import { ProviderError } from "../../lib/providers/provider_error.ts";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
+import { runSlice } from "../../lib/slice/run.ts";
 import {
-  runSlice,
-  runWithOptions,
   type SliceRequest,
   SliceRequestError,
-} from "../../lib/slice/run.ts";
+} from "../../lib/slice/request.ts";
 import { revisionId } from "../../lib/slice/revision.ts";
 import type {
   SliceCheckpoint,
@@ -21,8 +20,9 @@ import {
   prepareWorkspace,
   recordingPath,
 } from "../e2e/_workspace.ts";
+import type { StepPhase } from "../../lib/reference/lookup_session.ts";
 
-type Call = { phase: "selection" | "arguments"; arguments: unknown };
+type Call = { phase: StepPhase; arguments: unknown };
 
 function recorded(calls: Call[]): RecordedProvider {
   return RecordedProvider.parse(
@@ -118,7 +118,7 @@ Deno.test("runSlice() replays the bug-fix recording to completion", async (t) =>
         const provider = RecordedProvider.load(recordingPath("bugfix"));
         const reportPath = `${prepared.root}/report.json`;
         const lines: string[] = [];
-        const outcome = await runWithOptions({
+        const outcome = await runSlice({
           intent: INTENTS.bugfix,
           workspace: prepared.workspace,
           test: { command: checkCommand(), timeoutMs: 60_000 },
@@ -189,7 +189,7 @@ Deno.test("runSlice() offers slice.complete only while tests validate the latest
       const dir = await tinyWorkspace();
       try {
         const lines: string[] = [];
-        const outcome = await runWithOptions(
+        const outcome = await runSlice(
           tinyRequest(
             dir,
             recorded([
@@ -269,7 +269,7 @@ Deno.test("runSlice() refuses edits whose segments do not resolve and leaves the
   const dir = await tinyWorkspace();
   try {
     const lines: string[] = [];
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       tinyRequest(
         dir,
         recorded([
@@ -425,7 +425,7 @@ Deno.test("runSlice() stops with refused after too many refusals in a row", asyn
       sel("repository.inspect"),
       arg({ paths: ["../x"] }),
     ];
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       tinyRequest(dir, recorded([...escape, ...escape, ...escape])),
       { maxConsecutiveRefusals: 3 },
     );
@@ -442,7 +442,7 @@ Deno.test("runSlice() reports provider failures as provider_error with a report"
     const dir = await tinyWorkspace();
     try {
       const reportPath = `${dir}/../${dir.split("/").at(-1)}-report.json`;
-      const outcome = await runWithOptions(
+      const outcome = await runSlice(
         tinyRequest(dir, recorded([sel("repository.inspect")])),
         { contextReport: reportPath, contextPolicy: "bounded" },
       );
@@ -482,7 +482,7 @@ Deno.test("runSlice() reports provider failures as provider_error with a report"
   await t.step("a missing API key, before any work", async () => {
     const dir = await tinyWorkspace();
     try {
-      const outcome = await runWithOptions({
+      const outcome = await runSlice({
         intent: "x",
         workspace: dir,
         maxSteps: 1,
@@ -500,7 +500,7 @@ Deno.test("runSlice() stops interrupted when the embedder aborts", async () => {
   const dir = await tinyWorkspace();
   try {
     const controller = new AbortController();
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       tinyRequest(
         dir,
         recorded([sel("repository.inspect"), arg({ paths: ["answer.txt"] })]),
@@ -548,7 +548,7 @@ Deno.test("runSlice() stops with capacity when mandatory content cannot fit the 
   const reportPath = `${dir}-report.json`;
   try {
     const provider = recorded([sel("tests.run"), arg({})]);
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       { ...tinyRequest(dir, provider), intent: "x".repeat(70_000) },
       { contextReport: reportPath, contextPolicy: "bounded" },
     );
@@ -619,7 +619,7 @@ Deno.test("runSlice() clips model-controlled paths in refusals, so a 40 KB path 
     await t.step(code, async () => {
       await inTinyWorkspace(async (dir) => {
         const lines: string[] = [];
-        const outcome = await runWithOptions(
+        const outcome = await runSlice(
           tinyRequest(
             dir,
             recorded([
@@ -685,7 +685,7 @@ Deno.test("runSlice() keeps the overflowing step's effect visible when the archi
       await inTinyWorkspace(async (dir, reportPath) => {
         const lines: string[] = [];
         const checkpoints: SliceCheckpoint[] = [];
-        const outcome = await runWithOptions(
+        const outcome = await runSlice(
           tinyRequest(dir, recorded([sel(action), call]), 5000),
           {
             contextPolicy: "bounded",
@@ -752,7 +752,7 @@ Deno.test("runSlice() stops a bounded run with capacity when the result store fi
   await inTinyWorkspace(async (dir, reportPath) => {
     const lines: string[] = [];
     // 64 inspections of 16 files fill the store's 1,024 results.
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       tinyRequest(dir, await inspectAll(dir, 66), 66),
       {
         contextPolicy: "bounded",
@@ -781,7 +781,7 @@ Deno.test("runSlice() stops a bounded run with capacity when the result store fi
 Deno.test("runSlice() goes on under legacy when the result store fills, with previews and no references", async () => {
   await inTinyWorkspace(async (dir) => {
     let last: SliceCheckpoint | undefined;
-    const outcome = await runWithOptions(
+    const outcome = await runSlice(
       tinyRequest(dir, await inspectAll(dir, 66), 66),
       {
         session: {
@@ -845,7 +845,7 @@ Deno.test("runSlice() counts a failed provider call in model_calls and keeps its
         );
       },
     };
-    const outcome = await runWithOptions(tinyRequest(dir, provider), {
+    const outcome = await runSlice(tinyRequest(dir, provider), {
       contextReport: reportPath,
     });
     assert.equal(outcome.stop, "provider_error");
@@ -897,7 +897,7 @@ Deno.test("runSlice() shows refusal notes to the model in the next selection", a
           { paths: ["../outside.txt"] },
           { action: "tests.run" },
         ]);
-        const outcome = await runWithOptions(tinyRequest(dir, provider, 2), {
+        const outcome = await runSlice(tinyRequest(dir, provider, 2), {
           contextPolicy: policy,
         });
         // The script runs out at the arguments of step 2.
@@ -934,7 +934,7 @@ Deno.test("runSlice() answers a lookup of a result whose descriptor rolled out o
       },
     );
     const provider = scripted(replies);
-    const outcome = await runWithOptions(tinyRequest(dir, provider, 66), {});
+    const outcome = await runSlice(tinyRequest(dir, provider, 66), {});
     assert.equal(outcome.stop, "provider_error");
     assert.equal(outcome.retrievals, 2);
     const [before, listed, read] = provider.requests.slice(-3) as [
@@ -958,7 +958,7 @@ Deno.test("runSlice() writes the context report when the run fails internally", 
     let checkpoints = 0;
     const failure = new Error("The disk is full");
     await assert.rejects(
-      runWithOptions(
+      runSlice(
         tinyRequest(dir, recorded([sel("tests.run"), arg({})])),
         {
           contextReport: reportPath,

