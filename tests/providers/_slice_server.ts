@@ -46,7 +46,9 @@ export async function runAgainst(
   const provider = createProvider("openai:fuzz", {
     env: {},
     baseUrl: `${server.url}/v1`,
-    timeoutMs: options.timeoutMs ?? 300,
+    // Generous unless a test is about timeouts: a loaded machine must not
+    // turn an ordinary reply into a timeout.
+    timeoutMs: options.timeoutMs ?? 20_000,
     maxRetries: 0,
   });
   const started = performance.now();

@@ -129,7 +129,7 @@ Deno.test("a Retry-After within the model timeout is honoured", async () => {
       ? new Response("{}", { status: 429, headers: { "retry-after": "0.05" } })
       : json(JSON.parse(OK_BODY))
   );
-  const provider = openai(server.url, { maxRetries: 1 });
+  const provider = openai(server.url, { maxRetries: 1, timeoutMs: 20_000 });
   const reply = await provider.call(selectionCall());
   assert.deepEqual(reply.arguments, { action: "tests.run" });
   assert.equal(server.requests, 2);

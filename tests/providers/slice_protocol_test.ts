@@ -186,7 +186,9 @@ Deno.test("an embedder's provider that returns arguments nested 100,000 deep is 
 
 Deno.test("a stalled server ends the run provider_timeout with a valid report", async () => {
   await using server = hostileServer(stall);
-  const { outcome, report, elapsedMs } = await runAgainst(server);
+  const { outcome, report, elapsedMs } = await runAgainst(server, {
+    timeoutMs: 300,
+  });
   assert.equal(outcome.stop, "provider_error");
   assert.match(
     outcome.detail,
