@@ -6,6 +6,7 @@
  * @module
  */
 import { isLoomError } from "../errors.ts";
+import { fsReason } from "../fs_reason.ts";
 import { exitCodeOfError, UsageError } from "./_io.ts";
 
 /** What `main` prints and returns for a failure. */
@@ -37,11 +38,25 @@ export function describeFailure(command: string, error: unknown): Failure {
       exitCode: exitCodeOfError(error),
     };
   }
-  const detail = error instanceof Error
-    ? `${error.name}: ${error.message}`
-    : String(error);
+  const os = error instanceof Error ? osFailure(error) : undefined;
+  const detail = os ??
+    (error instanceof Error
+      ? `${error.name}: ${error.message}`
+      : String(error));
   return {
     text: `${prefix} internal error: ${detail}\n`,
     exitCode: exitCodeOfError(error),
   };
+}
+
+/**
+ * Rewords a raw OS error (`No such file or directory (os error 2): lstat
+ * '/x'`) as the operation, the file and the reason.
+ */
+function osFailure(error: Error): string | undefined {
+  const match = / \(os error [0-9]+\): ([a-z_]+) '(.*)'$/s.exec(error.message);
+  if (match === null) return undefined;
+  return `the file operation ${match[1]} on ${match[2]} failed: ${
+    fsReason(error)
+  }`;
 }

@@ -165,11 +165,18 @@ async function isExecutableFile(path: string): Promise<boolean> {
 }
 
 /**
- * Checks that a file can be written later without writing it now: its
- * folder exists and takes a new file, or the file exists and opens for
- * writing (not truncated).
+ * Checks that a file a flag names can be written later without writing it
+ * now: its folder exists and takes a new file, or the file exists and opens
+ * for writing (not truncated).
+ *
+ * @param path The path given.
+ * @param flag The flag, e.g. `--context-report`, for the message.
+ * @throws {UsageError} When the file could not be written.
  */
-async function checkWritableFile(path: string, flag: string): Promise<void> {
+export async function checkWritableFile(
+  path: string,
+  flag: string,
+): Promise<void> {
   let info: Deno.FileInfo | null = null;
   try {
     info = await Deno.stat(path);

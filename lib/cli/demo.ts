@@ -7,6 +7,7 @@
  */
 import { runSlice } from "../slice/run.ts";
 import { parseArguments } from "./_args.ts";
+import { checkWritableFile } from "./_preflight.ts";
 import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
 import { summary } from "./run.ts";
 
@@ -52,6 +53,10 @@ export async function demoCommand(args: string[], io: CliIo): Promise<number> {
   if (values.help) {
     io.out(DEMO_HELP);
     return ExitCode.ok;
+  }
+  const report = values["context-report"];
+  if (report !== undefined) {
+    await checkWritableFile(report, "--context-report");
   }
   const root = await findFixtures();
   const intent = await Deno.readTextFile(`${root}intents/bugfix.txt`);

@@ -65,15 +65,19 @@ Options:
   --json                   Print the summary as JSON
   -h, --help               Show this help
 
+Paths resolve against the directory loom was started from (also under
+'deno task loom'). Every flag and file is checked before the first effect: a
+bad one exits 2 before any session, model call or workspace change.
 API keys come from ANTHROPIC_API_KEY or OPENAI_API_KEY.
 Progress: one line per step on stderr, and a notice every 5 s while the model
 is slow to answer. Summary: stdout.
 SIGINT or SIGTERM aborts the model call in flight, writes the context report
 (stop interrupted), prints the summary and saves the session; a second signal
 exits at once.
-Exit codes: 0 completed, 1 stopped without completion, 2 usage or bad input,
-3 provider failure, confinement unavailable or internal failure, 130/143
-interrupted by SIGINT/SIGTERM.
+Exit codes: 0 completed; 1 stopped without completion; 2 bad usage or bad
+input (flags, files, model spec, API key, recording, session path, test
+program), nothing done; 3 provider failure after the start, confinement
+unavailable or internal failure; 130/143 interrupted by SIGINT/SIGTERM.
 `;
 
 const DEFAULT_MAX_STEPS = 40;

@@ -293,3 +293,87 @@ Deno.test("loom render refuses flags the chosen format does not use", async (t) 
     assert.match(stdout, /"ttl": "1h"/);
   });
 });
+
+Deno.test("loom demo checks --context-report before it starts", async () => {
+  const { code, stdout, stderr } = await loomIn(
+    "demo",
+    "--context-report",
+    "/nonexistent-loom-folder/report.json",
+  );
+  assert.equal(code, 2);
+  assert.equal(stdout, "");
+  assert.match(
+    stderr,
+    /^loom demo: Cannot write --context-report \/nonexistent-loom-folder\/report\.json: its folder \/nonexistent-loom-folder does not exist/,
+  );
+  assert.ok(!stderr.includes("replaying"), "nothing was started");
+});
+
+Deno.test("loom run --help documents where paths resolve and exit 2 for every bad input", async () => {
+  const { code, stdout } = await loomIn("help", "run");
+  assert.equal(code, 0);
+  assert.match(stdout, /Paths resolve against the directory loom was started/);
+  assert.match(
+    stdout,
+    /2 bad usage or bad\ninput \(flags, files, model spec, API key, recording/,
+  );
+});
+
+Deno.test("The demo, test and loom tasks print no package download or check noise", async () => {
+  const { tasks } = JSON.parse(await Deno.readTextFile("deno.json")) as {
+    tasks: Record<string, string>;
+  };
+  for (const name of ["demo", "test", "loom"]) {
+    assert.match(tasks[name]!, /deno (run|test) --quiet /, name);
+  }
+  // The demo's command module graph holds no provider SDK: it loads only
+  // for live runs.
+  const info = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "lib/cli/demo.ts"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as {
+    modules: {
+      specifier: string;
+      dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
+    }[];
+  };
+  const statics = new Set<string>();
+  const bySpecifier = new Map(graph.modules.map((m) => [m.specifier, m]));
+  const stack = graph.modules.map((m) => m.specifier).filter((s) =>
+    s.endsWith("/lib/cli/demo.ts")
+  );
+  assert.equal(stack.length, 1);
+  while (stack.length > 0) {
+    const next = stack.pop()!;
+    if (statics.has(next)) continue;
+    statics.add(next);
+    for (const dep of bySpecifier.get(next)?.dependencies ?? []) {
+      if (dep.isDynamic !== true && dep.code !== undefined) {
+        stack.push(dep.code.specifier);
+      }
+    }
+  }
+  const sdks = [...statics].filter((s) =>
+    s.startsWith("npm:") && /anthropic-ai|openai/.test(s)
+  );
+  assert.deepEqual(sdks, []);
+});
+
+Deno.test("describeFailure() names the operation and file of a raw OS error", async () => {
+  const { describeFailure } = await import("../../lib/cli/_failure.ts");
+  let error: unknown;
+  try {
+    await Deno.lstat("/nonexistent-loom/session.json");
+  } catch (e) {
+    error = e;
+  }
+  const failure = describeFailure("run", error);
+  assert.equal(failure.exitCode, 3);
+  assert.equal(
+    failure.text,
+    "loom run: internal error: the file operation lstat on /nonexistent-loom/session.json failed: it does not exist\n",
+  );
+});

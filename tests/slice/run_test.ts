@@ -977,3 +977,30 @@ Deno.test("runSlice() writes the context report when the run fails internally", 
     assert.equal(report.requests.length, 2);
   });
 });
+
+Deno.test("runSlice() answers eight plain 8,192-byte lookups in one stage", async () => {
+  await inTinyWorkspace(async (dir) => {
+    // Plain text: 8,192 bytes that JSON escaping leaves as they are.
+    const body = "k".repeat(8192);
+    await Deno.writeTextFile(`${dir}/big.txt`, body);
+    const whole = {
+      $read_result: {
+        result: "result-1",
+        sha256: sha256(body),
+        select: { kind: "whole" },
+      },
+    };
+    const provider = scripted([
+      { action: "repository.inspect" },
+      { paths: ["big.txt"] },
+      { action: "repository.inspect" },
+      ...Array.from({ length: 8 }, () => whole),
+      { paths: ["answer.txt"] },
+    ]);
+    const outcome = await runSlice(tinyRequest(dir, provider, 2), {});
+    assert.equal(outcome.stop, "step_budget", outcome.detail);
+    assert.equal(outcome.retrievals, 8);
+    const last = provider.requests.at(-1)!;
+    assert.ok(!last.includes("budget_exhausted"));
+  });
+});
