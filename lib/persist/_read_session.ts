@@ -6,23 +6,15 @@
  * @module
  */
 import { join } from "node:path";
-import type { ContextReportRequest } from "../briefing/context_report.ts";
-import type { StopReason } from "../briefing/context_report.ts";
-import {
-  type LastTurn,
-  SLICE_COUNTERS,
-  type SliceCounters,
-} from "../slice/checkpoint.ts";
-import { readJournal } from "./_journal.ts";
+import { type JournalText, readJournal } from "./_journal.ts";
 import {
   type CatalogueEntry,
   describeIssue,
   type HeaderRecord,
   headerSchema,
-  type JournalActionRecord,
   laterSchema,
-  snakeCase,
 } from "./_schema.ts";
+import { emptyState, foldStep, type JournalState } from "./_step_record.ts";
 import { SessionError } from "./session_error.ts";
 
 /** Name of the journal inside a session root. */
@@ -40,28 +32,12 @@ export interface ParsedSession {
   readonly maxSteps: number;
   /** Threshold overrides in force. */
   readonly overrides: Readonly<Record<string, number>>;
-  /** Counters of the last step record (zeros before the first). */
-  readonly counters: SliceCounters;
-  /** The latest revision. */
-  readonly revision: string | null;
-  /** Pending refusal notes. */
-  readonly notes: readonly string[];
-  /** The last request built. */
-  readonly lastTurn: LastTurn | null;
-  /** How the run ended, or `null`. */
-  readonly stop: StopReason | null;
-  /** Compact action records, in sequence order. */
-  readonly records: readonly JournalActionRecord[];
-  /** Context report lines. */
-  readonly requests: readonly ContextReportRequest[];
+  /** The run state after the last step record. */
+  readonly state: JournalState;
   /** The result catalogue by id, in id order. */
   readonly catalogue: ReadonlyMap<string, CatalogueEntry>;
-  /** Records in the journal, header included. */
-  readonly length: number;
-  /** Bytes of a torn last line that was ignored. */
-  readonly torn: number;
-  /** What {@linkcode readJournal} returned, to continue writing. */
-  readonly text: Awaited<ReturnType<typeof readJournal>>;
+  /** What {@linkcode readJournal} returned (records, torn bytes, last MAC). */
+  readonly text: JournalText;
 }
 
 /**
@@ -108,15 +84,7 @@ export async function parseSession(
   const header = checked(headerSchema, first.value, file, first.line);
   let maxSteps = header.max_steps;
   let overrides: Readonly<Record<string, number>> = header.overrides;
-  let counters = Object.fromEntries(
-    SLICE_COUNTERS.map((name) => [name, 0]),
-  ) as SliceCounters;
-  let revision: string | null = null;
-  let notes: readonly string[] = [];
-  let lastTurn: LastTurn | null = null;
-  let stop: StopReason | null = null;
-  const records: JournalActionRecord[] = [];
-  const requests: ContextReportRequest[] = [];
+  let state = emptyState();
   const catalogue = new Map<string, CatalogueEntry>();
   for (const [index, { value, line }] of later.entries()) {
     const record = checked(laterSchema, value, file, line);
@@ -135,8 +103,8 @@ export async function parseSession(
       overrides = record.overrides;
       continue;
     }
+    let last = state.records.at(-1)?.sequence ?? 0;
     for (const action of record.records) {
-      const last = records.at(-1)?.sequence ?? 0;
       if (action.sequence <= last) {
         throw new SessionError(
           "session_invalid",
@@ -144,7 +112,7 @@ export async function parseSession(
           { file, line },
         );
       }
-      records.push(action);
+      last = action.sequence;
     }
     for (const [id, entry] of Object.entries(record.results)) {
       if (catalogue.has(id)) {
@@ -156,32 +124,17 @@ export async function parseSession(
       }
       catalogue.set(id, entry);
     }
-    requests.push(...record.requests);
-    counters = Object.fromEntries(
-      SLICE_COUNTERS.map((name) => [name, record.counters[snakeCase(name)]]),
-    ) as SliceCounters;
-    revision = record.revision;
-    notes = record.notes;
-    lastTurn = record.last_turn;
-    stop = record.stop;
+    state = foldStep(state, record);
   }
   return {
     file,
     header,
     maxSteps,
     overrides,
-    counters,
-    revision,
-    notes,
-    lastTurn,
-    stop,
-    records,
-    requests,
+    state,
     catalogue: new Map(
       [...catalogue].sort((a, b) => idNumber(a[0]) - idNumber(b[0])),
     ),
-    length: text.lines.length,
-    torn: text.torn,
     text,
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Serialization of session records: compact records and descriptors for
- * `session.json`, and their expansion on load.
+ * the session journal, and their expansion on load.
  *
  * @module
  */

@@ -28,11 +28,10 @@ import { join } from "node:path";
 import type { StopReason } from "../briefing/context_report.ts";
 import type { ActionRecord } from "../briefing/report.ts";
 import type { StoredResult } from "../store/result_store.ts";
-import {
-  SLICE_COUNTERS,
-  type SliceCheckpoint,
-  type SliceState,
-  type UnavailableResultEntry,
+import type {
+  SliceCheckpoint,
+  SliceState,
+  UnavailableResultEntry,
 } from "../slice/checkpoint.ts";
 import type { SliceTest } from "../slice/request.ts";
 import { writeAtomic } from "./_atomic.ts";
@@ -52,12 +51,11 @@ import {
   describeIssue,
   JOURNAL_FORMAT,
   laterSchema,
-  snakeCase,
 } from "./_schema.ts";
+import { stepRecord } from "./_step_record.ts";
 import { catalogueResult } from "./_session_catalogue.ts";
 import {
   classify,
-  compactRecord,
   expandRecord,
   type ResultOrigin,
 } from "./_session_records.ts";
@@ -145,23 +143,13 @@ export interface UnavailableResult extends UnavailableResultEntry {
 }
 
 /** A verified session, ready to continue. */
-export interface LoadedSession {
+export interface LoadedSession extends Omit<SessionRun, "overrides"> {
   /** The session root (real path). */
   readonly root: string;
   /** The session name. */
   readonly session: string;
   /** The workspace (real path). */
   readonly workspace: string;
-  /** The slice's intent. */
-  readonly intent: string;
-  /** The context policy. */
-  readonly policy: "legacy" | "bounded";
-  /** The model spec. */
-  readonly model: string;
-  /** The test command, or `null`. */
-  readonly test: SliceTest | null;
-  /** The step budget in force. */
-  readonly maxSteps: number;
   /** Threshold overrides in force. */
   readonly overrides: Readonly<Record<string, number>>;
   /** How the run ended, or `null` while it can continue. */
@@ -235,8 +223,7 @@ export class SessionStore {
   /** Results seen without a producing record yet (normally none). */
   #pending: string[] = [];
   #seq: number;
-  #records: number;
-  #requests: number;
+  #saved: { records: number; requests: number };
   #nextResult: number;
   #maxSteps: number;
   #overrides: Readonly<Record<string, number>>;
@@ -271,16 +258,18 @@ export class SessionStore {
     this.#maxSteps = at.maxSteps;
     this.#overrides = at.overrides;
     const parsed = at.parsed;
-    this.#seq = parsed === undefined ? 0 : parsed.length - 1;
-    this.#records = parsed?.records.length ?? 0;
-    this.#requests = parsed?.requests.length ?? 0;
+    this.#seq = parsed === undefined ? 0 : parsed.text.lines.length - 1;
+    this.#saved = {
+      records: parsed?.state.records.length ?? 0,
+      requests: parsed?.state.requests.length ?? 0,
+    };
     let next = 1;
     for (const id of parsed?.catalogue.keys() ?? []) {
       next = Math.max(next, Number(id.slice("result-".length)) + 1);
     }
     this.#nextResult = next;
     if (parsed !== undefined) {
-      classify(parsed.records as ActionRecord[], this.#origins);
+      classify(parsed.state.records as ActionRecord[], this.#origins);
     }
   }
 
@@ -513,14 +502,14 @@ export class SessionStore {
    */
   async save(checkpoint: SliceCheckpoint): Promise<SessionSaveInfo> {
     if (
-      checkpoint.records.length < this.#records ||
-      checkpoint.requests.length < this.#requests
+      checkpoint.records.length < this.#saved.records ||
+      checkpoint.requests.length < this.#saved.requests
     ) {
       throw new TypeError(
         `Cannot save session ${this.root}: records and report lines only grow, but the checkpoint has fewer than were saved`,
       );
     }
-    const records = checkpoint.records.slice(this.#records);
+    const records = checkpoint.records.slice(this.#saved.records);
     classify(records, this.#origins);
     const results: Record<string, CatalogueEntry> = {};
     const files: { sha256: string; bytes: Uint8Array }[] = [];
@@ -561,20 +550,7 @@ export class SessionStore {
         files.push({ sha256: kept.entry.sha256, bytes: kept.file });
       }
     }
-    const value = {
-      seq: this.#seq + 1,
-      type: "step",
-      counters: Object.fromEntries(
-        SLICE_COUNTERS.map((name) => [snakeCase(name), checkpoint[name]]),
-      ),
-      revision: checkpoint.revision,
-      notes: [...checkpoint.notes],
-      last_turn: checkpoint.lastTurn,
-      stop: checkpoint.stop,
-      records: records.map(compactRecord),
-      requests: checkpoint.requests.slice(this.#requests),
-      results,
-    };
+    const value = stepRecord(this.#seq + 1, checkpoint, this.#saved, results);
     const valid = laterSchema.safeParse(JSON.parse(JSON.stringify(value)));
     if (!valid.success) {
       throw new TypeError(
@@ -599,8 +575,10 @@ export class SessionStore {
       written += 1;
     }
     await this.#append(value);
-    this.#records = checkpoint.records.length;
-    this.#requests = checkpoint.requests.length;
+    this.#saved = {
+      records: checkpoint.records.length,
+      requests: checkpoint.requests.length,
+    };
     this.#nextResult = next;
     this.#pending = pending;
     return { written, ...counts, skipped };
@@ -736,20 +714,16 @@ async function verifyParsed(
       : { command: header.test.command, timeoutMs: header.test.timeout_ms },
     maxSteps: parsed.maxSteps,
     overrides: parsed.overrides,
-    stop: parsed.stop,
+    stop: parsed.state.stop,
     state: {
-      ...parsed.counters,
-      revision: parsed.revision,
-      notes: parsed.notes,
-      lastTurn: parsed.lastTurn,
-      requests: parsed.requests,
-      records: parsed.records.map((r) =>
+      ...parsed.state,
+      records: parsed.state.records.map((r) =>
         expandRecord(r as ActionRecord, bytesById)
       ),
     },
     results,
     unavailable,
-    tornBytes: parsed.torn,
+    tornBytes: parsed.text.torn,
   };
 }
 

@@ -111,13 +111,6 @@ export function resumeOf(loaded: LoadedSession): SliceResume {
   return {
     ...loaded.state,
     results: loaded.results,
-    unavailable: loaded.unavailable.map((u) => ({
-      id: u.id,
-      sha256: u.sha256,
-      origin: u.origin,
-      capture: u.capture,
-      utf8_bytes: u.utf8_bytes,
-      detail: u.detail,
-    })),
+    unavailable: loaded.unavailable,
   };
 }

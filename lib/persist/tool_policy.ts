@@ -240,7 +240,7 @@ export function persistenceThreshold(
  * owner, only for an externally bounded tool, and only above the effective
  * threshold. {@linkcode SessionStore.save} uses it: a result it says yes to
  * is written to `tool-results/<sha256>.txt`; a smaller result of an
- * externally bounded tool is kept inline in `session.json`.
+ * externally bounded tool is kept inline in the session journal.
  *
  * @param tool A declaration or a built-in tool name.
  * @param chars The result's length in characters.

@@ -44,7 +44,12 @@ import { SliceStoppedError, stopped } from "./_stopped.ts";
 import { stepTool } from "./_tools.ts";
 import type { SliceOutcome } from "./outcome.ts";
 import type { StopReason } from "../briefing/context_report.ts";
-import type { LastTurn, SliceCheckpoint, SliceResume } from "./checkpoint.ts";
+import type {
+  LastTurn,
+  SliceCheckpoint,
+  SliceResume,
+  SliceState,
+} from "./checkpoint.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
 
 const DEFAULT_MAX_REFUSALS = 8;
@@ -535,12 +540,22 @@ export class SliceRun {
   async #checkpoint(stop: StopReason | null): Promise<void> {
     const session = this.#options.session;
     if (session === undefined) return;
-    const c = this.#counters;
     const checkpoint: SliceCheckpoint = {
+      ...this.#state(),
+      results: this.#results,
+      stop,
+    };
+    await session.onCheckpoint(checkpoint);
+    this.#checkpointed = this.#steps;
+  }
+
+  /** The run state checkpoints and the outcome are built from. */
+  #state(): SliceState {
+    const c = this.#counters;
+    return {
       steps: this.#steps,
       modelCalls: c.modelCalls,
       records: this.#records,
-      results: this.#results,
       edits: this.#facts.edits,
       revision: this.#facts.revision,
       refusals: this.#refusals,
@@ -554,10 +569,7 @@ export class SliceRun {
       checkpoints: this.#briefing?.checkpoints ?? 0,
       lastTurn: this.#lastTurn,
       requests: this.#report.requests,
-      stop,
     };
-    await session.onCheckpoint(checkpoint);
-    this.#checkpointed = this.#steps;
   }
 
   /**
@@ -596,24 +608,24 @@ export class SliceRun {
   #outcome(stop: StopReason, detail: string): SliceOutcome {
     // From the records, which also hold a step the archive could not take.
     const state = WorkingState.from(this.#records);
-    const c = this.#counters;
+    const s = this.#state();
     return {
       stop,
       detail,
       completed: stop === "completed",
-      steps: this.#steps,
+      steps: s.steps,
       // Every call made, failed ones included: each added a report line.
-      model_calls: this.#report.requests.length,
-      revision: this.#facts.revision,
+      model_calls: s.requests.length,
+      revision: s.revision,
       latest_test: state.latest_test,
       tests_validate_latest_revision: state.tests_validate_latest_revision,
-      refusals: this.#refusals,
+      refusals: s.refusals,
       policy: this.#policy,
-      checkpoints: this.#briefing?.checkpoints ?? 0,
-      retrievals: c.retrievals,
-      request_bytes: { total: c.bytesTotal, peak: c.bytesPeak },
+      checkpoints: s.checkpoints,
+      retrievals: s.retrievals,
+      request_bytes: { total: s.bytesTotal, peak: s.bytesPeak },
       elapsed_ms: round(performance.now() - this.#started),
-      model_ms: round(c.modelMs),
+      model_ms: round(s.modelMs),
       summary: stop === "completed" ? this.#summary : null,
       context_report: this.#options.contextReport ?? null,
     };

@@ -1,3 +1,5 @@
+import "../_session_key.ts";
+
 /** Runs the real `loom` CLI as a subprocess. */
 export interface CliResult {
   code: number;

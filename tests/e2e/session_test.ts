@@ -425,132 +425,140 @@ async function waitFor(path: string, gone: Promise<unknown>): Promise<boolean> {
   return true;
 }
 
-Deno.test("loom run --resume after a kill in the middle of a step loses no acknowledged event", async (t) => {
-  const writeGate = (p: PreparedWorkspace) =>
-    Deno.writeTextFile(`${p.root}/gate.sh`, GATE_SCRIPT);
-  const whole = await uninterrupted("bounded", GATE_COMMAND, {
-    prepare: writeGate,
-  });
-  const blocked = await testsRunAfter(40);
-  const prepared = await prepareWorkspace("long");
-  await writeGate(prepared);
-  const gate = `${prepared.root}/gate`;
-  await Deno.mkdir(gate);
-  await Deno.writeTextFile(`${gate}/block-at`, `${blocked.run}\n`);
-  const session = `${prepared.root}/session`;
-  const report = `${prepared.root}/report.json`;
+for (const after of [12, 40]) {
+  Deno.test(`loom run --resume after a kill inside the first tests.run after step ${after} loses no acknowledged event`, async (t) => {
+    const writeGate = (p: PreparedWorkspace) =>
+      Deno.writeTextFile(`${p.root}/gate.sh`, GATE_SCRIPT);
+    const whole = await uninterrupted("bounded", GATE_COMMAND, {
+      prepare: writeGate,
+    });
+    const blocked = await testsRunAfter(after);
+    const prepared = await prepareWorkspace("long");
+    await writeGate(prepared);
+    const gate = `${prepared.root}/gate`;
+    await Deno.mkdir(gate);
+    await Deno.writeTextFile(`${gate}/block-at`, `${blocked.run}\n`);
+    const session = `${prepared.root}/session`;
+    const report = `${prepared.root}/report.json`;
 
-  let acknowledged: SessionDoc["events"] = [];
-  await t.step(
-    `the run is killed inside tests.run of step ${blocked.step}`,
-    async () => {
-      const child = new Deno.Command(Deno.execPath(), {
-        args: [
-          ...CLI_FLAGS,
-          ...runArgs(prepared, "bounded", GATE_COMMAND, 200),
-          "--session",
-          session,
-        ],
-        stdin: "null",
-        stdout: "null",
-        stderr: "piped",
-      }).spawn();
-      const stderr = new Response(child.stderr).text();
-      assert.ok(
-        await waitFor(`${gate}/started`, child.status),
-        "the run ended before the gated tests.run started",
-      );
-      child.kill("SIGKILL");
-      const status = await child.status;
-      assert.equal(status.signal, "SIGKILL", "killed before completing");
-      // Let the orphaned test process finish; later runs pass the gate.
-      await Deno.writeTextFile(`${gate}/release`, "");
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await waitFor(
-        `${gate}/done`,
-        new Promise((resolve) => timer = setTimeout(resolve, 5_000)),
-      );
-      clearTimeout(timer);
-      const log = await stderr;
-      assert.match(log, new RegExp(`session: saved step ${blocked.step - 1} `));
-      assert.doesNotMatch(log, new RegExp(`saved step ${blocked.step} `));
-      const doc = await readSession(session);
-      assert.equal(doc.steps_used, blocked.step - 1);
-      assert.equal(doc.events.length, blocked.step - 1);
-      assert.equal(doc.events.at(-1)?.sequence, blocked.step - 1);
-      assert.equal(doc.stop, null);
-      acknowledged = doc.events;
-      // The killed run still holds the lock; the resume takes it over.
-      assert.ok(await exists(`${session}/lock`));
-    },
-  );
+    let acknowledged: SessionDoc["events"] = [];
+    await t.step(
+      `the run is killed inside tests.run of step ${blocked.step}`,
+      async () => {
+        const child = new Deno.Command(Deno.execPath(), {
+          args: [
+            ...CLI_FLAGS,
+            ...runArgs(prepared, "bounded", GATE_COMMAND, 200),
+            "--session",
+            session,
+          ],
+          stdin: "null",
+          stdout: "null",
+          stderr: "piped",
+        }).spawn();
+        const stderr = new Response(child.stderr).text();
+        assert.ok(
+          await waitFor(`${gate}/started`, child.status),
+          "the run ended before the gated tests.run started",
+        );
+        child.kill("SIGKILL");
+        const status = await child.status;
+        assert.equal(status.signal, "SIGKILL", "killed before completing");
+        // Let the orphaned test process finish; later runs pass the gate.
+        await Deno.writeTextFile(`${gate}/release`, "");
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await waitFor(
+          `${gate}/done`,
+          new Promise((resolve) => timer = setTimeout(resolve, 5_000)),
+        );
+        clearTimeout(timer);
+        const log = await stderr;
+        assert.match(
+          log,
+          new RegExp(`session: saved step ${blocked.step - 1} `),
+        );
+        assert.doesNotMatch(log, new RegExp(`saved step ${blocked.step} `));
+        const doc = await readSession(session);
+        assert.equal(doc.steps_used, blocked.step - 1);
+        assert.equal(doc.events.length, blocked.step - 1);
+        assert.equal(doc.events.at(-1)?.sequence, blocked.step - 1);
+        assert.equal(doc.stop, null);
+        acknowledged = doc.events;
+        // The killed run still holds the lock; the resume takes it over.
+        assert.ok(await exists(`${session}/lock`));
+      },
+    );
 
-  await t.step(
-    "the session verifies and can be garbage-collected safely",
-    async () => {
-      const shown = await loom("session", "show", session, "--verify");
-      assert.equal(shown.code, 0, shown.stderr);
-      const gc = await loom("session", "gc", session);
-      assert.equal(gc.code, 0, gc.stderr);
-      // The killed run's lock is stale: gc takes it over and releases it.
+    await t.step(
+      "the session verifies and can be garbage-collected safely",
+      async () => {
+        const shown = await loom("session", "show", session, "--verify");
+        assert.equal(shown.code, 0, shown.stderr);
+        const gc = await loom("session", "gc", session);
+        assert.equal(gc.code, 0, gc.stderr);
+        // The killed run's lock is stale: gc takes it over and releases it.
+        assert.match(
+          gc.stdout,
+          /took over the stale lock of process \d+ .*no longer exists/,
+        );
+        assert.equal(await exists(`${session}/lock`), false);
+      },
+    );
+
+    let resumed: Outcome;
+    await t.step("the resume completes the slice", async () => {
+      const second = await loom(
+        "run",
+        "--resume",
+        session,
+        "--context-report",
+        report,
+        "--json",
+      );
+      assert.equal(second.code, 0, second.stderr);
       assert.match(
-        gc.stdout,
-        /took over the stale lock of process \d+ .*no longer exists/,
+        second.stderr,
+        new RegExp(`resuming .* after step ${blocked.step - 1} `),
       );
-      assert.equal(await exists(`${session}/lock`), false);
-    },
-  );
+      resumed = JSON.parse(second.stdout);
+    });
 
-  let resumed: Outcome;
-  await t.step("the resume completes the slice", async () => {
-    const second = await loom(
-      "run",
-      "--resume",
-      session,
-      "--context-report",
-      report,
-      "--json",
+    await t.step(
+      "every acknowledged event is kept, with the same digest",
+      async () => {
+        const doc = await readSession(session);
+        assert.deepEqual(
+          doc.events.slice(0, acknowledged.length),
+          acknowledged,
+        );
+        // The interrupted step was taken again, from its start.
+        const retaken = doc.events[acknowledged.length];
+        assert.equal(retaken?.sequence, blocked.step);
+        assert.equal(retaken?.action, "tests.run");
+        assert.equal(doc.stop, "completed");
+        assert.equal(await exists(`${session}/lock`), false, "lock released");
+      },
     );
-    assert.equal(second.code, 0, second.stderr);
-    assert.match(
-      second.stderr,
-      new RegExp(`resuming .* after step ${blocked.step - 1} `),
+
+    await t.step(
+      "workspace, totals and prefix-stable bytes match the uninterrupted run",
+      async () => {
+        assert.deepEqual(await snapshotTree(prepared.workspace), whole.tree);
+        assert.deepEqual(totals(resumed), totals(whole.outcome));
+        const split = await readReport(report);
+        assert.deepEqual(
+          split.requests.map((r) => [r.request_bytes, r.prefix_stable_bytes]),
+          whole.report.requests.map((
+            r,
+          ) => [r.request_bytes, r.prefix_stable_bytes]),
+        );
+      },
     );
-    resumed = JSON.parse(second.stdout);
+
+    await prepared.cleanup();
+    await whole.prepared.cleanup();
   });
-
-  await t.step(
-    "every acknowledged event is kept, with the same digest",
-    async () => {
-      const doc = await readSession(session);
-      assert.deepEqual(doc.events.slice(0, acknowledged.length), acknowledged);
-      // The interrupted step was taken again, from its start.
-      const retaken = doc.events[acknowledged.length];
-      assert.equal(retaken?.sequence, blocked.step);
-      assert.equal(retaken?.action, "tests.run");
-      assert.equal(doc.stop, "completed");
-      assert.equal(await exists(`${session}/lock`), false, "lock released");
-    },
-  );
-
-  await t.step(
-    "workspace, totals and prefix-stable bytes match the uninterrupted run",
-    async () => {
-      assert.deepEqual(await snapshotTree(prepared.workspace), whole.tree);
-      assert.deepEqual(totals(resumed), totals(whole.outcome));
-      const split = await readReport(report);
-      assert.deepEqual(
-        split.requests.map((r) => [r.request_bytes, r.prefix_stable_bytes]),
-        whole.report.requests.map((
-          r,
-        ) => [r.request_bytes, r.prefix_stable_bytes]),
-      );
-    },
-  );
-
-  await prepared.cleanup();
-  await whole.prepared.cleanup();
-});
+}
 
 /** The first 4 steps of the bugfix recording, saved in a session. */
 async function halfBugfix() {

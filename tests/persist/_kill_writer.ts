@@ -7,7 +7,7 @@
 import { ResultStore } from "../../lib/store/result_store.ts";
 import { SessionStore } from "../../lib/persist/session_store.ts";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
-import { checkpointOf, RUN } from "./_session.ts";
+import { checkpointOf, RUN, testsRecord } from "./_session.ts";
 
 const [root, workspace, keyFile] = Deno.args as [string, string, string];
 const store = await SessionStore.create(root, {
@@ -26,19 +26,7 @@ for (let step = 1;; step += 1) {
     origin: "tests.run x",
     capture: "complete",
   });
-  records.push({
-    sequence: step,
-    action: "tests.run",
-    arguments: {},
-    report: {
-      kind: "tests_run",
-      exit_code: step % 2,
-      timed_out: false,
-      tested_revision: null,
-      output,
-      confinement: "none",
-    },
-  });
+  records.push(testsRecord(step, output, step % 2));
   await store.save(checkpointOf(results, records));
   await Deno.stdout.write(encoder.encode(`acked ${step}\n`));
 }

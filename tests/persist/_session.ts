@@ -1,6 +1,9 @@
 import { createHmac } from "node:crypto";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
-import { ResultStore } from "../../lib/store/result_store.ts";
+import {
+  type ResultDescriptor,
+  ResultStore,
+} from "../../lib/store/result_store.ts";
 import {
   type LoadedSession,
   type SessionRun,
@@ -256,4 +259,35 @@ export async function snapshotTree(dir: string): Promise<Map<string, string>> {
   }
   await walk(dir, "");
   return out;
+}
+
+/** A `tests.run` record of one step. */
+export function testsRecord(
+  sequence: number,
+  output: ResultDescriptor,
+  exitCode: number,
+): ActionRecord {
+  return {
+    sequence,
+    action: "tests.run",
+    arguments: {},
+    report: {
+      kind: "tests_run",
+      exit_code: exitCode,
+      timed_out: false,
+      tested_revision: null,
+      output,
+      confinement: "none",
+    },
+  };
+}
+
+/** Whether a path exists (symlinks not followed). */
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

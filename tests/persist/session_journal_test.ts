@@ -15,6 +15,7 @@ import { listSessions } from "../../lib/persist/session_summary.ts";
 import {
   checkpointOf,
   createSession,
+  exists,
   type Layout,
   openSession,
   reload,
@@ -432,12 +433,3 @@ Deno.test("the session key lives outside the session, owner-only", async (t) => 
     await layout.cleanup();
   });
 });
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import type { ActionRecord } from "../../lib/briefing/report.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
 import { SessionError } from "../../lib/persist/session_error.ts";
 import { SessionStore } from "../../lib/persist/session_store.ts";
@@ -7,6 +8,7 @@ import {
   catalogueOf,
   checkpointOf,
   createSession,
+  exists,
   journalOf,
   type Layout,
   openSession,
@@ -15,6 +17,7 @@ import {
   snapshotTree,
   tempLayout,
   TEST_OUTPUT,
+  testsRecord,
 } from "./_session.ts";
 
 const BODIES = [
@@ -216,26 +219,14 @@ Deno.test("SessionStore.save() costs the same at every length: one appended line
   const layout = await tempLayout();
   const session = await createSession(layout);
   const results = new ResultStore();
-  const records = [];
+  const records: ActionRecord[] = [];
   const sizes: number[] = [];
   for (let step = 1; step <= 60; step += 1) {
     const output = await results.put(`run ${step} ok\n`, {
       origin: "tests.run x",
       capture: "complete",
     });
-    records.push({
-      sequence: step,
-      action: "tests.run",
-      arguments: {},
-      report: {
-        kind: "tests_run" as const,
-        exit_code: 0,
-        timed_out: false,
-        tested_revision: null,
-        output,
-        confinement: "none",
-      },
-    });
+    records.push(testsRecord(step, output, 0));
     const before = (await Deno.stat(`${layout.root}/journal.jsonl`)).size;
     await session.save(checkpointOf(results, records));
     sizes.push((await Deno.stat(`${layout.root}/journal.jsonl`)).size - before);
@@ -611,12 +602,3 @@ Deno.test("SessionStore cannot be constructed without create() or open()", () =>
   const Ctor = SessionStore as unknown as new (...args: unknown[]) => unknown;
   assert.throws(() => new Ctor(Symbol("fake"), {}), TypeError);
 });
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
