@@ -139,7 +139,29 @@ export function collect(
     if (!sections.has(section)) continue;
     const dedup = section !== "step";
     for (const owner of owners(root, section)) {
-      for (const entry of owner[section].entries) {
+      const entries = owner[section].entries;
+      const { length, slots, texts } = compiledSection(owner[section]);
+      for (let i = 0; i < length; i++) {
+        const entry = entries[i]!;
+        const slot = slots[i]!;
+        if (slot >= 0) {
+          // A string or an image: number and text are kept.
+          if (dedup && !seen.mark(slot)) continue;
+          const text = texts[i]!;
+          if (entry instanceof ImageEntry) {
+            pieces.push({
+              section,
+              owner,
+              entry,
+              role: entry.role,
+              text,
+              image: entry,
+            });
+          } else if (text !== "") {
+            pieces.push({ section, owner, entry, role: entry.role, text });
+          }
+          continue;
+        }
         const state = compileState(entry);
         if (dedup && !seen.first(state, entry)) continue;
         if (entry instanceof ImageEntry) {
@@ -297,107 +319,104 @@ export function renderText(root: CompileSource): string {
   return out.join("\n\n");
 }
 
-/** A block with the section it came from (undefined for inserted ones). */
-export interface Tagged {
-  readonly block: ContentBlock;
-  readonly section: SectionName | undefined;
-}
-
-/** Fresh blocks for a piece: text, or image then caption. */
-export function blocksOf(piece: Piece): Tagged[] {
-  const section = piece.section;
-  if (piece.image === undefined) {
-    return [{ block: { type: "text", text: piece.text }, section }];
-  }
-  return [
-    {
-      block: {
-        type: "image",
-        source: {
-          type: "base64",
-          media_type: piece.image.mediaType,
-          data: piece.image.data,
-        },
-      },
-      section,
-    },
-    { block: { type: "text", text: piece.text }, section },
-  ];
-}
-
-/** A turn under construction. */
+/** A turn under construction: its blocks are the message's content. */
 export interface Turn<R extends Role = Role> {
   readonly role: R;
-  readonly blocks: Tagged[];
+  readonly content: ContentBlock[];
 }
 
-/** Appends blocks as a turn, merging with the previous turn of the same role. */
-export function pushTurn<R extends Role>(
-  turns: Turn<R>[],
-  role: R,
-  blocks: readonly Tagged[],
-): void {
-  const last = turns.at(-1);
-  if (last !== undefined && last.role === role) {
-    for (const block of blocks) last.blocks.push(block);
-  } else turns.push({ role, blocks: [...blocks] });
-}
-
-/** System text blocks and user/assistant turns of a provider request. */
-export interface SystemTextLayout {
-  /** Blocks of the system-role text entries, in order. */
-  readonly system: Tagged[];
-  /** User and assistant turns, same-role neighbours merged. */
-  readonly turns: Turn<"user" | "assistant">[];
+/** Pieces laid out as a request: system blocks, turns, cache-marker targets. */
+export interface Layout<R extends Role> {
+  /** Blocks of the system part, in order. */
+  readonly system: ContentBlock[];
+  /** The other turns, same-role neighbours merged. */
+  readonly turns: Turn<R>[];
+  /** The last block each section contributes, in request order. */
+  readonly last: Map<SectionName, ContentBlock>;
 }
 
 /**
- * Lays pieces out for provider APIs whose system part holds text only:
- * system-role text goes to `system`; system-role images (with their
- * captions) move to the start of the first user turn, or into a new leading
- * user turn; other roles become turns, same-role neighbours merged.
+ * Lays pieces out in one pass, one block object per text or image (no
+ * per-entry wrappers): system-role pieces go to `system`, others become
+ * turns, same-role neighbours merged. With `textOnlySystem`, system-role
+ * images (with their captions) move to the start of the first user turn,
+ * or into a new leading user turn, since the providers' system parts take
+ * text only. The last block of each section is tracked per part (system,
+ * moved images, turns), which is request order.
  */
-export function splitSystemText(pieces: readonly Piece[]): SystemTextLayout {
-  const system: Tagged[] = [];
-  const leading: Tagged[] = [];
-  const turns: Turn<"user" | "assistant">[] = [];
+export function layOut(
+  pieces: readonly Piece[],
+  textOnlySystem: true,
+): Layout<"user" | "assistant">;
+export function layOut(
+  pieces: readonly Piece[],
+  textOnlySystem: false,
+): Layout<Role>;
+export function layOut(
+  pieces: readonly Piece[],
+  textOnlySystem: boolean,
+): Layout<Role> {
+  const system: ContentBlock[] = [];
+  const leading: ContentBlock[] = [];
+  const turns: Turn[] = [];
+  const lastSystem = new Map<SectionName, ContentBlock>();
+  const lastLeading = new Map<SectionName, ContentBlock>();
+  const lastTurns = new Map<SectionName, ContentBlock>();
+  let current: Turn | undefined;
   for (const piece of pieces) {
-    const blocks = blocksOf(piece);
+    let target: ContentBlock[];
+    let last: Map<SectionName, ContentBlock>;
     if (piece.role === "system") {
-      if (piece.image === undefined) system.push(...blocks);
-      else leading.push(...blocks);
-    } else pushTurn(turns, piece.role, blocks);
+      if (textOnlySystem && piece.image !== undefined) {
+        target = leading;
+        last = lastLeading;
+      } else {
+        target = system;
+        last = lastSystem;
+      }
+    } else {
+      if (current === undefined || current.role !== piece.role) {
+        current = { role: piece.role, content: [] };
+        turns.push(current);
+      }
+      target = current.content;
+      last = lastTurns;
+    }
+    const image = piece.image;
+    if (image !== undefined) {
+      target.push({
+        type: "image",
+        source: {
+          type: "base64",
+          media_type: image.mediaType,
+          data: image.data,
+        },
+      });
+    }
+    const text: ContentBlock = { type: "text", text: piece.text };
+    target.push(text);
+    last.set(piece.section, text);
   }
   if (leading.length > 0) {
     const first = turns[0];
     if (first !== undefined && first.role === "user") {
-      first.blocks.unshift(...leading);
-    } else turns.unshift({ role: "user", blocks: leading });
+      first.content.unshift(...leading);
+    } else turns.unshift({ role: "user", content: leading });
   }
-  return { system, turns };
+  const last = new Map(lastSystem);
+  for (const [section, block] of lastLeading) last.set(section, block);
+  for (const [section, block] of lastTurns) last.set(section, block);
+  return { system, turns, last };
 }
 
 /** Puts the marker on the last block each breakpoint section contributes. */
 export function markBreakpoints(
-  ordered: Iterable<Tagged>,
+  last: ReadonlyMap<SectionName, ContentBlock>,
   breakpoints: ReadonlySet<SectionName>,
   cacheControl: EphemeralCacheControl,
 ): void {
-  if (breakpoints.size === 0) return;
-  const last = new Map<SectionName, ContentBlock>();
-  for (const { block, section } of ordered) {
-    if (section !== undefined && breakpoints.has(section)) {
-      last.set(section, block);
-    }
+  for (const section of breakpoints) {
+    const block = last.get(section);
+    if (block !== undefined) block.cache_control = { ...cacheControl };
   }
-  for (const block of last.values()) block.cache_control = { ...cacheControl };
-}
-
-/** Yields the tagged blocks of a system list and turns, in request order. */
-export function* inOrder(
-  system: readonly Tagged[],
-  turns: readonly Turn[],
-): Generator<Tagged> {
-  yield* system;
-  for (const turn of turns) yield* turn.blocks;
 }

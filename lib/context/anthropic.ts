@@ -3,12 +3,7 @@
  *
  * @module
  */
-import {
-  inOrder,
-  markBreakpoints,
-  type Piece,
-  splitSystemText,
-} from "./_compile.ts";
+import { layOut, markBreakpoints, type Piece } from "./_compile.ts";
 import type { ResolvedOptions } from "./_options.ts";
 import type {
   ContentBlock,
@@ -56,29 +51,17 @@ export function buildAnthropic(
   options: ResolvedOptions,
   fillerText: string,
 ): AnthropicMessages {
-  const { system, turns } = splitSystemText(pieces);
+  const { system, turns, last } = layOut(pieces, true);
   if (turns[0]?.role !== "user") {
     if (fillerText.trim() === "") {
       throw new TypeError("Cannot insert a user turn: fillerText is empty");
     }
     turns.unshift({
       role: "user",
-      blocks: [{
-        block: { type: "text", text: fillerText },
-        section: undefined,
-      }],
+      content: [{ type: "text", text: fillerText }],
     });
   }
-  markBreakpoints(
-    inOrder(system, turns),
-    options.breakpoints,
-    options.cacheControl,
-  );
-  return {
-    system: system.map((t) => t.block as TextContentBlock),
-    messages: turns.map((turn) => ({
-      role: turn.role,
-      content: turn.blocks.map((t) => t.block),
-    })),
-  };
+  markBreakpoints(last, options.breakpoints, options.cacheControl);
+  // Pieces of system role without an image are text blocks.
+  return { system: system as TextContentBlock[], messages: turns };
 }

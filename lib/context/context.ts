@@ -4,16 +4,7 @@
  *
  * @module
  */
-import {
-  blocksOf,
-  collect,
-  inOrder,
-  markBreakpoints,
-  pushTurn,
-  renderText,
-  type Tagged,
-  type Turn,
-} from "./_compile.ts";
+import { collect, layOut, markBreakpoints, renderText } from "./_compile.ts";
 import { resolveOptions, sectionName } from "./_options.ts";
 import {
   type AnthropicMessages,
@@ -219,28 +210,13 @@ export class Context {
    */
   toMessages(options: MessageOptions = {}): Message[] {
     const resolved = resolveOptions(options);
-    const pieces = collect(this, resolved.sections);
-    const system: Tagged[] = [];
-    const turns: Turn[] = [];
-    for (const piece of pieces) {
-      const blocks = blocksOf(piece);
-      if (piece.role === "system") {
-        for (const block of blocks) system.push(block);
-      } else pushTurn(turns, piece.role, blocks);
-    }
-    markBreakpoints(
-      inOrder(system, turns),
-      resolved.breakpoints,
-      resolved.cacheControl,
+    const { system, turns, last } = layOut(
+      collect(this, resolved.sections),
+      false,
     );
+    markBreakpoints(last, resolved.breakpoints, resolved.cacheControl);
     if (resolved.clearVolatile) this.step.clear();
-    return [
-      { role: "system", content: system.map((t) => t.block) },
-      ...turns.map((turn) => ({
-        role: turn.role,
-        content: turn.blocks.map((t) => t.block),
-      })),
-    ];
+    return [{ role: "system", content: system }, ...turns];
   }
 
   /**

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { type Piece, splitSystemText, type Tagged } from "./_compile.ts";
+import { layOut, type Piece } from "./_compile.ts";
+import type { ContentBlock } from "./message.ts";
 import type { MessageOptions } from "./message.ts";
 
 /** A text content part. */
@@ -68,18 +69,18 @@ export function buildOpenAI(
   pieces: readonly Piece[],
   systemRole: "system" | "developer",
 ): OpenAIMessage[] {
-  const { system, turns } = splitSystemText(pieces);
+  const { system, turns } = layOut(pieces, true);
   const messages: OpenAIMessage[] = [];
   if (system.length > 0) {
     messages.push({ role: systemRole, content: system.map(textPart) });
   }
   for (const turn of turns) {
     if (turn.role === "assistant") {
-      messages.push({ role: "assistant", content: turn.blocks.map(textPart) });
+      messages.push({ role: "assistant", content: turn.content.map(textPart) });
     } else {
       messages.push({
         role: "user",
-        content: turn.blocks.map(({ block }) =>
+        content: turn.content.map((block) =>
           block.type === "image"
             ? {
               type: "image_url",
@@ -96,7 +97,7 @@ export function buildOpenAI(
   return messages;
 }
 
-function textPart({ block }: Tagged): OpenAITextPart {
+function textPart(block: ContentBlock): OpenAITextPart {
   if (block.type !== "text") {
     throw new TypeError("Cannot put an image into a text-only message");
   }

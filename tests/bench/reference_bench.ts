@@ -20,7 +20,7 @@ import { scanJson } from "../../lib/reference/json_scanner.ts";
 import { parsePointer } from "../../lib/reference/pointer.ts";
 import { sha256Hex } from "../../lib/store/digest.ts";
 import { firstInvalidUtf8, isValidUtf8 } from "../../lib/store/utf8.ts";
-import { generated, wide } from "../reference/_generated.ts";
+import { generated, wide } from "../reference/generated_json.ts";
 
 const DATA = "../shared/corpora/nativejson-benchmark/data/";
 const decoder = new TextDecoder();

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { IndexCache } from "../../lib/reference/_index_cache.ts";
 import { JSON_INDEX_BUDGET, jsonIndex } from "../../lib/reference/selection.ts";
-import { generated } from "./_generated.ts";
+import { generated } from "./generated_json.ts";
 
 function counting() {
   let made = 0;

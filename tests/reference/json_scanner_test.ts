@@ -12,7 +12,7 @@ import {
   parsePointer,
   PointerError,
 } from "../../lib/reference/pointer.ts";
-import { generated, wide } from "./_generated.ts";
+import { generated, wide } from "./generated_json.ts";
 
 const SUITE = "../shared/corpora/JSONTestSuite/";
 const NATIVE = "../shared/corpora/nativejson-benchmark/data/";
