@@ -8,6 +8,7 @@ import {
   type RunOptions,
   type SliceRequest,
   SliceRequestError,
+  type SliceTest,
 } from "../slice/request.ts";
 import type { SliceOutcome } from "../slice/outcome.ts";
 import { displayText } from "../display.ts";
@@ -18,6 +19,12 @@ import {
   positiveInteger,
 } from "./_args.ts";
 import { checkBeforeStart } from "./_preflight.ts";
+import {
+  sandboxOption,
+  TEST_FLAG_OPTIONS,
+  TEST_FLAGS_HELP,
+  testConfinement,
+} from "./_test_flags.ts";
 import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
 
 export { parseDuration };
@@ -49,7 +56,7 @@ Options:
                            Retry-After is not waited for
   --run-timeout DUR        Bound of the whole run; when it runs out the run
                            stops interrupted (resumable with --session)
-  --max-steps N            Step budget, refused steps included (default 40)
+${TEST_FLAGS_HELP}  --max-steps N            Step budget, refused steps included (default 40)
   --context-policy P       legacy (default) or bounded
   --context-report PATH    Write the JSON context report to PATH
   --session DIR            Persist the run in session DIR (outside DIR of
@@ -90,7 +97,7 @@ export interface RunArguments {
   readonly intent: string;
   readonly model: string;
   readonly baseUrl?: string;
-  readonly test?: { readonly command: string[]; readonly timeoutMs: number };
+  readonly test?: SliceTest & { readonly command: string[] };
   readonly maxSteps: number;
   /** `--model-timeout`: bound of one model call attempt, in milliseconds. */
   readonly modelTimeoutMs: number;
@@ -135,6 +142,7 @@ export function parseRunArguments(
       "test-timeout": { type: "string" },
       "model-timeout": { type: "string" },
       "run-timeout": { type: "string" },
+      ...TEST_FLAG_OPTIONS,
       "max-steps": { type: "string" },
       "context-policy": { type: "string" },
       "context-report": { type: "string" },
@@ -197,6 +205,13 @@ export function parseRunArguments(
   const command = values.test === undefined
     ? undefined
     : splitCommand(values.test);
+  const confinement = testConfinement(values);
+  if (command === undefined && Object.keys(confinement).length > 0) {
+    throw new UsageError(
+      "usage",
+      "--test-env, --test-network, --unconfined-tests, --protect and --edit-test-files need --test",
+    );
+  }
   return {
     help: false,
     intent,
@@ -206,7 +221,9 @@ export function parseRunArguments(
       ...(values["base-url"] === undefined
         ? {}
         : { baseUrl: values["base-url"] }),
-      ...(command === undefined ? {} : { test: { command, timeoutMs } }),
+      ...(command === undefined
+        ? {}
+        : { test: { command, timeoutMs, ...confinement } }),
       maxSteps,
       modelTimeoutMs,
       ...(runTimeoutMs === undefined ? {} : { runTimeoutMs }),
@@ -377,6 +394,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       ...(session === undefined ? {} : { session: session.hooks }),
       modelTimeoutMs: a.modelTimeoutMs,
       ...(a.runTimeoutMs === undefined ? {} : { runTimeoutMs: a.runTimeoutMs }),
+      ...sandboxOption(),
       ...progressOptions(io),
     },
     a.json,
@@ -503,6 +521,14 @@ export function summary(o: SliceOutcome): string {
       o.model_ms.toFixed(1)
     } ms)`,
   ];
+  if (o.test_confinement !== null) {
+    lines.push(`  test confinement: ${o.test_confinement}`);
+  }
+  if (o.test_confinement === "unconfined") {
+    lines.push(
+      "  WARNING: the tests ran UNCONFINED (--unconfined-tests): they could read, write and run anything you can",
+    );
+  }
   if (o.summary !== null) {
     lines.push(`  summary: ${displayText(o.summary, 1000)}`);
   }
