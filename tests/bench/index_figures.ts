@@ -8,8 +8,9 @@
  */
 import { scanJson } from "../../lib/reference/json_scanner.ts";
 import { generated, wide } from "../reference/generated_json.ts";
+import { testdata } from "../_kit.ts";
 
-const DATA = "../shared/corpora/nativejson-benchmark/data/";
+const DATA = testdata("nativejson-benchmark/data/");
 const docs: [string, Uint8Array][] = [];
 for (const name of ["canada.json", "citm_catalog.json", "twitter.json"]) {
   docs.push([name, await Deno.readFile(DATA + name)]);
