@@ -5,7 +5,12 @@
 
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
+import type { RequestPart } from "../briefing/context_report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
+import {
+  type ProviderRequestBody,
+  providerRequestParts,
+} from "./request_parts.ts";
 import { checkCacheMarkers } from "./_cache_markers.ts";
 import type { LiveProviderConfig } from "./_live.ts";
 import { httpFailure, liveTransport } from "./_live.ts";
@@ -117,6 +122,16 @@ export class AnthropicProvider implements ModelProvider {
     this.#options = options;
     this.#label = "Anthropic";
     this.#transport = liveTransport(config, this.#label);
+  }
+
+  requestParts(request: TurnRequest): readonly RequestPart[] {
+    return providerRequestParts(
+      "anthropic",
+      toAnthropicParams(request, {
+        model: this.#model,
+        maxTokens: this.#maxTokens,
+      }) as unknown as ProviderRequestBody,
+    );
   }
 
   async call(call: ModelCall): Promise<ModelReply> {

@@ -6,7 +6,12 @@
 
 import type OpenAI from "openai";
 import { z } from "zod";
+import type { RequestPart } from "../briefing/context_report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
+import {
+  type ProviderRequestBody,
+  providerRequestParts,
+} from "./request_parts.ts";
 import type { LiveProviderConfig } from "./_live.ts";
 import { httpFailure, liveTransport } from "./_live.ts";
 import {
@@ -141,6 +146,16 @@ export class OpenAIProvider implements ModelProvider {
       options.defaultHeaders = { Authorization: null };
     }
     this.#options = options;
+  }
+
+  requestParts(request: TurnRequest): readonly RequestPart[] {
+    return providerRequestParts(
+      "openai",
+      toOpenAIParams(request, {
+        model: this.#model,
+        maxTokens: this.#maxTokens,
+      }) as unknown as ProviderRequestBody,
+    );
   }
 
   async call(call: ModelCall): Promise<ModelReply> {

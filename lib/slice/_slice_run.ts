@@ -7,6 +7,7 @@
 import { Briefing, type ContextPolicy } from "../briefing/briefing.ts";
 import { ContextReportBuilder } from "../briefing/context_report.ts";
 import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
+import type { TurnRequest } from "../briefing/turn_request.ts";
 import { WorkingState } from "../briefing/working_state.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import { DEFAULT_MODEL_TIMEOUT_MS } from "../providers/create_provider.ts";
@@ -191,6 +192,9 @@ export class SliceRun {
       intent: request.intent,
       instructions: sliceInstructions(request.test?.command),
       results: this.#results,
+      ...(this.#options.briefingLimits === undefined
+        ? {}
+        : { limits: this.#options.briefingLimits }),
     });
     this.#briefing = briefing;
     const ctx: StageContext = {
@@ -222,7 +226,9 @@ export class SliceRun {
       }),
     };
     const resume = this.#options.session?.resume;
-    if (resume !== undefined) await this.#restore(resume, briefing, bounded);
+    if (resume !== undefined) {
+      await this.#restore(resume, briefing, bounded, provider);
+    }
     const testConfigured = request.test !== undefined;
     const protect = testConfigured ? protectedPaths(request, workspace) : null;
     // The tree the latest revision (or the unedited workspace) names.
@@ -615,6 +621,7 @@ export class SliceRun {
     resume: SliceResume,
     briefing: Briefing,
     bounded: boolean,
+    provider: ModelProvider,
   ): Promise<void> {
     this.#steps = resume.steps;
     this.#refusals = resume.refusals;
@@ -636,6 +643,9 @@ export class SliceRun {
       results: this.#results,
       report: this.#report,
       bounded,
+      ...(provider.requestParts === undefined
+        ? {}
+        : { parts: (r: TurnRequest) => provider.requestParts?.(r) ?? [] }),
     });
   }
 
