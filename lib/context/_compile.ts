@@ -147,50 +147,38 @@ export function collect(
         if (slot >= 0) {
           // A string or an image: number and text are kept.
           if (dedup && !seen.mark(slot)) continue;
-          const text = texts[i]!;
-          if (entry instanceof ImageEntry) {
-            pieces.push({
-              section,
-              owner,
-              entry,
-              role: entry.role,
-              text,
-              image: entry,
-            });
-          } else if (text !== "") {
-            pieces.push({ section, owner, entry, role: entry.role, text });
-          }
+          pushPiece(pieces, section, owner, entry, entry.role, texts[i]!);
           continue;
         }
         const state = compileState(entry);
         if (dedup && !seen.first(state, entry)) continue;
-        if (entry instanceof ImageEntry) {
-          pieces.push({
-            section,
-            owner,
-            entry,
-            role: entry.role,
-            text: entryText(entry, state),
-            image: entry,
-          });
-          continue;
-        }
-        let role: Role;
-        let text: string;
         if (entry instanceof FileEntry) {
           // One read gives both the text and the frontmatter's role.
           const snapshot = entry.read();
-          role = snapshot.role;
-          text = headed(entry, snapshot.text);
+          const text = headed(entry, snapshot.text);
+          pushPiece(pieces, section, owner, entry, snapshot.role, text);
         } else {
-          role = entry.role;
-          text = entryText(entry, state);
+          const text = entryText(entry, state);
+          pushPiece(pieces, section, owner, entry, entry.role, text);
         }
-        if (text !== "") pieces.push({ section, owner, entry, role, text });
       }
     }
   }
   return pieces;
+}
+
+/** Adds an entry's piece: images always (their caption), others unless blank. */
+function pushPiece(
+  pieces: Piece[],
+  section: SectionName,
+  owner: CompileSource,
+  entry: Entry,
+  role: Role,
+  text: string,
+): void {
+  if (entry instanceof ImageEntry) {
+    pieces.push({ section, owner, entry, role, text, image: entry });
+  } else if (text !== "") pieces.push({ section, owner, entry, role, text });
 }
 
 const BANNER: Readonly<Record<SectionName, readonly [string, string]>> = {
