@@ -75,6 +75,10 @@ export type LoomErrorCode =
   | "workspace_unavailable"
   | "executor_closed"
   | "edit_failed"
+  | "rollback_failed"
+  | "hard_link"
+  | "symlink_escape"
+  | "not_a_file"
   | "no_test_command"
   | "tests_failed_to_start"
   | "worker_failed"
@@ -147,6 +151,10 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   workspace_unavailable: "internal",
   executor_closed: "internal",
   edit_failed: "internal",
+  rollback_failed: "internal",
+  hard_link: "bad_input",
+  symlink_escape: "bad_input",
+  not_a_file: "bad_input",
   no_test_command: "internal",
   tests_failed_to_start: "internal",
   worker_failed: "internal",

@@ -24,8 +24,11 @@ export interface CompactEditedFile extends EditedFile {
 export type CompactReport =
   | {
     readonly kind: "inspected";
-    readonly files:
-      readonly ({ readonly path: string; readonly missing?: true })[];
+    readonly files: readonly ({
+      readonly path: string;
+      readonly missing?: true;
+      readonly error?: { readonly code: string; readonly reason: string };
+    })[];
   }
   | {
     readonly kind: "edited";
@@ -217,7 +220,14 @@ function compactReport(report: ExecutionReport): CompactReport {
       return {
         kind: "inspected",
         files: report.files.map((f) =>
-          f.missing ? { path: f.path, missing: true } : { path: f.path }
+          f.missing
+            ? { path: f.path, missing: true }
+            : f.error !== undefined
+            ? {
+              path: f.path,
+              error: { code: f.error.code, reason: f.error.reason },
+            }
+            : { path: f.path }
         ),
       };
     case "edited":

@@ -7,14 +7,23 @@
  */
 import type { ResultDescriptor } from "../store/result_store.ts";
 
-/** One file of an inspection: its stored result, or `missing: true`. */
+/**
+ * One file of an inspection: its stored result, `missing: true`, or the
+ * `error` that kept it unread.
+ */
 export interface InspectedFile {
   /** Workspace-relative path as commissioned. */
   readonly path: string;
   /** The stored result's descriptor (legacy form, with preview). */
   readonly descriptor?: ResultDescriptor;
-  /** The file did not exist or could not be read. */
+  /** The file does not exist. */
   readonly missing?: true;
+  /**
+   * Why an existing file was not read: a stable code (`too_large`,
+   * `binary_file`, `invalid_utf8`, `not_a_file`, `hard_link`,
+   * `symlink_escape`, …) and a reason naming workspace-relative paths only.
+   */
+  readonly error?: { readonly code: string; readonly reason: string };
 }
 
 /** One file written by an admitted edit: size and digest, never the body. */

@@ -20,6 +20,12 @@ import { sliceSessionHooks } from "../persist/slice_session.ts";
 import type { RunOptions, SliceRequest } from "../slice/request.ts";
 import type { SliceSessionHooks } from "../slice/checkpoint.ts";
 import { parseArguments, positiveInteger } from "./_args.ts";
+import {
+  sandboxOption,
+  TEST_FLAG_OPTIONS,
+  TEST_FLAGS_HELP,
+  testConfinement,
+} from "./_test_flags.ts";
 import { type CliIo, UsageError } from "./_io.ts";
 import { type StartupReport, startupReport } from "./_failure_report.ts";
 
@@ -125,7 +131,9 @@ Options:
   --persist-threshold T=N  Threshold override for tool T (repeatable)
   --json                   Print the summary as JSON
   -h, --help               Show this help
-`;
+
+The test's confinement is not stored in the session; give its flags again:
+${TEST_FLAGS_HELP}`;
 
 /**
  * Parses `loom run --resume DIR …`, loads and verifies the session.
@@ -150,6 +158,7 @@ export async function prepareResume(
       "persist-threshold": { type: "string", multiple: true },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
+      ...TEST_FLAG_OPTIONS,
       workspace: { type: "string" },
       intent: { type: "string" },
       "intent-file": { type: "string" },
@@ -246,11 +255,14 @@ export async function prepareResume(
       workspace: loaded.workspace,
       maxSteps,
       provider: loaded.model,
-      ...(loaded.test === null ? {} : { test: loaded.test }),
+      ...(loaded.test === null
+        ? {}
+        : { test: { ...loaded.test, ...testConfinement(values) } }),
     },
     options: {
       contextPolicy: loaded.policy,
       session,
+      ...sandboxOption(),
       ...(values["context-report"] === undefined
         ? {}
         : { contextReport: values["context-report"] }),

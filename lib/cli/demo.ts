@@ -10,6 +10,7 @@ import { parseArguments } from "./_args.ts";
 import { checkWritableFile } from "./_preflight.ts";
 import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
 import { summary } from "./run.ts";
+import { sandboxOption } from "./_test_flags.ts";
 
 /** The help text of `loom demo`. */
 export const DEMO_HELP =
@@ -76,6 +77,7 @@ export async function demoCommand(args: string[], io: CliIo): Promise<number> {
       provider: `recorded:${root}recordings/bugfix.json`,
     }, {
       contextPolicy: "bounded",
+      ...sandboxOption(),
       ...(values["context-report"] === undefined
         ? {}
         : { contextReport: values["context-report"] }),

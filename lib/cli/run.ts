@@ -8,10 +8,17 @@ import {
   type RunOptions,
   type SliceRequest,
   SliceRequestError,
+  type SliceTest,
 } from "../slice/request.ts";
 import type { SliceOutcome } from "../slice/outcome.ts";
 import { fsReason, parseArguments, positiveInteger } from "./_args.ts";
 import { checkBeforeStart } from "./_preflight.ts";
+import {
+  sandboxOption,
+  TEST_FLAG_OPTIONS,
+  TEST_FLAGS_HELP,
+  testConfinement,
+} from "./_test_flags.ts";
 import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
 import { type StartupReport, startupReport } from "./_failure_report.ts";
 import {
@@ -36,7 +43,7 @@ Options:
   --base-url URL           Provider API base URL (OpenAI-compatible servers)
   --test "CMD ARGS"        Test command, run in DIR (split on spaces; quotes group)
   --test-timeout DUR       Test timeout: 120s (default), 2m, 500ms, or seconds
-  --max-steps N            Step budget, refused steps included (default 40)
+${TEST_FLAGS_HELP}  --max-steps N            Step budget, refused steps included (default 40)
   --context-policy P       legacy (default) or bounded
   --context-report PATH    Write the JSON context report to PATH
   --session DIR            Persist the run in session DIR (outside DIR of
@@ -72,7 +79,7 @@ export interface RunArguments {
   readonly intent: string;
   readonly model: string;
   readonly baseUrl?: string;
-  readonly test?: { readonly command: string[]; readonly timeoutMs: number };
+  readonly test?: SliceTest & { readonly command: string[] };
   readonly maxSteps: number;
   readonly contextPolicy: "legacy" | "bounded";
   readonly contextReport?: string;
@@ -111,6 +118,7 @@ export function parseRunArguments(
       "base-url": { type: "string" },
       test: { type: "string" },
       "test-timeout": { type: "string" },
+      ...TEST_FLAG_OPTIONS,
       "max-steps": { type: "string" },
       "context-policy": { type: "string" },
       "context-report": { type: "string" },
@@ -167,6 +175,13 @@ export function parseRunArguments(
   const command = values.test === undefined
     ? undefined
     : splitCommand(values.test);
+  const confinement = testConfinement(values);
+  if (command === undefined && Object.keys(confinement).length > 0) {
+    throw new UsageError(
+      "usage",
+      "--test-env, --test-network, --unconfined-tests, --protect and --edit-test-files need --test",
+    );
+  }
   return {
     help: false,
     intent,
@@ -176,7 +191,9 @@ export function parseRunArguments(
       ...(values["base-url"] === undefined
         ? {}
         : { baseUrl: values["base-url"] }),
-      ...(command === undefined ? {} : { test: { command, timeoutMs } }),
+      ...(command === undefined
+        ? {}
+        : { test: { command, timeoutMs, ...confinement } }),
       maxSteps,
       contextPolicy: policy,
       ...(values["context-report"] === undefined
@@ -356,6 +373,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
         : { contextReport: a.contextReport }),
       ...(a.baseUrl === undefined ? {} : { baseUrl: a.baseUrl }),
       ...(session === undefined ? {} : { session: session.hooks }),
+      ...sandboxOption(),
       onProgress: (line) => io.err(`${line}\n`),
     },
     a.json,
@@ -421,6 +439,14 @@ export function summary(o: SliceOutcome): string {
       o.model_ms.toFixed(1)
     } ms)`,
   ];
+  if (o.test_confinement !== null) {
+    lines.push(`  test confinement: ${o.test_confinement}`);
+  }
+  if (o.test_confinement === "unconfined") {
+    lines.push(
+      "  WARNING: the tests ran UNCONFINED (--unconfined-tests): they could read, write and run anything you can",
+    );
+  }
   if (o.summary !== null) lines.push(`  summary: ${o.summary}`);
   if (o.context_report !== null) {
     lines.push(`  context report: ${o.context_report}`);

@@ -6,17 +6,17 @@
  */
 
 /**
- * Read and write of the workspace, run of the test program only (or
- * nothing), no net, env, sys, ffi or import.
+ * Read and write of the workspace only; no run, net, env, sys, ffi or
+ * import. The test process is spawned by the executor itself, confined by
+ * bubblewrap or Deno's flags (see `_test_plan.ts`).
  */
 export function workerPermissions(
   workspace: string,
-  program: string | null,
 ): Deno.PermissionOptionsObject {
   return {
     read: [workspace],
     write: [workspace],
-    run: program === null ? false : [program],
+    run: false,
     net: false,
     env: false,
     sys: false,

@@ -11,19 +11,10 @@ export interface InitMessage {
   readonly id: number;
   /** Real path of the workspace. */
   readonly workspace: string;
-  /** The test command (program resolved), or null. */
-  readonly test: {
-    readonly program: string;
-    readonly args: readonly string[];
-    readonly timeoutMs: number;
-    readonly env: Readonly<Record<string, string>>;
-    /** How long to wait for output pipes after the process ended. */
-    readonly drainMs: number;
-  } | null;
   /** Largest file inspect reads. */
   readonly maxFileBytes: number;
-  /** Bytes of combined output kept. */
-  readonly tailBytes: number;
+  /** Largest file the survey hashes by contents (larger: size and inode). */
+  readonly digestFileBytes: number;
 }
 
 /** Read files. */
@@ -43,9 +34,9 @@ export interface EditMessage {
   }[];
 }
 
-/** Run the configured test command. */
-export interface RunTestsMessage {
-  readonly op: "runTests";
+/** Walk the workspace: digest of the tree, escaping symlinks, hard links. */
+export interface SurveyMessage {
+  readonly op: "survey";
   readonly id: number;
 }
 
@@ -54,7 +45,7 @@ export type Request =
   | InitMessage
   | InspectMessage
   | EditMessage
-  | RunTestsMessage;
+  | SurveyMessage;
 
 /** What the worker found out about its own permissions on init. */
 export interface InitReply {
@@ -66,19 +57,21 @@ export interface InitReply {
 export interface InspectEntry {
   path: string;
   text?: string;
+  /** Stable code of the failure, e.g. `too_large`. */
+  code?: string;
+  /** Why the file has no text; names workspace-relative paths only. */
   error?: string;
   missing?: true;
 }
 
-/** The raw result of a test run. */
-export interface RunTestsReply {
-  readonly exit_code: number;
-  readonly signal: string | null;
-  readonly timed_out: boolean;
-  /** The last bytes of combined stdout and stderr (at most `tailBytes`). */
-  readonly tail: Uint8Array;
-  /** All output bytes seen. */
-  readonly output_bytes: number;
+/** What a survey of the workspace found. */
+export interface SurveyReply {
+  /** SHA-256 (hex) over every path, type, mode bit and contents, `.git` aside. */
+  readonly digest: string;
+  /** Symlinks whose target lies outside the workspace. */
+  readonly escapes: readonly string[];
+  /** Files that share their inode with a file outside the workspace. */
+  readonly externalLinks: readonly string[];
 }
 
 /** An error as it crosses the worker boundary. */

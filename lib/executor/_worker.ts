@@ -9,7 +9,11 @@
  * so that Deno's permission check is the first guard an escaping path meets
  * (a `NotCapable` error). Deno checks paths lexically and does not follow
  * symlinks, so the worker also resolves real paths and refuses any that
- * lead outside the workspace.
+ * lead outside the workspace. Files with more than one hard link are
+ * refused: their contents may belong to a file outside the workspace.
+ *
+ * Every failure crosses the boundary as `{name: code, message}` where the
+ * message names workspace-relative paths only, never a host path.
  *
  * @module
  */
@@ -21,7 +25,7 @@ import type {
   InspectMessage,
   Reply,
   Request,
-  RunTestsReply,
+  SurveyReply,
   WireError,
 } from "./_protocol.ts";
 
@@ -36,9 +40,10 @@ export function workerMain(): void {
   let config: InitMessage | undefined;
   let queue: Promise<void> = Promise.resolve();
 
-  function fail(name: string, message: string): Error {
+  /** An error whose name is a stable code and whose message is safe to show. */
+  function fail(code: string, message: string): Error {
     const error = new Error(message);
-    error.name = name;
+    error.name = code;
     return error;
   }
 
@@ -65,11 +70,48 @@ export function workerMain(): void {
     return path === root || path.startsWith(root + "/");
   }
 
+  function show(path: string): string {
+    return JSON.stringify(path.length > 200 ? path.slice(0, 200) + "…" : path);
+  }
+
   function requireConfig(): InitMessage {
     if (config === undefined) {
-      throw fail("NotInitialized", "The worker has not been initialised");
+      throw fail("not_initialized", "The worker has not been initialised");
     }
     return config;
+  }
+
+  /** Maps an error of Deno's file API to a code and a path-free message. */
+  function translate(error: unknown, path: string, doing: string): Error {
+    if (error instanceof Error && /^[a-z][a-z0-9_]*$/.test(error.name)) {
+      return error;
+    }
+    if (error instanceof Deno.errors.NotFound) {
+      return fail(
+        "not_found",
+        `Cannot ${doing} ${show(path)}: it does not exist`,
+      );
+    }
+    if (error instanceof Deno.errors.NotCapable) {
+      return fail(
+        "outside_workspace",
+        `Cannot ${doing} ${show(path)}: it lies outside the workspace`,
+      );
+    }
+    if (error instanceof Deno.errors.PermissionDenied) {
+      return fail(
+        "permission_denied",
+        `Cannot ${doing} ${show(path)}: the operating system denied access`,
+      );
+    }
+    if (error instanceof Deno.errors.IsADirectory) {
+      return fail(
+        "not_a_file",
+        `Cannot ${doing} ${show(path)}: it is a directory`,
+      );
+    }
+    const name = error instanceof Error ? error.name : "Error";
+    return fail("io_error", `Cannot ${doing} ${show(path)}: ${name}`);
   }
 
   async function exists(path: string): Promise<Deno.FileInfo | null> {
@@ -82,15 +124,89 @@ export function workerMain(): void {
   }
 
   /** Refuses a real path that leads outside the workspace. */
-  async function confine(path: string, root: string): Promise<string> {
-    const real = await Deno.realPath(path);
+  async function confine(
+    full: string,
+    root: string,
+    shown: string,
+  ): Promise<string> {
+    let real: string;
+    try {
+      real = await Deno.realPath(full);
+    } catch (error) {
+      // Inside bubblewrap an outside target does not exist at all: say
+      // where the path leads rather than that it is missing.
+      if (error instanceof Deno.errors.NotFound) {
+        await refuseLexicalEscape(full, root, shown);
+      }
+      throw error;
+    }
     if (!inside(real, root)) {
       throw fail(
-        "SymlinkEscape",
-        `${path} resolves to ${real}, outside the workspace`,
+        "symlink_escape",
+        `${show(shown)} leads through a symlink to outside the workspace`,
       );
     }
     return real;
+  }
+
+  /** Throws `symlink_escape` when a symlink on the path points outside. */
+  async function refuseLexicalEscape(
+    full: string,
+    root: string,
+    shown: string,
+  ): Promise<void> {
+    const parts = full.slice(root.length + 1).split("/");
+    let current = root;
+    for (const part of parts) {
+      const next = current + "/" + part;
+      let info: Deno.FileInfo;
+      try {
+        info = await Deno.lstat(next);
+      } catch {
+        return;
+      }
+      if (info.isSymlink) {
+        const target = resolve(current, await Deno.readLink(next));
+        if (!inside(target, root)) {
+          throw fail(
+            "symlink_escape",
+            `${show(shown)} leads through a symlink to outside the workspace`,
+          );
+        }
+        current = target;
+      } else current = next;
+    }
+  }
+
+  /** Reads at most `limit + 1` bytes; more than `limit` is `too_large`. */
+  async function readLimited(
+    file: Deno.FsFile,
+    limit: number,
+    shown: string,
+  ): Promise<Uint8Array<ArrayBuffer>> {
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    const buffer = new Uint8Array(64 * 1024);
+    while (total <= limit) {
+      const want = Math.min(buffer.length, limit + 1 - total);
+      const read = await file.read(buffer.subarray(0, want));
+      if (read === null) break;
+      chunks.push(buffer.slice(0, read));
+      total += read;
+    }
+    if (total > limit) {
+      throw fail(
+        "too_large",
+        `${show(shown)} holds more than the ${limit} bytes inspect reads`,
+      );
+    }
+    const bytes = new Uint8Array(total);
+    let at = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, at);
+      at += chunk.length;
+    }
+    return bytes;
   }
 
   function init(message: InitMessage): InitReply {
@@ -107,65 +223,99 @@ export function workerMain(): void {
       ["sys", { name: "sys" }],
       ["ffi", { name: "ffi" }],
     ];
-    if (message.test !== null) {
-      probes.push(["run:test", { name: "run", command: message.test.program }]);
-    }
     for (const [key, descriptor] of probes) {
       permissions[key] = Deno.permissions.querySync(descriptor).state;
     }
     return { permissions };
   }
 
+  async function inspectOne(
+    workspace: string,
+    path: string,
+    limit: number,
+  ): Promise<string> {
+    const full = resolve(workspace, path);
+    let file: Deno.FsFile;
+    try {
+      const real = await confine(full, workspace, path);
+      file = await Deno.open(real, { read: true });
+    } catch (error) {
+      throw translate(error, path, "read");
+    }
+    try {
+      const info = await file.stat();
+      if (!info.isFile) {
+        throw fail("not_a_file", `${show(path)} is not a regular file`);
+      }
+      if ((info.nlink ?? 1) > 1) {
+        throw fail(
+          "hard_link",
+          `${
+            show(path)
+          } has ${info.nlink} hard links: its contents may belong to a file outside the workspace`,
+        );
+      }
+      const bytes = await readLimited(file, limit, path);
+      if (bytes.includes(0)) {
+        throw fail(
+          "binary_file",
+          `${show(path)} holds NUL bytes: it is not text`,
+        );
+      }
+      try {
+        return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
+          .decode(bytes);
+      } catch {
+        throw fail("invalid_utf8", `${show(path)} is not valid UTF-8 text`);
+      }
+    } catch (error) {
+      throw translate(error, path, "read");
+    } finally {
+      file.close();
+    }
+  }
+
   async function inspect(message: InspectMessage): Promise<InspectEntry[]> {
     const { workspace, maxFileBytes } = requireConfig();
-    const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
     const entries: InspectEntry[] = [];
     for (const path of message.paths) {
       try {
-        const full = resolve(workspace, path);
-        const real = await confine(full, workspace);
-        const info = await Deno.stat(real);
-        if (!info.isFile) throw fail("NotAFile", `${path} is not a file`);
-        if (info.size > maxFileBytes) {
-          throw fail(
-            "TooLarge",
-            `${path} has ${info.size} bytes, more than the ${maxFileBytes} inspect reads`,
-          );
-        }
-        const bytes = await Deno.readFile(real);
-        if (bytes.includes(0)) {
-          throw fail("BinaryFile", `${path} holds NUL bytes: it is not text`);
-        }
-        let text: string;
-        try {
-          text = decoder.decode(bytes);
-        } catch {
-          throw fail("InvalidData", `${path} is not valid UTF-8 text`);
-        }
-        entries.push({ path, text });
+        entries.push({
+          path,
+          text: await inspectOne(workspace, path, maxFileBytes),
+        });
       } catch (error) {
         const err = error as Error;
         const entry: InspectEntry = {
           path,
-          error: `${err.name}: ${err.message}`,
+          code: err.name,
+          error: err.message,
         };
-        if (error instanceof Deno.errors.NotFound) entry.missing = true;
+        if (err.name === "not_found") entry.missing = true;
         entries.push(entry);
       }
     }
     return entries;
   }
 
-  type Previous =
-    | { kind: "none" }
-    | { kind: "file"; bytes: Uint8Array; mode: number | null }
-    | { kind: "symlink"; target: string };
-
   interface Plan {
+    /** The path as asked. */
+    path: string;
     full: string;
     temp: string | null;
-    previous: Previous;
+    /** Inode of the file or symlink replaced, or null for a new file. */
+    previous: { ino: number | null } | null;
+    backup: string | null;
     renamed: boolean;
+  }
+
+  function sideName(full: string, kind: string): string {
+    const parent = dirname(full);
+    const name = full.slice(parent.length + 1);
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    const random = Array.from(bytes, (b) => b.toString(16).padStart(2, "0"))
+      .join("");
+    return `${parent}/.${name}.loom-${random}.${kind}`;
   }
 
   async function edit(message: EditMessage): Promise<null> {
@@ -174,12 +324,14 @@ export function workerMain(): void {
     const plans: Plan[] = [];
     const created: string[] = [];
     const seen = new Set<string>();
+    let current = "";
     try {
       // Phase 1: check every target, make parents, write temp files.
       for (const file of message.files) {
+        current = file.path;
         const full = resolve(workspace, file.path);
         if (full === workspace || seen.has(full)) {
-          throw fail("InvalidPath", `Cannot write ${file.path} here`);
+          throw fail("invalid_path", `Cannot write ${show(file.path)} here`);
         }
         seen.add(full);
         const parent = dirname(full);
@@ -190,167 +342,210 @@ export function workerMain(): void {
           missing.unshift(probe);
           probe = dirname(probe);
         }
-        await confine(probe, workspace);
+        await confine(probe, workspace, file.path);
         for (const dir of missing) {
           await Deno.mkdir(dir);
           created.push(dir);
         }
-        await confine(parent, workspace);
+        await confine(parent, workspace, file.path);
         const plan: Plan = {
+          path: file.path,
           full,
           temp: null,
-          previous: { kind: "none" },
+          previous: null,
+          backup: null,
           renamed: false,
         };
         plans.push(plan);
         const info = await exists(full);
         if (info?.isDirectory) {
           throw fail(
-            "IsADirectory",
-            `Cannot write ${file.path}: it is a directory`,
+            "not_a_file",
+            `Cannot write ${show(file.path)}: it is a directory`,
           );
         }
-        if (info?.isSymlink) {
-          await confine(full, workspace);
-          plan.previous = {
-            kind: "symlink",
-            target: await Deno.readLink(full),
-          };
-        } else if (info?.isFile) {
-          plan.previous = {
-            kind: "file",
-            bytes: await Deno.readFile(full),
-            mode: info.mode,
-          };
+        if (info !== null && !info.isFile && !info.isSymlink) {
+          throw fail(
+            "not_a_file",
+            `Cannot write ${show(file.path)}: it is not a regular file`,
+          );
         }
-        const name = full.slice(parent.length + 1);
-        const suffix = crypto.randomUUID().slice(0, 8);
-        plan.temp = `${parent}/.${name}.loom-${suffix}.tmp`;
+        if (info?.isSymlink) await confine(full, workspace, file.path);
+        if (info?.isFile && (info.nlink ?? 1) > 1) {
+          throw fail(
+            "hard_link",
+            `Cannot write ${show(file.path)}: it has ${info.nlink} hard links`,
+          );
+        }
+        if (info !== null) plan.previous = { ino: info.ino };
+        plan.temp = sideName(full, "tmp");
         await Deno.writeFile(plan.temp, encoder.encode(file.contents), {
           createNew: true,
-          ...(plan.previous.kind === "file" && plan.previous.mode !== null
-            ? { mode: plan.previous.mode & 0o777 }
+          ...(info?.isFile && info.mode !== null
+            ? { mode: info.mode & 0o777 }
             : {}),
         });
       }
-      // Phase 2: rename into place.
+      // Phase 2: move each old file aside under an unpredictable name, then
+      // rename the new one into place. Nothing is copied, nothing followed.
       for (const plan of plans) {
+        current = plan.path;
+        await confine(dirname(plan.full), workspace, plan.path);
+        if (plan.previous !== null) {
+          const backup = sideName(plan.full, "bak");
+          await Deno.rename(plan.full, backup);
+          plan.backup = backup;
+        }
         await Deno.rename(plan.temp as string, plan.full);
         plan.renamed = true;
         plan.temp = null;
       }
-      return null;
     } catch (error) {
-      await rollback(plans, created);
-      throw error;
+      const failed = await rollback(plans, created);
+      const cause = translate(error, current, "write");
+      if (failed.length > 0) {
+        throw fail(
+          "rollback_failed",
+          `${cause.message}; restoring the workspace failed for ${
+            failed.map(show).join(", ")
+          }, which may hold changed or missing contents`,
+        );
+      }
+      throw cause;
     }
+    for (const plan of plans) {
+      if (plan.backup === null) continue;
+      try {
+        await Deno.remove(plan.backup);
+      } catch {
+        // A stray backup is harmless: the edit itself is complete.
+      }
+    }
+    return null;
   }
 
-  async function rollback(plans: Plan[], created: string[]): Promise<void> {
+  /** Undoes phase 2; returns the paths whose restore could not be verified. */
+  async function rollback(plans: Plan[], created: string[]): Promise<string[]> {
+    const failed: string[] = [];
     for (const plan of plans.slice().reverse()) {
       try {
         if (plan.temp !== null) await Deno.remove(plan.temp);
-        if (!plan.renamed) continue;
-        const previous = plan.previous;
-        if (previous.kind === "none") {
-          await Deno.remove(plan.full);
-        } else if (previous.kind === "symlink") {
-          await Deno.remove(plan.full);
-          await Deno.symlink(previous.target, plan.full);
-        } else {
-          const back = `${plan.full}.loom-restore.tmp`;
-          await Deno.writeFile(back, previous.bytes, {
-            ...(previous.mode !== null ? { mode: previous.mode & 0o777 } : {}),
-          });
-          await Deno.rename(back, plan.full);
-        }
+        // Phase 2 never touched this path: nothing to restore.
+        if (!plan.renamed && plan.backup === null) continue;
+        if (plan.renamed) await Deno.remove(plan.full);
+        if (plan.backup !== null) await Deno.rename(plan.backup, plan.full);
+        const now = await exists(plan.full);
+        const restored = plan.previous === null
+          ? now === null
+          : now !== null && now.ino === plan.previous.ino;
+        if (!restored) failed.push(plan.path);
       } catch {
-        // Best effort: the original error is what the caller hears about.
+        failed.push(plan.path);
       }
     }
     for (const dir of created.slice().reverse()) {
       try {
         await Deno.remove(dir);
       } catch {
-        // Not empty or already gone.
+        failed.push(dir.slice(requireConfig().workspace.length + 1) + "/");
       }
     }
+    return failed;
   }
 
-  async function runTests(): Promise<RunTestsReply> {
-    const { workspace, test, tailBytes } = requireConfig();
-    if (test === null) {
-      throw fail("NoTestCommand", "No test command is configured");
-    }
-    const child = new Deno.Command(test.program, {
-      args: [...test.args],
-      cwd: workspace,
-      clearEnv: true,
-      env: { ...test.env },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    let tail = new Uint8Array(0);
-    let total = 0;
-    function keep(chunk: Uint8Array): void {
-      total += chunk.length;
-      if (chunk.length >= tailBytes) {
-        tail = chunk.slice(chunk.length - tailBytes);
+  async function survey(): Promise<SurveyReply> {
+    const { workspace, digestFileBytes } = requireConfig();
+    const lines: string[] = [];
+    const escapes: string[] = [];
+    const links = new Map<string, { paths: string[]; nlink: number }>();
+    const hex = (buffer: ArrayBuffer) =>
+      Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0"))
+        .join("");
+    async function walk(dir: string, prefix: string): Promise<void> {
+      const names: string[] = [];
+      try {
+        for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+      } catch {
+        // Gone or replaced while walking: the digest says so, nothing more.
+        lines.push(`? ${JSON.stringify(prefix)}`);
         return;
       }
-      const kept = Math.min(tail.length, tailBytes - chunk.length);
-      const next = new Uint8Array(kept + chunk.length);
-      next.set(tail.subarray(tail.length - kept), 0);
-      next.set(chunk, kept);
-      tail = next;
-    }
-    const readers = [child.stdout.getReader(), child.stderr.getReader()];
-    const pumps = readers.map(async (reader) => {
-      try {
-        while (true) {
-          const { done, value } = await reader.read();
-          if (done) return;
-          keep(value);
+      names.sort();
+      for (const name of names) {
+        if (prefix === "" && name === ".git") continue;
+        const rel = prefix + name;
+        try {
+          await entry(dir, name, rel);
+        } catch {
+          lines.push(`? ${JSON.stringify(rel)}`);
         }
-      } catch {
-        // Cancelled after the drain period.
       }
-    });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // Already gone.
+    }
+    async function entry(
+      dir: string,
+      name: string,
+      rel: string,
+    ): Promise<void> {
+      {
+        const full = dir + "/" + name;
+        const info = await Deno.lstat(full);
+        if (info.isSymlink) {
+          const target = await Deno.readLink(full);
+          lines.push(`l ${JSON.stringify(rel)} ${JSON.stringify(target)}`);
+          let escaped = !inside(resolve(dir, target), workspace);
+          try {
+            escaped ||= !inside(await Deno.realPath(full), workspace);
+          } catch {
+            // Dangling: judged by its text alone.
+          }
+          if (escaped) escapes.push(rel);
+        } else if (info.isDirectory) {
+          lines.push(`d ${JSON.stringify(rel)}`);
+          await walk(full, rel + "/");
+        } else if (info.isFile) {
+          if ((info.nlink ?? 1) > 1) {
+            const key = `${info.dev}:${info.ino}`;
+            const known = links.get(key) ??
+              { paths: [], nlink: info.nlink ?? 1 };
+            known.paths.push(rel);
+            links.set(key, known);
+          }
+          let sum: string;
+          if (info.size > digestFileBytes) {
+            sum = `large:${info.size}:${
+              info.mtime?.getTime() ?? 0
+            }:${info.ino}`;
+          } else {
+            const file = await Deno.open(full, { read: true });
+            try {
+              const bytes = await readLimited(file, digestFileBytes, rel)
+                .catch(() => null);
+              sum = bytes === null
+                ? `large:${info.size}:${info.ino}`
+                : hex(await crypto.subtle.digest("SHA-256", bytes));
+            } finally {
+              file.close();
+            }
+          }
+          const x = (info.mode ?? 0) & 0o111 ? "x" : "-";
+          lines.push(`f ${JSON.stringify(rel)} ${x} ${sum}`);
+        } else {
+          lines.push(`o ${JSON.stringify(rel)}`);
+        }
       }
-    }, test.timeoutMs);
-    let status: Deno.CommandStatus;
-    try {
-      status = await child.status;
-    } finally {
-      clearTimeout(timer);
     }
-    // A process the test started may still hold the pipes: drain briefly.
-    let drainTimer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      Promise.all(pumps),
-      new Promise<void>((done) => {
-        drainTimer = setTimeout(done, test.drainMs);
-      }),
-    ]);
-    clearTimeout(drainTimer);
-    for (const reader of readers) {
-      reader.cancel().catch(() => {});
+    await walk(workspace, "");
+    const externalLinks: string[] = [];
+    for (const { paths, nlink } of links.values()) {
+      if (paths.length < nlink) externalLinks.push(...paths);
     }
-    return {
-      exit_code: status.code,
-      signal: status.signal,
-      timed_out: timedOut,
-      tail,
-      output_bytes: total,
-    };
+    const digest = hex(
+      await crypto.subtle.digest(
+        "SHA-256",
+        new TextEncoder().encode(lines.join("\n")),
+      ),
+    );
+    return { digest, escapes, externalLinks: externalLinks.sort() };
   }
 
   async function handle(request: Request): Promise<unknown> {
@@ -361,8 +556,8 @@ export function workerMain(): void {
         return await inspect(request);
       case "edit":
         return await edit(request);
-      case "runTests":
-        return await runTests();
+      case "survey":
+        return await survey();
     }
   }
 
@@ -371,15 +566,9 @@ export function workerMain(): void {
     queue = queue.then(async () => {
       try {
         const value = await handle(request);
-        const transfer: Transferable[] = value !== null &&
-            typeof value === "object" && "tail" in value &&
-            value.tail instanceof Uint8Array &&
-            value.tail.buffer instanceof ArrayBuffer
-          ? [value.tail.buffer]
-          : [];
-        scope.postMessage({ id: request.id, ok: true, value }, transfer);
+        scope.postMessage({ id: request.id, ok: true, value });
       } catch (error) {
-        const err = error instanceof Error ? error : new Error(String(error));
+        const err = translate(error, "the workspace", "survey");
         const wire: WireError = { name: err.name, message: err.message };
         scope.postMessage({ id: request.id, ok: false, error: wire });
       }

@@ -10,15 +10,23 @@ export type ExecutorErrorCode =
   | "workspace_unavailable"
   | "executor_closed"
   | "edit_failed"
+  | "rollback_failed"
+  | "hard_link"
+  | "symlink_escape"
+  | "not_a_file"
   | "no_test_command"
   | "tests_failed_to_start"
   | "worker_failed";
 
 /**
  * An executor operation failed: the workspace is not a directory, the
- * executor was closed, an edit could not be written (nothing changed), no
- * test command is configured, the test program could not be started, or the
- * worker stopped answering.
+ * executor was closed, an edit could not be written (`edit_failed`,
+ * `hard_link`, `symlink_escape`, `not_a_file`: nothing changed, verified),
+ * an edit's rollback failed (`rollback_failed`: the message lists the files
+ * that may be changed), the tests were refused because a file is
+ * hard-linked to one outside (`hard_link`) or, under Deno's confinement, a
+ * symlink leads outside (`symlink_escape`), no test command is configured,
+ * the test program could not be started, or the worker stopped answering.
  *
  * @example
  * ```ts

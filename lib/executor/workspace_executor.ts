@@ -1,26 +1,39 @@
 /**
- * The workspace executor: every effect of a slice (reading files, writing
- * them, running the tests) happens inside a Deno Worker whose permissions
- * allow reading and writing the workspace, running the configured test
- * program, and nothing else. Deno enforces that boundary; commission's own
- * path checks come first.
+ * The workspace executor: file effects of a slice (reading files, writing
+ * them, surveying the tree) happen inside a Deno Worker whose permissions
+ * allow reading and writing the workspace and nothing else; the test
+ * command runs inside bubblewrap, or under Deno's own permission flags, or
+ * (only when asked) unconfined. Commission's own path checks come first.
  *
  * @module
  */
 import { createHash } from "node:crypto";
 import { ConfinementUnavailableError } from "./confinement_unavailable.ts";
-import { ExecutorError } from "./executor_error.ts";
+import { ExecutorError, type ExecutorErrorCode } from "./executor_error.ts";
 import type {
   InitReply,
   InspectEntry,
-  Reply,
   Request,
-  RunTestsReply,
+  SurveyReply,
 } from "./_protocol.ts";
 import { decodeTail } from "./_tail.ts";
-import { workerPermissions } from "./_permissions.ts";
-import { WORKER_SOURCE } from "./_worker.ts";
+import {
+  type Channel,
+  type ChannelEvents,
+  sandboxChannel,
+  workerChannel,
+} from "./_channel.ts";
+import { bwrapWorks } from "./_sandbox.ts";
+import {
+  locateProgram,
+  PlanRefused,
+  planTest,
+  type TestConfinement,
+  type TestPlan,
+} from "./_test_plan.ts";
+import { runTestProcess } from "./_test_process.ts";
 import { workerOptionsState } from "./_worker_options.ts";
+import type { ProtectedPaths } from "./protected_paths.ts";
 
 /** How {@linkcode WorkspaceExecutor.start} sets up the executor. */
 export interface WorkspaceExecutorOptions {
@@ -34,10 +47,25 @@ export interface WorkspaceExecutorOptions {
   /** Kill the test process after this many milliseconds (default 120,000). */
   testTimeoutMs?: number;
   /**
-   * Extra environment for the test process. Its environment is otherwise
-   * cleared except `PATH`, `HOME`, locale, temp-dir and Deno cache variables.
+   * The only variables the confined test sees beside `PATH`, `HOME` and
+   * `TMPDIR` (which point inside the sandbox): what the user passed with
+   * `--test-env NAME`, with their values.
    */
   testEnv?: Readonly<Record<string, string>>;
+  /** Give the test the network (`--test-network`; default off). */
+  testNetwork?: boolean;
+  /**
+   * Run the test unconfined, with the user's privileges
+   * (`--unconfined-tests`); the report says so loudly. Default `false`.
+   */
+  unconfinedTests?: boolean;
+  /**
+   * The bubblewrap program (default `bwrap` on `PATH`); `null` acts as if
+   * there were none.
+   */
+  sandbox?: string | null;
+  /** Files the test sees read-only (bound or denied) in every run. */
+  protect?: ProtectedPaths;
   /** Largest file `inspect` reads (default 16 MiB). */
   maxFileBytes?: number;
 }
@@ -48,7 +76,13 @@ export interface InspectedFileText {
   path: string;
   /** The file's UTF-8 text. */
   text?: string;
-  /** `ErrorName: message` when the file could not be read as text. */
+  /**
+   * Why there is no text: `not_found`, `too_large`, `binary_file`,
+   * `invalid_utf8`, `not_a_file`, `hard_link`, `symlink_escape`,
+   * `outside_workspace`, `permission_denied` or `io_error`.
+   */
+  code?: string;
+  /** The reason, naming workspace-relative paths only. */
   error?: string;
   /** Present when the file does not exist. */
   missing?: true;
@@ -77,8 +111,24 @@ export interface TestRunOutcome {
   output_tail: string;
   /** All output bytes the process wrote. */
   output_bytes: number;
-  /** What guarded the run, and what did not. */
+  /** What guarded the run, and what did not (no host paths). */
   confinement: string;
+  /** The mechanism: `bubblewrap`, `deno` or `unconfined`. */
+  confined_by: TestConfinement;
+  /** Digest of the workspace tree just before the test started. */
+  tree_before: string;
+  /** Digest of the workspace tree just after the test ended. */
+  tree_after: string;
+}
+
+/** What {@linkcode WorkspaceExecutor.survey} found in the workspace. */
+export interface WorkspaceSurvey {
+  /** SHA-256 (hex) over every path, type, executable bit and contents (`.git` aside). */
+  digest: string;
+  /** Symlinks whose target lies outside the workspace (relative paths). */
+  escapes: string[];
+  /** Files sharing their inode with a file outside the workspace. */
+  externalLinks: string[];
 }
 
 /**
@@ -95,44 +145,23 @@ export interface TestRunOutcome {
 export const TEST_OUTPUT_TAIL_BYTES: number = 8192;
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024;
+const DIGEST_FILE_BYTES = 64 * 1024 * 1024;
 const DRAIN_MS = 1_000;
-const WATCHDOG_MARGIN_MS = 30_000;
-const KEPT_ENV = [
-  "PATH",
-  "HOME",
-  "USER",
-  "LANG",
-  "LC_ALL",
-  "LC_CTYPE",
-  "TMPDIR",
-  "TMP",
-  "TEMP",
-  "SYSTEMROOT",
-  "DENO_DIR",
-  "XDG_CACHE_HOME",
-  "NO_COLOR",
-];
-
-interface TestSetup {
-  program: string;
-  args: string[];
-  timeoutMs: number;
-  env: Record<string, string>;
-}
 
 /**
- * Runs a slice's effects in a permission-scoped Deno Worker.
+ * Runs a slice's effects: file effects in a permission-scoped Deno Worker,
+ * the test command confined by bubblewrap or by Deno's own flags.
  *
- * The worker may read and write only the workspace's real path, run only
- * the configured test program, and has no net, env, sys, ffi or import
- * access. Deno checks permissions on paths as written and does not follow
- * symlinks, so the worker also refuses real paths outside the workspace.
- * The test process itself is an ordinary subprocess: Deno does not confine
- * it, and {@linkcode WorkspaceExecutor.runTests} says so.
+ * The worker may read and write only the workspace's real path and has no
+ * run, net, env, sys, ffi or import access. Deno checks permissions on
+ * paths as written and does not follow symlinks, so the worker also refuses
+ * real paths outside the workspace and files with more than one hard link.
  *
- * Needs `--unstable-worker-options`; without it {@linkcode
- * WorkspaceExecutor.start} throws {@linkcode ConfinementUnavailableError} rather
- * than run unconfined.
+ * The test command runs inside bubblewrap when a working `bwrap` exists;
+ * without it a `deno run`/`deno test` command runs under Deno's permission
+ * flags scoped to the workspace; any other command makes
+ * {@linkcode WorkspaceExecutor.start} throw {@linkcode ConfinementUnavailableError}
+ * unless `unconfinedTests` is set. Needs `--unstable-worker-options`.
  *
  * @example
  * ```ts
@@ -146,7 +175,7 @@ interface TestSetup {
  *   const [file] = await executor.inspect(["src/a.txt"]);
  *   assert.equal(file?.text, "hi\n");
  *   const [outside] = await executor.inspect(["/etc/passwd"]);
- *   assert.match(outside?.error ?? "", /NotCapable/);
+ *   assert.equal(outside?.code, "outside_workspace");
  * } finally {
  *   executor.close();
  *   await Deno.remove(workspace, { recursive: true });
@@ -154,65 +183,58 @@ interface TestSetup {
  * ```
  */
 export class WorkspaceExecutor {
-  readonly #worker: Worker;
+  #channel: Channel | null = null;
   readonly #workspace: string;
-  readonly #test: TestSetup | null;
+  readonly #test: TestPlan | null;
+  readonly #protect: ProtectedPaths | null;
   readonly #pending = new Map<
     number,
     { resolve(value: unknown): void; reject(error: Error): void }
   >();
   #nextId = 1;
   #closed: Error | null = null;
+  #sandboxed = false;
 
   private constructor(
-    worker: Worker,
     workspace: string,
-    test: TestSetup | null,
+    test: TestPlan | null,
+    protect: ProtectedPaths | null,
   ) {
-    this.#worker = worker;
     this.#workspace = workspace;
     this.#test = test;
-    worker.onmessage = (event: MessageEvent<Reply>) => {
-      const reply = event.data;
-      const waiting = this.#pending.get(reply.id);
-      if (waiting === undefined) return;
-      this.#pending.delete(reply.id);
-      if (reply.ok) {
-        waiting.resolve(reply.value);
-      } else {
-        const error = new Error(reply.error.message);
-        error.name = reply.error.name;
-        waiting.reject(error);
-      }
-    };
-    worker.onerror = (event: ErrorEvent) => {
-      event.preventDefault();
-      this.#shutDown(
-        new ExecutorError(
-          "worker_failed",
-          `The executor's worker failed: ${event.message}`,
-        ),
-      );
-    };
-    worker.onmessageerror = () => {
-      this.#shutDown(
-        new ExecutorError(
-          "worker_failed",
-          "The executor's worker sent a message that could not be read",
-        ),
-      );
+    this.#protect = protect;
+  }
+
+  #events(): ChannelEvents {
+    return {
+      reply: (reply) => {
+        const waiting = this.#pending.get(reply.id);
+        if (waiting === undefined) return;
+        this.#pending.delete(reply.id);
+        if (reply.ok) {
+          waiting.resolve(reply.value);
+        } else {
+          const error = new Error(reply.error.message);
+          error.name = reply.error.name;
+          waiting.reject(error);
+        }
+      },
+      failure: (message) =>
+        this.#shutDown(new ExecutorError("worker_failed", message)),
     };
   }
 
   /**
-   * Starts the worker with permissions scoped to the workspace and checks,
-   * from inside it, that Deno granted no more than that.
+   * Decides how the tests are confined, starts the worker with permissions
+   * scoped to the workspace and checks, from inside it, that Deno granted
+   * no more than that.
    *
-   * @param options The workspace and the optional test command.
+   * @param options The workspace, the optional test command and its confinement.
    * @returns A running executor; call {@linkcode WorkspaceExecutor.close}.
    * @throws {ConfinementUnavailableError} When Deno runs without
    *   `--unstable-worker-options`, the process lacks a permission the worker
-   *   needs, or the worker holds more permissions than asked for.
+   *   needs, the worker holds more permissions than asked for, or neither
+   *   bubblewrap nor Deno can confine the test command.
    * @throws {ExecutorError} `workspace_unavailable` when the workspace is not
    *   a directory.
    *
@@ -224,6 +246,10 @@ export class WorkspaceExecutor {
    * const executor = await WorkspaceExecutor.start({ workspace });
    * assert.equal(executor.workspace, await Deno.realPath(workspace));
    * executor.close();
+   * await assert.rejects(
+   *   WorkspaceExecutor.start({ workspace, testCommand: ["node", "check.mjs"], sandbox: null }),
+   *   { code: "confinement_unavailable" },
+   * );
    * await Deno.remove(workspace);
    * ```
    */
@@ -231,47 +257,47 @@ export class WorkspaceExecutor {
     options: WorkspaceExecutorOptions,
   ): Promise<WorkspaceExecutor> {
     const workspace = await realWorkspace(options.workspace);
-    const test = testSetup(workspace, options);
     if ((await workerOptionsState()) === "disabled") {
       throw new ConfinementUnavailableError(
         "confinement_unavailable",
         "Cannot confine the executor: Deno runs without --unstable-worker-options, which scoping a worker's permissions needs; run again with that flag",
       );
     }
-    const url = URL.createObjectURL(
-      new Blob([WORKER_SOURCE], { type: "text/javascript" }),
+    const test = await testPlan(workspace, options);
+    const executor = new WorkspaceExecutor(
+      workspace,
+      test,
+      options.protect ?? null,
     );
-    let worker: Worker;
-    try {
-      worker = new Worker(url, {
-        type: "module",
-        name: "loom-executor",
-        deno: {
-          permissions: workerPermissions(workspace, test?.program ?? null),
-        },
-      });
-    } catch (error) {
-      URL.revokeObjectURL(url);
-      throw new ConfinementUnavailableError(
-        "confinement_unavailable",
-        `Cannot confine the executor: Deno refused the worker's permissions (${
-          describe(error)
-        }); the process needs read and write access to ${workspace}${
-          test === null ? "" : ` and run access to ${test.program}`
-        }`,
-        { cause: error },
+    const bwrap = await usableBwrap(options);
+    if (bwrap !== null) {
+      executor.#channel = await sandboxChannel(
+        bwrap,
+        workspace,
+        executor.#events(),
       );
+      executor.#sandboxed = true;
+    } else {
+      try {
+        executor.#channel = workerChannel(workspace, executor.#events());
+      } catch (error) {
+        throw new ConfinementUnavailableError(
+          "confinement_unavailable",
+          `Cannot confine the executor: Deno refused the worker's permissions (${
+            describe(error)
+          }); the process needs read and write access to ${workspace}`,
+          { cause: error },
+        );
+      }
     }
-    const executor = new WorkspaceExecutor(worker, workspace, test);
     let reply: InitReply;
     try {
       reply = await executor.#call({
         op: "init",
         id: 0,
         workspace,
-        test: test === null ? null : { ...test, drainMs: DRAIN_MS },
         maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
-        tailBytes: TEST_OUTPUT_TAIL_BYTES,
+        digestFileBytes: DIGEST_FILE_BYTES,
       }) as InitReply;
     } catch (error) {
       executor.close();
@@ -282,10 +308,8 @@ export class WorkspaceExecutor {
         })`,
         { cause: error },
       );
-    } finally {
-      URL.revokeObjectURL(url);
     }
-    const excess = overreach(reply.permissions, test !== null);
+    const excess = overreach(reply.permissions);
     if (excess.length > 0) {
       executor.close();
       throw new ConfinementUnavailableError(
@@ -304,9 +328,25 @@ export class WorkspaceExecutor {
   }
 
   /**
-   * Reads files as UTF-8 text. Each path resolves against the workspace;
-   * a file that is missing, binary, not valid UTF-8, too large, or outside
-   * the workspace (Deno's `NotCapable`) gets an `error` instead of `text`.
+   * Whether the worker runs inside bubblewrap (a Deno subprocess that sees
+   * only the workspace and the system directories) rather than in this
+   * process.
+   */
+  get sandboxed(): boolean {
+    return this.#sandboxed;
+  }
+
+  /** How the tests are confined, or `null` without a test command. */
+  get testConfinement(): TestConfinement | null {
+    return this.#test?.confinement ?? null;
+  }
+
+  /**
+   * Reads files as UTF-8 text, at most the size limit plus one byte from
+   * each opened file. Each path resolves against the workspace; a file that
+   * is missing, binary, not valid UTF-8, too large, not a regular file,
+   * hard-linked, or outside the workspace gets a `code` and an `error`
+   * (naming workspace-relative paths only) instead of `text`.
    *
    * @param paths Workspace-relative paths (commissioned).
    * @returns One entry per path, in order.
@@ -318,9 +358,9 @@ export class WorkspaceExecutor {
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
    * await Deno.writeTextFile(`${workspace}/a.txt`, "alpha");
-   * const executor = await WorkspaceExecutor.start({ workspace });
+   * const executor = await WorkspaceExecutor.start({ workspace, maxFileBytes: 4 });
    * const [a, b] = await executor.inspect(["a.txt", "b.txt"]);
-   * assert.equal(a?.text, "alpha");
+   * assert.equal(a?.code, "too_large");
    * assert.equal(b?.missing, true);
    * executor.close();
    * await Deno.remove(workspace, { recursive: true });
@@ -337,13 +377,17 @@ export class WorkspaceExecutor {
 
   /**
    * Writes whole files atomically: every file goes to a temporary file in
-   * its target directory first, then all are renamed into place. When any
-   * step fails, the files already renamed are restored, created directories
-   * removed, and the old files stay byte-identical.
+   * its target directory first (exclusive create, unpredictable name); then
+   * each old file is renamed aside to an unpredictable name and the new one
+   * renamed into place. When any step fails, the old files are renamed
+   * back and each restore is verified; nothing is copied and no symlink is
+   * followed.
    *
    * @param files Workspace-relative paths (commissioned) and their text.
    * @returns Size and SHA-256 of each file written, in order.
-   * @throws {ExecutorError} `edit_failed` (nothing changed), or
+   * @throws {ExecutorError} `edit_failed`, `hard_link`, `symlink_escape` or
+   *   `not_a_file` (nothing changed, verified), `rollback_failed` (the
+   *   workspace may be changed: the message lists the files), or
    *   `executor_closed`/`worker_failed`.
    *
    * @example
@@ -369,9 +413,21 @@ export class WorkspaceExecutor {
       });
     } catch (error) {
       if (error instanceof ExecutorError) throw error;
+      const name = (error as Error).name;
+      if (name === "rollback_failed") {
+        throw new ExecutorError(
+          "rollback_failed",
+          `Cannot write the edit, and the workspace may be changed: ${
+            (error as Error).message
+          }`,
+          { cause: error },
+        );
+      }
       throw new ExecutorError(
-        "edit_failed",
-        `Cannot write the edit, so nothing changed: ${describe(error)}`,
+        EDIT_CODES.has(name) ? name as ExecutorErrorCode : "edit_failed",
+        `Cannot write the edit, so nothing changed: ${
+          (error as Error).message
+        }`,
         { cause: error },
       );
     }
@@ -388,27 +444,65 @@ export class WorkspaceExecutor {
   }
 
   /**
-   * Runs the configured test command in the workspace, kills it at the
-   * timeout, and keeps the tail of its combined output.
+   * Walks the workspace (not following symlinks, `.git` aside): a digest of
+   * the whole tree, symlinks that lead outside, and files that share their
+   * inode with a file outside.
    *
-   * @returns Exit code, timeout flag, output tail and the confinement note.
-   * @throws {ExecutorError} `no_test_command`, `tests_failed_to_start` (the
-   *   program could not be spawned), `worker_failed` (the worker stopped
-   *   answering past the timeout), or `executor_closed`.
+   * @returns The survey.
+   * @throws {ExecutorError} `executor_closed`, `worker_failed`, or
+   *   `edit_failed` when the tree cannot be read.
    *
    * @example
    * ```ts
    * import { WorkspaceExecutor } from "./workspace_executor.ts";
    * import assert from "node:assert/strict";
    * const workspace = await Deno.makeTempDir();
+   * const executor = await WorkspaceExecutor.start({ workspace });
+   * const before = await executor.survey();
+   * await executor.edit([{ path: "a.txt", contents: "a" }]);
+   * assert.notEqual((await executor.survey()).digest, before.digest);
+   * executor.close();
+   * await Deno.remove(workspace, { recursive: true });
+   * ```
+   */
+  async survey(): Promise<WorkspaceSurvey> {
+    const reply = await this.#call({ op: "survey", id: 0 }) as SurveyReply;
+    return {
+      digest: reply.digest,
+      escapes: [...reply.escapes],
+      externalLinks: [...reply.externalLinks],
+    };
+  }
+
+  /**
+   * Runs the configured test command in the workspace under its
+   * confinement, kills it (and with bubblewrap every process it started) at
+   * the end or at the timeout, and keeps the tail of its combined output.
+   * The tree is surveyed before and after: a test that changes it shows in
+   * `tree_before !== tree_after`.
+   *
+   * @returns Exit code, timeout flag, output tail, the confinement note and
+   *   the tree digests.
+   * @throws {ExecutorError} `no_test_command`, `hard_link` (a file shares
+   *   its inode with one outside: the test could read it),
+   *   `tests_failed_to_start`, or `executor_closed`.
+   *
+   * @example
+   * ```ts
+   * import { WorkspaceExecutor } from "./workspace_executor.ts";
+   * import assert from "node:assert/strict";
+   * const workspace = await Deno.makeTempDir();
+   * await Deno.writeTextFile(`${workspace}/check.ts`, "console.log('ok')");
    * const executor = await WorkspaceExecutor.start({
    *   workspace,
-   *   testCommand: [Deno.execPath(), "eval", "console.log('ok')"],
+   *   testCommand: [Deno.execPath(), "run", "check.ts"],
+   *   sandbox: null,
    * });
    * const run = await executor.runTests();
    * assert.equal(run.exit_code, 0);
    * assert.equal(run.output_tail, "ok\n");
-   * assert.match(run.confinement, /not confined by Deno/);
+   * assert.equal(run.confined_by, "deno");
+   * assert.equal(run.tree_before, run.tree_after);
    * executor.close();
    * await Deno.remove(workspace, { recursive: true });
    * ```
@@ -421,41 +515,47 @@ export class WorkspaceExecutor {
         "Cannot run tests: no test command is configured",
       );
     }
-    let watchdog: ReturnType<typeof setTimeout> | undefined;
-    const overdue = new Promise<never>((_, reject) => {
-      watchdog = setTimeout(() => {
-        const error = new ExecutorError(
-          "worker_failed",
-          `The executor's worker did not finish the tests within ${test.timeoutMs} ms and a ${WATCHDOG_MARGIN_MS} ms margin; it was stopped`,
+    const before = await this.survey();
+    if (test.confinement !== "unconfined") {
+      if (before.externalLinks.length > 0) {
+        throw new ExecutorError(
+          "hard_link",
+          `Cannot run the tests: ${
+            listed(before.externalLinks)
+          } share their contents with files outside the workspace (hard links), which the test could read`,
         );
-        this.#shutDown(error);
-        reject(error);
-      }, test.timeoutMs + WATCHDOG_MARGIN_MS);
-    });
-    let reply: RunTestsReply;
+      }
+    }
+    const readOnly = this.#protect === null
+      ? []
+      : await this.#protect.existingFiles(this.#workspace);
+    let result;
     try {
-      reply = await Promise.race([
-        this.#call({ op: "runTests", id: 0 }),
-        overdue,
-      ]) as RunTestsReply;
+      result = await runTestProcess(
+        test.spec(readOnly, before.escapes, DRAIN_MS, TEST_OUTPUT_TAIL_BYTES),
+      );
     } catch (error) {
-      if (error instanceof ExecutorError) throw error;
       throw new ExecutorError(
         "tests_failed_to_start",
-        `Cannot run the test command ${JSON.stringify(test.program)}: ${
-          describe(error)
-        }`,
+        // The name only: the error's own message holds host paths.
+        `Cannot run the test command ${
+          JSON.stringify(test.program.split("/").at(-1))
+        }: it could not be started (${
+          error instanceof Error ? error.name : "error"
+        })`,
         { cause: error },
       );
-    } finally {
-      clearTimeout(watchdog);
     }
+    const after = await this.survey();
     return {
-      exit_code: reply.exit_code,
-      timed_out: reply.timed_out,
-      output_tail: decodeTail(reply.tail, TEST_OUTPUT_TAIL_BYTES),
-      output_bytes: reply.output_bytes,
-      confinement: this.#confinement(test),
+      exit_code: result.exitCode,
+      timed_out: result.timedOut,
+      output_tail: decodeTail(result.tail, TEST_OUTPUT_TAIL_BYTES),
+      output_bytes: result.outputBytes,
+      confinement: test.note(readOnly.length),
+      confined_by: test.confinement,
+      tree_before: before.digest,
+      tree_after: after.digest,
     };
   }
 
@@ -483,7 +583,7 @@ export class WorkspaceExecutor {
   #shutDown(reason: Error): void {
     if (this.#closed !== null) return;
     this.#closed = reason;
-    this.#worker.terminate();
+    this.#channel?.close();
     for (const waiting of this.#pending.values()) waiting.reject(reason);
     this.#pending.clear();
   }
@@ -493,20 +593,16 @@ export class WorkspaceExecutor {
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#worker.postMessage({ ...request, id });
+      this.#channel?.post({ ...request, id });
     });
   }
+}
 
-  // Machine-independent on purpose: the text lands in events whose digests a
-  // recording may quote, so it names no absolute path and no present variables.
-  #confinement(test: TestSetup): string {
-    const program = test.program.split("/").at(-1) ?? test.program;
-    return `Deno confined the executor's worker: read and write only inside the workspace, run only ${
-      JSON.stringify(program)
-    }, no net, env, sys, ffi or import access, symlinks leading outside refused. The test process is not confined by Deno: it ran as an ordinary subprocess with the user's privileges (working directory the workspace, environment cleared except ${
-      KEPT_ENV.join(", ")
-    } where set, stdin closed, killed after ${test.timeoutMs} ms; processes it starts itself are not killed)`;
-  }
+const EDIT_CODES = new Set(["hard_link", "symlink_escape", "not_a_file"]);
+
+function listed(paths: readonly string[]): string {
+  const shown = paths.slice(0, 5).map((p) => JSON.stringify(p)).join(", ");
+  return paths.length > 5 ? `${shown} and ${paths.length - 5} more` : shown;
 }
 
 async function realWorkspace(workspace: string): Promise<string> {
@@ -536,13 +632,27 @@ async function realWorkspace(workspace: string): Promise<string> {
   return real;
 }
 
-function testSetup(
+/** The bubblewrap program when it works here, else `null`. */
+async function usableBwrap(
+  options: WorkspaceExecutorOptions,
+): Promise<string | null> {
+  const sandbox = options.sandbox === undefined ? "bwrap" : options.sandbox;
+  if (sandbox === null || Deno.build.os !== "linux" || Deno.build.standalone) {
+    return null;
+  }
+  // Resolved on the user's PATH: the sandbox's own PATH is not the user's.
+  const program = locateProgram(".", sandbox);
+  if (program === null) return null;
+  return (await bwrapWorks(program)) ? program : null;
+}
+
+async function testPlan(
   workspace: string,
   options: WorkspaceExecutorOptions,
-): TestSetup | null {
+): Promise<TestPlan | null> {
   const command = options.testCommand;
   if (command === undefined) return null;
-  const [program, ...args] = command;
+  const [program] = command;
   if (program === undefined || program === "") {
     throw new TypeError("Cannot configure tests: the test command is empty");
   }
@@ -552,46 +662,37 @@ function testSetup(
       `Cannot configure tests: the timeout ${timeoutMs} ms is not a positive number`,
     );
   }
-  const env: Record<string, string> = {};
-  for (const variable of KEPT_ENV) {
-    try {
-      if (
-        Deno.permissions.querySync({ name: "env", variable }).state !==
-          "granted"
-      ) {
-        continue;
-      }
-      const value = Deno.env.get(variable);
-      if (value !== undefined) env[variable] = value;
-    } catch {
-      // Not readable: left out.
+  const unconfined = options.unconfinedTests === true;
+  const bwrap = unconfined ? null : await usableBwrap(options);
+  try {
+    return planTest({
+      workspace,
+      command,
+      timeoutMs,
+      env: { ...(options.testEnv ?? {}) },
+      network: options.testNetwork === true,
+      unconfined,
+      bwrap,
+    });
+  } catch (error) {
+    if (error instanceof PlanRefused) {
+      throw new ConfinementUnavailableError(
+        "confinement_unavailable",
+        error.message,
+      );
     }
+    throw error;
   }
-  Object.assign(env, options.testEnv ?? {});
-  return {
-    program: program.includes("/") && !program.startsWith("/")
-      ? `${workspace}/${program}`
-      : program,
-    args,
-    timeoutMs,
-    env,
-  };
 }
 
 /** Permission states that differ from what the executor asked for. */
-function overreach(
-  states: Readonly<Record<string, string>>,
-  testConfigured: boolean,
-): string[] {
+function overreach(states: Readonly<Record<string, string>>): string[] {
   const excess: string[] = [];
   for (const name of ["read", "write", "run", "net", "env", "sys", "ffi"]) {
     if (states[name] === "granted") excess.push(`${name} everywhere`);
   }
   for (const name of ["read:workspace", "write:workspace"]) {
     if (states[name] !== "granted") excess.push(`${name} missing`);
-  }
-  if (testConfigured && states["run:test"] !== "granted") {
-    excess.push("run:test missing");
   }
   return excess;
 }

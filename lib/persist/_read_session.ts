@@ -6,6 +6,7 @@
  * @module
  */
 import { join } from "node:path";
+import type { z } from "zod";
 import { type JournalText, readJournal } from "./_journal.ts";
 import {
   type CatalogueEntry,
@@ -177,14 +178,7 @@ async function refuseOldFormat(root: string): Promise<void> {
 }
 
 function checked<T>(
-  schema: {
-    safeParse(
-      value: unknown,
-    ): { success: true; data: T } | {
-      success: false;
-      error: Parameters<typeof describeIssue>[0];
-    };
-  },
+  schema: z.ZodType<T>,
   value: unknown,
   file: string,
   line: number,

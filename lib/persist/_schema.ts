@@ -41,6 +41,8 @@ const report = z.discriminatedUnion("kind", [
       path: z.string(),
       descriptor: compactDescriptor.optional(),
       missing: z.literal(true).optional(),
+      error: z.strictObject({ code: z.string(), reason: z.string() })
+        .optional(),
     })),
   }),
   z.strictObject({

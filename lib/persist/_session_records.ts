@@ -79,6 +79,7 @@ export function compactReport(
             ? {}
             : { descriptor: compactDescriptor(f.descriptor) }),
           ...(f.missing === true ? { missing: true as const } : {}),
+          ...(f.error === undefined ? {} : { error: { ...f.error } }),
         })),
       };
     case "edited":

@@ -399,8 +399,8 @@ export class SessionStore {
     options: OpenSessionOptions = {},
   ): Promise<SessionStore> {
     const given = realish(root);
+    await requireJournal(given); // session_missing before any key or lock
     const key = await sessionKey(options.keyFile, [given]);
-    await requireJournal(given); // session_missing before any lock
     const lock = await acquireLock(given);
     try {
       const parsed = await parseSession(given, key);
@@ -661,6 +661,7 @@ export async function verifySession(
   options: OpenSessionOptions = {},
 ): Promise<LoadedSession> {
   const given = realish(root);
+  await requireJournal(given);
   const key = await sessionKey(options.keyFile, [given]);
   const parsed = await parseSession(given, key);
   const workspace = realish(parsed.header.workspace);

@@ -18,17 +18,24 @@ import { revisionId } from "./revision.ts";
 export interface Effects {
   inspect(
     paths: string[],
-  ): Promise<{ path: string; text?: string; error?: string }[]>;
+  ): Promise<
+    { path: string; text?: string; code?: string; error?: string }[]
+  >;
   edit(
     files: { path: string; contents: string }[],
   ): Promise<{ files: { path: string; utf8_bytes: number; sha256: string }[] }>;
+  survey(): Promise<{ digest: string }>;
   runTests(): Promise<{
     exit_code: number;
     timed_out: boolean;
     output_tail: string;
     confinement: string;
+    tree_before: string;
+    tree_after: string;
   }>;
   close(): void | Promise<void>;
+  /** How the tests are confined, `null` without a test command. */
+  readonly testConfinement?: "bubblewrap" | "deno" | "unconfined" | null;
 }
 
 /** Mutable workspace facts of a run. */
@@ -37,6 +44,11 @@ export interface WorkspaceFacts {
   edits: number;
   /** The latest revision; `null` before any edit. */
   revision: string | null;
+  /**
+   * Digest of the tree the latest revision names (or of the unedited
+   * workspace); `null` when unknown, e.g. after a failed rollback.
+   */
+  digest: string | null;
 }
 
 /** Inspects files and stores each one read as a complete result. */
@@ -49,7 +61,14 @@ export async function inspectFiles(
   const files: InspectedFile[] = [];
   for (const file of read) {
     if (file.text === undefined) {
-      files.push({ path: file.path, missing: true });
+      files.push(
+        file.code === undefined || file.code === "not_found"
+          ? { path: file.path, missing: true }
+          : {
+            path: file.path,
+            error: { code: file.code, reason: file.error ?? file.code },
+          },
+      );
       continue;
     }
     const descriptor = await results.put(file.text, {
@@ -61,15 +80,29 @@ export async function inspectFiles(
   return { kind: "inspected", files };
 }
 
-/** Writes files atomically and makes the new revision. */
+/**
+ * Writes files atomically and makes the new revision, named after the
+ * whole tree the edit left.
+ */
 export async function editFiles(
   effects: Effects,
   facts: WorkspaceFacts,
   files: { path: string; contents: string }[],
 ): Promise<EditedReport> {
-  const written = await effects.edit(files);
+  let written;
+  try {
+    written = await effects.edit(files);
+  } catch (error) {
+    // A failed rollback may leave the tree changed: nothing validates it.
+    if ((error as { code?: unknown }).code === "rollback_failed") {
+      facts.digest = null;
+    }
+    throw error;
+  }
+  const { digest } = await effects.survey();
   facts.edits += 1;
-  facts.revision = revisionId(facts.edits, files);
+  facts.revision = revisionId(facts.edits, digest);
+  facts.digest = digest;
   return {
     kind: "edited",
     revision: facts.revision,
@@ -81,15 +114,30 @@ export async function editFiles(
   };
 }
 
-/** Runs the tests on the current revision and stores the output tail. */
+/**
+ * Runs the tests and stores the output tail. The run tests the latest
+ * revision only when the tree it ran on is that revision's tree and did not
+ * change while it ran; otherwise its `tested_revision` names the tree
+ * (`tree-<12 hex>`), which no revision equals, so it validates nothing.
+ */
 export async function runTests(
   effects: Effects,
   results: ResultStore,
   facts: WorkspaceFacts,
   command: readonly string[],
 ): Promise<TestsRunReport> {
-  const tested = facts.revision;
   const run = await effects.runTests();
+  let tested = facts.revision;
+  let note = "";
+  if (run.tree_before !== run.tree_after) {
+    tested = `tree-${run.tree_before.slice(0, 12)}-changed`;
+    note =
+      " The workspace tree changed while the test ran, so this run validates no revision.";
+  } else if (run.tree_before !== facts.digest) {
+    tested = `tree-${run.tree_before.slice(0, 12)}`;
+    note =
+      " The workspace tree differs from the latest revision's (it changed outside an edit), so this run validates no revision; an edit makes a new one.";
+  }
   const output = await results.put(run.output_tail, {
     origin: `tests.run ${command.join(" ")}`,
     capture: "partial",
@@ -100,7 +148,7 @@ export async function runTests(
     timed_out: run.timed_out,
     tested_revision: tested,
     output,
-    confinement: run.confinement,
+    confinement: run.confinement + note,
   };
 }
 

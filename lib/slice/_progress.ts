@@ -25,9 +25,10 @@ export function describe(report: ExecutionReport): string {
     case "inspected": {
       const n = report.files.length;
       const missing = report.files.filter((f) => f.missing).length;
+      const unread = report.files.filter((f) => f.error !== undefined).length;
       return `inspected ${n} file${n === 1 ? "" : "s"}${
         missing > 0 ? ` (${missing} missing)` : ""
-      }`;
+      }${unread > 0 ? ` (${unread} refused)` : ""}`;
     }
     case "edited":
       return `edited ${report.files.length} file${

@@ -3,6 +3,7 @@ import type { ModelProvider } from "../providers/model_provider.ts";
 import { createProvider } from "../providers/create_provider.ts";
 import { ProviderError } from "../providers/provider_error.ts";
 import { WorkspaceExecutor } from "../executor/workspace_executor.ts";
+import { ProtectedPaths } from "../executor/protected_paths.ts";
 import type { Effects } from "./_execute.ts";
 import type { RunOptions, SliceRequest } from "./request.ts";
 import { stopped } from "./_stopped.ts";
@@ -42,25 +43,52 @@ export function sliceProvider(
 }
 
 /**
- * Starts the permission-scoped executor of the workspace.
+ * The protected paths of a run: the files its test command names (unless
+ * lifted) and its `--protect` globs.
  *
  * @param request The slice request (its test command).
  * @param workspace The real path of the workspace.
+ * @returns The protected paths.
+ */
+export function protectedPaths(
+  request: SliceRequest,
+  workspace: string,
+): ProtectedPaths {
+  const test = request.test;
+  return ProtectedPaths.forTest(test?.command, workspace, {
+    globs: test?.protect ?? [],
+    defaults: test?.protectNamedFiles !== false,
+  });
+}
+
+/**
+ * Starts the permission-scoped executor of the workspace.
+ *
+ * @param request The slice request (its test command and confinement).
+ * @param workspace The real path of the workspace.
+ * @param options The run options (the bubblewrap program).
  * @returns The executor's effects.
- * @throws {SliceStoppedError} `confinement_unavailable` when the executor cannot
- *   be confined.
+ * @throws {SliceStoppedError} `confinement_unavailable` when the executor or the
+ *   tests cannot be confined.
  */
 export async function startExecutor(
   request: SliceRequest,
   workspace: string,
+  options: RunOptions,
 ): Promise<Effects> {
   const test = request.test;
   try {
     return await WorkspaceExecutor.start({
       workspace,
-      ...(test === undefined
-        ? {}
-        : { testCommand: [...test.command], testTimeoutMs: test.timeoutMs }),
+      ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
+      ...(test === undefined ? {} : {
+        testCommand: [...test.command],
+        testTimeoutMs: test.timeoutMs,
+        testEnv: { ...(test.env ?? {}) },
+        testNetwork: test.network === true,
+        unconfinedTests: test.unconfined === true,
+        protect: protectedPaths(request, workspace),
+      }),
     });
   } catch (error) {
     if ((error as { code?: unknown })?.code === "confinement_unavailable") {

@@ -11,7 +11,10 @@ import { WorkingState } from "../briefing/working_state.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import { ResultStore } from "../store/result_store.ts";
 import { ResumedResultStore } from "./_resumed_store.ts";
+import { isLoomError } from "../errors.ts";
 import { commission } from "./commission.ts";
+import { protectedPaths } from "./_setup.ts";
+import { revisionNamesTree } from "./revision.ts";
 import { admissibleActions } from "./_schema.ts";
 import {
   editFiles,
@@ -67,7 +70,11 @@ export class SliceRun {
     lastRequestBytes: 0,
     stepCalls: 0,
   };
-  readonly #facts: WorkspaceFacts = { edits: 0, revision: null };
+  readonly #facts: WorkspaceFacts = {
+    edits: 0,
+    revision: null,
+    digest: null,
+  };
   #briefing: Briefing | undefined;
   #steps = 0;
   /** The last step with a progress line, and where the current step is. */
@@ -83,6 +90,7 @@ export class SliceRun {
   readonly #records: ActionRecord[] = [];
   #lastTurn: LastTurn | null = null;
   #checkpointed = -1;
+  #testConfinement: SliceOutcome["test_confinement"] = null;
 
   /**
    * Prepares a run; nothing starts until {@linkcode SliceRun.execute}.
@@ -117,7 +125,12 @@ export class SliceRun {
     try {
       const provider = sliceProvider(this.#request, this.#options);
       const workspace = await Deno.realPath(this.#request.workspace);
-      const effects = await startExecutor(this.#request, workspace);
+      const effects = await startExecutor(
+        this.#request,
+        workspace,
+        this.#options,
+      );
+      this.#testConfinement = effects.testConfinement ?? null;
       try {
         ({ stop, detail } = await this.#loop(provider, effects, workspace));
       } finally {
@@ -181,6 +194,14 @@ export class SliceRun {
     const resume = this.#options.session?.resume;
     if (resume !== undefined) await this.#restore(resume, briefing, bounded);
     const testConfigured = request.test !== undefined;
+    const protect = testConfigured ? protectedPaths(request, workspace) : null;
+    // The tree the latest revision (or the unedited workspace) names.
+    const baseline = (await effects.survey()).digest;
+    const revision = this.#facts.revision;
+    this.#facts.digest =
+      revision === null || revisionNamesTree(revision, baseline)
+        ? baseline
+        : null;
     // One tool for the whole run: byte-identical tools and tool_choice in
     // every request keep the front of the provider's cache prefix stable.
     const tool = stepTool(bounded);
@@ -261,6 +282,7 @@ export class SliceRun {
         testConfigured,
         latestValidated: validated,
         ...(forbiddenRoots === undefined ? {} : { forbiddenRoots }),
+        ...(protect === null ? {} : { protect }),
       });
       if (!admitted.ok) {
         this.#refuse(sequence, action, args, admitted, "arguments");
@@ -269,6 +291,18 @@ export class SliceRun {
       }
 
       // Execution.
+      if (
+        action === "slice.complete" && testConfigured &&
+        (await effects.survey()).digest !== this.#facts.digest
+      ) {
+        this.#refuse(sequence, action, args, {
+          code: "tests_not_validated",
+          reason:
+            "Cannot complete the slice: the workspace changed after the tests validated it (run the tests on the current tree first)",
+        }, "arguments");
+        if (this.#consecutiveRefusals >= maxRefusals) break;
+        continue;
+      }
       if (action === "slice.complete") {
         const summary = (admitted.args as { summary?: unknown }).summary;
         this.#summary = typeof summary === "string" ? summary : "";
@@ -287,7 +321,7 @@ export class SliceRun {
       } catch (error) {
         if (error instanceof SliceStoppedError) throw error;
         this.#refuse(sequence, action, args, {
-          code: "execution_failed",
+          code: isLoomError(error) ? error.code : "execution_failed",
           reason: `The executor could not perform ${action}: ${
             clipMessage(
               error instanceof Error ? error.message : String(error),
@@ -524,7 +558,10 @@ export class SliceRun {
     const s = this.#state();
     return {
       stop,
-      detail,
+      // Said where every reader looks: summary, JSON and context report.
+      detail: this.#testConfinement === "unconfined"
+        ? `${detail}; the tests ran UNCONFINED (--unconfined-tests)`
+        : detail,
       completed: stop === "completed",
       steps: s.steps,
       // Every call made, failed ones included: each added a report line.
@@ -532,6 +569,7 @@ export class SliceRun {
       revision: s.revision,
       latest_test: state.latest_test,
       tests_validate_latest_revision: state.tests_validate_latest_revision,
+      test_confinement: this.#testConfinement,
       refusals: s.refusals,
       policy: this.#policy,
       checkpoints: s.checkpoints,

@@ -36,6 +36,7 @@ export type RefusalCode =
   | "git_write"
   | "forbidden_root"
   | "duplicate_path"
+  | "protected_path"
   | "tests_not_configured"
   | "tests_not_validated"
   | "workspace_unavailable";
@@ -50,6 +51,8 @@ export interface CommissionOptions {
   latestValidated: boolean;
   /** Absolute directories no action may read or write (e.g. a session root). */
   forbiddenRoots?: readonly string[];
+  /** Files no edit may change (the test's own files, `--protect` globs). */
+  protect?: { matches(path: string): boolean };
 }
 
 /** Arguments commission admitted, with paths normalised. */
@@ -142,7 +145,12 @@ export function commission(
       const files: { path: string; contents: string }[] = [];
       const seen = new Set<string>();
       for (const file of parsed.value.files) {
-        const checked = guard.value.check(file.path, { write: true });
+        const checked = guard.value.check(file.path, {
+          write: true,
+          ...(options.protect === undefined
+            ? {}
+            : { protect: options.protect }),
+        });
         if (!checked.ok) return checked;
         if (seen.has(checked.value)) {
           return refuse(
@@ -229,8 +237,8 @@ class PathGuard {
     } catch (error) {
       return refuse(
         "workspace_unavailable",
-        `Cannot resolve the workspace ${show(options.workspace)}: ${
-          error instanceof Error ? error.message : String(error)
+        `Cannot resolve the workspace: ${
+          error instanceof Error ? error.name : "error"
         }`,
       );
     }
@@ -247,7 +255,13 @@ class PathGuard {
   }
 
   /** Normalises `raw` and checks where it really leads. */
-  check(raw: string, { write }: { write: boolean }): Checked<string> {
+  check(
+    raw: string,
+    { write, protect }: {
+      write: boolean;
+      protect?: { matches(path: string): boolean };
+    },
+  ): Checked<string> {
     if (raw === "") return refuse("invalid_path", "A path is empty");
     if (raw.includes("\0")) {
       return refuse("invalid_path", `The path ${show(raw)} contains NUL`);
@@ -308,13 +322,25 @@ class PathGuard {
         );
       }
     }
+    const realRelative = real.value.slice(this.#root.length + 1);
+    if (
+      protect !== undefined &&
+      (protect.matches(normalised) || protect.matches(realRelative))
+    ) {
+      return refuse(
+        "protected_path",
+        `Cannot edit ${
+          show(normalised)
+        }: it is protected (the test command runs it, or --protect names it), so an edit could make the tests pass without fixing anything`,
+      );
+    }
     for (const root of this.#forbidden) {
       if (within(lexical, root) || within(real.value, root)) {
         return refuse(
           "forbidden_root",
-          `The path ${show(normalised)} lies in ${
-            show(root)
-          }, which the slice may not touch`,
+          `The path ${
+            show(normalised)
+          } lies in a directory the slice may not touch (such as its session directory)`,
         );
       }
     }

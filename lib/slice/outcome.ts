@@ -45,6 +45,12 @@ export interface SliceOutcome {
   readonly latest_test: SliceTestResult | null;
   /** Whether the latest test validates the latest revision. */
   readonly tests_validate_latest_revision: boolean;
+  /**
+   * What confines the test command: `bubblewrap`, `deno` (Deno's own
+   * permission flags), `unconfined` (`--unconfined-tests`), or `null`
+   * without a test command or when the executor did not start.
+   */
+  readonly test_confinement: "bubblewrap" | "deno" | "unconfined" | null;
   /** Steps refused (commission, selection, expansion, lookup budget). */
   readonly refusals: number;
   /** The context policy of the run. */

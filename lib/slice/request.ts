@@ -14,6 +14,22 @@ export interface SliceTest {
   readonly command: readonly string[];
   /** Milliseconds before the test run is stopped and reported as timed out. */
   readonly timeoutMs: number;
+  /**
+   * The only variables the test sees beside `PATH`, `HOME` and `TMPDIR`
+   * (`--test-env NAME`, with the values from the user's environment).
+   */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Give the test the network (`--test-network`; default off). */
+  readonly network?: boolean;
+  /** Run the test unconfined, with the user's privileges (`--unconfined-tests`). */
+  readonly unconfined?: boolean;
+  /** Extra protected globs (`--protect GLOB`): edits refused, read-only to the test. */
+  readonly protect?: readonly string[];
+  /**
+   * Protect the files the test command names (default `true`; `false` is
+   * `--edit-test-files`).
+   */
+  readonly protectNamedFiles?: boolean;
 }
 
 /** What a slice should do (compatible across versions; options go in {@linkcode RunOptions}). */
@@ -65,6 +81,11 @@ export interface RunOptions {
    * (default 8).
    */
   readonly maxConsecutiveRefusals?: number;
+  /**
+   * The bubblewrap program that confines tests (default `bwrap` on `PATH`);
+   * `null` acts as if there were none.
+   */
+  readonly sandbox?: string | null;
   /** Environment for provider API keys (default `Deno.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**

@@ -1,62 +1,64 @@
 /**
  * Workspace revision ids: every admitted edit produces a new revision
- * (DESIGN.md "Revisions"), and test results carry the revision they ran on.
+ * (DESIGN.md "Revisions"), named after the workspace tree it left, and test
+ * results carry the revision whose tree they ran on.
  *
  * @module
  */
-import { createHash } from "node:crypto";
-
-/** One file as an admitted edit wrote it. */
-export interface RevisionFile {
-  /** Workspace-relative path, as commissioned. */
-  readonly path: string;
-  /** The expanded contents written. */
-  readonly contents: string;
-}
 
 /**
- * The id of the revision an admitted edit produces:
- * `rev-<n>-<first 12 hex of SHA-256>`, where `n` counts admitted edits from 1
- * and the digest runs over the edited files in argument order, each as the
- * decimal UTF-8 byte length of its path, `:`, the path, the decimal UTF-8 byte
- * length of its contents, `:`, and the contents. The length prefixes make the
- * encoding unambiguous whatever bytes paths and contents hold.
+ * The id of a revision: `rev-<n>-<first 12 hex of the tree digest>`, where
+ * `n` counts admitted edits from 1 and the digest is the executor's survey
+ * of the whole workspace tree after the edit (every path, type, executable
+ * bit and contents, `.git` aside). Two revisions with the same tree carry
+ * the same digest part.
  *
  * @param n The ordinal of the admitted edit, 1 for the first.
- * @param files The edited paths and their expanded contents.
+ * @param treeDigest The tree's SHA-256, 64 lowercase hex.
  * @returns The revision id.
- * @throws {RangeError} When `n` is not a positive safe integer or no file is given.
+ * @throws {RangeError} When `n` is not a positive safe integer or the
+ *   digest is not 64 lowercase hex.
  *
  * @example
  * ```ts
  * import { revisionId } from "./revision.ts";
  * import assert from "node:assert/strict";
- * const rev = revisionId(1, [{ path: "a.txt", contents: "hello\n" }]);
- * assert.match(rev, /^rev-1-[0-9a-f]{12}$/);
- * assert.notEqual(rev, revisionId(1, [{ path: "b.txt", contents: "hello\n" }]));
+ * const rev = revisionId(1, "3f2a9c0d1e4b".padEnd(64, "0"));
+ * assert.equal(rev, "rev-1-3f2a9c0d1e4b");
  * ```
  */
-export function revisionId(n: number, files: readonly RevisionFile[]): string {
+export function revisionId(n: number, treeDigest: string): string {
   if (!Number.isSafeInteger(n) || n < 1) {
     throw new RangeError(
       `Cannot make revision ${n}: revisions are numbered from 1`,
     );
   }
-  if (files.length === 0) {
+  if (!/^[0-9a-f]{64}$/.test(treeDigest)) {
     throw new RangeError(
-      `Cannot make revision ${n}: an edit writes at least one file`,
+      `Cannot make revision ${n}: the tree digest must be 64 lowercase hex`,
     );
   }
-  const hash = createHash("sha256");
-  for (const file of files) {
-    const path = encoder.encode(file.path);
-    const contents = encoder.encode(file.contents);
-    hash.update(`${path.byteLength}:`);
-    hash.update(path);
-    hash.update(`${contents.byteLength}:`);
-    hash.update(contents);
-  }
-  return `rev-${n}-${hash.digest("hex").slice(0, 12)}`;
+  return `rev-${n}-${treeDigest.slice(0, 12)}`;
 }
 
-const encoder = new TextEncoder();
+/**
+ * Whether a revision id names the given tree.
+ *
+ * @param revision A revision id, or `null` for the unedited workspace.
+ * @param treeDigest A tree digest, 64 lowercase hex.
+ * @returns `true` when the id's digest part matches the tree.
+ *
+ * @example
+ * ```ts
+ * import { revisionNamesTree } from "./revision.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(revisionNamesTree("rev-2-abcdefabcdef", "abcdefabcdef".padEnd(64, "1")), true);
+ * assert.equal(revisionNamesTree("rev-2-abcdefabcdef", "0".repeat(64)), false);
+ * ```
+ */
+export function revisionNamesTree(
+  revision: string,
+  treeDigest: string,
+): boolean {
+  return revision.endsWith(`-${treeDigest.slice(0, 12)}`);
+}

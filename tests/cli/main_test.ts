@@ -377,3 +377,50 @@ Deno.test("describeFailure() names the operation and file of a raw OS error", as
     "loom run: internal error: the file operation lstat on /nonexistent-loom/session.json failed: it does not exist\n",
   );
 });
+
+Deno.test("Each command's exit codes follow the table", async (t) => {
+  const dir = await Deno.makeTempDir({ prefix: "loom-exit-" });
+  const text = `${dir}/notes.txt`;
+  await Deno.writeTextFile(text, "one\ntwo\n");
+  const workspace = `${dir}/ws`;
+  await Deno.mkdir(`${workspace}/src`, { recursive: true });
+  for (const name of ["check.ts", "src/stats.ts"]) {
+    await Deno.copyFile(
+      `fixtures/workspaces/bugfix/${name}`,
+      `${workspace}/${name}`,
+    );
+  }
+  const run = [
+    "run",
+    "--workspace",
+    workspace,
+    "--intent-file",
+    "fixtures/intents/bugfix.txt",
+    "--model",
+    "recorded:fixtures/recordings/bugfix.json",
+  ];
+  const cases: [string, string[], number][] = [
+    ["inspect: done", ["inspect", text], 0],
+    ["inspect: bad input", ["inspect", `${dir}/nope`], 2],
+    ["select: done", ["select", text, "--lines", "1:1"], 0],
+    ["select: bad input", ["select", text, "--lines", "1:9"], 2],
+    ["render: done", ["render", AGENT], 0],
+    ["render: bad input", ["render", AGENT, "--format", "xml"], 2],
+    ["session: done", ["session", "ls", dir], 0],
+    ["session: bad input", ["session", "show", `${dir}/nope`], 2],
+    ["demo: bad input", ["demo", "--keep=1"], 2],
+    ["run: stopped without completing", [...run, "--max-steps", "1"], 1],
+    ["run: bad input", [...run, "--model", "claude"], 2],
+  ];
+  try {
+    for (const [name, args, expected] of cases) {
+      await t.step(name, async () => {
+        const { code, stderr } = await loomIn(...args);
+        assert.equal(code, expected, stderr);
+        if (expected === 2) assert.match(stderr, /^loom [a-z]+( [a-z]+)?: /);
+      });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

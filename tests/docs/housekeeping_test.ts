@@ -89,3 +89,11 @@ Deno.test("deno publish ships only what users need", async () => {
     assert.ok(config.publish.exclude.includes(excluded), excluded);
   }
 });
+
+Deno.test("The README's set-up commands keep Deno's download and check lines out", () => {
+  const setup = /```sh\n([^`]+)```/.exec(readme)?.[1] ?? "";
+  assert.deepEqual(setup.trim().split("\n"), [
+    "npx -y deno@2.9.6 task --quiet demo",
+    "npx -y deno@2.9.6 task --quiet test",
+  ]);
+});

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { bwrapTest } from "../security/_bwrap.ts";
 import {
   TEST_OUTPUT_TAIL_BYTES,
   WorkspaceExecutor,
@@ -22,9 +23,13 @@ async function withExecutor(
   }
 }
 
-/** `deno eval` of a script, as a test command. */
-function denoEval(script: string): string[] {
-  return [Deno.execPath(), "eval", "--no-config", script];
+/** A workspace program `./check.sh` that echoes its first argument. */
+function writeCheckScript(workspace: string): Promise<void> {
+  return Deno.writeTextFile(
+    `${workspace}/check.sh`,
+    '#!/bin/sh\necho "checked $1"\n',
+    { mode: 0o755 },
+  );
 }
 
 async function listing(dir: string): Promise<string[]> {
@@ -43,7 +48,8 @@ Deno.test("WorkspaceExecutor.inspect() reads UTF-8 text and explains every other
     await t.step("a missing file is marked missing", async () => {
       const [entry] = await executor.inspect(["gone.txt"]);
       assert.equal(entry?.missing, true);
-      assert.match(entry?.error ?? "", /^NotFound: /);
+      assert.equal(entry?.code, "not_found");
+      assert.equal(entry?.error, 'Cannot read "gone.txt": it does not exist');
     });
     await t.step(
       "binary, invalid UTF-8 and directories are errors, not text",
@@ -53,12 +59,10 @@ Deno.test("WorkspaceExecutor.inspect() reads UTF-8 text and explains every other
           "latin1.txt",
           "nested",
         ]);
-        assert.match(binary?.error ?? "", /^BinaryFile: /);
-        assert.match(
-          invalid?.error ?? "",
-          /^InvalidData: latin1\.txt is not valid UTF-8/,
-        );
-        assert.match(dir?.error ?? "", /^NotAFile: /);
+        assert.equal(binary?.code, "binary_file");
+        assert.equal(invalid?.code, "invalid_utf8");
+        assert.equal(invalid?.error, '"latin1.txt" is not valid UTF-8 text');
+        assert.equal(dir?.code, "not_a_file");
         for (const entry of [binary, invalid, dir]) {
           assert.equal(entry?.text, undefined);
         }
@@ -83,7 +87,7 @@ Deno.test("WorkspaceExecutor.inspect() refuses files larger than maxFileBytes", 
   await withExecutor({ maxFileBytes: 4 }, async (executor) => {
     const [small, large] = await executor.inspect(["small.txt", "large.txt"]);
     assert.equal(small?.text, "1234");
-    assert.match(large?.error ?? "", /^TooLarge: /);
+    assert.equal(large?.code, "too_large");
   }, async (workspace) => {
     await Deno.writeTextFile(`${workspace}/small.txt`, "1234");
     await Deno.writeTextFile(`${workspace}/large.txt`, "12345");
@@ -146,9 +150,9 @@ Deno.test("WorkspaceExecutor.edit() writes files atomically", async (t) => {
             { path: "blocker", contents: "x" },
           ]),
           (error: Error & { code?: string }) => {
-            assert.equal(error.code, "edit_failed");
+            assert.equal(error.code, "not_a_file");
             assert.match(error.message, /nothing changed/);
-            assert.match(error.message, /IsADirectory/);
+            assert.match(error.message, /"blocker": it is a directory/);
             return true;
           },
         );
@@ -174,71 +178,67 @@ Deno.test("WorkspaceExecutor.edit() writes files atomically", async (t) => {
   });
 });
 
-Deno.test("WorkspaceExecutor.runTests() runs the configured command in the workspace", async (t) => {
-  await t.step("exit code and combined stdout and stderr", async () => {
-    await withExecutor({
-      testCommand: denoEval(
-        "console.log('out:' + Deno.cwd()); console.error('err'); Deno.exit(3)",
-      ),
-    }, async (executor, workspace) => {
-      const run = await executor.runTests();
-      assert.equal(run.exit_code, 3);
-      assert.equal(run.timed_out, false);
-      assert.ok(
-        run.output_tail.includes(`out:${workspace}\n`),
-        run.output_tail,
-      );
-      assert.ok(run.output_tail.includes("err\n"), run.output_tail);
-      assert.equal(
-        run.output_bytes,
-        new TextEncoder().encode(run.output_tail).length,
-      );
-      assert.match(run.confinement, /Deno confined the executor's worker/);
-      assert.match(run.confinement, /The test process is not confined by Deno/);
-      // The note names no machine path, so event digests match across machines.
-      assert.ok(!run.confinement.includes(workspace), run.confinement);
-      assert.match(run.confinement, /run only "deno"/);
-    });
-  });
+/** `deno run` of a script written into the workspace as check.ts. */
+function denoScript(script: string): {
+  command: string[];
+  prepare(workspace: string): Promise<void>;
+} {
+  return {
+    command: [Deno.execPath(), "run", "check.ts"],
+    prepare: (workspace) => Deno.writeTextFile(`${workspace}/check.ts`, script),
+  };
+}
 
+Deno.test("WorkspaceExecutor.runTests() under Deno's confinement (no bubblewrap)", async (t) => {
   await t.step(
-    "a program path with a slash resolves against the workspace",
+    "exit code, combined stdout and stderr, the workspace as cwd",
     async () => {
+      const check = denoScript(
+        "console.log('out:' + Deno.cwd()); console.error('err'); Deno.exit(3)",
+      );
       await withExecutor(
-        { testCommand: ["./check.sh", "arg"] },
-        async (executor) => {
+        { testCommand: check.command, sandbox: null },
+        async (executor, workspace) => {
           const run = await executor.runTests();
-          assert.equal(run.exit_code, 0);
-          assert.equal(run.output_tail, "checked arg\n");
-        },
-        async (workspace) => {
-          await Deno.writeTextFile(
-            `${workspace}/check.sh`,
-            '#!/bin/sh\necho "checked $1"\n',
-            {
-              mode: 0o755,
-            },
+          assert.equal(run.exit_code, 3);
+          assert.equal(run.timed_out, false);
+          assert.equal(run.confined_by, "deno");
+          assert.ok(
+            run.output_tail.includes(`out:${workspace}\n`),
+            run.output_tail,
           );
+          assert.ok(run.output_tail.includes("err\n"), run.output_tail);
+          assert.equal(
+            run.output_bytes,
+            new TextEncoder().encode(run.output_tail).length,
+          );
+          assert.match(run.confinement, /^Deno confined the test/);
+          // The note names no machine path, so event digests match across machines.
+          assert.ok(!run.confinement.includes(workspace), run.confinement);
+          assert.equal(run.tree_before, run.tree_after);
         },
+        check.prepare,
       );
     },
   );
 
   await t.step(
-    "the environment is cleared except the kept variables",
+    "the test reads only the variables passed with testEnv",
     async () => {
       Deno.env.set("LOOM_TEST_SECRET", "hunter2");
+      const check = denoScript(
+        "let secret; try { secret = Deno.env.get('LOOM_TEST_SECRET'); } catch (e) { secret = e.name; }\n" +
+          "console.log(JSON.stringify({ secret, extra: Deno.env.get('LOOM_EXTRA') }));",
+      );
       try {
         await withExecutor({
-          testCommand: denoEval(
-            "console.log(JSON.stringify(Deno.env.toObject()))",
-          ),
+          testCommand: check.command,
+          sandbox: null,
           testEnv: { LOOM_EXTRA: "yes" },
         }, async (executor) => {
           const env = JSON.parse((await executor.runTests()).output_tail);
-          assert.equal(env.LOOM_TEST_SECRET, undefined);
-          assert.equal(env.LOOM_EXTRA, "yes");
-        });
+          assert.deepEqual(env, { secret: "NotCapable", extra: "yes" });
+        }, check.prepare);
       } finally {
         Deno.env.delete("LOOM_TEST_SECRET");
       }
@@ -249,32 +249,117 @@ Deno.test("WorkspaceExecutor.runTests() runs the configured command in the works
     "the output tail is the last 8 KiB, cut on a character boundary",
     async () => {
       // 10,000 three-byte characters: the last 8,192 bytes start inside one.
-      await withExecutor({
-        testCommand: denoEval(
-          "Deno.stdout.writeSync(new TextEncoder().encode('€'.repeat(10000)))",
-        ),
-      }, async (executor) => {
-        const run = await executor.runTests();
-        assert.equal(run.output_bytes, 30_000);
-        assert.equal(run.output_tail, "€".repeat(2730));
-        assert.equal(new TextEncoder().encode(run.output_tail).length, 8190);
-        assert.ok(8190 <= TEST_OUTPUT_TAIL_BYTES);
-      });
+      const check = denoScript(
+        "Deno.stdout.writeSync(new TextEncoder().encode('€'.repeat(10000)))",
+      );
+      await withExecutor(
+        { testCommand: check.command, sandbox: null },
+        async (executor) => {
+          const run = await executor.runTests();
+          assert.equal(run.output_bytes, 30_000);
+          assert.equal(run.output_tail, "€".repeat(2730));
+          assert.equal(new TextEncoder().encode(run.output_tail).length, 8190);
+          assert.ok(8190 <= TEST_OUTPUT_TAIL_BYTES);
+        },
+        check.prepare,
+      );
     },
   );
 
   await t.step(
     "a run past the timeout is killed and reported timed_out",
     async () => {
+      const check = denoScript(
+        "console.log('started'); await new Promise((r) => setTimeout(r, 600_000));",
+      );
       await withExecutor({
-        testCommand: ["sh", "-c", "echo started; exec sleep 600"],
-        testTimeoutMs: 300,
+        testCommand: check.command,
+        sandbox: null,
+        testTimeoutMs: 500,
       }, async (executor) => {
         const run = await executor.runTests();
         assert.equal(run.timed_out, true);
         assert.notEqual(run.exit_code, 0);
-        assert.match(run.confinement, /killed after 300 ms/);
-      });
+        assert.match(run.confinement, /killed after 500 ms/);
+      }, check.prepare);
+    },
+  );
+
+  await t.step(
+    "a test that writes into the workspace changes the tree",
+    async () => {
+      const check = denoScript(
+        "Deno.writeTextFileSync('out.txt', String(Date.now()));",
+      );
+      await withExecutor(
+        { testCommand: check.command, sandbox: null },
+        async (executor) => {
+          const run = await executor.runTests();
+          assert.equal(run.exit_code, 0, run.output_tail);
+          assert.notEqual(run.tree_before, run.tree_after);
+        },
+        check.prepare,
+      );
+    },
+  );
+
+  await t.step(
+    "a command Deno cannot confine is confinement_unavailable",
+    async () => {
+      const workspace = await Deno.makeTempDir();
+      try {
+        for (
+          const command of [
+            ["node", "check.mjs"],
+            [Deno.execPath(), "eval", "1"],
+            [Deno.execPath(), "task", "test"],
+            [Deno.execPath(), "run", "-A", "check.ts"],
+            [Deno.execPath(), "run", "--allow-read=/", "check.ts"],
+          ]
+        ) {
+          await assert.rejects(
+            WorkspaceExecutor.start({
+              workspace,
+              testCommand: command,
+              sandbox: null,
+            }),
+            (error: Error & { code?: string }) => {
+              assert.equal(error.code, "confinement_unavailable");
+              assert.match(
+                error.message,
+                /install bubblewrap .*--unconfined-tests/,
+              );
+              return true;
+            },
+            command.join(" "),
+          );
+        }
+      } finally {
+        await Deno.remove(workspace, { recursive: true });
+      }
+    },
+  );
+});
+
+Deno.test("WorkspaceExecutor.runTests() unconfined when asked (--unconfined-tests)", async (t) => {
+  await t.step(
+    "a program path with a slash resolves against the workspace",
+    async () => {
+      await withExecutor(
+        {
+          testCommand: ["./check.sh", "arg"],
+          sandbox: null,
+          unconfinedTests: true,
+        },
+        async (executor) => {
+          const run = await executor.runTests();
+          assert.equal(run.exit_code, 0);
+          assert.equal(run.output_tail, "checked arg\n");
+          assert.equal(run.confined_by, "unconfined");
+          assert.match(run.confinement, /^UNCONFINED/);
+        },
+        writeCheckScript,
+      );
     },
   );
 
@@ -284,6 +369,8 @@ Deno.test("WorkspaceExecutor.runTests() runs the configured command in the works
       await withExecutor({
         testCommand: ["sh", "-c", "sleep 5 & echo waiting; wait"],
         testTimeoutMs: 300,
+        sandbox: null,
+        unconfinedTests: true,
       }, async (executor) => {
         const run = await executor.runTests();
         assert.equal(run.timed_out, true);
@@ -293,7 +380,11 @@ Deno.test("WorkspaceExecutor.runTests() runs the configured command in the works
 
   await t.step("a missing program is tests_failed_to_start", async () => {
     await withExecutor(
-      { testCommand: ["./no-such-program"] },
+      {
+        testCommand: ["./no-such-program"],
+        sandbox: null,
+        unconfinedTests: true,
+      },
       async (executor) => {
         await assert.rejects(executor.runTests(), {
           code: "tests_failed_to_start",
@@ -307,6 +398,77 @@ Deno.test("WorkspaceExecutor.runTests() runs the configured command in the works
       await assert.rejects(executor.runTests(), { code: "no_test_command" });
     });
   });
+});
+
+bwrapTest("WorkspaceExecutor.runTests() inside bubblewrap", async (t) => {
+  await t.step(
+    "a program in the workspace runs; the note names no host path",
+    async () => {
+      await withExecutor(
+        { testCommand: ["./check.sh", "arg"] },
+        async (executor, workspace) => {
+          const run = await executor.runTests();
+          assert.equal(run.exit_code, 0, run.output_tail);
+          assert.equal(run.output_tail, "checked arg\n");
+          assert.equal(run.confined_by, "bubblewrap");
+          assert.match(run.confinement, /^Bubblewrap confined the test/);
+          assert.ok(!run.confinement.includes(workspace), run.confinement);
+        },
+        writeCheckScript,
+      );
+    },
+  );
+
+  await t.step(
+    "the environment holds PATH, HOME, TMPDIR and testEnv only",
+    async () => {
+      Deno.env.set("LOOM_TEST_SECRET", "hunter2");
+      try {
+        await withExecutor({
+          testCommand: ["sh", "-c", "env | sort"],
+          testEnv: { LOOM_EXTRA: "yes" },
+        }, async (executor) => {
+          const names = (await executor.runTests()).output_tail.trim().split(
+            "\n",
+          )
+            .map((line) => line.split("=")[0]).filter((n) =>
+              n !== "PWD" && n !== "SHLVL" && n !== "_"
+            );
+          assert.deepEqual(names, ["HOME", "LOOM_EXTRA", "PATH", "TMPDIR"]);
+        });
+      } finally {
+        Deno.env.delete("LOOM_TEST_SECRET");
+      }
+    },
+  );
+
+  await t.step(
+    "a run past the timeout is killed and reported timed_out",
+    async () => {
+      await withExecutor({
+        testCommand: ["sh", "-c", "echo started; exec sleep 600"],
+        testTimeoutMs: 300,
+      }, async (executor) => {
+        const run = await executor.runTests();
+        assert.equal(run.timed_out, true);
+        assert.notEqual(run.exit_code, 0);
+      });
+    },
+  );
+
+  await t.step(
+    "a background process holding the pipes dies with the sandbox",
+    async () => {
+      await withExecutor({
+        testCommand: ["sh", "-c", "sleep 600 & echo waiting"],
+        testTimeoutMs: 60_000,
+      }, async (executor) => {
+        const run = await executor.runTests();
+        assert.equal(run.timed_out, false);
+        assert.equal(run.exit_code, 0);
+      });
+    },
+  );
 });
 
 Deno.test("WorkspaceExecutor.start() checks its workspace and options", async (t) => {
@@ -348,3 +510,32 @@ Deno.test("WorkspaceExecutor.start() checks its workspace and options", async (t
     });
   });
 });
+
+Deno.test("WorkspaceExecutor runs its worker in this process without bubblewrap", async () => {
+  await withExecutor({ sandbox: null }, (executor) => {
+    assert.equal(executor.sandboxed, false);
+    return Promise.resolve();
+  });
+});
+
+bwrapTest(
+  "WorkspaceExecutor runs its worker inside bubblewrap, where only the workspace exists",
+  async () => {
+    const outside = await Deno.realPath(await Deno.makeTempDir());
+    await Deno.writeTextFile(`${outside}/secret.txt`, "outside secret\n");
+    try {
+      await withExecutor({}, async (executor, workspace) => {
+        assert.equal(executor.sandboxed, true);
+        // Inside the sandbox the link's target does not exist at all.
+        await Deno.symlink(outside, `${workspace}/link`);
+        const [file] = await executor.inspect(["link/secret.txt"]);
+        assert.equal(file?.text, undefined);
+        assert.equal(file?.code, "symlink_escape");
+        const edited = await executor.edit([{ path: "a.txt", contents: "a" }]);
+        assert.equal(edited.files.length, 1);
+      });
+    } finally {
+      await Deno.remove(outside, { recursive: true });
+    }
+  },
+);

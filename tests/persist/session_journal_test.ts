@@ -433,3 +433,16 @@ Deno.test("the session key lives outside the session, owner-only", async (t) => 
     await layout.cleanup();
   });
 });
+
+Deno.test("opening a directory without a session creates neither key nor lock", async () => {
+  const layout = await tempLayout();
+  await Deno.mkdir(layout.root, { recursive: true });
+  await assert.rejects(openSession(layout), isError("session_missing"));
+  await assert.rejects(
+    verifySession(layout.root, { keyFile: layout.keyFile }),
+    isError("session_missing"),
+  );
+  assert.equal(await exists(layout.keyFile), false);
+  assert.deepEqual([...(await snapshotTree(layout.root)).keys()], []);
+  await layout.cleanup();
+});

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { WorkspaceExecutor } from "../../lib/executor/workspace_executor.ts";
 import { createHash } from "node:crypto";
 import { RecordedProvider } from "../../lib/providers/recorded_provider.ts";
 import type { ModelProvider } from "../../lib/providers/model_provider.ts";
@@ -172,10 +173,16 @@ Deno.test("runSlice() names each revision after the edited paths and contents", 
       1,
     ));
     assert.equal(outcome.stop, "step_budget");
-    assert.equal(
-      outcome.revision,
-      revisionId(1, [{ path: "answer.txt", contents: "42\n" }]),
-    );
+    // The revision names the whole tree the edit left.
+    const executor = await WorkspaceExecutor.start({ workspace: dir });
+    try {
+      assert.equal(
+        outcome.revision,
+        revisionId(1, (await executor.survey()).digest),
+      );
+    } finally {
+      executor.close();
+    }
     assert.equal(await Deno.readTextFile(`${dir}/answer.txt`), "42\n");
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -607,7 +614,7 @@ Deno.test("runSlice() clips model-controlled paths in refusals, so a 40 KB path 
         },
       }],
     }],
-    ["execution_failed", { files: [{ path: long, contents: "42\n" }] }],
+    ["edit_failed", { files: [{ path: long, contents: "42\n" }] }],
     ["duplicate_path", {
       files: [{ path: long, contents: "1" }, {
         path: `./${long}`,
