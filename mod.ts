@@ -30,36 +30,49 @@ export {
   type AnthropicMessage,
   type AnthropicMessages,
   type AnthropicOptions,
-  type Base64ImageSource,
-  type CacheTtl,
+} from "./lib/context/anthropic.ts";
+export {
   type Compactor,
-  CompileOptionsError,
-  type ContentBlock,
   Context,
-  ContextFileError,
   type ContextOptions,
-  detectImageMediaType,
-  Entry,
-  type EntryOptions,
-  type EphemeralCacheControl,
+  type RedactOptions,
+  type RememberOptions,
+} from "./lib/context/context.ts";
+export { Entry, type EntryOptions, type Role } from "./lib/context/entry.ts";
+export { StubCompactor } from "./lib/context/stub_compactor.ts";
+export {
+  CompileOptionsError,
+  IdPoolExhaustedError,
+  IncludeCycleError,
+  InvalidEntryError,
+  UnknownEntryError,
+} from "./lib/context/errors.ts";
+export {
   FileEntry,
   type FileEntryOptions,
   type FileProblem,
   type FileSnapshot,
-  IdPool,
-  IdPoolExhaustedError,
-  type IdPoolOptions,
-  type ImageContentBlock,
+} from "./lib/context/file_entry.ts";
+export { IdPool, type IdPoolOptions } from "./lib/context/id_pool.ts";
+export {
+  detectImageMediaType,
   ImageEntry,
   type ImageEntryInit,
   type ImageEntryOptions,
   type ImageMediaType,
-  IncludeCycleError,
-  InvalidEntryError,
-  loadContextFile,
-  type LoadContextFileOptions,
+} from "./lib/context/image_entry.ts";
+export {
+  type Base64ImageSource,
+  type CacheTtl,
+  type ContentBlock,
+  type EphemeralCacheControl,
+  type ImageContentBlock,
   type Message,
   type MessageOptions,
+  type RenderOptions,
+  type TextContentBlock,
+} from "./lib/context/message.ts";
+export {
   type OpenAIAssistantMessage,
   type OpenAIImagePart,
   type OpenAIMessage,
@@ -67,16 +80,16 @@ export {
   type OpenAISystemMessage,
   type OpenAITextPart,
   type OpenAIUserMessage,
-  type RedactOptions,
-  type RememberOptions,
-  type RenderOptions,
-  type Role,
+} from "./lib/context/openai.ts";
+export {
   Section,
   type SectionName,
   type SectionNameInput,
   type SectionOptions,
-  StringEntry,
-  StubCompactor,
-  type TextContentBlock,
-  UnknownEntryError,
-} from "./lib/context/mod.ts";
+} from "./lib/context/section.ts";
+export { StringEntry } from "./lib/context/string_entry.ts";
+export {
+  ContextFileError,
+  loadContextFile,
+  type LoadContextFileOptions,
+} from "./lib/context/context_file.ts";

@@ -18,11 +18,8 @@
  */
 import { createHash } from "node:crypto";
 import { runSlice } from "../lib/slice/run.ts";
-import type {
-  ModelCall,
-  ModelProvider,
-  ModelReply,
-} from "../lib/providers/model_provider.ts";
+import { ScriptedProvider } from "../lib/testing/scripted_provider.ts";
+import type { ModelCall } from "../lib/providers/model_provider.ts";
 import type { TurnRequest } from "../lib/briefing/turn_request.ts";
 import type { SliceOutcome } from "../lib/slice/outcome.ts";
 import type { StopReason } from "../lib/briefing/context_report.ts";
@@ -228,50 +225,6 @@ function whole(result: StoredText): Args {
     sha256: result.sha256,
     select: { kind: "whole" },
   };
-}
-
-/** A provider that plays a script and records what it answered. */
-class ScriptedProvider implements ModelProvider {
-  readonly spec = "scripted:make_recordings";
-  readonly recorded: { phase: StepPhase; tool: string; arguments: unknown }[] =
-    [];
-  readonly #calls: readonly ScriptCall[];
-
-  constructor(calls: readonly ScriptCall[]) {
-    this.#calls = calls;
-  }
-
-  get remaining(): number {
-    return this.#calls.length - this.recorded.length;
-  }
-
-  call(call: ModelCall): Promise<ModelReply> {
-    const next = this.#calls[this.recorded.length];
-    if (next === undefined) {
-      throw new Error(`Script ran out at call ${this.recorded.length + 1}`);
-    }
-    if (next.phase !== call.phase) {
-      throw new Error(
-        `Script call ${
-          this.recorded.length + 1
-        } is ${next.phase}, the loop asked for ${call.phase}`,
-      );
-    }
-    const args = typeof next.args === "function"
-      ? (next.args as Compute)(lookupAnswers(call.request))
-      : next.args;
-    this.recorded.push({ phase: call.phase, tool: call.tool, arguments: args });
-    return Promise.resolve({
-      arguments: structuredClone(args),
-      usage: {
-        input_tokens: null,
-        output_tokens: null,
-        cache_read_tokens: null,
-        cache_write_tokens: null,
-      },
-      final_usage: true,
-    });
-  }
 }
 
 const ANSWER_KEYS = [
@@ -607,7 +560,12 @@ async function make(plan: Plan): Promise<SliceOutcome> {
   const prepared = await prepareWorkspace(plan.fixture);
   try {
     const script = plan.script(prepared.workspace);
-    const provider = new ScriptedProvider(script.calls);
+    const provider = new ScriptedProvider(script.calls.map((c) => ({
+      phase: c.phase,
+      arguments: typeof c.args === "function"
+        ? (call: ModelCall) => (c.args as Compute)(lookupAnswers(call.request))
+        : c.args,
+    })));
     const outcome = await runSlice({
       intent: INTENTS[plan.fixture],
       workspace: prepared.workspace,

@@ -51,7 +51,9 @@
  *
  * @module
  */
-import { Context, type Entry, StringEntry } from "../context/mod.ts";
+import { Context } from "../context/context.ts";
+import type { Entry } from "../context/entry.ts";
+import { StringEntry } from "../context/string_entry.ts";
 import type { ResultStore } from "../store/result_store.ts";
 import type { HistorySource } from "../reference/lookup_session.ts";
 import type { ActionRecord } from "./report.ts";

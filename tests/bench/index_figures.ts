@@ -10,8 +10,9 @@
  */
 import { scanJson } from "../../lib/reference/json_scanner.ts";
 import { generated, wide } from "../reference/generated_json.ts";
+import { testdata } from "../_kit.ts";
 
-const DATA = "../shared/corpora/nativejson-benchmark/data/";
+const DATA = testdata("nativejson-benchmark/data/");
 const rounds = Number(Deno.args[0] ?? 15);
 const docs: [string, Uint8Array][] = [];
 for (const name of ["canada.json", "citm_catalog.json", "twitter.json"]) {

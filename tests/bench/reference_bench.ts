@@ -21,8 +21,9 @@ import { parsePointer } from "../../lib/reference/pointer.ts";
 import { sha256Hex } from "../../lib/store/digest.ts";
 import { firstInvalidUtf8, isValidUtf8 } from "../../lib/store/utf8.ts";
 import { generated, wide } from "../reference/generated_json.ts";
+import { testdata } from "../_kit.ts";
 
-const DATA = "../shared/corpora/nativejson-benchmark/data/";
+const DATA = testdata("nativejson-benchmark/data/");
 const decoder = new TextDecoder();
 const fatal = new TextDecoder("utf-8", { fatal: true });
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { loom } from "./_run.ts";
+import { loom } from "../_kit.ts";
 
 Deno.test("loom inspect prints the descriptor the model sees", async (t) => {
   const dir = await Deno.makeTempDir();

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { VERSION } from "../../lib/version.ts";
-import { loomIn } from "./_run.ts";
+import { loomIn } from "../_kit.ts";
 
 const AGENT = "fixtures/contexts/agent.yaml";
 

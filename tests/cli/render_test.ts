@@ -1,22 +1,11 @@
 import assert from "node:assert/strict";
-import { loom } from "./_run.ts";
+import { loom, loomWith } from "../_kit.ts";
 
 const AGENT = "fixtures/contexts/agent.yaml";
 
-async function demoRun(...args: string[]) {
+function demoRun(...args: string[]) {
   // The demo's own permissions: read access to fixtures only, no env.
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read=fixtures", "cli.ts", ...args],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+  return loomWith({ flags: ["--allow-read=fixtures"] }, ...args);
 }
 
 Deno.test("loom render prints the agent fixture as text with sections, visitors and names", async () => {

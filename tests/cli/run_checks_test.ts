@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join, resolve } from "node:path";
-import { loomIn } from "./_run.ts";
+import { loomIn } from "../_kit.ts";
 
 const RECORDING = resolve("fixtures/recordings/bugfix.json");
 

@@ -5,7 +5,7 @@ import {
   splitCommand,
 } from "../../lib/cli/run.ts";
 import { exitCodeOf, UsageError } from "../../lib/cli/_io.ts";
-import { loom } from "./_run.ts";
+import { loom } from "../_kit.ts";
 
 const BASE = ["--workspace", "ws", "--model", "recorded:r.json"];
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { loom } from "./_run.ts";
+import { loom } from "../_kit.ts";
 
 const encoder = new TextEncoder();
 

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { loomWith } from "../_kit.ts";
 import {
   createSession,
   type Layout,
@@ -10,24 +11,12 @@ import {
 
 /** `loom session ARGS` with the layout's session key. */
 async function loom(layout: Pick<Layout, "keyFile">, ...args: string[]) {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--unstable-worker-options",
-      "--allow-read",
-      "--allow-write",
-      "--allow-run",
-      "--allow-net=127.0.0.1",
-      "--allow-env",
-      "cli.ts",
-      "session",
-      ...args,
-    ],
-    stdin: "null",
-    env: { LOOM_SESSION_KEY_FILE: layout.keyFile },
-  }).output();
-  const decoder = new TextDecoder();
-  return { code, out: decoder.decode(stdout), err: decoder.decode(stderr) };
+  const { code, stdout, stderr } = await loomWith(
+    { env: { LOOM_SESSION_KEY_FILE: layout.keyFile } },
+    "session",
+    ...args,
+  );
+  return { code, out: stdout, err: stderr };
 }
 
 async function savedSession(overrides?: Record<string, unknown>) {

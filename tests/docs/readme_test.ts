@@ -2,9 +2,11 @@
 // must match the `// => output` comments in them, so the
 // quick start cannot silently rot. `…` in a comment stands for anything.
 import assert from "node:assert/strict";
+import { join } from "node:path";
+import { REPO_ROOT, tempDir } from "../_kit.ts";
 
 const readme = await Deno.readTextFile(
-  new URL("../../README.md", import.meta.url),
+  join(REPO_ROOT, "README.md"),
 );
 const examples = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) =>
   m[1] ?? ""
@@ -29,15 +31,21 @@ Deno.test("README has TypeScript examples that document their output", () => {
 
 for (const [index, source] of examples.entries()) {
   Deno.test(`README example ${index + 1} runs and prints what it documents`, async () => {
-    const file = await Deno.makeTempFile({
-      dir: Deno.cwd(),
-      prefix: ".readme_example_",
-      suffix: ".ts",
-    });
-    try {
+    // The example lives in a temporary directory, never in the checkout; the
+    // repository's deno.json resolves `@loom/loom` as a user's import would.
+    await using dir = await tempDir();
+    const file = join(dir.path, "readme_example.ts");
+    {
       await Deno.writeTextFile(file, source);
       const run = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "--allow-read", file],
+        args: [
+          "run",
+          "--config",
+          join(REPO_ROOT, "deno.json"),
+          "--allow-read",
+          file,
+        ],
+        cwd: dir.path,
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
@@ -54,8 +62,6 @@ for (const [index, source] of examples.entries()) {
           `stdout was:\n${stdout}`,
         );
       }
-    } finally {
-      await Deno.remove(file);
     }
   });
 }

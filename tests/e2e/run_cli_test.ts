@@ -1,4 +1,10 @@
 import assert from "node:assert/strict";
+import {
+  type CliResult,
+  type LoomOptions,
+  loomWith,
+  TEST_PERMISSIONS,
+} from "../_kit.ts";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
 import type { SliceOutcome } from "../../lib/slice/outcome.ts";
 import {
@@ -10,39 +16,8 @@ import {
   snapshotTree,
 } from "./_workspace.ts";
 
-const PERMISSIONS = [
-  "--unstable-worker-options",
-  "--allow-read",
-  "--allow-write",
-  "--allow-run",
-  "--allow-net=127.0.0.1",
-  "--allow-env",
-];
-
-interface CliResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-async function loom(
-  args: string[],
-  options: { flags?: string[]; env?: Record<string, string> } = {},
-): Promise<CliResult> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...(options.flags ?? PERMISSIONS), "cli.ts", ...args],
-    cwd: REPO_ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    ...(options.env === undefined ? {} : { env: options.env }),
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: decoder.decode(out.stdout),
-    stderr: decoder.decode(out.stderr),
-  };
+function loom(args: string[], options: LoomOptions = {}): Promise<CliResult> {
+  return loomWith(options, ...args);
 }
 
 function callsOf(name: string): number {
@@ -360,7 +335,9 @@ Deno.test("loom run fails clearly before any work", async (t) => {
         const result = await loom(
           runArgs("bugfix", prepared.workspace, reportPath, "bounded", 20),
           {
-            flags: PERMISSIONS.filter((f) => f !== "--unstable-worker-options"),
+            flags: TEST_PERMISSIONS.filter((f) =>
+              f !== "--unstable-worker-options"
+            ),
           },
         );
         assert.equal(result.code, 3, result.stderr);

@@ -6,7 +6,7 @@
  */
 import "../_session_key.ts";
 import assert from "node:assert/strict";
-import { loom } from "../cli/_run.ts";
+import { CLI_FLAGS, loom } from "../_kit.ts";
 import {
   checkCommand,
   type FixtureName,
@@ -16,17 +16,6 @@ import {
   recordingPath,
   snapshotTree,
 } from "./_workspace.ts";
-
-const CLI_FLAGS = [
-  "run",
-  "--unstable-worker-options",
-  "--allow-read",
-  "--allow-write",
-  "--allow-run",
-  "--allow-net=127.0.0.1",
-  "--allow-env",
-  "cli.ts",
-];
 
 interface Report {
   outcome: { stop: string };

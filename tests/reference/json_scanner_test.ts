@@ -13,9 +13,10 @@ import {
   PointerError,
 } from "../../lib/reference/pointer.ts";
 import { generated, wide } from "./generated_json.ts";
+import { testdata } from "../_kit.ts";
 
-const SUITE = "../shared/corpora/JSONTestSuite/";
-const NATIVE = "../shared/corpora/nativejson-benchmark/data/";
+const SUITE = testdata("JSONTestSuite/");
+const NATIVE = testdata("nativejson-benchmark/data/");
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -7,9 +7,10 @@ import {
   PointerError,
 } from "../../lib/reference/pointer.ts";
 import { scanJson } from "../../lib/reference/json_scanner.ts";
+import { testdata } from "../_kit.ts";
 
-const RFC = "../shared/corpora/rfc6901/";
-const SYNTAX = "../shared/corpora/json-pointer-syntax/";
+const RFC = testdata("rfc6901/");
+const SYNTAX = testdata("json-pointer-syntax/");
 
 interface Vector {
   pointer: string;

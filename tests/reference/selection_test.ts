@@ -11,6 +11,7 @@ import {
   select,
   type SelectableRecord,
 } from "../../lib/reference/selection.ts";
+import { testdata } from "../_kit.ts";
 
 const encoder = new TextEncoder();
 
@@ -386,7 +387,7 @@ interface KuhnLine {
 }
 
 Deno.test("Kuhn's UTF-8 stress test: every line stored or refused, and selected exactly", async (t) => {
-  const dir = "../shared/corpora/kuhn_UTF-8-test";
+  const dir = testdata("kuhn_UTF-8-test");
   const file = await Deno.readFile(`${dir}/UTF-8-test.txt`);
   const index = JSON.parse(
     await Deno.readTextFile(`${dir}/derived/kuhn_lines.json`),

@@ -7,8 +7,9 @@ import {
   isCharBoundary,
   isValidUtf8,
 } from "../../lib/store/utf8.ts";
+import { testdata } from "../_kit.ts";
 
-const KUHN = "../shared/corpora/kuhn_UTF-8-test/";
+const KUHN = testdata("kuhn_UTF-8-test/");
 
 interface KuhnLine {
   line: number;

@@ -1,0 +1,145 @@
+// The test kit: one CLI runner (with the test task's permission flags defined
+// once), the vendored corpora, and disposables. Tests import it instead of
+// keeping their own copies.
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { main } from "../lib/cli/main.ts";
+import "./_session_key.ts";
+
+/** The repository root, found from this file (not the working directory). */
+export const REPO_ROOT: string = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  "..",
+);
+
+/** The permissions `deno task test` grants; CLI subprocesses get the same. */
+export const TEST_PERMISSIONS: readonly string[] = [
+  "--unstable-worker-options",
+  "--allow-read",
+  "--allow-write",
+  "--allow-run",
+  "--allow-net=127.0.0.1",
+  "--allow-env",
+];
+
+/** `deno run <TEST_PERMISSIONS> cli.ts`: the arguments before loom's own. */
+export const CLI_FLAGS: readonly string[] = [
+  "run",
+  ...TEST_PERMISSIONS,
+  "cli.ts",
+];
+
+/**
+ * The path of a vendored corpus file under `tests/testdata/` (see its
+ * README for sources and licences).
+ *
+ * @param path A path inside `tests/testdata/`, e.g. `rfc6901/rfc6901_vectors.json`.
+ * @returns The absolute path.
+ */
+export function testdata(path: string): string {
+  return join(REPO_ROOT, "tests", "testdata", path);
+}
+
+/** What a subprocess printed and returned. */
+export interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly stdoutBytes: Uint8Array;
+}
+
+/** Options of {@linkcode loomWith}. */
+export interface LoomOptions {
+  /** Permission flags instead of {@linkcode TEST_PERMISSIONS}. */
+  readonly flags?: readonly string[];
+  /** Extra environment variables. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Working directory; the repository root by default. */
+  readonly cwd?: string;
+}
+
+/**
+ * Runs the real `loom` CLI (`cli.ts`) as a subprocess with the given flags,
+ * environment and working directory, `stdin: "null"`.
+ *
+ * @param options Flags, environment and working directory.
+ * @param args Arguments after the program name.
+ * @returns Exit code and decoded output.
+ */
+export async function loomWith(
+  options: LoomOptions,
+  ...args: string[]
+): Promise<CliResult> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...(options.flags ?? TEST_PERMISSIONS),
+      join(REPO_ROOT, "cli.ts"),
+      ...args,
+    ],
+    cwd: options.cwd ?? REPO_ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    ...(options.env === undefined ? {} : { env: { ...options.env } }),
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+    stdoutBytes: output.stdout,
+  };
+}
+
+/**
+ * Runs the real `loom` CLI as a subprocess with the test task's permissions.
+ *
+ * @param args Arguments after the program name.
+ * @returns Exit code and decoded output.
+ */
+export function loom(...args: string[]): Promise<CliResult> {
+  return loomWith({}, ...args);
+}
+
+/** What an in-process {@linkcode main} call printed and returned. */
+export interface InProcessResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs `main(args, io)` in this process, capturing what it writes.
+ *
+ * @param args Arguments after the program name.
+ * @returns Exit code and output.
+ */
+export async function loomIn(...args: string[]): Promise<InProcessResult> {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(args, {
+    out: (text) => stdout += text,
+    err: (text) => stderr += text,
+  });
+  return { code, stdout, stderr };
+}
+
+/** A temporary directory removed with everything in it when disposed. */
+export interface TempDir extends AsyncDisposable {
+  /** Its real path. */
+  readonly path: string;
+}
+
+/**
+ * Makes a temporary directory for `await using`.
+ *
+ * @returns The directory; disposing it removes it recursively.
+ */
+export async function tempDir(): Promise<TempDir> {
+  const path = await Deno.realPath(await Deno.makeTempDir());
+  return {
+    path,
+    [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }),
+  };
+}
