@@ -6,7 +6,7 @@
  * tables included, as `JsonIndex.byteLength` counts them) against the
  * document.
  *
- *   deno run --allow-read tests/bench/index_figures.ts [rounds]
+ *   deno run --allow-read --allow-write --allow-env tests/bench/index_figures.ts [rounds]
  */
 import { scanJson } from "../../lib/reference/json_scanner.ts";
 import { generated, wide } from "../reference/generated_json.ts";
