@@ -503,3 +503,48 @@ Deno.test("--unconfined-tests runs the test unconfined and says so loudly", asyn
     await cleanup(result);
   }
 });
+
+Deno.test("--protect GLOB protects more files; --edit-test-files lifts the default", async (t) => {
+  const files = {
+    "check.ts": "Deno.exit(0);\n",
+    "tests/a.ts": "export const a = 1;\n",
+    "src/b.ts": "export const b = 1;\n",
+  };
+  const test = `${Deno.execPath()} run check.ts`;
+  const steps: Step[] = [
+    edit("tests/a.ts", "export const a = 2;\n"),
+    edit("check.ts", "Deno.exit(0); // edited\n"),
+    edit("src/b.ts", "export const b = 2;\n"),
+  ];
+  await t.step(
+    "--protect tests/** refuses tests/a.ts, the default check.ts",
+    async () => {
+      await attack({
+        files,
+        test,
+        steps,
+        env: { LOOM_BWRAP: "" },
+        flags: ["--protect", "tests/**"],
+      }, (result) => {
+        const codes = reportsOf(result, "repository.edit").map((r) =>
+          r.code ?? r.kind
+        );
+        assert.deepEqual(codes, ["protected_path", "protected_path", "edited"]);
+      });
+    },
+  );
+  await t.step("--edit-test-files admits an edit of check.ts", async () => {
+    await attack({
+      files,
+      test,
+      steps,
+      env: { LOOM_BWRAP: "" },
+      flags: ["--edit-test-files"],
+    }, (result) => {
+      const codes = reportsOf(result, "repository.edit").map((r) =>
+        r.code ?? r.kind
+      );
+      assert.deepEqual(codes, ["edited", "edited", "edited"]);
+    });
+  });
+});
