@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { SliceOutcome } from "../../lib/slice/outcome.ts";
 import { REPO_ROOT } from "../e2e/_workspace.ts";
+import { CLI_FLAGS } from "../_kit.ts";
 
 /**
  * One model step: an action and its arguments, or `null` when the
@@ -72,15 +73,6 @@ export interface AttackResult {
   readonly dirs: AttackDirs;
 }
 
-const PERMISSIONS = [
-  "--unstable-worker-options",
-  "--allow-read",
-  "--allow-write",
-  "--allow-run",
-  "--allow-net=127.0.0.1",
-  "--allow-env",
-];
-
 /** The listing of the root an attack may leave: nothing else appears. */
 const ROOT_ENTRIES = [
   "canary.txt",
@@ -145,9 +137,7 @@ export async function runAttack(spec: AttackSpec): Promise<AttackResult> {
     recording(substitute(spec.steps, root)),
   );
   const args = [
-    "run",
-    ...PERMISSIONS,
-    "cli.ts",
+    ...CLI_FLAGS,
     "run",
     "--workspace",
     dirs.workspace,
