@@ -13,7 +13,7 @@ import process from "node:process";
 import { SessionError } from "./session_error.ts";
 
 /** Name of the lock file inside a session root. */
-export const LOCK_FILE = "lock";
+const LOCK_FILE = "lock";
 
 /** What a lock file holds. */
 interface LockOwner {

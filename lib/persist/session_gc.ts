@@ -95,10 +95,8 @@ async function collect(
   let kept = 0;
   for await (const entry of Deno.readDir(root)) {
     if (entry.isFile && isTempName(entry.name)) {
-      doomed.push({
-        path: entry.name,
-        size: await sizeOf(join(root, entry.name)),
-      });
+      const info = await Deno.lstat(join(root, entry.name)).catch(() => null);
+      doomed.push({ path: entry.name, size: info?.size ?? 0 });
     }
   }
   const dir = join(root, RESULTS_DIR);
@@ -136,12 +134,4 @@ async function collect(
     kept,
     ignored,
   };
-}
-
-async function sizeOf(path: string): Promise<number> {
-  try {
-    return (await Deno.lstat(path)).size;
-  } catch {
-    return 0;
-  }
 }

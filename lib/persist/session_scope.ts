@@ -113,12 +113,8 @@ export async function openSession(scope: SessionScope): Promise<SessionHandle> {
       "Cannot open a session: the scope kind must be owner or ephemeral",
     );
   }
-  let present = false;
-  try {
-    present = (await Deno.stat(join(scope.root, JOURNAL_FILE))).isFile;
-  } catch {
-    present = false;
-  }
+  const present = await Deno.stat(join(scope.root, JOURNAL_FILE))
+    .then((info) => info.isFile, () => false);
   const key = scope.keyFile === undefined ? {} : { keyFile: scope.keyFile };
   if (present) return await SessionStore.open(scope.root, key);
   return await SessionStore.create(scope.root, {

@@ -250,8 +250,7 @@ export class SessionStore {
    * and writes the journal's header.
    *
    * @param root The session root; must lie outside the workspace.
-   * @param options The workspace, how the slice runs, an optional session
-   *   name and key file.
+   * @param options The workspace, the run, a session name and key file.
    * @returns The owner's handle.
    * @throws {SessionError} `session_inside_workspace` when the root is the
    *   workspace, lies inside it or contains it; `session_exists` when the
@@ -343,10 +342,9 @@ export class SessionStore {
   }
 
   /**
-   * Opens an existing session to resume it: takes its lock (taking over a
-   * stale one), reads the journal and verifies its chain, and cuts off a torn
-   * last line (an unacknowledged step). {@linkcode SessionStore.load} then
-   * verifies the results.
+   * Opens a session to resume it: takes its lock (or a stale one), verifies
+   * the journal's chain and cuts off a torn last line; then
+   * {@linkcode SessionStore.load} verifies the results.
    *
    * @param root The session root.
    * @param options The key file.
@@ -406,8 +404,8 @@ export class SessionStore {
   }
 
   /**
-   * A handle for an ephemeral stage (compactor, summariser, helper) that
-   * shares this session's id but can never write to its root.
+   * A handle for an ephemeral stage that shares this session's id but can
+   * never write to its root.
    *
    * @param stage What the stage is.
    * @returns An {@linkcode EphemeralSession}.
@@ -432,9 +430,8 @@ export class SessionStore {
   }
 
   /**
-   * Records a new step budget or new threshold overrides (a resume with
-   * `--max-steps` or threshold flags). Writes nothing when both are
-   * unchanged.
+   * Records a new step budget or threshold overrides (a resume with flags);
+   * writes nothing when both are unchanged.
    *
    * @param settings The budget and the overrides now in force.
    */
@@ -458,12 +455,10 @@ export class SessionStore {
 
   /**
    * Appends the state after an acknowledged step: first every new result
-   * file (`tool-results/<sha256>.txt`, atomically), then one journal record
-   * with the counters and only what is new since the last save (records,
-   * report lines, catalogue entries), flushed before it returns. A result
-   * of an externally bounded tool goes to a file when
-   * {@linkcode shouldPersist} says so and stays inline otherwise; results
-   * of self-bounding tools are catalogued by workspace path and digest only.
+   * file (atomically), then one flushed journal record with the counters and
+   * what is new since the last save. An externally bounded result goes to a
+   * file when {@linkcode shouldPersist} says so and stays inline otherwise;
+   * self-bounding results are catalogued by workspace path and digest only.
    *
    * @param checkpoint The run's state; records and report lines only grow.
    * @returns What this save wrote and left out.
@@ -541,13 +536,11 @@ export class SessionStore {
   }
 
   /**
-   * Verifies the results of the opened session: every persisted file and
-   * inline body against its digest, every re-read source against the
-   * digest stored for it. Reads only.
+   * Verifies every result of the opened session against its digest. Reads
+   * only.
    *
-   * @returns The verified session. Results whose re-read source changed or
-   *   disappeared are listed in `unavailable` (references to them must fail
-   *   with `digest_mismatch`).
+   * @returns The verified session; results whose re-read source changed or
+   *   disappeared are listed in `unavailable`.
    * @throws {SessionError} `result_missing` or `result_corrupted` naming the
    *   file; `session_missing` for a handle from
    *   {@linkcode SessionStore.create}, which has nothing to load.
@@ -585,10 +578,9 @@ export class SessionStore {
 }
 
 /**
- * Reads and verifies a session without taking its lock or changing
- * anything: the journal's chain, then every result (as
- * {@linkcode SessionStore.load}). For inspection (`loom session show
- * --verify`); a resume goes through {@linkcode SessionStore.open}.
+ * Verifies a session's chain and results (as {@linkcode SessionStore.load})
+ * without taking its lock or changing anything, for `loom session show
+ * --verify`.
  *
  * @param root The session root.
  * @param options The key file.

@@ -189,11 +189,8 @@ export async function listSessions(dir: string): Promise<SessionListing[]> {
 
 async function isSession(dir: string): Promise<boolean> {
   for (const name of [JOURNAL_FILE, OLD_SESSION_FILE]) {
-    try {
-      if ((await Deno.lstat(join(dir, name))).isFile) return true;
-    } catch {
-      // Not there.
-    }
+    const info = await Deno.lstat(join(dir, name)).catch(() => undefined);
+    if (info?.isFile) return true;
   }
   return false;
 }
