@@ -67,6 +67,7 @@ export type LoomErrorCode =
   | "recording_invalid"
   | "recording_mismatch"
   | "recording_exhausted"
+  | "recording_unwritable"
   | "provider_http"
   | "provider_connection"
   | "provider_protocol"
@@ -99,7 +100,10 @@ export type LoomErrorCode =
   | "session_locked"
   | "session_key_invalid"
   | "result_missing"
-  | "result_corrupted";
+  | "result_corrupted"
+  // cost
+  | "price_file_invalid"
+  | "unknown_model";
 
 // The registry: each code once, with its category. A provider failure after
 // the start is internal (exit 3); a model spec, key or recording that cannot
@@ -144,6 +148,7 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   recording_invalid: "bad_input",
   recording_mismatch: "internal",
   recording_exhausted: "internal",
+  recording_unwritable: "internal",
   provider_http: "internal",
   provider_connection: "internal",
   provider_protocol: "internal",
@@ -173,6 +178,8 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   session_key_invalid: "bad_input",
   result_missing: "bad_input",
   result_corrupted: "bad_input",
+  price_file_invalid: "bad_input",
+  unknown_model: "bad_input",
 };
 
 /** An error Loom threw on purpose: branded, coded, categorized. */

@@ -16,7 +16,7 @@ const ENTRY_POINTS: Readonly<Record<string, string>> = JSON.parse(
 
 /**
  * DESIGN.md's one-way data flow: context, store → reference → briefing →
- * providers, executor → slice → persist → cli. A folder may import only
+ * providers, executor → slice → persist, cost → cli. A folder may import only
  * folders of a lower rank (and the shared `lib/errors.ts`, `lib/version.ts`).
  */
 const RANK: Readonly<Record<string, number>> = {
@@ -32,6 +32,8 @@ const RANK: Readonly<Record<string, number>> = {
   slice: 5,
   testing: 5,
   persist: 6,
+  // The cost simulator replays slices and prices provider bodies.
+  cost: 6,
   cli: 7,
 };
 

@@ -6,18 +6,102 @@
  * briefing, lookups, expansion, commission, the worker's effects and, in the
  * first variant, the `deno run check.ts` test subprocess).
  *
+ * Then the cost table: the same run through `anthropic:` and `openai:` —
+ * the official SDKs sending real HTTP bodies to a local replay server on
+ * 127.0.0.1 — with the captured bodies priced by the cost simulator
+ * (lib/cost) at list prices, beside the offline figure `loom cost` computes
+ * from the same recording without any server.
+ *
  * ```sh
- * deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env tools/measure_long.ts
+ * deno run --unstable-worker-options --allow-read --allow-write --allow-run --allow-env --allow-net=127.0.0.1 tools/measure_long.ts
  * ```
  */
 import { runSlice } from "../lib/slice/run.ts";
 import type { ContextReport } from "../lib/briefing/context_report.ts";
+import { DEFAULT_PRICES } from "../lib/cost/prices.ts";
+import { replayRecording } from "../lib/cost/replay.ts";
+import { type CostReport, priceRun } from "../lib/cost/simulate.ts";
+import type { ProviderWire } from "../lib/providers/request_parts.ts";
 import {
   checkCommand,
+  fixtureWorkspace,
   INTENTS,
   prepareWorkspace,
   recordingPath,
 } from "../tests/e2e/_workspace.ts";
+import { replayServer } from "../tests/providers/_replay_server.ts";
+
+/** The models the cost table prices. */
+export const COST_MODELS: Readonly<Record<ProviderWire, string>> = {
+  anthropic: "claude-sonnet-4-5",
+  openai: "gpt-4.1",
+};
+
+/** Assumed time between model calls (the simulator's default). */
+const CALL_INTERVAL_MS = 5_000;
+
+/**
+ * Runs the long recording through a live provider against the replay
+ * server and prices the bodies the SDK sent.
+ */
+export async function costAsSent(
+  policy: "legacy" | "bounded",
+  wire: ProviderWire,
+): Promise<{ report: CostReport; bodies: string[] }> {
+  const prepared = await prepareWorkspace("long");
+  try {
+    await using server = await replayServer(wire, recordingPath("long"));
+    const outcome = await runSlice({
+      intent: INTENTS.long,
+      workspace: prepared.workspace,
+      test: { command: checkCommand(), timeoutMs: 60_000 },
+      maxSteps: 200,
+      provider: `${wire}:${COST_MODELS[wire]}`,
+    }, {
+      contextPolicy: policy,
+      baseUrl: server.url,
+      env: { ANTHROPIC_API_KEY: "sk-local", OPENAI_API_KEY: "sk-local" },
+    });
+    if (outcome.stop !== "completed") {
+      throw new Error(`${policy}/${wire}: ${outcome.stop}: ${outcome.detail}`);
+    }
+    const calls = JSON.parse(await Deno.readTextFile(recordingPath("long")))
+      .calls as { arguments: unknown }[];
+    const report = priceRun(
+      server.bodies.map((body, i) => ({
+        body: JSON.parse(body),
+        atMs: i * CALL_INTERVAL_MS,
+        reply: calls[i]?.arguments,
+      })),
+      { wire, model: COST_MODELS[wire], prices: DEFAULT_PRICES },
+    );
+    return { report, bodies: [...server.bodies] };
+  } finally {
+    await prepared.cleanup();
+  }
+}
+
+/** The same figure offline, as `loom cost` computes it. */
+export async function costOffline(
+  policy: "legacy" | "bounded",
+  wire: ProviderWire,
+): Promise<CostReport> {
+  const run = await replayRecording({
+    recording: recordingPath("long"),
+    workspace: fixtureWorkspace("long"),
+    intent: INTENTS.long,
+    test: { command: checkCommand(), timeoutMs: 60_000 },
+    policy,
+    wire,
+    model: COST_MODELS[wire],
+    callIntervalMs: CALL_INTERVAL_MS,
+  });
+  return priceRun(run.calls, {
+    wire,
+    model: COST_MODELS[wire],
+    prices: DEFAULT_PRICES,
+  });
+}
 
 interface Row {
   policy: string;
@@ -102,4 +186,24 @@ if (import.meta.main) {
       (bounded.total / legacy.total * 100).toFixed(1)
     }%, peak ${(bounded.peak / legacy.peak * 100).toFixed(1)}%`,
   );
+  console.log(
+    `\n| provider (model) | policy | requests | input tokens | cache hit ratio | cache writes | input $ as sent | output $ | \`loom cost\` offline |`,
+  );
+  console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+  for (const wire of ["anthropic", "openai"] as const) {
+    for (const policy of ["legacy", "bounded"] as const) {
+      const { report } = await costAsSent(policy, wire);
+      const offline = await costOffline(policy, wire);
+      const t = report.total;
+      console.log(
+        `| ${wire} (${
+          COST_MODELS[wire]
+        }) | ${policy} | ${report.requests.length} | ${fmt(t.input_tokens)} | ${
+          (t.hit_ratio * 100).toFixed(1)
+        }% | ${fmt(t.cache_write_tokens)} | $${t.input_dollars.toFixed(2)} | $${
+          t.output_dollars.toFixed(2)
+        } | $${offline.total.input_dollars.toFixed(2)} |`,
+      );
+    }
+  }
 }

@@ -26,24 +26,27 @@
  *
  * | section    | role   | content                                                      |
  * | ---------- | ------ | ------------------------------------------------------------ |
- * | foundation | system | instructions, tool guidance                  (breakpoint)    |
+ * | foundation | system | instructions, tool guidance                                  |
  * | focus      | user   | `Intent:` and the intent, intact             (breakpoint)    |
  * | topic      | user   | checkpoint line (bounded) / omitted-entries line (legacy)    |
  * | convo      | user   | events header + one event a line / transcript (breakpoint)   |
  * | step       | user   | working state (bounded), phase, candidates, store counts     |
  * | attention  | user   | lookup answers, lookup budget reminder, notes                |
  *
- * The tool schema travels in the request's `tool` field, serialized after
- * the messages, so it never disturbs the prefix. Between checkpoints convo
- * only grows at its end, so each request begins with the previous request's
- * bytes up to the end of its last retained event's text
- * ({@linkcode TurnInfo.retainedPrefixBytes}).
+ * The run's one tool (identical in every request) comes first in the
+ * provider's cache prefix, so tools, system and intent share the intent's
+ * breakpoint. Between checkpoints (bounded) and rolls (legacy, in batches of
+ * 32 entries) convo only grows at its end, so each request begins with the
+ * previous request's bytes up to the end of its last retained event's text
+ * ({@linkcode TurnInfo.retainedPrefixBytes}); its breakpoint moves to the
+ * new last event, and when the tail grew by more than Anthropic's 20-block
+ * lookback the previous one is kept as well (at most 4 breakpoints).
  *
  * ## Bounded sizing
  *
  * Retirement triggers when the tail holds more than 64 events or the whole
  * request (lookup answers included) passes 48 KiB; it then retires the
- * oldest events in batches of 8 until the request is ≤ 32 KiB and the tail
+ * oldest events in batches of 8 until the request is ≤ 16 KiB and the tail
  * ≤ 64 (or the tail is empty), which counts as one checkpoint. If the
  * request still passes 64 KiB, whole lookup answers are replaced by
  * `{"lookup_failed": "answer_too_large: …"}`, largest first. If it still
@@ -61,6 +64,7 @@ import { serializeEvent, toEvent } from "./event.ts";
 import { ArchiveCapacityError, EventArchive } from "./event_archive.ts";
 import { WorkingState, type WorkingStateJson } from "./working_state.ts";
 import { RequestCeilingError } from "./request_ceiling_error.ts";
+import { placeBreakpoints, type PlacedBreakpoint } from "./_breakpoints.ts";
 import {
   checkpointLine,
   EVENTS_HEADER,
@@ -88,7 +92,10 @@ export interface BriefingLimits {
   readonly ceilingBytes: number;
   /** A bounded request above this triggers retirement (49,152 bytes). */
   readonly retireAboveBytes: number;
-  /** Retirement aims at this size (32,768 bytes). */
+  /**
+   * Retirement aims at this size (16,384 bytes: fewer, deeper checkpoints
+   * cost less than 24 or 32 KiB; see the README's cost table).
+   */
   readonly retireTargetBytes: number;
   /** At most this many events in the bounded tail (64). */
   readonly maxTailEvents: number;
@@ -96,6 +103,12 @@ export interface BriefingLimits {
   readonly retireBatch: number;
   /** At most this many legacy transcript entries (64). */
   readonly transcriptEntries: number;
+  /**
+   * Legacy entries dropped at once when the transcript passes its window
+   * (32): between rolls the transcript only grows at its end, so the cached
+   * prefix survives; see the README's cost table for how it was chosen.
+   */
+  readonly transcriptRollBatch: number;
   /** Each legacy entry is cut at this many bytes, marker included (16,384). */
   readonly entryBytes: number;
   /** Lookups per stage, for the budget reminder (8). */
@@ -106,10 +119,11 @@ export interface BriefingLimits {
 export const DEFAULT_BRIEFING_LIMITS: BriefingLimits = Object.freeze({
   ceilingBytes: 65_536,
   retireAboveBytes: 49_152,
-  retireTargetBytes: 32_768,
+  retireTargetBytes: 16_384,
   maxTailEvents: 64,
   retireBatch: 8,
   transcriptEntries: 64,
+  transcriptRollBatch: 32,
   entryBytes: 16_384,
   lookupsPerStage: 8,
 });
@@ -175,6 +189,8 @@ interface Built {
   readonly request: TurnRequest;
   readonly json: string;
   readonly bytes: number;
+  /** The request's last cache breakpoint. */
+  readonly breakpoint: PlacedBreakpoint | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -226,6 +242,9 @@ export class Briefing {
   #checkpoints = 0;
   #failure: ArchiveCapacityError | undefined;
   #lastTurn: TurnInfo | undefined;
+  /** Counts rolls and retirements: a breakpoint of an older epoch is gone. */
+  #epoch = 0;
+  #breakpoint: (PlacedBreakpoint & { readonly epoch: number }) | undefined;
 
   /**
    * Creates the briefing of one run.
@@ -481,6 +500,9 @@ export class Briefing {
       }
     }
     this.#clearVolatile();
+    if (built.breakpoint !== undefined) {
+      this.#breakpoint = { ...built.breakpoint, epoch: this.#epoch };
+    }
     this.#lastTurn = {
       bytes: built.bytes,
       retainedPrefixBytes: this.#retainedPrefix(built.request),
@@ -497,13 +519,16 @@ export class Briefing {
   }
 
   #rollTranscript(): void {
-    let rolled = 0;
-    while (this.#retained.length > this.#limits.transcriptEntries) {
-      const oldest = this.#retained.shift();
-      if (oldest !== undefined) this.#ctx.convo.remove(oldest.entry);
-      rolled += 1;
+    const { transcriptEntries, transcriptRollBatch } = this.#limits;
+    const over = this.#retained.length - transcriptEntries;
+    if (over <= 0) return;
+    const rolled = Math.min(
+      this.#retained.length,
+      Math.max(over, transcriptRollBatch),
+    );
+    for (const oldest of this.#retained.splice(0, rolled)) {
+      this.#ctx.convo.remove(oldest.entry);
     }
-    if (rolled === 0) return;
     this.#omitted += rolled;
     this.#setTopic(omittedLine(this.#omitted));
   }
@@ -520,6 +545,7 @@ export class Briefing {
   }
 
   #setTopic(text: string): void {
+    this.#epoch += 1;
     if (this.#topic !== undefined) this.#ctx.topic.remove(this.#topic);
     this.#topic = this.#ctx.topic.add(new StringEntry(text, { role: "user" }));
   }
@@ -556,22 +582,31 @@ export class Briefing {
         }),
       );
     }
-    const breakpoints = (["foundation", "focus", "convo"] as const).filter((
-      name,
-    ) => ctx[name].entries.length > 0);
     const compiled = ctx.toAnthropic({
-      cacheBreakpoints: [...breakpoints],
-      ...(this.#cacheTtl === undefined ? {} : { cacheTtl: this.#cacheTtl }),
+      cacheBreakpoints: [],
       clearVolatile: false,
     });
-    const request: TurnRequest = {
+    const placed = placeBreakpoints({
       system: compiled.system.map(toTurnBlock),
       messages: compiled.messages.map(toTurnMessage),
       tool: turn.tool,
       tool_choice: { type: "tool", name: turn.tool.name },
-    };
+    }, {
+      stable: this.#intentText,
+      last: this.#lastRetainedText(),
+      previous: this.#breakpoint?.epoch === this.#epoch
+        ? this.#breakpoint
+        : undefined,
+      ttl: this.#cacheTtl,
+    });
+    const request = placed.request;
     const json = serializeTurnRequest(request);
-    return { request, json, bytes: encoder.encode(json).byteLength };
+    return {
+      request,
+      json,
+      bytes: encoder.encode(json).byteLength,
+      breakpoint: placed.last,
+    };
   }
 
   #stepText(turn: TurnOptions): string {
@@ -603,10 +638,15 @@ export class Briefing {
     this.#ctx.attention.clear();
   }
 
+  /** Text of the last block the next request repeats (convo, or the intent). */
+  #lastRetainedText(): string {
+    return this.#retained.at(-1)?.text ??
+      (this.#header === undefined ? this.#intentText : EVENTS_HEADER);
+  }
+
   /** Offset just after the text of the last convo block of `request`. */
   #retainedPrefix(request: TurnRequest): number {
-    const last = this.#retained.at(-1)?.text ??
-      (this.#header === undefined ? this.#intentText : EVENTS_HEADER);
+    const last = this.#lastRetainedText();
     for (const [m, message] of request.messages.entries()) {
       const index = message.content.findIndex((b) => b.text === last);
       if (index >= 0) {

@@ -5,7 +5,11 @@
  *
  * @module
  */
-import { serializeTurnRequest, type TurnRequest } from "./turn_request.ts";
+import {
+  serializeTurnRequest,
+  stableStringify,
+  type TurnRequest,
+} from "./turn_request.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
 
 /**
@@ -58,14 +62,46 @@ export interface ModelUsage {
   readonly cache_write_tokens: number | null;
 }
 
+/**
+ * One part of a provider request body in the provider's cache order
+ * (Anthropic: tools → system → messages): its label and its JSON.
+ */
+export interface RequestPart {
+  /** `tools` (tool definitions and tool choice), `system block N` or `message N block M`. */
+  readonly part: string;
+  /** The part's JSON as the body carries it. */
+  readonly json: string;
+}
+
+/** Where a request first differs from the previous request of the run. */
+export interface FirstDivergence {
+  /** Byte offset into the parts in cache order (equals `prefix_stable_bytes`). */
+  readonly offset: number;
+  /** The part holding that byte, or `end` when the request ends there. */
+  readonly part: string;
+}
+
 /** One request line of the report. */
 export interface ContextReportRequest {
   /** Stage of the request. */
   readonly phase: StepPhase;
-  /** UTF-8 bytes of the serialized turn request. */
+  /** UTF-8 bytes of the serialized provider-neutral turn request. */
   readonly request_bytes: number;
-  /** Longest common byte prefix with the previous request (0 for the first). */
+  /**
+   * Longest common byte prefix with the previous request (0 for the first),
+   * measured on the provider request body in the provider's cache order.
+   */
   readonly prefix_stable_bytes: number;
+  /**
+   * Where this request first differs from the previous one; `null` for the
+   * first request and for lines restored from reports that predate it.
+   */
+  readonly first_divergence: {
+    /** Byte offset into the parts in cache order (equals `prefix_stable_bytes`). */
+    readonly offset: number;
+    /** `tools`, `system block N`, `message N block M`, or `end`. */
+    readonly part: string;
+  } | null;
   /** Milliseconds spent on this request. */
   readonly elapsed_ms: number;
   /** Whether the counters are the provider's final usage. */
@@ -100,6 +136,11 @@ export interface ContextReport {
 
 /** Options of {@linkcode ContextReportBuilder.addRequest}. */
 export interface AddRequestOptions {
+  /**
+   * The provider request body in cache order; without it the turn request's
+   * own parts in Anthropic's order ({@linkcode neutralRequestParts}).
+   */
+  readonly parts?: readonly RequestPart[];
   /** Stage of the request. */
   readonly phase: StepPhase;
   /** Milliseconds the request took (default 0). */
@@ -152,7 +193,7 @@ export class ContextReportBuilder {
   readonly #policy: "legacy" | "bounded";
   readonly #requests: ContextReportRequest[] = [];
   readonly #started: number = performance.now();
-  #previous: Uint8Array | undefined;
+  #previous: Measured | undefined;
 
   /**
    * Starts a report; the run's elapsed time counts from here.
@@ -179,14 +220,16 @@ export class ContextReportBuilder {
     request: TurnRequest,
     options: AddRequestOptions,
   ): ContextReportRequest {
-    const bytes = encoder.encode(serializeTurnRequest(request));
+    const measured = measure(options.parts ?? neutralRequestParts(request));
+    const divergence = this.#previous === undefined
+      ? null
+      : firstDivergence(this.#previous, measured);
     const usage = options.usage;
     const line: ContextReportRequest = {
       phase: options.phase,
-      request_bytes: bytes.byteLength,
-      prefix_stable_bytes: this.#previous === undefined
-        ? 0
-        : commonPrefixLength(this.#previous, bytes),
+      request_bytes: encoder.encode(serializeTurnRequest(request)).byteLength,
+      prefix_stable_bytes: divergence?.offset ?? 0,
+      first_divergence: divergence,
       elapsed_ms: round(options.elapsedMs ?? 0),
       final_usage: options.finalUsage ?? usage !== undefined,
       input_tokens: usage?.input_tokens ?? null,
@@ -194,7 +237,7 @@ export class ContextReportBuilder {
       cache_write_tokens: usage?.cache_write_tokens ?? null,
       output_tokens: usage?.output_tokens ?? null,
     };
-    this.#previous = bytes;
+    this.#previous = measured;
     this.#requests.push(line);
     return line;
   }
@@ -216,7 +259,7 @@ export class ContextReportBuilder {
    * import assert from "node:assert/strict";
    * const builder = new ContextReportBuilder("legacy");
    * builder.restore([{
-   *   phase: "selection", request_bytes: 10, prefix_stable_bytes: 0, elapsed_ms: 1,
+   *   phase: "selection", request_bytes: 10, prefix_stable_bytes: 0, first_divergence: null, elapsed_ms: 1,
    *   final_usage: false, input_tokens: null, cache_read_tokens: null,
    *   cache_write_tokens: null, output_tokens: null,
    * }]);
@@ -225,7 +268,7 @@ export class ContextReportBuilder {
    */
   restore(
     lines: readonly ContextReportRequest[],
-    previous?: TurnRequest,
+    previous?: TurnRequest | readonly RequestPart[],
   ): void {
     if (this.#requests.length > 0) {
       throw new TypeError(
@@ -233,9 +276,11 @@ export class ContextReportBuilder {
       );
     }
     for (const line of lines) this.#requests.push({ ...line });
-    this.#previous = previous === undefined
-      ? undefined
-      : encoder.encode(serializeTurnRequest(previous));
+    this.#previous = previous === undefined ? undefined : measure(
+      Array.isArray(previous)
+        ? previous as readonly RequestPart[]
+        : neutralRequestParts(previous as TurnRequest),
+    );
   }
 
   /**
@@ -292,6 +337,85 @@ export function commonPrefixLength(a: Uint8Array, b: Uint8Array): number {
   }
   while (i < n && a[i] === b[i]) i += 1;
   return i;
+}
+
+/** Parts joined into bytes, with where each part starts. */
+interface Measured {
+  readonly bytes: Uint8Array;
+  readonly starts: readonly number[];
+  readonly labels: readonly string[];
+}
+
+function measure(parts: readonly RequestPart[]): Measured {
+  const encoded = parts.map((p) => encoder.encode(p.json));
+  const bytes = new Uint8Array(
+    encoded.reduce((n, e) => n + e.byteLength, 0),
+  );
+  const starts: number[] = [];
+  let at = 0;
+  for (const e of encoded) {
+    starts.push(at);
+    bytes.set(e, at);
+    at += e.byteLength;
+  }
+  return { bytes, starts, labels: parts.map((p) => p.part) };
+}
+
+function firstDivergence(previous: Measured, next: Measured): FirstDivergence {
+  const offset = commonPrefixLength(previous.bytes, next.bytes);
+  if (offset >= next.bytes.byteLength) return { offset, part: "end" };
+  let index = 0;
+  while (
+    index + 1 < next.starts.length && (next.starts[index + 1] ?? 0) <= offset
+  ) index += 1;
+  return { offset, part: next.labels[index] ?? "end" };
+}
+
+/**
+ * The parts of a turn request in Anthropic's cache order — `tools` (the tool
+ * and the tool choice), then `system block N`, then `message N block M` (the
+ * first block of a message carries its role) — as the report measures them
+ * when the provider gives no body of its own (recordings, embedders'
+ * providers).
+ *
+ * @param request The turn request.
+ * @returns The parts, in order.
+ *
+ * @example
+ * ```ts
+ * import { neutralRequestParts } from "./context_report.ts";
+ * import assert from "node:assert/strict";
+ * const parts = neutralRequestParts({
+ *   system: [{ type: "text", text: "Rules" }],
+ *   messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }],
+ *   tool: { name: "t", description: "d", input_schema: {} },
+ *   tool_choice: { type: "tool", name: "t" },
+ * });
+ * assert.deepEqual(parts.map((p) => p.part), ["tools", "system block 0", "message 0 block 0"]);
+ * ```
+ */
+export function neutralRequestParts(request: TurnRequest): RequestPart[] {
+  const parts: RequestPart[] = [{
+    part: "tools",
+    json: stableStringify({
+      tools: [request.tool],
+      tool_choice: request.tool_choice,
+    }),
+  }];
+  for (const [i, block] of request.system.entries()) {
+    parts.push({ part: `system block ${i}`, json: JSON.stringify(block) });
+  }
+  for (const [m, message] of request.messages.entries()) {
+    for (const [b, block] of message.content.entries()) {
+      parts.push({
+        part: `message ${m} block ${b}`,
+        json: b === 0
+          ? `${JSON.stringify({ role: message.role })}${JSON.stringify(block)}`
+          : JSON.stringify(block),
+      });
+    }
+  }
+  return parts;
 }
 
 function round(ms: number): number {

@@ -21,6 +21,10 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     load: async () => (await import("./run.ts")).runCommand,
     summary: "Run a governed slice over a workspace",
   },
+  cost: {
+    load: async () => (await import("./cost.ts")).costCommand,
+    summary: "Price a recorded run offline: tokens, cache hits, dollars",
+  },
   demo: {
     load: async () => (await import("./demo.ts")).demoCommand,
     summary: "Replay the recorded bug-fix slice under the bounded policy",

@@ -46,6 +46,8 @@ Options:
 ${TEST_FLAGS_HELP}  --max-steps N            Step budget, refused steps included (default 40)
   --context-policy P       legacy (default) or bounded
   --context-report PATH    Write the JSON context report to PATH
+  --record PATH            Write the model's replies as a recording to PATH
+                           (replay it offline: --model recorded:PATH, loom cost)
   --session DIR            Persist the run in session DIR (outside DIR of
                            --workspace) after every step; see loom session
   --resume DIR             Continue the stopped slice of session DIR
@@ -83,6 +85,8 @@ export interface RunArguments {
   readonly maxSteps: number;
   readonly contextPolicy: "legacy" | "bounded";
   readonly contextReport?: string;
+  /** `--record PATH`. */
+  readonly record?: string;
   readonly json: boolean;
   /** `--session DIR`. */
   readonly session?: string;
@@ -122,6 +126,7 @@ export function parseRunArguments(
       "max-steps": { type: "string" },
       "context-policy": { type: "string" },
       "context-report": { type: "string" },
+      record: { type: "string" },
       session: { type: "string" },
       "persist-config": { type: "string" },
       "persist-threshold": { type: "string", multiple: true },
@@ -132,20 +137,7 @@ export function parseRunArguments(
   if (values.help) return { help: true };
   const workspace = required(values.workspace, "--workspace DIR");
   const model = required(values.model, "--model SPEC");
-  if (values.intent !== undefined && values["intent-file"] !== undefined) {
-    throw new UsageError("usage", "Give --intent or --intent-file, not both");
-  }
-  const intent = values.intent !== undefined
-    ? { text: values.intent }
-    : values["intent-file"] !== undefined
-    ? { file: values["intent-file"] }
-    : undefined;
-  if (intent === undefined) {
-    throw new UsageError(
-      "usage",
-      "Missing the task: give --intent TEXT or --intent-file F",
-    );
-  }
+  const intent = intentSource(values.intent, values["intent-file"]);
   const policy = values["context-policy"] ?? "legacy";
   if (policy !== "legacy" && policy !== "bounded") {
     throw new UsageError(
@@ -199,6 +191,7 @@ export function parseRunArguments(
       ...(values["context-report"] === undefined
         ? {}
         : { contextReport: values["context-report"] }),
+      ...(values.record === undefined ? {} : { record: values.record }),
       json: values.json,
       ...(values.session === undefined ? {} : { session: values.session }),
       ...(values["persist-config"] === undefined
@@ -211,7 +204,38 @@ export function parseRunArguments(
   };
 }
 
-function required(value: string | undefined, what: string): string {
+/**
+ * The task from `--intent TEXT` or `--intent-file F` (exactly one).
+ *
+ * @param text The `--intent` value.
+ * @param file The `--intent-file` value.
+ * @returns The text, or the file to read it from.
+ * @throws {UsageError} When both or neither are given.
+ */
+export function intentSource(
+  text: string | undefined,
+  file: string | undefined,
+): { text: string } | { file: string } {
+  if (text !== undefined && file !== undefined) {
+    throw new UsageError("usage", "Give --intent or --intent-file, not both");
+  }
+  if (text !== undefined) return { text };
+  if (file !== undefined) return { file };
+  throw new UsageError(
+    "usage",
+    "Missing the task: give --intent TEXT or --intent-file F",
+  );
+}
+
+/**
+ * A required flag's value.
+ *
+ * @param value The value given.
+ * @param what The flag as the message names it, e.g. `--workspace DIR`.
+ * @returns The value.
+ * @throws {UsageError} When it is missing or empty.
+ */
+export function required(value: string | undefined, what: string): string {
   if (value === undefined || value === "") {
     throw new UsageError("usage", `Missing ${what}`);
   }
@@ -372,6 +396,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
         ? {}
         : { contextReport: a.contextReport }),
       ...(a.baseUrl === undefined ? {} : { baseUrl: a.baseUrl }),
+      ...(a.record === undefined ? {} : { record: a.record }),
       ...(session === undefined ? {} : { session: session.hooks }),
       ...sandboxOption(),
       onProgress: (line) => io.err(`${line}\n`),

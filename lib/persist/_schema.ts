@@ -117,6 +117,8 @@ const requestLine = z.strictObject({
   phase: z.enum(["selection", "arguments"]),
   request_bytes: count,
   prefix_stable_bytes: count,
+  first_divergence: z.strictObject({ offset: count, part: z.string() })
+    .nullable().default(null),
   elapsed_ms: z.number().nonnegative(),
   final_usage: z.boolean(),
   input_tokens: nullableCount,

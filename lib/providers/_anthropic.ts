@@ -4,7 +4,12 @@
  */
 
 import type Anthropic from "@anthropic-ai/sdk";
+import type { RequestPart } from "../briefing/context_report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
+import {
+  type ProviderRequestBody,
+  providerRequestParts,
+} from "./request_parts.ts";
 import { checkCacheMarkers } from "./_cache_markers.ts";
 import type { LiveProviderConfig } from "./_live.ts";
 import { httpFailure } from "./_live.ts";
@@ -96,6 +101,16 @@ export class AnthropicProvider implements ModelProvider {
     if (config.fetch !== undefined) options.fetch = config.fetch;
     if (config.timeoutMs !== undefined) options.timeout = config.timeoutMs;
     this.#options = options;
+  }
+
+  requestParts(request: TurnRequest): readonly RequestPart[] {
+    return providerRequestParts(
+      "anthropic",
+      toAnthropicParams(request, {
+        model: this.#model,
+        maxTokens: this.#maxTokens,
+      }) as unknown as ProviderRequestBody,
+    );
   }
 
   async call(call: ModelCall): Promise<ModelReply> {

@@ -5,7 +5,12 @@
  */
 
 import type OpenAI from "openai";
+import type { RequestPart } from "../briefing/context_report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
+import {
+  type ProviderRequestBody,
+  providerRequestParts,
+} from "./request_parts.ts";
 import type { LiveProviderConfig } from "./_live.ts";
 import { httpFailure } from "./_live.ts";
 import type {
@@ -114,6 +119,16 @@ export class OpenAIProvider implements ModelProvider {
     if (config.fetch !== undefined) options.fetch = config.fetch;
     if (config.timeoutMs !== undefined) options.timeout = config.timeoutMs;
     this.#options = options;
+  }
+
+  requestParts(request: TurnRequest): readonly RequestPart[] {
+    return providerRequestParts(
+      "openai",
+      toOpenAIParams(request, {
+        model: this.#model,
+        maxTokens: this.#maxTokens,
+      }) as unknown as ProviderRequestBody,
+    );
   }
 
   async call(call: ModelCall): Promise<ModelReply> {

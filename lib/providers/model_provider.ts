@@ -50,4 +50,13 @@ export interface ModelProvider {
    * request, answers without the forced call, or a recording does not match.
    */
   call(call: ModelCall): Promise<ModelReply>;
+  /**
+   * The parts of the HTTP body this provider sends for `request`, in its
+   * cache order (see `providerRequestParts`); the context report measures
+   * prefix stability on them. Providers without a wire of their own
+   * (recordings) leave it out and the report uses the turn request's parts.
+   */
+  requestParts?(
+    request: TurnRequest,
+  ): readonly { readonly part: string; readonly json: string }[];
 }

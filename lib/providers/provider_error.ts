@@ -31,6 +31,7 @@ export class ProviderError extends Error {
    * - `recording_invalid`: The recording file is unreadable, not JSON or not `loom-recording/1`.
    * - `recording_mismatch`: The recorded call's phase or tool differs from what the loop asked for.
    * - `recording_exhausted`: The loop asked for more calls than the recording holds.
+   * - `recording_unwritable`: `--record PATH` could not write the recording file.
    * - `provider_http`: The provider answered with an HTTP error status (after the SDK's retries).
    * - `provider_connection`: The provider could not be reached or timed out (after the SDK's retries).
    * - `provider_protocol`: The provider answered, but not with the forced tool call and valid arguments.
@@ -42,6 +43,7 @@ export class ProviderError extends Error {
     | "recording_invalid"
     | "recording_mismatch"
     | "recording_exhausted"
+    | "recording_unwritable"
     | "provider_http"
     | "provider_connection"
     | "provider_protocol";

@@ -5,7 +5,10 @@
  * @module
  */
 import type { Briefing } from "../briefing/briefing.ts";
-import type { ContextReportBuilder } from "../briefing/context_report.ts";
+import type {
+  ContextReportBuilder,
+  RequestPart,
+} from "../briefing/context_report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
 import { LookupSession } from "../reference/lookup_session.ts";
 import type { ResultStore, StoredResult } from "../store/result_store.ts";
@@ -24,6 +27,8 @@ export interface RestoreContext {
   readonly report: ContextReportBuilder;
   /** Whether the context policy is `bounded`. */
   readonly bounded: boolean;
+  /** The provider's body parts of a request, for prefix figures. */
+  readonly parts?: (request: TurnRequest) => readonly RequestPart[];
 }
 
 /**
@@ -83,7 +88,10 @@ export async function restoreContext(
     throw capacityStop(error) ?? error;
   }
   restoreResults((r) => idOf(r) > boundary);
-  ctx.report.restore(resume.requests, previous);
+  ctx.report.restore(
+    resume.requests,
+    previous === undefined ? undefined : ctx.parts?.(previous) ?? previous,
+  );
 }
 
 /** Rebuilds the last request of a stopped run (lookups answered again). */

@@ -2,6 +2,7 @@
 import type { ModelProvider } from "../providers/model_provider.ts";
 import { createProvider } from "../providers/create_provider.ts";
 import { ProviderError } from "../providers/provider_error.ts";
+import { RecordingProvider } from "../providers/recording_provider.ts";
 import { WorkspaceExecutor } from "../executor/workspace_executor.ts";
 import { ProtectedPaths } from "../executor/protected_paths.ts";
 import type { Effects } from "./_execute.ts";
@@ -18,6 +19,16 @@ import { stopped } from "./_stopped.ts";
  * @throws {SliceStoppedError} `provider_error` when the spec cannot be used.
  */
 export function sliceProvider(
+  request: SliceRequest,
+  options: RunOptions,
+): ModelProvider {
+  const provider = specProvider(request, options);
+  return options.record === undefined
+    ? provider
+    : new RecordingProvider(provider, options.record);
+}
+
+function specProvider(
   request: SliceRequest,
   options: RunOptions,
 ): ModelProvider {

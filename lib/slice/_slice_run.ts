@@ -7,6 +7,7 @@
 import { Briefing, type ContextPolicy } from "../briefing/briefing.ts";
 import { ContextReportBuilder } from "../briefing/context_report.ts";
 import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
+import type { TurnRequest } from "../briefing/turn_request.ts";
 import { WorkingState } from "../briefing/working_state.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import { ResultStore } from "../store/result_store.ts";
@@ -178,6 +179,9 @@ export class SliceRun {
       intent: request.intent,
       instructions: sliceInstructions(request.test?.command),
       results: this.#results,
+      ...(this.#options.briefingLimits === undefined
+        ? {}
+        : { limits: this.#options.briefingLimits }),
     });
     this.#briefing = briefing;
     const ctx: StageContext = {
@@ -192,7 +196,9 @@ export class SliceRun {
       },
     };
     const resume = this.#options.session?.resume;
-    if (resume !== undefined) await this.#restore(resume, briefing, bounded);
+    if (resume !== undefined) {
+      await this.#restore(resume, briefing, bounded, provider);
+    }
     const testConfigured = request.test !== undefined;
     const protect = testConfigured ? protectedPaths(request, workspace) : null;
     // The tree the latest revision (or the unedited workspace) names.
@@ -528,6 +534,7 @@ export class SliceRun {
     resume: SliceResume,
     briefing: Briefing,
     bounded: boolean,
+    provider: ModelProvider,
   ): Promise<void> {
     this.#steps = resume.steps;
     this.#refusals = resume.refusals;
@@ -549,6 +556,9 @@ export class SliceRun {
       results: this.#results,
       report: this.#report,
       bounded,
+      ...(provider.requestParts === undefined
+        ? {}
+        : { parts: (r: TurnRequest) => provider.requestParts?.(r) ?? [] }),
     });
   }
 

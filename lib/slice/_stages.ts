@@ -6,7 +6,10 @@
  * @module
  */
 import type { Briefing } from "../briefing/briefing.ts";
-import type { ContextReportBuilder } from "../briefing/context_report.ts";
+import type {
+  ContextReportBuilder,
+  RequestPart,
+} from "../briefing/context_report.ts";
 import type { TurnRequest, TurnTool } from "../briefing/turn_request.ts";
 import type { ModelProvider, ModelReply } from "../providers/model_provider.ts";
 import { ProviderError } from "../providers/provider_error.ts";
@@ -175,6 +178,7 @@ async function callModel(
     const line = ctx.report.addRequest(request, {
       phase: options.phase,
       elapsedMs: elapsed,
+      ...partsOf(ctx.provider, request),
       ...(usage === null ? {} : { usage }),
       finalUsage: false,
     });
@@ -194,11 +198,21 @@ async function callModel(
   const line = ctx.report.addRequest(request, {
     phase: options.phase,
     elapsedMs: elapsed,
+    ...partsOf(ctx.provider, request),
     usage: reply.usage,
     finalUsage: reply.final_usage,
   });
   count(counters, line.request_bytes);
   return reply;
+}
+
+/** The provider's body parts, for prefix figures in the provider's order. */
+export function partsOf(
+  provider: ModelProvider,
+  request: TurnRequest,
+): { parts?: readonly RequestPart[] } {
+  const parts = provider.requestParts?.(request);
+  return parts === undefined ? {} : { parts };
 }
 
 function count(counters: RunCounters, bytes: number): void {

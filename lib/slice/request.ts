@@ -68,10 +68,27 @@ export interface StepProgress {
 export interface RunOptions {
   /** `legacy` (rolling transcript, the default) or `bounded` (working context). */
   readonly contextPolicy?: "legacy" | "bounded";
+  /**
+   * Overrides of the briefing's size limits, e.g. `{ transcriptRollBatch: 8 }`
+   * or `{ retireTargetBytes: 24_576 }` (the cost simulator compares such
+   * settings); positive integers.
+   */
+  readonly briefingLimits?: {
+    /** Legacy entries dropped at once when the transcript passes 64 (32). */
+    readonly transcriptRollBatch?: number;
+    /** Bounded retirement target in bytes (16,384). */
+    readonly retireTargetBytes?: number;
+  };
   /** Path of the JSON context report; written at the end and when a started slice fails. */
   readonly contextReport?: string;
   /** Called after every step with a one-line summary and its fields. */
   readonly onProgress?: (line: string, progress: StepProgress) => void;
+  /**
+   * Write the model's replies of this run as a `loom-recording/1` file at
+   * this path, replaced after every call (no API key, no request bodies), to
+   * replay the run offline under other policies and settings.
+   */
+  readonly record?: string;
   /** Base URL of the provider API (OpenAI-compatible servers, proxies). */
   readonly baseUrl?: string;
   /** Aborting stops the run before its next model call with `suspended`. */
@@ -167,6 +184,14 @@ export function validateRequest(
         JSON.stringify(policy)
       }: policies are legacy and bounded`,
     );
+  }
+  for (const [name, value] of Object.entries(options.briefingLimits ?? {})) {
+    if (!Number.isSafeInteger(value) || (value as number) < 1) {
+      throw new SliceRequestError(
+        "invalid_request",
+        `Cannot use briefing limit ${name} ${value}: limits are positive integers`,
+      );
+    }
   }
   const refusals = options.maxConsecutiveRefusals;
   if (

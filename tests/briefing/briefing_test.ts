@@ -76,7 +76,11 @@ Deno.test("A bounded request holds instructions, intent, checkpoint, events, wor
   assert.equal(request.system[0]?.text, INSTRUCTIONS);
   assert.match(request.system[1]?.text ?? "", /^Tool guidance:/);
   assert.match(request.system[1]?.text ?? "", /\$read_history/);
-  assert.deepEqual(request.system[1]?.cache_control, { type: "ephemeral" });
+  // Tools, system and intent share one breakpoint, on the intent.
+  assert.equal(
+    request.system.some((b) => b.cache_control !== undefined),
+    false,
+  );
   assert.equal(request.messages.length, 1);
   assert.equal(request.messages[0]?.role, "user");
   const t = texts(request);
@@ -133,6 +137,8 @@ Deno.test("A bounded briefing retires the 8 oldest events when the tail would pa
     intent: INTENT,
     instructions: INSTRUCTIONS,
     results: new ResultStore(),
+    // 64 refusals pass the default 16 KiB target, which would retire more.
+    limits: { retireTargetBytes: 32_768 },
   });
   for (let i = 1; i <= 64; i++) briefing.record(refusal(i));
   const before = encoder.encode(serializeTurnRequest(turn(briefing)));
@@ -400,20 +406,43 @@ Deno.test("Legacy briefings show a rolling transcript with previews, each entry 
   );
 });
 
-Deno.test("Legacy briefings keep 64 entries and count the earlier ones in one line", () => {
+Deno.test("Legacy briefings roll 64 entries in batches and count the earlier ones in one line", () => {
+  const briefing = new Briefing({
+    policy: "legacy",
+    intent: INTENT,
+    instructions: INSTRUCTIONS,
+    results: new ResultStore(),
+    limits: { transcriptRollBatch: 8 },
+  });
+  for (let i = 1; i <= 64; i++) briefing.record(refusal(i));
+  assert.equal(briefing.omittedCount, 0);
+  briefing.record(refusal(65));
+  // The 65th entry drops a batch of 8 at once.
+  assert.equal(briefing.omittedCount, 8);
+  assert.equal(briefing.retainedCount, 57);
+  const first = turn(briefing);
+  for (let i = 66; i <= 70; i++) briefing.record(refusal(i));
+  const t = texts(turn(briefing));
+  assert.equal(t[1], "(8 earlier entries are not shown)");
+  assert.ok((t[2] ?? "").startsWith("Step 9: repository.edit"));
+  assert.equal(t.filter((x) => x.startsWith("Step ")).length, 62);
+  assert.equal(briefing.omittedCount, 8);
+  assert.equal(briefing.checkpoints, 0);
+  // Between rolls the transcript only grows: the earlier entries are intact.
+  const before = texts(first).filter((x) => x.startsWith("Step "));
+  assert.deepEqual(t.slice(2, 2 + before.length), before);
+});
+
+Deno.test("The legacy roll batch defaults to 32 entries", () => {
   const briefing = new Briefing({
     policy: "legacy",
     intent: INTENT,
     instructions: INSTRUCTIONS,
     results: new ResultStore(),
   });
-  for (let i = 1; i <= 70; i++) briefing.record(refusal(i));
-  const t = texts(turn(briefing));
-  assert.equal(t[1], "(6 earlier entries are not shown)");
-  assert.ok((t[2] ?? "").startsWith("Step 7: repository.edit"));
-  assert.equal(t.filter((x) => x.startsWith("Step ")).length, 64);
-  assert.equal(briefing.omittedCount, 6);
-  assert.equal(briefing.checkpoints, 0);
+  for (let i = 1; i <= 65; i++) briefing.record(refusal(i));
+  assert.equal(briefing.omittedCount, 32);
+  assert.equal(briefing.retainedCount, 33);
 });
 
 Deno.test("Briefing refuses sequences that do not increase and unknown policies", () => {
@@ -438,7 +467,7 @@ Deno.test("Briefing refuses sequences that do not increase and unknown policies"
   );
 });
 
-Deno.test("Briefing puts the requested cache TTL on at most 3 breakpoints", () => {
+Deno.test("Briefing puts the requested cache TTL on its breakpoints: the intent and the last event", () => {
   const briefing = new Briefing({
     policy: "bounded",
     intent: INTENT,
@@ -452,5 +481,5 @@ Deno.test("Briefing puts the requested cache TTL on at most 3 breakpoints", () =
     ...request.system,
     ...request.messages.flatMap((m) => m.content),
   ].flatMap((b) => b.cache_control === undefined ? [] : [b.cache_control]);
-  assert.deepEqual(marks, Array(3).fill({ type: "ephemeral", ttl: "1h" }));
+  assert.deepEqual(marks, Array(2).fill({ type: "ephemeral", ttl: "1h" }));
 });

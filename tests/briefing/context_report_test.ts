@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   commonPrefixLength,
   ContextReportBuilder,
+  neutralRequestParts,
 } from "../../lib/briefing/context_report.ts";
 import {
   serializeTurnRequest,
@@ -51,10 +52,10 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
     "model_calls",
     "elapsed_ms",
   ]);
-  const prefix = commonPrefixLength(
-    encoder.encode(serializeTurnRequest(a)),
-    encoder.encode(serializeTurnRequest(b)),
-  );
+  // Measured on the parts in Anthropic's cache order: tools first.
+  const joined = (r: TurnRequest) =>
+    encoder.encode(neutralRequestParts(r).map((p) => p.json).join(""));
+  const prefix = commonPrefixLength(joined(a), joined(b));
   assert.deepEqual(report, {
     policy: "bounded",
     outcome: { stop: "completed", detail: "Tests validate rev-1" },
@@ -63,6 +64,7 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
         phase: "selection",
         request_bytes: encoder.encode(serializeTurnRequest(a)).byteLength,
         prefix_stable_bytes: 0,
+        first_divergence: null,
         elapsed_ms: 1.235,
         final_usage: false,
         input_tokens: null,
@@ -74,6 +76,7 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
         phase: "arguments",
         request_bytes: encoder.encode(serializeTurnRequest(b)).byteLength,
         prefix_stable_bytes: prefix,
+        first_divergence: { offset: prefix, part: "message 0 block 0" },
         elapsed_ms: 2,
         final_usage: true,
         input_tokens: 100,
@@ -89,8 +92,7 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
   });
   assert.ok(
     prefix >
-      encoder.encode('{"system":[{"type":"text","text":"SECRET INSTRUCTIONS"}]')
-        .byteLength,
+      encoder.encode('{"type":"text","text":"SECRET INSTRUCTIONS"}').byteLength,
   );
   const json = JSON.stringify(report);
   assert.ok(
@@ -128,4 +130,53 @@ Deno.test("commonPrefixLength() compares unaligned and aligned bytes alike", () 
     );
   }
   assert.equal(commonPrefixLength(base, base.subarray(0, 10)), 10);
+});
+
+Deno.test("first_divergence names the part of the provider body where a request first differs", () => {
+  const builder = new ContextReportBuilder("bounded");
+  const parts = (tools: string, system: string, block: string) => [
+    { part: "tools", json: tools },
+    { part: "system block 0", json: system },
+    { part: "message 0 block 0", json: block },
+  ];
+  const r = request("x");
+  builder.addRequest(r, { phase: "selection", parts: parts("T", "S", "AB") });
+  const same = builder.addRequest(r, {
+    phase: "arguments",
+    parts: parts("T", "S", "AC"),
+  });
+  assert.deepEqual(same.first_divergence, {
+    offset: 3,
+    part: "message 0 block 0",
+  });
+  assert.equal(same.prefix_stable_bytes, 3);
+  const tools = builder.addRequest(r, {
+    phase: "selection",
+    parts: parts("U", "S", "AC"),
+  });
+  assert.deepEqual(tools.first_divergence, { offset: 0, part: "tools" });
+  const system = builder.addRequest(r, {
+    phase: "selection",
+    parts: parts("U", "Sé", "AC"),
+  });
+  assert.deepEqual(system.first_divergence, {
+    offset: 2,
+    part: "system block 0",
+  });
+  const longer = builder.addRequest(r, {
+    phase: "selection",
+    parts: [...parts("U", "Sé", "AC"), {
+      part: "message 0 block 1",
+      json: "D",
+    }],
+  });
+  assert.deepEqual(longer.first_divergence, {
+    offset: 6,
+    part: "message 0 block 1",
+  });
+  const shorter = builder.addRequest(r, {
+    phase: "selection",
+    parts: parts("U", "Sé", "AC"),
+  });
+  assert.deepEqual(shorter.first_divergence, { offset: 6, part: "end" });
 });

@@ -4,30 +4,40 @@
  * wire formats, captured on a local replay server.
  */
 import assert from "node:assert/strict";
+import {
+  commonPrefixLength,
+  type ContextReport,
+} from "../../lib/briefing/context_report.ts";
+import { providerRequestParts } from "../../lib/providers/request_parts.ts";
 import { runSlice } from "../../lib/slice/run.ts";
+import { replayRecording } from "../../lib/cost/replay.ts";
 import {
   checkCommand,
   type FixtureName,
+  fixtureWorkspace,
   INTENTS,
   prepareWorkspace,
   recordingPath,
 } from "../e2e/_workspace.ts";
 import { replayServer, type ReplayWire } from "./_replay_server.ts";
 
+const encoder = new TextEncoder();
+
 const MODEL: Readonly<Record<ReplayWire, string>> = {
   anthropic: "anthropic:claude-sonnet-4-5",
   openai: "openai:gpt-4.1",
 };
 
-/** Replays a fixture through a live provider; returns the raw bodies. */
-export async function replayBodies(
+/** Replays a fixture through a live provider; returns the raw bodies and the report. */
+async function replayBodies(
   fixture: FixtureName,
   wire: ReplayWire,
   policy: "legacy" | "bounded",
   maxSteps: number,
-): Promise<string[]> {
+): Promise<{ bodies: string[]; report: ContextReport }> {
   const prepared = await prepareWorkspace(fixture);
   try {
+    const contextReport = `${prepared.root}/report.json`;
     await using server = await replayServer(wire, recordingPath(fixture));
     const outcome = await runSlice({
       intent: INTENTS[fixture],
@@ -37,6 +47,7 @@ export async function replayBodies(
       provider: MODEL[wire],
     }, {
       contextPolicy: policy,
+      contextReport,
       baseUrl: server.url,
       env: { ANTHROPIC_API_KEY: "sk-test", OPENAI_API_KEY: "sk-test" },
     });
@@ -46,7 +57,10 @@ export async function replayBodies(
       fixture === "hostile" ? "suspended" : "completed",
       outcome.detail,
     );
-    return [...server.bodies];
+    return {
+      bodies: [...server.bodies],
+      report: JSON.parse(await Deno.readTextFile(contextReport)),
+    };
   } finally {
     await prepared.cleanup();
   }
@@ -62,7 +76,12 @@ for (const fixture of ["bugfix", "hostile"] as const) {
     for (const wire of ["anthropic", "openai"] as const) {
       for (const policy of ["legacy", "bounded"] as const) {
         await t.step(`${wire}, ${policy}`, async () => {
-          const bodies = await replayBodies(fixture, wire, policy, 30);
+          const { bodies, report } = await replayBodies(
+            fixture,
+            wire,
+            policy,
+            30,
+          );
           assert.ok(bodies.length > 10, `only ${bodies.length} requests`);
           const first = toolParts(bodies[0]!);
           for (const [i, body] of bodies.entries()) {
@@ -72,8 +91,49 @@ for (const fixture of ["bugfix", "hostile"] as const) {
           const tools = JSON.parse(first)[0] as unknown[];
           assert.equal(tools.length, 1);
           assert.match(first, /"loom_step"/);
+          // The report measures the bodies as sent, in cache order, and
+          // after the first request they never diverge inside the tools.
+          assert.equal(report.requests.length, bodies.length);
+          const joined = bodies.map((b) =>
+            encoder.encode(
+              providerRequestParts(wire, JSON.parse(b)).map((p) => p.json)
+                .join(""),
+            )
+          );
+          for (const [i, line] of report.requests.entries()) {
+            if (i === 0) {
+              assert.equal(line.first_divergence, null);
+              continue;
+            }
+            const offset = commonPrefixLength(joined[i - 1]!, joined[i]!);
+            assert.equal(line.prefix_stable_bytes, offset, `request ${i}`);
+            assert.equal(line.first_divergence?.offset, offset);
+            assert.notEqual(line.first_divergence?.part, "tools");
+          }
         });
       }
     }
   });
 }
+
+Deno.test("the offline replay of loom cost builds exactly the bodies the SDKs send", async (t) => {
+  for (const wire of ["anthropic", "openai"] as const) {
+    await t.step(wire, async () => {
+      const { bodies } = await replayBodies("bugfix", wire, "bounded", 30);
+      const offline = await replayRecording({
+        recording: recordingPath("bugfix"),
+        workspace: fixtureWorkspace("bugfix"),
+        intent: INTENTS.bugfix,
+        test: { command: checkCommand(), timeoutMs: 60_000 },
+        maxSteps: 30,
+        policy: "bounded",
+        wire,
+        model: MODEL[wire].slice(wire.length + 1),
+      });
+      assert.equal(offline.calls.length, bodies.length);
+      for (const [i, call] of offline.calls.entries()) {
+        assert.deepEqual(call.body, JSON.parse(bodies[i]!), `request ${i}`);
+      }
+    });
+  }
+});
