@@ -70,6 +70,8 @@ export type LoomErrorCode =
   | "recording_unwritable"
   | "provider_http"
   | "provider_connection"
+  | "provider_timeout"
+  | "provider_aborted"
   | "provider_protocol"
   // executor
   | "confinement_unavailable"
@@ -151,6 +153,8 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   recording_unwritable: "internal",
   provider_http: "internal",
   provider_connection: "internal",
+  provider_timeout: "internal",
+  provider_aborted: "stopped",
   provider_protocol: "internal",
   confinement_unavailable: "internal",
   workspace_unavailable: "internal",

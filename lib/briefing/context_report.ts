@@ -41,7 +41,8 @@ export type StopReason =
   | "suspended"
   | "capacity"
   | "confinement_unavailable"
-  | "provider_error";
+  | "provider_error"
+  | "interrupted";
 
 /**
  * Provider-reported token counters; a counter the provider did not report is

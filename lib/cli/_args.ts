@@ -96,6 +96,31 @@ export function positiveInteger(text: string, flag: string): number {
   return n;
 }
 
+/**
+ * Parses a duration: `500ms`, `120s`, `2m`, or a bare number of seconds.
+ *
+ * @param text The duration.
+ * @param flag The option it came from, for the message.
+ * @returns Milliseconds.
+ * @throws {UsageError} When the text is not a positive duration.
+ */
+export function parseDuration(
+  text: string,
+  flag = "--test-timeout",
+): number {
+  const match = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m)?$/.exec(text.trim());
+  const value = match === null ? NaN : Number(match[1]);
+  const unit = match?.[2] ?? "s";
+  const ms = value * (unit === "ms" ? 1 : unit === "s" ? 1000 : 60_000);
+  if (!Number.isFinite(ms) || ms <= 0) {
+    throw new UsageError(
+      "usage",
+      `Invalid ${flag} ${text}: expected a duration such as 120s, 2m or 500ms`,
+    );
+  }
+  return Math.round(ms);
+}
+
 /** Options of {@linkcode readInputFile}. */
 export interface ReadInputOptions {
   /** The command name the report starts with, e.g. `inspect`. */

@@ -57,12 +57,14 @@ const STOPPED_EXIT: Readonly<Record<StopReason, number>> = {
   capacity: ExitCode.stopped,
   confinement_unavailable: ExitCode.failure,
   provider_error: ExitCode.failure,
+  interrupted: ExitCode.stopped,
 };
 
 /**
  * The exit code of a slice outcome: 0 completed; 1 stopped without
- * completion (budget, refusals, suspension, capacity); 3 provider failure or
- * confinement unavailable.
+ * completion (budget, refusals, suspension, capacity, the run timeout); 3
+ * provider failure or confinement unavailable. `loom run` exits 130 (SIGINT)
+ * or 143 (SIGTERM) instead when a signal interrupted the run.
  *
  * @param stop The stop reason.
  * @returns The process exit code.
@@ -75,11 +77,13 @@ export function exitCodeOf(stop: StopReason): number {
 export const EXIT_CODES_HELP = `Exit codes:
   0  done (run: the slice completed)
   1  run: the slice stopped without completing (step budget, refusals,
-     suspension, capacity)
+     suspension, capacity, run timeout)
   2  bad usage or bad input: flags, files, model spec, API key, recording,
      session; nothing was done
   3  provider failure after the start, confinement unavailable, or an
      internal error
+  130/143  run: interrupted by SIGINT/SIGTERM (report, summary and session
+     written; a second signal exits at once)
 `;
 
 /** A CLI command: parses its own arguments, returns an exit code. */

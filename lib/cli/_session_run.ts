@@ -19,7 +19,7 @@ import type { SliceTest } from "../slice/request.ts";
 import { sliceSessionHooks } from "../persist/slice_session.ts";
 import type { RunOptions, SliceRequest } from "../slice/request.ts";
 import type { SliceSessionHooks } from "../slice/checkpoint.ts";
-import { parseArguments, positiveInteger } from "./_args.ts";
+import { parseArguments, parseDuration, positiveInteger } from "./_args.ts";
 import {
   sandboxOption,
   TEST_FLAG_OPTIONS,
@@ -127,6 +127,8 @@ Options:
                            (default: the stored budget)
   --context-report PATH    Write the JSON context report (whole run) to PATH
   --base-url URL           Provider API base URL
+  --model-timeout DUR      Bound of one model call attempt (default 120s)
+  --run-timeout DUR        Bound of this run (see loom run --help)
   --persist-config F       Threshold overrides file (see loom run --help)
   --persist-threshold T=N  Threshold override for tool T (repeatable)
   --json                   Print the summary as JSON
@@ -154,6 +156,8 @@ export async function prepareResume(
       "max-steps": { type: "string" },
       "context-report": { type: "string" },
       "base-url": { type: "string" },
+      "model-timeout": { type: "string" },
+      "run-timeout": { type: "string" },
       "persist-config": { type: "string" },
       "persist-threshold": { type: "string", multiple: true },
       json: { type: "boolean", default: false },
@@ -269,6 +273,15 @@ export async function prepareResume(
       ...(values["base-url"] === undefined
         ? {}
         : { baseUrl: values["base-url"] }),
+      ...(values["model-timeout"] === undefined ? {} : {
+        modelTimeoutMs: parseDuration(
+          values["model-timeout"],
+          "--model-timeout",
+        ),
+      }),
+      ...(values["run-timeout"] === undefined ? {} : {
+        runTimeoutMs: parseDuration(values["run-timeout"], "--run-timeout"),
+      }),
     },
   };
 }

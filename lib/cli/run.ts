@@ -11,7 +11,13 @@ import {
   type SliceTest,
 } from "../slice/request.ts";
 import type { SliceOutcome } from "../slice/outcome.ts";
-import { fsReason, parseArguments, positiveInteger } from "./_args.ts";
+import { displayText } from "../display.ts";
+import {
+  fsReason,
+  parseArguments,
+  parseDuration,
+  positiveInteger,
+} from "./_args.ts";
 import { checkBeforeStart } from "./_preflight.ts";
 import {
   sandboxOption,
@@ -20,6 +26,8 @@ import {
   testConfinement,
 } from "./_test_flags.ts";
 import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
+
+export { parseDuration };
 import { type StartupReport, startupReport } from "./_failure_report.ts";
 import {
   isResume,
@@ -43,6 +51,11 @@ Options:
   --base-url URL           Provider API base URL (OpenAI-compatible servers)
   --test "CMD ARGS"        Test command, run in DIR (split on spaces; quotes group)
   --test-timeout DUR       Test timeout: 120s (default), 2m, 500ms, or seconds
+  --model-timeout DUR      Bound of one model call attempt, request to the
+                           last byte of the reply (default 120s); a longer
+                           Retry-After is not waited for
+  --run-timeout DUR        Bound of the whole run; when it runs out the run
+                           stops interrupted (resumable with --session)
 ${TEST_FLAGS_HELP}  --max-steps N            Step budget, refused steps included (default 40)
   --context-policy P       legacy (default) or bounded
   --context-report PATH    Write the JSON context report to PATH
@@ -65,15 +78,20 @@ Paths resolve against the directory loom was started from (also under
 'deno task loom'). Every flag and file is checked before the first effect: a
 bad one exits 2 before any session, model call or workspace change.
 API keys come from ANTHROPIC_API_KEY or OPENAI_API_KEY.
-Progress: one line per step on stderr. Summary: stdout.
+Progress: one line per step on stderr, and a notice every 5 s while the model
+is slow to answer. Summary: stdout.
+SIGINT or SIGTERM aborts the model call in flight, writes the context report
+(stop interrupted), prints the summary and saves the session; a second signal
+exits at once.
 Exit codes: 0 completed; 1 stopped without completion; 2 bad usage or bad
 input (flags, files, model spec, API key, recording, session path, test
 program), nothing done; 3 provider failure after the start, confinement
-unavailable or internal failure.
+unavailable or internal failure; 130/143 interrupted by SIGINT/SIGTERM.
 `;
 
 const DEFAULT_MAX_STEPS = 40;
 const DEFAULT_TEST_TIMEOUT_MS = 120_000;
+const DEFAULT_MODEL_TIMEOUT_MS = 120_000;
 
 /** Parsed `loom run` arguments. */
 export interface RunArguments {
@@ -83,6 +101,10 @@ export interface RunArguments {
   readonly baseUrl?: string;
   readonly test?: SliceTest & { readonly command: string[] };
   readonly maxSteps: number;
+  /** `--model-timeout`: bound of one model call attempt, in milliseconds. */
+  readonly modelTimeoutMs: number;
+  /** `--run-timeout`: bound of the whole run, in milliseconds. */
+  readonly runTimeoutMs?: number;
   readonly contextPolicy: "legacy" | "bounded";
   readonly contextReport?: string;
   /** `--record PATH`. */
@@ -122,6 +144,8 @@ export function parseRunArguments(
       "base-url": { type: "string" },
       test: { type: "string" },
       "test-timeout": { type: "string" },
+      "model-timeout": { type: "string" },
+      "run-timeout": { type: "string" },
       ...TEST_FLAG_OPTIONS,
       "max-steps": { type: "string" },
       "context-policy": { type: "string" },
@@ -150,7 +174,13 @@ export function parseRunArguments(
     : positiveInteger(values["max-steps"], "--max-steps");
   const timeoutMs = values["test-timeout"] === undefined
     ? DEFAULT_TEST_TIMEOUT_MS
-    : parseDuration(values["test-timeout"]);
+    : parseDuration(values["test-timeout"], "--test-timeout");
+  const modelTimeoutMs = values["model-timeout"] === undefined
+    ? DEFAULT_MODEL_TIMEOUT_MS
+    : parseDuration(values["model-timeout"], "--model-timeout");
+  const runTimeoutMs = values["run-timeout"] === undefined
+    ? undefined
+    : parseDuration(values["run-timeout"], "--run-timeout");
   if (values["test-timeout"] !== undefined && values.test === undefined) {
     throw new UsageError("usage", "--test-timeout needs --test");
   }
@@ -187,6 +217,8 @@ export function parseRunArguments(
         ? {}
         : { test: { command, timeoutMs, ...confinement } }),
       maxSteps,
+      modelTimeoutMs,
+      ...(runTimeoutMs === undefined ? {} : { runTimeoutMs }),
       contextPolicy: policy,
       ...(values["context-report"] === undefined
         ? {}
@@ -243,27 +275,6 @@ export function required(value: string | undefined, what: string): string {
 }
 
 /**
- * Parses a duration: `500ms`, `120s`, `2m`, or a bare number of seconds.
- *
- * @param text The duration.
- * @returns Milliseconds.
- * @throws {UsageError} When the text is not a positive duration.
- */
-export function parseDuration(text: string): number {
-  const match = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m)?$/.exec(text.trim());
-  const value = match === null ? NaN : Number(match[1]);
-  const unit = match?.[2] ?? "s";
-  const ms = value * (unit === "ms" ? 1 : unit === "s" ? 1000 : 60_000);
-  if (!Number.isFinite(ms) || ms <= 0) {
-    throw new UsageError(
-      "usage",
-      `Invalid --test-timeout ${text}: expected a duration such as 120s, 2m or 500ms`,
-    );
-  }
-  return Math.round(ms);
-}
-
-/**
  * Splits a command line on whitespace; single or double quotes group words
  * and a backslash escapes the next character. No other shell syntax.
  *
@@ -308,6 +319,14 @@ export function splitCommand(text: string): string[] {
   return words;
 }
 
+/** Exit codes of a run interrupted by a signal: 128 + the signal number. */
+const SIGNAL_EXIT: Readonly<Record<RunSignal, number>> = {
+  SIGINT: 130,
+  SIGTERM: 143,
+};
+
+type RunSignal = "SIGINT" | "SIGTERM";
+
 /**
  * `loom run`.
  *
@@ -333,7 +352,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       resume.request,
       {
         ...resume.options,
-        onProgress: (line) => io.err(`${line}\n`),
+        ...progressOptions(io),
       },
       resume.json,
       io,
@@ -398,13 +417,24 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
       ...(a.baseUrl === undefined ? {} : { baseUrl: a.baseUrl }),
       ...(a.record === undefined ? {} : { record: a.record }),
       ...(session === undefined ? {} : { session: session.hooks }),
+      modelTimeoutMs: a.modelTimeoutMs,
+      ...(a.runTimeoutMs === undefined ? {} : { runTimeoutMs: a.runTimeoutMs }),
       ...sandboxOption(),
-      onProgress: (line) => io.err(`${line}\n`),
+      ...progressOptions(io),
     },
     a.json,
     io,
     report,
   ).finally(() => session?.close());
+}
+
+function progressOptions(
+  io: CliIo,
+): Pick<RunOptions, "onProgress" | "onWaiting"> {
+  return {
+    onProgress: (line) => io.err(`${line}\n`),
+    onWaiting: (line) => io.err(`${line}\n`),
+  };
 }
 
 async function execute(
@@ -414,18 +444,70 @@ async function execute(
   io: CliIo,
   report: StartupReport,
 ): Promise<number> {
+  const interrupt = listenForSignals(io);
   let outcome: SliceOutcome;
   try {
-    outcome = await runSlice(request, options);
+    outcome = await runSlice(request, {
+      ...options,
+      signal: interrupt.signal,
+    });
   } catch (error) {
     // A slice that started wrote its own report; a rejected request did not.
     if (error instanceof SliceRequestError) {
       throw await report.fail(new UsageError("usage", error.message));
     }
     throw error;
+  } finally {
+    interrupt.close();
   }
   io.out(json ? `${JSON.stringify(outcome, null, 2)}\n` : summary(outcome));
-  return exitCodeOf(outcome.stop);
+  const received = interrupt.received();
+  return outcome.stop === "interrupted" && received !== undefined
+    ? SIGNAL_EXIT[received]
+    : exitCodeOf(outcome.stop);
+}
+
+/**
+ * SIGINT and SIGTERM while a run goes: the first aborts the run (it stops
+ * `interrupted` and writes its report, summary and session), a second one
+ * exits at once.
+ */
+function listenForSignals(io: CliIo): {
+  readonly signal: AbortSignal;
+  received(): RunSignal | undefined;
+  close(): void;
+} {
+  const controller = new AbortController();
+  let received: RunSignal | undefined;
+  const listeners: [RunSignal, () => void][] = [];
+  for (const name of ["SIGINT", "SIGTERM"] as const) {
+    const listener = () => {
+      if (received !== undefined) {
+        io.err(`loom run: second ${name}, exiting without a report\n`);
+        Deno.exit(SIGNAL_EXIT[name]);
+      }
+      received = name;
+      io.err(
+        `loom run: ${name} received; stopping after the model call in flight is aborted (send it again to exit at once)\n`,
+      );
+      controller.abort(new Error(`${name} received`));
+    };
+    try {
+      Deno.addSignalListener(name, listener);
+      listeners.push([name, listener]);
+    } catch {
+      // SIGTERM cannot be listened to on Windows; SIGINT still can.
+    }
+  }
+  return {
+    signal: controller.signal,
+    received: () => received,
+    close() {
+      for (const [name, listener] of listeners) {
+        Deno.removeSignalListener(name, listener);
+      }
+    },
+  };
 }
 
 /** `after 3 steps (6 model calls)`, or in which step a run failed. */
@@ -447,7 +529,7 @@ function stepsText(o: SliceOutcome): string {
 export function summary(o: SliceOutcome): string {
   const lines = [
     `loom run: ${o.stop} ${stepsText(o)}`,
-    `  detail: ${o.detail}`,
+    `  detail: ${displayText(o.detail, 1000)}`,
     `  revision: ${o.revision ?? "none (no edit)"}`,
     `  latest test: ${
       o.latest_test === null
@@ -472,7 +554,9 @@ export function summary(o: SliceOutcome): string {
       "  WARNING: the tests ran UNCONFINED (--unconfined-tests): they could read, write and run anything you can",
     );
   }
-  if (o.summary !== null) lines.push(`  summary: ${o.summary}`);
+  if (o.summary !== null) {
+    lines.push(`  summary: ${displayText(o.summary, 1000)}`);
+  }
   if (o.context_report !== null) {
     lines.push(`  context report: ${o.context_report}`);
   }

@@ -199,6 +199,7 @@ const stepSchema = z.strictObject({
     "capacity",
     "confinement_unavailable",
     "provider_error",
+    "interrupted",
   ]).nullable(),
   records: z.array(record),
   requests: z.array(requestLine),

@@ -4,6 +4,7 @@
  */
 
 import type Anthropic from "@anthropic-ai/sdk";
+import { z } from "zod";
 import type { RequestPart } from "../briefing/context_report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
 import {
@@ -12,7 +13,20 @@ import {
 } from "./request_parts.ts";
 import { checkCacheMarkers } from "./_cache_markers.ts";
 import type { LiveProviderConfig } from "./_live.ts";
-import { httpFailure } from "./_live.ts";
+import { httpFailure, liveTransport } from "./_live.ts";
+import {
+  checkDepth,
+  counter,
+  parseBody,
+  protocolError,
+  toolName,
+} from "./_reply.ts";
+import {
+  type AttemptFailure,
+  sdkAttemptOptions,
+  type Transport,
+  withAttempts,
+} from "./_transport.ts";
 import type {
   ModelCall,
   ModelProvider,
@@ -61,33 +75,41 @@ function textBlock(
 }
 
 /** Maps Anthropic's usage object to Loom's counters. */
-export function anthropicUsage(
-  usage: Partial<Anthropic.Usage> | null | undefined,
-): ModelUsage {
+export function anthropicUsage(usage: unknown): ModelUsage {
   return {
-    input_tokens: usage?.input_tokens ?? null,
-    output_tokens: usage?.output_tokens ?? null,
-    cache_read_tokens: usage?.cache_read_input_tokens ?? null,
-    cache_write_tokens: usage?.cache_creation_input_tokens ?? null,
+    input_tokens: counter(usage, "input_tokens"),
+    output_tokens: counter(usage, "output_tokens"),
+    cache_read_tokens: counter(usage, "cache_read_input_tokens"),
+    cache_write_tokens: counter(usage, "cache_creation_input_tokens"),
   };
 }
 
+/** The parts of a Messages API reply Loom reads; everything else may vary. */
+const messageSchema = z.object({
+  content: z.array(z.object({
+    type: z.string(),
+    name: z.string().optional(),
+    input: z.unknown().optional(),
+  })),
+  stop_reason: z.string().nullish(),
+  usage: z.unknown().optional(),
+});
+
+type Message = z.infer<typeof messageSchema>;
+
 /** The SDK's module namespace, loaded on the first call. */
 type AnthropicSdk = typeof import("@anthropic-ai/sdk");
-
-/** The SDK client with the module it came from (for its error classes). */
-interface AnthropicClient {
-  readonly sdk: AnthropicSdk;
-  readonly client: Anthropic;
-}
 
 export class AnthropicProvider implements ModelProvider {
   readonly spec: string;
   readonly #model: string;
   readonly #maxTokens: number;
   readonly #options: ConstructorParameters<typeof Anthropic>[0];
-  /** Loads the SDK and builds the client once, on the first call. */
-  #client: Promise<AnthropicClient> | undefined;
+  readonly #transport: Transport;
+  /** How messages name the server: `Anthropic` or `The server at URL`. */
+  readonly #label: string;
+  /** Loads the SDK once, on the first call. */
+  #sdk: Promise<AnthropicSdk> | undefined;
 
   constructor(spec: string, model: string, config: LiveProviderConfig) {
     this.spec = spec;
@@ -96,11 +118,10 @@ export class AnthropicProvider implements ModelProvider {
     const options: ConstructorParameters<typeof Anthropic>[0] = {
       apiKey: config.apiKey,
       baseURL: config.baseUrl ?? "https://api.anthropic.com",
-      maxRetries: config.maxRetries,
     };
-    if (config.fetch !== undefined) options.fetch = config.fetch;
-    if (config.timeoutMs !== undefined) options.timeout = config.timeoutMs;
     this.#options = options;
+    this.#label = "Anthropic";
+    this.#transport = liveTransport(config, this.#label);
   }
 
   requestParts(request: TurnRequest): readonly RequestPart[] {
@@ -118,72 +139,114 @@ export class AnthropicProvider implements ModelProvider {
       model: this.#model,
       maxTokens: this.#maxTokens,
     });
-    const { sdk, client } = await this.#loadClient();
-    let message: Anthropic.Message;
-    try {
-      message = await client.messages.create(params);
-    } catch (error) {
-      throw anthropicFailure(sdk, error);
-    }
-    const usage = anthropicUsage(message.usage);
-    const wanted = call.request.tool_choice.name;
-    if (message.stop_reason === "max_tokens") {
-      throw new ProviderError(
-        "provider_protocol",
-        `Anthropic stopped at max_tokens (${this.#maxTokens}) before finishing the ${wanted} call`,
-        { usage },
-      );
-    }
-    const toolUse = message.content?.find((b) => b.type === "tool_use");
-    if (toolUse === undefined || toolUse.type !== "tool_use") {
-      throw new ProviderError(
-        "provider_protocol",
-        `Anthropic answered without the forced ${wanted} tool call (stop_reason ${message.stop_reason})`,
-        { usage },
-      );
-    }
-    if (toolUse.name !== wanted) {
-      throw new ProviderError(
-        "provider_protocol",
-        `Anthropic called tool ${toolUse.name} instead of the forced ${wanted}`,
-        { usage },
-      );
-    }
-    return { arguments: toolUse.input, usage, final_usage: true };
+    const sdk = await this.#loadSdk();
+    const transport = this.#transport;
+    const text = await withAttempts(
+      { ...transport, signal: call.signal },
+      async (fetch) => {
+        const client = new sdk.default({
+          ...this.#options,
+          ...sdkAttemptOptions(transport, fetch),
+        });
+        const response = await client.messages.create(params).asResponse();
+        return await response.text();
+      },
+      (error) => anthropicFailure(sdk, error),
+    );
+    const message = parseBody(text, messageSchema, this.#label, "a message");
+    return anthropicReply(message, call.request.tool_choice.name, {
+      label: this.#label,
+      maxTokens: this.#maxTokens,
+    });
   }
 
-  #loadClient(): Promise<AnthropicClient> {
-    this.#client ??= import("@anthropic-ai/sdk").then((sdk) => ({
-      sdk,
-      client: new sdk.default(this.#options),
-    }));
-    return this.#client;
+  #loadSdk(): Promise<AnthropicSdk> {
+    this.#sdk ??= import("@anthropic-ai/sdk");
+    return this.#sdk;
   }
 }
 
-function anthropicFailure(sdk: AnthropicSdk, error: unknown): unknown {
-  const Anthropic = sdk.default;
-  if (error instanceof Anthropic.APIConnectionError) {
-    return new ProviderError(
-      "provider_connection",
-      `Cannot reach Anthropic: ${error.message}`,
-      { cause: error },
+/** The forced call's arguments out of a schema-checked message. */
+function anthropicReply(
+  message: Message,
+  wanted: string,
+  options: { readonly label: string; readonly maxTokens: number },
+): ModelReply {
+  const usage = anthropicUsage(message.usage);
+  const { label } = options;
+  if (message.stop_reason === "max_tokens") {
+    throw protocolError(
+      "truncated",
+      `${label} stopped at max_tokens (${options.maxTokens}) before finishing the ${wanted} call; send shorter arguments`,
+      usage,
     );
   }
+  const calls = message.content.filter((b) => b.type === "tool_use");
+  const forced = calls.find((b) => b.name === wanted);
+  if (forced === undefined) {
+    const other = calls[0];
+    if (other !== undefined) {
+      throw protocolError(
+        "wrong_tool",
+        `${label} called tool ${
+          toolName(other.name ?? "")
+        } instead of the forced ${wanted}`,
+        usage,
+      );
+    }
+    throw protocolError(
+      "no_tool_call",
+      `${label} answered without the forced ${wanted} tool call (stop_reason ${
+        message.stop_reason ?? "none"
+      })`,
+      usage,
+    );
+  }
+  if (forced.input === undefined) {
+    throw protocolError(
+      "invalid_arguments",
+      `The ${wanted} call carries no input object`,
+      usage,
+    );
+  }
+  const args = checkDepth(forced.input, wanted, usage);
+  return { arguments: args, usage, final_usage: true };
+}
+
+function anthropicFailure(sdk: AnthropicSdk, error: unknown): AttemptFailure {
+  const Anthropic = sdk.default;
   if (error instanceof Anthropic.APIError && typeof error.status === "number") {
     const body = error.error as { error?: { message?: unknown } } | undefined;
-    return httpFailure("Anthropic", "ANTHROPIC_API_KEY", {
+    return {
+      kind: "http",
       status: error.status,
-      detail: body?.error?.message,
-      cause: error,
-    });
+      headers: error.headers,
+      error: httpFailure("Anthropic", "ANTHROPIC_API_KEY", {
+        status: error.status,
+        detail: body?.error?.message,
+        cause: error,
+      }),
+    };
+  }
+  if (error instanceof Anthropic.APIConnectionError) {
+    return {
+      kind: "connection",
+      error: new ProviderError(
+        "provider_connection",
+        `Cannot reach Anthropic: ${error.message}`,
+        { cause: error },
+      ),
+    };
   }
   if (error instanceof Anthropic.AnthropicError) {
-    return new ProviderError(
-      "provider_protocol",
-      `Anthropic SDK failed: ${error.message}`,
-      { cause: error },
-    );
+    return {
+      kind: "final",
+      error: new ProviderError(
+        "provider_protocol",
+        `Anthropic SDK failed: ${error.message}`,
+        { problem: "malformed_response", cause: error },
+      ),
+    };
   }
-  return error;
+  return { kind: "final", error };
 }

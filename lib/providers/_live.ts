@@ -1,15 +1,32 @@
 /** Shared pieces of the live (HTTP) providers. */
 
+import { displayText } from "../display.ts";
 import { ProviderError } from "./provider_error.ts";
+import type { Transport } from "./_transport.ts";
 
 /** What createProvider resolves for a live provider. */
 export interface LiveProviderConfig {
   readonly apiKey: string | undefined;
   readonly baseUrl: string | undefined;
   readonly fetch: typeof fetch | undefined;
+  /** Attempts after the first, on 408/409/429/5xx, connection failures and timeouts. */
   readonly maxRetries: number;
-  readonly timeoutMs: number | undefined;
+  /** Bound of one attempt, from the request to the last byte of the body. */
+  readonly timeoutMs: number;
   readonly maxTokens: number | undefined;
+}
+
+/** The transport of a live provider named `label` in messages. */
+export function liveTransport(
+  config: LiveProviderConfig,
+  label: string,
+): Transport {
+  return {
+    label,
+    timeoutMs: config.timeoutMs,
+    maxRetries: config.maxRetries,
+    fetch: config.fetch ?? ((input, init) => fetch(input, init)),
+  };
 }
 
 /** A ProviderError for an HTTP error status, with a clear word on 401/403. */
@@ -30,11 +47,9 @@ export function httpFailure(
     message =
       `${provider} refused the request with HTTP 403: the key in ${keyVariable} lacks permission${detail}`;
   } else if (status === 429) {
-    message =
-      `${provider} is rate limiting (HTTP 429) and retries did not help${detail}`;
+    message = `${provider} is rate limiting (HTTP 429)${detail}`;
   } else if (status >= 500) {
-    message =
-      `${provider} failed with HTTP ${status} and retries did not help${detail}`;
+    message = `${provider} failed with HTTP ${status}${detail}`;
   } else {
     message = `${provider} rejected the request with HTTP ${status}${detail}`;
   }
@@ -46,5 +61,5 @@ export function httpFailure(
 
 function clip(text: string): string {
   const line = text.replace(/\s+/g, " ").trim().replace(/\.$/, "");
-  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+  return displayText(line, 300);
 }

@@ -5,6 +5,7 @@
  */
 
 import type OpenAI from "openai";
+import { z } from "zod";
 import type { RequestPart } from "../briefing/context_report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
 import {
@@ -12,7 +13,21 @@ import {
   providerRequestParts,
 } from "./request_parts.ts";
 import type { LiveProviderConfig } from "./_live.ts";
-import { httpFailure } from "./_live.ts";
+import { httpFailure, liveTransport } from "./_live.ts";
+import {
+  counter,
+  excerpt,
+  parseArguments,
+  parseBody,
+  protocolError,
+  toolName,
+} from "./_reply.ts";
+import {
+  type AttemptFailure,
+  sdkAttemptOptions,
+  type Transport,
+  withAttempts,
+} from "./_transport.ts";
 import type {
   ModelCall,
   ModelProvider,
@@ -63,16 +78,35 @@ function joinText(blocks: TurnRequest["system"]): string {
 }
 
 /** Maps Chat Completions usage to Loom's counters (no cache-write figure exists). */
-export function openAIUsage(
-  usage: OpenAI.CompletionUsage | null | undefined,
-): ModelUsage {
+export function openAIUsage(usage: unknown): ModelUsage {
+  const details = usage !== null && typeof usage === "object"
+    ? (usage as Record<string, unknown>)["prompt_tokens_details"]
+    : undefined;
   return {
-    input_tokens: usage?.prompt_tokens ?? null,
-    output_tokens: usage?.completion_tokens ?? null,
-    cache_read_tokens: usage?.prompt_tokens_details?.cached_tokens ?? null,
+    input_tokens: counter(usage, "prompt_tokens"),
+    output_tokens: counter(usage, "completion_tokens"),
+    cache_read_tokens: counter(details, "cached_tokens"),
     cache_write_tokens: null,
   };
 }
+
+/** The parts of a chat completion Loom reads; everything else may vary. */
+const completionSchema = z.object({
+  choices: z.array(z.object({
+    finish_reason: z.string().nullish(),
+    message: z.object({
+      content: z.unknown().optional(),
+      tool_calls: z.array(z.object({
+        type: z.string().optional(),
+        function: z.object({ name: z.string(), arguments: z.string() })
+          .optional(),
+      })).nullish(),
+    }),
+  })),
+  usage: z.unknown().optional(),
+});
+
+type Completion = z.infer<typeof completionSchema>;
 
 /** Placeholder key for servers that need none; its Authorization header is removed. */
 const NO_KEY = "loom-no-api-key";
@@ -80,19 +114,14 @@ const NO_KEY = "loom-no-api-key";
 /** The client's module namespace, loaded on the first call. */
 type OpenAISdk = typeof import("openai");
 
-/** The client with the module it came from (for its error classes). */
-interface OpenAIClient {
-  readonly sdk: OpenAISdk;
-  readonly client: OpenAI;
-}
-
 export class OpenAIProvider implements ModelProvider {
   readonly spec: string;
   readonly #model: string;
   readonly #maxTokens: number | undefined;
   readonly #options: ConstructorParameters<typeof OpenAI>[0];
-  /** Loads the SDK and builds the client once, on the first call. */
-  #client: Promise<OpenAIClient> | undefined;
+  readonly #transport: Transport;
+  /** Loads the SDK once, on the first call. */
+  #sdk: Promise<OpenAISdk> | undefined;
   /** How messages name the server: `OpenAI` or `The server at URL`. */
   readonly #label: string;
 
@@ -103,10 +132,10 @@ export class OpenAIProvider implements ModelProvider {
     this.#label = config.baseUrl === undefined
       ? "OpenAI"
       : `The server at ${config.baseUrl}`;
+    this.#transport = liveTransport(config, this.#label);
     const options: ConstructorParameters<typeof OpenAI>[0] = {
       apiKey: config.apiKey ?? NO_KEY,
       baseURL: config.baseUrl ?? "https://api.openai.com/v1",
-      maxRetries: config.maxRetries,
       // Explicit nulls keep the client from picking these up from the environment.
       organization: null,
       project: null,
@@ -116,8 +145,6 @@ export class OpenAIProvider implements ModelProvider {
     if (config.apiKey === undefined) {
       options.defaultHeaders = { Authorization: null };
     }
-    if (config.fetch !== undefined) options.fetch = config.fetch;
-    if (config.timeoutMs !== undefined) options.timeout = config.timeoutMs;
     this.#options = options;
   }
 
@@ -136,95 +163,132 @@ export class OpenAIProvider implements ModelProvider {
       model: this.#model,
       maxTokens: this.#maxTokens,
     });
-    const { sdk, client } = await this.#loadClient();
-    let completion: OpenAI.ChatCompletion;
-    try {
-      completion = await client.chat.completions.create(params);
-    } catch (error) {
-      throw openAIFailure(sdk, error, this.#label);
-    }
-    const usage = openAIUsage(completion.usage);
-    const wanted = call.request.tool_choice.name;
-    const choice = completion.choices?.[0];
-    if (choice === undefined) {
-      throw new ProviderError(
-        "provider_protocol",
-        `${this.#label} answered without any choice`,
-        { usage },
-      );
-    }
-    if (choice.finish_reason === "length") {
-      throw new ProviderError(
-        "provider_protocol",
-        `${this.#label} stopped at the length limit before finishing the ${wanted} call`,
-        { usage },
-      );
-    }
-    const toolCall = choice.message?.tool_calls?.find((c) =>
-      c.type === "function"
+    const sdk = await this.#loadSdk();
+    const transport = this.#transport;
+    const text = await withAttempts(
+      { ...transport, signal: call.signal },
+      async (fetch) => {
+        const client = new sdk.default({
+          ...this.#options,
+          ...sdkAttemptOptions(transport, fetch),
+        });
+        const response = await client.chat.completions.create(params)
+          .asResponse();
+        return await response.text();
+      },
+      (error) => openAIFailure(sdk, error, this.#label),
     );
-    if (toolCall === undefined || toolCall.type !== "function") {
-      throw new ProviderError(
-        "provider_protocol",
-        `${this.#label} answered without the forced ${wanted} function call (finish_reason ${choice.finish_reason})`,
-        { usage },
-      );
-    }
-    if (toolCall.function.name !== wanted) {
-      throw new ProviderError(
-        "provider_protocol",
-        `${this.#label} called ${toolCall.function.name} instead of the forced ${wanted}`,
-        { usage },
-      );
-    }
-    let args: unknown;
-    try {
-      args = JSON.parse(toolCall.function.arguments);
-    } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
-      throw new ProviderError(
-        "provider_protocol",
-        `The ${wanted} call's arguments are not valid JSON: ${why}`,
-        { usage, cause: error },
-      );
-    }
-    return { arguments: args, usage, final_usage: true };
+    const completion = parseBody(
+      text,
+      completionSchema,
+      this.#label,
+      "a chat completion",
+    );
+    return openAIReply(completion, call.request.tool_choice.name, this.#label);
   }
 
-  #loadClient(): Promise<OpenAIClient> {
-    this.#client ??= import("openai").then((sdk) => ({
-      sdk,
-      client: new sdk.default(this.#options),
-    }));
-    return this.#client;
+  #loadSdk(): Promise<OpenAISdk> {
+    this.#sdk ??= import("openai");
+    return this.#sdk;
   }
 }
 
-function openAIFailure(sdk: OpenAISdk, error: unknown, label: string): unknown {
-  const OpenAI = sdk.default;
-  if (error instanceof OpenAI.APIConnectionError) {
-    return new ProviderError(
-      "provider_connection",
-      `Cannot reach ${
-        label === "OpenAI" ? label : label.replace(/^The server/, "the server")
-      }: ${error.message}`,
-      { cause: error },
+/** The forced call's arguments out of a schema-checked completion. */
+function openAIReply(
+  completion: Completion,
+  wanted: string,
+  label: string,
+): ModelReply {
+  const usage = openAIUsage(completion.usage);
+  const choice = completion.choices[0];
+  if (choice === undefined) {
+    throw protocolError(
+      "no_choice",
+      `${label} answered with an empty choices array instead of the forced ${wanted} call`,
+      usage,
     );
   }
+  if (choice.finish_reason === "length") {
+    throw protocolError(
+      "truncated",
+      `${label} stopped at the length limit before finishing the ${wanted} call; send shorter arguments`,
+      usage,
+    );
+  }
+  const calls = (choice.message.tool_calls ?? []).flatMap((c) =>
+    c.function === undefined ? [] : [c.function]
+  );
+  const forced = calls.find((c) => c.name === wanted);
+  if (forced === undefined) {
+    const other = calls[0];
+    if (other !== undefined) {
+      throw protocolError(
+        "wrong_tool",
+        `${label} called ${
+          toolName(other.name)
+        } instead of the forced ${wanted}`,
+        usage,
+      );
+    }
+    const content = choice.message.content;
+    throw protocolError(
+      "no_tool_call",
+      `${label} answered without the forced ${wanted} function call (finish_reason ${
+        choice.finish_reason ?? "none"
+      }${
+        typeof content === "string" && content !== ""
+          ? `; text ${excerpt(content)}`
+          : ""
+      })`,
+      usage,
+    );
+  }
+  const args = parseArguments(forced.arguments, wanted, usage);
+  return { arguments: args, usage, final_usage: true };
+}
+
+function openAIFailure(
+  sdk: OpenAISdk,
+  error: unknown,
+  label: string,
+): AttemptFailure {
+  const OpenAI = sdk.default;
   if (error instanceof OpenAI.APIError && typeof error.status === "number") {
     const body = error.error as { message?: unknown } | undefined;
-    return httpFailure(label, "OPENAI_API_KEY", {
+    return {
+      kind: "http",
       status: error.status,
-      detail: body?.message,
-      cause: error,
-    });
+      headers: error.headers,
+      error: httpFailure(label, "OPENAI_API_KEY", {
+        status: error.status,
+        detail: body?.message,
+        cause: error,
+      }),
+    };
+  }
+  if (error instanceof OpenAI.APIConnectionError) {
+    return {
+      kind: "connection",
+      error: new ProviderError(
+        "provider_connection",
+        `Cannot reach ${
+          label === "OpenAI"
+            ? label
+            : label.replace(/^The server/, "the server")
+        }: ${error.message}`,
+        { cause: error },
+      ),
+    };
   }
   if (error instanceof OpenAI.OpenAIError) {
-    return new ProviderError(
-      "provider_protocol",
-      `The OpenAI client failed: ${error.message}`,
-      { cause: error },
-    );
+    return {
+      kind: "final",
+      error: new ProviderError(
+        "provider_protocol",
+        `The OpenAI client failed: ${error.message}`,
+        { problem: "malformed_response", cause: error },
+      ),
+    };
   }
-  return error;
+  return { kind: "final", error };
 }

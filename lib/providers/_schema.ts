@@ -18,7 +18,9 @@ const usageSchema = z.strictObject({
 const callSchema = z.strictObject({
   phase: z.enum(["selection", "arguments"]),
   tool: z.enum(["select_action", "action_arguments"]),
-  arguments: z.json(),
+  // Any JSON value (the file came through JSON.parse); not z.json(), which
+  // recurses and would overflow the stack on deeply nested arguments.
+  arguments: z.unknown(),
   usage: usageSchema.optional(),
 });
 

@@ -31,15 +31,21 @@ export interface CreateProviderOptions {
   readonly fetch?: typeof fetch;
   /** `recorded:` only: index of the first call to replay (resuming a session). */
   readonly startAtCall?: number;
-  /** Retries the SDK makes on 408/409/429/5xx and connection errors (default 2). */
+  /** Retries on 408/409/429/5xx, connection failures and timeouts (default 2). */
   readonly maxRetries?: number;
-  /** Per-attempt timeout of live calls in milliseconds (default: the SDK's 10 minutes). */
+  /**
+   * Bound of one attempt of a live call in milliseconds, from the request to
+   * the last byte of the body (default 120,000). A `Retry-After` longer than
+   * this is not waited for.
+   */
   readonly timeoutMs?: number;
   /** Output token limit per call (Anthropic default 8,192; OpenAI: the server's default). */
   readonly maxTokens?: number;
 }
 
 const DEFAULT_MAX_RETRIES = 2;
+/** Default bound of one attempt of a live call (`--model-timeout`). */
+export const DEFAULT_MODEL_TIMEOUT_MS = 120_000;
 
 /**
  * Creates the model provider a spec names.
@@ -155,7 +161,7 @@ function liveConfig(
     baseUrl,
     fetch: options.fetch,
     maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
-    timeoutMs: options.timeoutMs,
+    timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
     maxTokens: options.maxTokens,
   };
 }

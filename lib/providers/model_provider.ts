@@ -22,6 +22,11 @@ export interface ModelCall {
   readonly tool: ModelToolName;
   /** The provider-neutral request to send. */
   readonly request: TurnRequest;
+  /**
+   * Aborts the call in flight (an interrupt, the run timeout); the provider
+   * then rejects with `provider_aborted`.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** What a model call returns. */
@@ -46,8 +51,10 @@ export interface ModelProvider {
    *
    * @param call Phase, tool and request of this call.
    * @returns The tool call's arguments and usage.
-   * @throws {ProviderError} When the model cannot be reached, rejects the
-   * request, answers without the forced call, or a recording does not match.
+   * @throws {ProviderError} When the model cannot be reached
+   * (`provider_connection`), times out (`provider_timeout`), rejects the
+   * request (`provider_http`), breaks the protocol (`provider_protocol`),
+   * the call is aborted (`provider_aborted`), or a recording does not match.
    */
   call(call: ModelCall): Promise<ModelReply>;
   /**

@@ -32,9 +32,14 @@ export class ProviderError extends Error {
    * - `recording_mismatch`: The recorded call's phase or tool differs from what the loop asked for.
    * - `recording_exhausted`: The loop asked for more calls than the recording holds.
    * - `recording_unwritable`: `--record PATH` could not write the recording file.
-   * - `provider_http`: The provider answered with an HTTP error status (after the SDK's retries).
-   * - `provider_connection`: The provider could not be reached or timed out (after the SDK's retries).
-   * - `provider_protocol`: The provider answered, but not with the forced tool call and valid arguments.
+   * - `provider_http`: The provider answered with an HTTP error status after the retries, or asked
+   *   (`Retry-After`) for a wait longer than the model timeout, which is not waited for.
+   * - `provider_connection`: The provider could not be reached (after the retries).
+   * - `provider_timeout`: No complete reply (headers and the last byte of the body) arrived within
+   *   the model timeout, on every attempt.
+   * - `provider_aborted`: The caller's abort signal ended the call (an interrupt, the run timeout).
+   * - `provider_protocol`: The provider answered, but not with the forced tool call and valid
+   *   arguments (see {@linkcode ProviderError.problem}).
    */
   readonly code:
     | "bad_spec"
@@ -46,6 +51,8 @@ export class ProviderError extends Error {
     | "recording_unwritable"
     | "provider_http"
     | "provider_connection"
+    | "provider_timeout"
+    | "provider_aborted"
     | "provider_protocol";
   /** HTTP status of a `provider_http` error; otherwise `null`. */
   readonly status: number | null;
@@ -54,6 +61,27 @@ export class ProviderError extends Error {
    * `final_usage` is false); `null` when nothing was observed.
    */
   readonly usage: ModelUsage | null;
+  /** Attempts made before giving up; `null` when not a transport failure. */
+  readonly attempts: number | null;
+  /**
+   * What was wrong with a `provider_protocol` reply; otherwise `null`:
+   * - `malformed_response`: the body is not JSON or not the provider's response shape.
+   * - `no_choice`: an OpenAI-compatible reply with an empty `choices` array.
+   * - `truncated`: output stopped at the token limit.
+   * - `no_tool_call`: the reply holds no call of the forced tool.
+   * - `wrong_tool`: the reply calls another tool.
+   * - `invalid_arguments`: the call's arguments are not valid JSON.
+   * - `too_deep`: the arguments nest deeper than 64 levels.
+   */
+  readonly problem:
+    | "malformed_response"
+    | "no_choice"
+    | "truncated"
+    | "no_tool_call"
+    | "wrong_tool"
+    | "invalid_arguments"
+    | "too_deep"
+    | null;
 
   /**
    * Creates a provider error.
@@ -70,11 +98,17 @@ export class ProviderError extends Error {
       readonly status?: number | null;
       /** Usage observed before the failure (a partial observation). */
       readonly usage?: ModelUsage | null;
+      /** Attempts made, for the transport failures. */
+      readonly attempts?: number;
+      /** What was wrong, for `provider_protocol`. */
+      readonly problem?: ProviderError["problem"];
     } = {},
   ) {
     super(message, causeOf(options));
     this.code = brand(this, "ProviderError", code);
     this.status = options.status ?? null;
     this.usage = options.usage ?? null;
+    this.attempts = options.attempts ?? null;
+    this.problem = options.problem ?? null;
   }
 }

@@ -17,6 +17,7 @@ import type {
   ModelUsage,
 } from "./model_provider.ts";
 import { ProviderError } from "./provider_error.ts";
+import { MAX_REPLY_DEPTH, nestsDeeperThan } from "./reply_depth.ts";
 
 /** Options of {@linkcode RecordedProvider.load} and {@linkcode RecordedProvider.parse}. */
 export interface RecordedProviderOptions {
@@ -209,6 +210,15 @@ export class RecordedProvider implements ModelProvider {
       );
     }
     this.#next = index + 1;
+    if (nestsDeeperThan(recorded.arguments, MAX_REPLY_DEPTH)) {
+      return Promise.reject(
+        new ProviderError(
+          "provider_protocol",
+          `The recorded ${call.tool} call's arguments nest deeper than ${MAX_REPLY_DEPTH} levels; send flat arguments as the tool's schema describes`,
+          { problem: "too_deep" },
+        ),
+      );
+    }
     const usage: ModelUsage = {
       input_tokens: recorded.usage?.input_tokens ?? null,
       output_tokens: recorded.usage?.output_tokens ?? null,

@@ -1,5 +1,6 @@
 /** One-line progress summaries of slice steps. */
 import type { ExecutionReport } from "../briefing/report.ts";
+import { displayText, formatDuration } from "../display.ts";
 import type { StepProgress } from "./request.ts";
 
 /**
@@ -10,8 +11,36 @@ import type { StepProgress } from "./request.ts";
  */
 export function progressLine(p: StepProgress): string {
   return `step ${p.step}/${p.maxSteps} ${p.phase} ${
-    p.action ?? "-"
-  } request_bytes=${p.request_bytes} calls=${p.model_calls}: ${p.outcome}`;
+    p.action === null ? "-" : displayText(p.action, 64)
+  } request_bytes=${p.request_bytes} calls=${p.model_calls}: ${
+    displayText(p.outcome)
+  }`;
+}
+
+/**
+ * The notice while a model call takes long: step, phase, time waited and
+ * the model timeout.
+ *
+ * @returns E.g. `step 3/40 selection: waiting for the model for 10 s (model timeout 2 min)`.
+ */
+export function waitingLine(w: {
+  readonly step: number;
+  readonly maxSteps: number;
+  readonly phase: "selection" | "arguments";
+  readonly elapsedMs: number;
+  /** The model timeout, when the run knows it (it created the provider). */
+  readonly timeoutMs: number | undefined;
+}): string {
+  const waited = w.elapsedMs >= 1000
+    ? Math.floor(w.elapsedMs / 1000) * 1000
+    : w.elapsedMs;
+  return `step ${w.step}/${w.maxSteps} ${w.phase}: waiting for the model for ${
+    formatDuration(waited)
+  }${
+    w.timeoutMs === undefined
+      ? ""
+      : ` (model timeout ${formatDuration(w.timeoutMs)})`
+  }`;
 }
 
 /**

@@ -40,6 +40,9 @@ function specProvider(
       ...(resume === undefined ? {} : { startAtCall: resume.modelCalls }),
       ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
       ...(options.env === undefined ? {} : { env: options.env }),
+      ...(options.modelTimeoutMs === undefined
+        ? {}
+        : { timeoutMs: Math.ceil(options.modelTimeoutMs) }),
     });
   } catch (error) {
     if (error instanceof ProviderError) {

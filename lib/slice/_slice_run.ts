@@ -10,6 +10,8 @@ import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
 import { WorkingState } from "../briefing/working_state.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
+import { DEFAULT_MODEL_TIMEOUT_MS } from "../providers/create_provider.ts";
+import type { ProviderError } from "../providers/provider_error.ts";
 import { ResultStore } from "../store/result_store.ts";
 import { ResumedResultStore } from "./_resumed_store.ts";
 import { isLoomError } from "../errors.ts";
@@ -29,7 +31,8 @@ import { expandEdit } from "./_expand_edit.ts";
 import { clipMessage, clipModelText } from "./_clip.ts";
 import { round, writeContextReport } from "./_finish.ts";
 import { sliceInstructions } from "./_instructions.ts";
-import { describe, progressLine } from "./_progress.ts";
+import { formatDuration } from "../display.ts";
+import { describe, progressLine, waitingLine } from "./_progress.ts";
 import type { RunOptions, SliceRequest, StepProgress } from "./request.ts";
 import { restoreContext } from "./_restore.ts";
 import { parseSelection } from "./_selection.ts";
@@ -39,6 +42,7 @@ import {
   type RunCounters,
   runStage,
   type StageContext,
+  stopIfAborted,
 } from "./_stages.ts";
 import { SliceStoppedError, stopped } from "./_stopped.ts";
 import { stepTool } from "./_tools.ts";
@@ -53,6 +57,9 @@ import type {
 import type { StepPhase } from "../reference/lookup_session.ts";
 
 const DEFAULT_MAX_REFUSALS = 8;
+/** Replies in a row that break the protocol before the run stops. */
+export const MAX_PROTOCOL_FAILURES = 3;
+const DEFAULT_WAITING_NOTICE_MS = 5_000;
 
 /** One run of a slice: the step loop and its state. */
 export class SliceRun {
@@ -70,6 +77,7 @@ export class SliceRun {
     bytesPeak: 0,
     lastRequestBytes: 0,
     stepCalls: 0,
+    protocolFailures: 0,
   };
   readonly #facts: WorkspaceFacts = {
     edits: 0,
@@ -91,6 +99,8 @@ export class SliceRun {
   readonly #records: ActionRecord[] = [];
   #lastTurn: LastTurn | null = null;
   #checkpointed = -1;
+  /** The embedder's signal joined with the run timeout. */
+  #signal: AbortSignal | undefined;
   #testConfinement: SliceOutcome["test_confinement"] = null;
 
   /**
@@ -123,6 +133,7 @@ export class SliceRun {
     let stop: StopReason;
     let detail: string;
     let failure: unknown;
+    const runTimeout = this.#startRunTimeout();
     try {
       const provider = sliceProvider(this.#request, this.#options);
       const workspace = await Deno.realPath(this.#request.workspace);
@@ -141,6 +152,7 @@ export class SliceRun {
       if (error instanceof SliceStoppedError) {
         stop = error.stop;
         detail = error.message;
+        if (stop === "interrupted") this.#dropUnfinishedStep();
         // The step that failed gets its progress line too.
         if (this.#steps > this.#progressed) {
           const { phase, action } = this.#stage;
@@ -154,6 +166,7 @@ export class SliceRun {
         failure = error;
       }
     }
+    clearTimeout(runTimeout);
     const outcome = this.#outcome(stop, detail);
     if (this.#briefing !== undefined && this.#options.session !== undefined) {
       try {
@@ -190,10 +203,27 @@ export class SliceRun {
       results: this.#results,
       report: this.#report,
       counters: this.#counters,
-      signal: this.#options.signal,
+      signal: this.#signal,
       onRequest: (turn) => {
         this.#lastTurn = { ...turn, sequence: this.#steps };
       },
+      waitingNoticeMs: this.#options.waitingNoticeMs ??
+        DEFAULT_WAITING_NOTICE_MS,
+      ...(this.#options.onWaiting === undefined ? {} : {
+        onWaiting: (phase, elapsedMs) =>
+          this.#options.onWaiting?.(
+            waitingLine({
+              step: this.#steps,
+              maxSteps: request.maxSteps,
+              phase,
+              elapsedMs,
+              timeoutMs: typeof request.provider === "string"
+                ? this.#options.modelTimeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS
+                : this.#options.modelTimeoutMs,
+            }),
+            { step: this.#steps, phase, elapsed_ms: round(elapsedMs) },
+          ),
+      }),
     };
     const resume = this.#options.session?.resume;
     if (resume !== undefined) {
@@ -216,13 +246,7 @@ export class SliceRun {
 
     while (this.#steps < request.maxSteps) {
       if (this.#checkpointed !== this.#steps) await this.#checkpoint(null);
-      const signal = this.#options.signal;
-      if (signal?.aborted) {
-        throw stopped(
-          "suspended",
-          `The embedder aborted the run: ${String(signal.reason)}`,
-        );
-      }
+      stopIfAborted(this.#signal);
       const sequence = ++this.#steps;
       this.#counters.stepCalls = 0;
       this.#stage = { phase: "selection", action: null };
@@ -247,6 +271,11 @@ export class SliceRun {
         }, "selection");
         throw stopped("suspended", selection.detail);
       }
+      if (selection.kind === "protocol") {
+        this.#protocolRefusal(sequence, selection.error, "selection");
+        if (this.#consecutiveRefusals >= maxRefusals) break;
+        continue;
+      }
       const chosen = parseSelection(selection.value, candidates);
       if (!chosen.ok) {
         this.#refuse(sequence, chosen.action, {}, chosen, "selection");
@@ -268,6 +297,11 @@ export class SliceRun {
           code: "budget_exhausted",
           reason: `${generated.detail}; the step is refused`,
         }, "arguments");
+        if (this.#consecutiveRefusals >= maxRefusals) break;
+        continue;
+      }
+      if (generated.kind === "protocol") {
+        this.#protocolRefusal(sequence, generated.error, "arguments", action);
         if (this.#consecutiveRefusals >= maxRefusals) break;
         continue;
       }
@@ -388,6 +422,59 @@ export class SliceRun {
       default:
         throw new TypeError(`Cannot execute unknown action ${action}`);
     }
+  }
+
+  /**
+   * Refuses a step whose reply broke the protocol; the model reads the
+   * reason on its next request. The third failure in a row stops the run.
+   */
+  #protocolRefusal(
+    sequence: number,
+    error: ProviderError,
+    phase: "selection" | "arguments",
+    action = "select_action",
+  ): void {
+    const problem = error.problem ?? "malformed_response";
+    this.#refuse(sequence, action, {}, {
+      code: "provider_protocol",
+      reason: `Your reply broke the protocol (${problem}): ${error.message}`,
+    }, phase);
+    const failures = this.#counters.protocolFailures;
+    if (failures >= MAX_PROTOCOL_FAILURES) {
+      throw stopped(
+        "provider_error",
+        `provider_protocol: ${failures} replies in a row broke the protocol; the last: ${error.message}`,
+        { cause: error },
+      );
+    }
+  }
+
+  /** An interrupted step that recorded nothing does not count as taken. */
+  #dropUnfinishedStep(): void {
+    const last = this.#records[this.#records.length - 1];
+    if (this.#steps > 0 && last?.sequence !== this.#steps) this.#steps -= 1;
+  }
+
+  /** Joins the embedder's signal with the run timeout; returns its timer. */
+  #startRunTimeout(): ReturnType<typeof setTimeout> | undefined {
+    const ms = this.#options.runTimeoutMs;
+    const embedder = this.#options.signal;
+    if (ms === undefined) {
+      this.#signal = embedder;
+      return undefined;
+    }
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () =>
+        controller.abort(
+          new Error(`the run timeout of ${formatDuration(ms)} ran out`),
+        ),
+      ms,
+    );
+    this.#signal = embedder === undefined
+      ? controller.signal
+      : AbortSignal.any([embedder, controller.signal]);
+    return timer;
   }
 
   #refuse(

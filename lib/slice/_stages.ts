@@ -13,6 +13,7 @@ import type {
 import type { TurnRequest, TurnTool } from "../briefing/turn_request.ts";
 import type { ModelProvider, ModelReply } from "../providers/model_provider.ts";
 import { ProviderError } from "../providers/provider_error.ts";
+import { MAX_REPLY_DEPTH, nestsDeeperThan } from "../providers/reply_depth.ts";
 import {
   isLookupRequest,
   LookupBudgetError,
@@ -37,6 +38,8 @@ export interface RunCounters {
   lastRequestBytes: number;
   /** Calls of the current step (for progress lines). */
   stepCalls: number;
+  /** Protocol failures in a row; any usable reply resets it. */
+  protocolFailures: number;
 }
 
 /** What every stage needs. */
@@ -49,6 +52,13 @@ export interface StageContext {
   readonly signal: AbortSignal | undefined;
   /** Told about every request built (session checkpoints rebuild the last one). */
   readonly onRequest?: (turn: TurnRecord) => void;
+  /**
+   * Called every `waitingNoticeMs` while a model call is in flight, with the
+   * time waited so far.
+   */
+  readonly onWaiting?: (phase: StepPhase, elapsedMs: number) => void;
+  /** Interval of `onWaiting` in milliseconds. */
+  readonly waitingNoticeMs: number;
 }
 
 /** A request described without its text (see `LastTurn` in checkpoint.ts). */
@@ -64,7 +74,9 @@ export interface TurnRecord {
 /** How a stage ended. */
 export type StageOutcome =
   | { readonly kind: "answer"; readonly value: unknown }
-  | { readonly kind: "budget_exhausted"; readonly detail: string };
+  | { readonly kind: "budget_exhausted"; readonly detail: string }
+  /** The reply broke the protocol; the step is refused with this error's message. */
+  | { readonly kind: "protocol"; readonly error: ProviderError };
 
 /** Options of {@linkcode runStage}. */
 export interface StageOptions {
@@ -105,6 +117,9 @@ export async function runStage(
         results: ctx.results.count,
       });
       const reply = await callModel(ctx, options, request);
+      if (reply instanceof ProviderError) {
+        return { kind: "protocol", error: reply };
+      }
       if (!isLookupRequest(reply.arguments)) {
         return { kind: "answer", value: reply.arguments };
       }
@@ -130,17 +145,33 @@ export async function runStage(
   }
 }
 
+/**
+ * Throws the `interrupted` stop when the run's signal has fired.
+ *
+ * @throws {SliceStoppedError} `interrupted`, naming the signal's reason.
+ */
+export function stopIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw interrupted(signal);
+}
+
+function interrupted(signal: AbortSignal): SliceStoppedError {
+  const reason = signal.reason;
+  const why = reason instanceof Error
+    ? reason.message
+    : typeof reason === "string"
+    ? reason
+    : "the embedder aborted the run";
+  return stopped("interrupted", `The run was interrupted: ${why}`, {
+    cause: reason,
+  });
+}
+
 function buildRequest(
   ctx: StageContext,
   options: StageOptions,
   answers: readonly unknown[],
 ): TurnRequest {
-  if (ctx.signal?.aborted) {
-    throw stopped(
-      "suspended",
-      `The embedder aborted the run: ${String(ctx.signal.reason)}`,
-    );
-  }
+  stopIfAborted(ctx.signal);
   try {
     return ctx.briefing.request({
       phase: options.phase,
@@ -154,13 +185,22 @@ function buildRequest(
   }
 }
 
+/**
+ * One model call: a usable reply, or a protocol failure as a value (the
+ * call counts either way); every other provider failure stops the run.
+ */
 async function callModel(
   ctx: StageContext,
   options: StageOptions,
   request: TurnRequest,
-): Promise<ModelReply> {
+): Promise<ModelReply | ProviderError> {
   const counters = ctx.counters;
   const started = performance.now();
+  const onWaiting = ctx.onWaiting;
+  const notice = onWaiting === undefined ? undefined : setInterval(
+    () => onWaiting(options.phase, performance.now() - started),
+    ctx.waitingNoticeMs,
+  );
   let reply: ModelReply;
   try {
     reply = await ctx.provider.call({
@@ -169,8 +209,17 @@ async function callModel(
         ? "select_action"
         : "action_arguments",
       request,
+      ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
     });
+    if (nestsDeeperThan(reply.arguments, MAX_REPLY_DEPTH)) {
+      throw new ProviderError(
+        "provider_protocol",
+        `The ${request.tool_choice.name} call's arguments nest deeper than ${MAX_REPLY_DEPTH} levels; send flat arguments as the tool's schema describes`,
+        { problem: "too_deep", usage: reply.usage },
+      );
+    }
   } catch (error) {
+    clearInterval(notice);
     const elapsed = performance.now() - started;
     counters.modelMs += elapsed;
     counters.stepCalls += 1;
@@ -183,18 +232,21 @@ async function callModel(
       finalUsage: false,
     });
     count(counters, line.request_bytes);
-    const code = error instanceof ProviderError
-      ? error.code
-      : "provider_failed";
-    const message = error instanceof Error ? error.message : String(error);
-    throw stopped("provider_error", `${code}: ${message}`, {
-      cause: error,
-    });
+    if (ctx.signal?.aborted) throw interrupted(ctx.signal);
+    if (error instanceof ProviderError && error.code === "provider_protocol") {
+      // The reply came (a recording moved on): a resume continues after it.
+      counters.modelCalls += 1;
+      counters.protocolFailures += 1;
+      return error;
+    }
+    throw providerStop(error);
   }
+  clearInterval(notice);
   const elapsed = performance.now() - started;
   counters.modelMs += elapsed;
   counters.modelCalls += 1;
   counters.stepCalls += 1;
+  counters.protocolFailures = 0;
   const line = ctx.report.addRequest(request, {
     phase: options.phase,
     elapsedMs: elapsed,
@@ -204,6 +256,21 @@ async function callModel(
   });
   count(counters, line.request_bytes);
   return reply;
+}
+
+/** The `provider_error` stop of a failed call (`provider_failed`: not a ProviderError). */
+function providerStop(error: unknown): SliceStoppedError {
+  const code = error instanceof ProviderError ? error.code : "provider_failed";
+  const message = error instanceof Error ? error.message : String(error);
+  return stopped("provider_error", `${code}: ${clipDetail(message)}`, {
+    cause: error,
+  });
+}
+
+/** Keeps a foreign error's message to one short line. */
+function clipDetail(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }
 
 /** The provider's body parts, for prefix figures in the provider's order. */

@@ -91,8 +91,37 @@ export interface RunOptions {
   readonly record?: string;
   /** Base URL of the provider API (OpenAI-compatible servers, proxies). */
   readonly baseUrl?: string;
-  /** Aborting stops the run before its next model call with `suspended`. */
+  /**
+   * Aborting stops the run with `interrupted`: a model call in flight is
+   * aborted, a running effect (a test run) finishes first. The context
+   * report, the outcome and the session checkpoint are written as for any
+   * other stop.
+   */
   readonly signal?: AbortSignal;
+  /**
+   * Bound of one attempt of a live model call, from the request to the last
+   * byte of the body, in milliseconds (default 120,000).
+   */
+  readonly modelTimeoutMs?: number;
+  /** Bound of the whole run in milliseconds; when it runs out the run stops `interrupted`. */
+  readonly runTimeoutMs?: number;
+  /**
+   * Called every `waitingNoticeMs` while a model call is in flight, with a
+   * one-line notice and its fields.
+   */
+  readonly onWaiting?: (
+    line: string,
+    waiting: {
+      /** The step number, 1-based. */
+      readonly step: number;
+      /** The stage waiting for the model. */
+      readonly phase: "selection" | "arguments";
+      /** Milliseconds waited so far. */
+      readonly elapsed_ms: number;
+    },
+  ) => void;
+  /** Interval of `onWaiting` in milliseconds (default 5,000). */
+  readonly waitingNoticeMs?: number;
   /**
    * Consecutive refused steps after which the slice stops with `refused`
    * (default 8).
@@ -201,6 +230,20 @@ export function validateRequest(
       "invalid_request",
       `Cannot use maxConsecutiveRefusals ${refusals}: it must be a positive integer`,
     );
+  }
+  for (
+    const [name, value] of [
+      ["modelTimeoutMs", options.modelTimeoutMs],
+      ["runTimeoutMs", options.runTimeoutMs],
+      ["waitingNoticeMs", options.waitingNoticeMs],
+    ] as const
+  ) {
+    if (value !== undefined && (!Number.isFinite(value) || value <= 0)) {
+      throw new SliceRequestError(
+        "invalid_request",
+        `Cannot use ${name} ${value}: it must be a positive number of milliseconds`,
+      );
+    }
   }
   let stat: Deno.FileInfo;
   try {

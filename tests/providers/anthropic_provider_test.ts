@@ -273,7 +273,7 @@ Deno.test("the Anthropic SDK retries 429 and 5xx answers", async (t) => {
       await assert.rejects(provider.call(selectionCall()), (error: unknown) => {
         providerError(
           "provider_http",
-          /HTTP 503 and retries did not help: Down/,
+          /HTTP 503: Down \(2 attempts\)/,
         )(error);
         assert.equal((error as ProviderError).status, 503);
         return true;
@@ -345,7 +345,7 @@ Deno.test("the Anthropic provider refuses an answer without the forced tool call
         provider.call(selectionCall()),
         providerError(
           "provider_protocol",
-          /called tool action_arguments instead of the forced select_action/,
+          /called tool "action_arguments" instead of the forced select_action/,
         ),
       );
     },

@@ -234,7 +234,7 @@ Deno.test("the OpenAI provider refuses an answer without a usable forced call", 
     [
       "another function",
       completion(toolCallMessage("action_arguments", "{}")),
-      /called action_arguments instead of the forced select_action/,
+      /called "action_arguments" instead of the forced select_action/,
     ],
     [
       "the length limit",
@@ -249,7 +249,7 @@ Deno.test("the OpenAI provider refuses an answer without a usable forced call", 
       },
       /stopped at the length limit/,
     ],
-    ["no choice", completion({}, { choices: [] }), /without any choice/],
+    ["no choice", completion({}, { choices: [] }), /empty choices array/],
   ];
   for (const [name, body, pattern] of cases) {
     await t.step(

@@ -503,7 +503,7 @@ Deno.test("runSlice() reports provider failures as provider_error with a report"
   });
 });
 
-Deno.test("runSlice() stops suspended when the embedder aborts", async () => {
+Deno.test("runSlice() stops interrupted when the embedder aborts", async () => {
   const dir = await tinyWorkspace();
   try {
     const controller = new AbortController();
@@ -517,8 +517,8 @@ Deno.test("runSlice() stops suspended when the embedder aborts", async () => {
         onProgress: () => controller.abort("enough"),
       },
     );
-    assert.equal(outcome.stop, "suspended");
-    assert.match(outcome.detail, /aborted/);
+    assert.equal(outcome.stop, "interrupted");
+    assert.match(outcome.detail, /^The run was interrupted: enough$/);
     assert.equal(outcome.steps, 1);
     assert.equal(outcome.model_calls, 2);
   } finally {
