@@ -147,50 +147,39 @@ export function collect(
         if (slot >= 0) {
           // A string or an image: number and text are kept.
           if (dedup && !seen.mark(slot)) continue;
-          const text = texts[i]!;
-          if (entry instanceof ImageEntry) {
-            pieces.push({
-              section,
-              owner,
-              entry,
-              role: entry.role,
-              text,
-              image: entry,
-            });
-          } else if (text !== "") {
-            pieces.push({ section, owner, entry, role: entry.role, text });
-          }
+          const text = texts[i] ?? "";
+          pushPiece(pieces, section, owner, entry, entry.role, text);
           continue;
         }
         const state = compileState(entry);
         if (dedup && !seen.first(state, entry)) continue;
-        if (entry instanceof ImageEntry) {
-          pieces.push({
-            section,
-            owner,
-            entry,
-            role: entry.role,
-            text: entryText(entry, state),
-            image: entry,
-          });
-          continue;
-        }
-        let role: Role;
-        let text: string;
         if (entry instanceof FileEntry) {
           // One read gives both the text and the frontmatter's role.
           const snapshot = entry.read();
-          role = snapshot.role;
-          text = headed(entry, snapshot.text);
+          const text = headed(entry, snapshot.text);
+          pushPiece(pieces, section, owner, entry, snapshot.role, text);
         } else {
-          role = entry.role;
-          text = entryText(entry, state);
+          const text = entryText(entry, state);
+          pushPiece(pieces, section, owner, entry, entry.role, text);
         }
-        if (text !== "") pieces.push({ section, owner, entry, role, text });
       }
     }
   }
   return pieces;
+}
+
+/** Adds an entry's piece: images always (their caption), others unless blank. */
+function pushPiece(
+  pieces: Piece[],
+  section: SectionName,
+  owner: CompileSource,
+  entry: Entry,
+  role: Role,
+  text: string,
+): void {
+  if (entry instanceof ImageEntry) {
+    pieces.push({ section, owner, entry, role, text, image: entry });
+  } else if (text !== "") pieces.push({ section, owner, entry, role, text });
 }
 
 const BANNER: Readonly<Record<SectionName, readonly [string, string]>> = {
@@ -220,7 +209,8 @@ function visitorLabel(section: SectionName, name: string): string {
 /**
  * A section's entries as the text compiler sees them, in parallel arrays
  * read in one sweep: each entry's identity number and its text (with header;
- * `""` when blank), or slot -1 and no text for entries compiled live (files
+ * `null` when blank, so the sweep never touches a string it does not emit),
+ * or slot -1 and no text for entries compiled live (files
  * are read every time; other subclasses may change). Appends extend it;
  * any other change of the section rebuilds it.
  */
@@ -228,7 +218,7 @@ interface CompiledSection {
   changes: number;
   length: number;
   slots: Int32Array;
-  readonly texts: string[];
+  readonly texts: (string | null)[];
 }
 
 const COMPILED = new WeakMap<Section, CompiledSection>();
@@ -265,10 +255,11 @@ function compiledSection(section: Section): CompiledSection {
       (entry instanceof StringEntry || entry instanceof ImageEntry)
     ) {
       slots[i] = state.slot;
-      texts.push(entryText(entry, state));
+      const text = entryText(entry, state);
+      texts.push(text === "" ? null : text);
     } else {
       slots[i] = -1;
-      texts.push("");
+      texts.push(null);
     }
   }
   compiled.length = length;
@@ -293,16 +284,16 @@ export function renderText(root: CompileSource): string {
       const { length, slots, texts } = compiledSection(owner[section]);
       for (let i = 0; i < length; i++) {
         const slot = slots[i]!;
-        let text: string;
         if (slot >= 0) {
           if (dedup && !seen.mark(slot)) continue;
-          text = texts[i]!;
-        } else {
-          const entry = owner[section].entries[i]!;
-          const state = compileState(entry);
-          if (dedup && !seen.first(state, entry)) continue;
-          text = entryText(entry, state);
+          const text = texts[i]!;
+          if (text !== null) out.push(text);
+          continue;
         }
+        const entry = owner[section].entries[i]!;
+        const state = compileState(entry);
+        if (dedup && !seen.first(state, entry)) continue;
+        const text = entryText(entry, state);
         if (text !== "") out.push(text);
       }
       if (owner !== root && out.length > groupStart) {
