@@ -178,6 +178,122 @@ Deno.test("WorkspaceExecutor.edit() writes files atomically", async (t) => {
   });
 });
 
+/** The names in `dir` that match `pattern`. */
+async function matching(dir: string, pattern: RegExp): Promise<string[]> {
+  return (await listing(dir)).filter((name) => pattern.test(name));
+}
+
+/**
+ * The edit fails with `rollback_failed`, says the workspace may be changed
+ * (never that nothing changed), and lists exactly `unrestored`, with no
+ * host path.
+ */
+function rejectsUnrestored(
+  edit: Promise<unknown>,
+  unrestored: string,
+  workspace: string,
+): Promise<void> {
+  return assert.rejects(edit, (error: Error & { code?: string }) => {
+    assert.equal(error.code, "rollback_failed");
+    assert.doesNotMatch(error.message, /nothing changed/i);
+    assert.match(error.message, /the workspace may be changed/);
+    assert.ok(
+      error.message.endsWith(
+        `; restoring the workspace failed for ${unrestored}, which may hold changed or missing contents`,
+      ),
+      error.message,
+    );
+    assert.ok(!error.message.includes(workspace), error.message);
+    return true;
+  });
+}
+
+// A real, deterministic rollback failure (no seam, no timing): `link` is a
+// symlink to `dir`, and the edit writes `link` (replacing the symlink by a
+// file, which phase 2 does first) and then `link/...`, whose temp file
+// phase 1 wrote into `dir` through the symlink. Phase 2 then fails at
+// `link/...` (`link` is now a file), and the rollback must remove that temp
+// file through `link` before it has put the symlink back, so it cannot: the
+// workspace keeps a stray file, and the edit must say so rather than report
+// that nothing changed.
+for (const sandbox of [null, undefined] as const) {
+  const mode = sandbox === null ? "in this process" : "in bubblewrap";
+  const body = async (t: Deno.TestContext) => {
+    await withExecutor(
+      sandbox === null ? { sandbox } : {},
+      async (executor, workspace) => {
+        assert.equal(executor.sandboxed, sandbox !== null);
+        await t.step(
+          "a failed restore is rollback_failed, names the file, and never says nothing changed",
+          async () => {
+            await rejectsUnrestored(
+              executor.edit([
+                { path: "link", contents: "replaces the symlink\n" },
+                { path: "link/b.txt", contents: "model text\n" },
+              ]),
+              '"link/b.txt"',
+              workspace,
+            );
+            // What could be restored was: the symlink, and b.txt untouched.
+            assert.equal(await Deno.readLink(`${workspace}/link`), "dir");
+            assert.equal(
+              await Deno.readTextFile(`${workspace}/dir/b.txt`),
+              "old b\n",
+            );
+            assert.deepEqual(await listing(workspace), ["dir", "link"]);
+            // And what could not is really there: the report told the truth.
+            const stray = await matching(
+              `${workspace}/dir`,
+              /^\.b\.txt\.loom-[0-9a-f]{32}\.tmp$/,
+            );
+            assert.equal(stray.length, 1);
+            assert.equal(
+              await Deno.readTextFile(`${workspace}/dir/${stray[0]}`),
+              "model text\n",
+            );
+            await Deno.remove(`${workspace}/dir/${stray[0]}`);
+          },
+        );
+
+        await t.step(
+          "a directory it made and cannot remove is named too",
+          async () => {
+            await rejectsUnrestored(
+              executor.edit([
+                { path: "link", contents: "replaces the symlink\n" },
+                { path: "link/new/c.txt", contents: "model text\n" },
+              ]),
+              '"link/new/c.txt", "link/new/"',
+              workspace,
+            );
+            assert.equal(await Deno.readLink(`${workspace}/link`), "dir");
+            assert.deepEqual(await listing(`${workspace}/dir`), [
+              "b.txt",
+              "new",
+            ]);
+            assert.equal(
+              (await matching(
+                `${workspace}/dir/new`,
+                /^\.c\.txt\.loom-[0-9a-f]{32}\.tmp$/,
+              )).length,
+              1,
+            );
+          },
+        );
+      },
+      async (workspace) => {
+        await Deno.mkdir(`${workspace}/dir`);
+        await Deno.writeTextFile(`${workspace}/dir/b.txt`, "old b\n");
+        await Deno.symlink("dir", `${workspace}/link`);
+      },
+    );
+  };
+  const title =
+    `WorkspaceExecutor.edit() ${mode}: a rollback that fails is reported as rollback_failed with what it could not restore`;
+  if (sandbox === null) Deno.test(title, body);
+  else bwrapTest(title, body);
+}
+
 /** `deno run` of a script written into the workspace as check.ts. */
 function denoScript(script: string): {
   command: string[];

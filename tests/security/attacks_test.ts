@@ -224,6 +224,69 @@ for (const mode of ["bubblewrap", "worker"] as const) {
   else Deno.test(title, body);
 }
 
+for (const mode of ["bubblewrap", "worker"] as const) {
+  const title =
+    `Attack (${mode}): a rollback that fails is reported as rollback_failed, never as nothing changed`;
+  const body = async () => {
+    // Phase 2 replaces the symlink `link` by a file, then fails at
+    // `link/b.txt`; the rollback cannot remove b.txt's temp file (phase 1
+    // wrote it into dir/ through the symlink) while `link` is a file, so
+    // the workspace keeps that stray file: the model must hear so.
+    const check = "Deno.exit(0);\n";
+    await attack({
+      files: { "dir/b.txt": "old b\n", "check.ts": check },
+      env: mode === "worker" ? { LOOM_BWRAP: "" } : {},
+      test: `${Deno.execPath()} run check.ts`,
+      prepare: (dirs: AttackDirs) =>
+        Deno.symlink("dir", `${dirs.workspace}/link`),
+      steps: [
+        ["repository.edit", {
+          files: [
+            { path: "link", contents: "model text\n" },
+            { path: "link/b.txt", contents: "model text\n" },
+          ],
+        }],
+        RUN,
+        ["slice.complete", null],
+      ],
+    }, async (result) => {
+      const [report] = reportsOf(result, "repository.edit");
+      assert.equal(report?.kind, "refused");
+      assert.equal(report?.code, "rollback_failed");
+      assert.doesNotMatch(String(report?.reason), /nothing changed/i);
+      assert.match(String(report?.reason), /the workspace may be changed/);
+      assert.match(
+        String(report?.reason),
+        /restoring the workspace failed for "link\/b\.txt"/,
+      );
+      // The tree the test ran on is no revision, so completing is not
+      // even offered.
+      const [run] = reportsOf(result, "tests.run");
+      assert.match(String(run?.tested_revision), /^tree-[0-9a-f]{12}$/);
+      const [complete] = reportsOf(result, "slice.complete");
+      assert.equal(complete?.code, "not_a_candidate");
+      assert.equal(result.outcome.completed, false);
+      const { workspace } = result.dirs;
+      assert.equal(await Deno.readLink(`${workspace}/link`), "dir");
+      assert.equal(
+        await Deno.readTextFile(`${workspace}/dir/b.txt`),
+        "old b\n",
+      );
+      const names: string[] = [];
+      for await (const entry of Deno.readDir(`${workspace}/dir`)) {
+        names.push(entry.name);
+      }
+      assert.equal(names.length, 2, names.join(", "));
+      assert.ok(
+        names.some((name) => /^\.b\.txt\.loom-[0-9a-f]{32}\.tmp$/.test(name)),
+        names.join(", "),
+      );
+    });
+  };
+  if (mode === "bubblewrap") bwrapTest(title, body);
+  else Deno.test(title, body);
+}
+
 bwrapTest(
   "Attack: a directory swapped with a symlink mid-step never reaches outside",
   async () => {
