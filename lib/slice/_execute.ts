@@ -12,6 +12,7 @@ import type {
   TestsRunReport,
 } from "../briefing/report.ts";
 import type { ResultDescriptor, ResultStore } from "../store/result_store.ts";
+import { clipMessage, clipModelText } from "./_clip.ts";
 import { revisionId } from "./revision.ts";
 
 /** The executor operations the loop uses (WorkspaceExecutor's shape). */
@@ -61,12 +62,20 @@ export async function inspectFiles(
   const files: InspectedFile[] = [];
   for (const file of read) {
     if (file.text === undefined) {
+      // The path is the model's and the reason may repeat it: both are
+      // clipped so a long path cannot outgrow a bounded request.
+      const path = clipModelText(file.path);
       files.push(
         file.code === undefined || file.code === "not_found"
-          ? { path: file.path, missing: true }
+          ? { path, missing: true }
           : {
-            path: file.path,
-            error: { code: file.code, reason: file.error ?? file.code },
+            path,
+            error: {
+              code: file.code,
+              reason: clipMessage(file.error ?? file.code, {
+                paths: [file.path],
+              }),
+            },
           },
       );
       continue;
