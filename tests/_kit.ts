@@ -40,6 +40,17 @@ export function testdata(path: string): string {
   return join(REPO_ROOT, "tests", "testdata", path);
 }
 
+/** The top-level keys of a context report, in the order it writes them. */
+export const CONTEXT_REPORT_KEYS: readonly string[] = [
+  "policy",
+  "outcome",
+  "requests",
+  "checkpoints",
+  "retrievals",
+  "model_calls",
+  "elapsed_ms",
+];
+
 /** What a subprocess printed and returned. */
 export interface CliResult {
   readonly code: number;
@@ -115,14 +126,51 @@ export interface InProcessResult {
  * @param args Arguments after the program name.
  * @returns Exit code and output.
  */
-export async function loomIn(...args: string[]): Promise<InProcessResult> {
+export function loomIn(...args: string[]): Promise<InProcessResult> {
+  return loomInWith({}, ...args);
+}
+
+/** Options of {@linkcode loomInWith}. */
+export interface InProcessOptions {
+  /**
+   * Environment variables set for the call and restored after it (an empty
+   * string is set as empty).
+   */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Runs `main(args, io)` in this process with some environment variables
+ * set for the call, capturing what it writes.
+ *
+ * @param options The variables.
+ * @param args Arguments after the program name.
+ * @returns Exit code and output.
+ */
+export async function loomInWith(
+  options: InProcessOptions,
+  ...args: string[]
+): Promise<InProcessResult> {
+  const saved = Object.keys(options.env ?? {}).map((name) =>
+    [name, Deno.env.get(name)] as const
+  );
+  for (const [name, value] of Object.entries(options.env ?? {})) {
+    Deno.env.set(name, value);
+  }
   let stdout = "";
   let stderr = "";
-  const code = await main(args, {
-    out: (text) => stdout += text,
-    err: (text) => stderr += text,
-  });
-  return { code, stdout, stderr };
+  try {
+    const code = await main(args, {
+      out: (text) => stdout += text,
+      err: (text) => stderr += text,
+    });
+    return { code, stdout, stderr };
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+    }
+  }
 }
 
 /** A temporary directory removed with everything in it when disposed. */

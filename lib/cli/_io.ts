@@ -87,20 +87,35 @@ export const EXIT_CODES_HELP = `Exit codes:
 `;
 
 /** A CLI command: parses its own arguments, returns an exit code. */
-export type Command = (args: string[], io: CliIo) => Promise<number>;
+export type Command = (
+  args: readonly string[],
+  io: CliIo,
+) => Promise<number>;
+
+/** Options of {@linkcode UsageError}. */
+export interface UsageErrorOptions extends LoomErrorOptions {
+  /**
+   * The command whose usage is wrong when it is not the one that ran (the
+   * top level's `help`); the message is printed as `loom <command>: …`.
+   */
+  readonly command?: string;
+}
 
 /** A usage error: printed with the command's help hint, exit code 2. */
 export class UsageError extends TypeError {
   /** Always `usage`. */
   readonly code: "usage";
+  /** See {@linkcode UsageErrorOptions.command}. */
+  readonly command?: string;
   /**
    * @param code Always `usage`.
    * @param message What is wrong with the arguments.
-   * @param options The underlying error, if any.
+   * @param options The underlying error and the command, if any.
    */
-  constructor(code: "usage", message: string, options?: LoomErrorOptions) {
+  constructor(code: "usage", message: string, options?: UsageErrorOptions) {
     super(message, causeOf(options));
     this.code = brand(this, "UsageError", code);
+    if (options?.command !== undefined) this.command = options.command;
   }
 }
 

@@ -17,9 +17,26 @@ import { DEFAULT_CALL_INTERVAL_MS, replayRecording } from "../cost/replay.ts";
 import { type CostReport, priceRun } from "../cost/simulate.ts";
 import type { ProviderWire } from "../providers/request_parts.ts";
 import { ProviderError } from "../providers/provider_error.ts";
-import { parseArguments, positiveInteger } from "./_args.ts";
+import {
+  defined,
+  type HelpArguments,
+  helpOf,
+  parseDuration,
+  parseFlags,
+  positiveInteger,
+  readFlagFile,
+  required,
+  runParsed,
+} from "./_args.ts";
+import {
+  contextPolicy,
+  type IntentSource,
+  intentSource,
+  SLICE_OPTIONS,
+  testCommand,
+  type TestCommand,
+} from "./_run_flags.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
-import { intentSource, parseDuration, required, splitCommand } from "./run.ts";
 
 /** The help text of `loom cost`. */
 export const COST_HELP =
@@ -56,12 +73,14 @@ error bound is printed with the figures. Progress: stderr.
 
 /** Parsed `loom cost` arguments. */
 export interface CostArguments {
+  /** Always `cost`. */
+  readonly kind: "cost";
   readonly recording: string;
   readonly workspace: string;
-  readonly intent: { readonly text: string } | { readonly file: string };
+  readonly intent: IntentSource;
   readonly wire: ProviderWire;
   readonly model: string;
-  readonly test?: { readonly command: string[]; readonly timeoutMs: number };
+  readonly test?: TestCommand;
   readonly maxSteps: number;
   readonly policies: readonly ContextPolicy[];
   readonly limits: NonNullable<RunOptions["briefingLimits"]>;
@@ -72,43 +91,27 @@ export interface CostArguments {
 }
 
 /**
- * Parses `loom cost` arguments.
+ * Parses `loom cost` arguments; reads nothing.
  *
  * @param args Arguments after `cost`.
- * @returns The arguments, or `help`.
+ * @returns The arguments, or the help text.
  * @throws {UsageError} On unknown, missing or malformed options.
  */
 export function parseCostArguments(
-  args: string[],
-): { readonly help: true } | {
-  readonly help: false;
-  readonly parsed: CostArguments;
-} {
-  const { values } = parseArguments({
-    args,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      recording: { type: "string" },
-      workspace: { type: "string" },
-      intent: { type: "string" },
-      "intent-file": { type: "string" },
-      model: { type: "string" },
-      test: { type: "string" },
-      "test-timeout": { type: "string" },
-      "max-steps": { type: "string" },
-      "context-policy": { type: "string" },
-      compare: { type: "boolean", default: false },
-      "roll-batch": { type: "string" },
-      "retire-target": { type: "string" },
-      prices: { type: "string" },
-      "call-interval": { type: "string" },
-      "per-request": { type: "boolean", default: false },
-      json: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-    },
+  args: readonly string[],
+): CostArguments | HelpArguments {
+  const { values } = parseFlags(args, {
+    recording: { type: "string" },
+    ...SLICE_OPTIONS,
+    compare: { type: "boolean", default: false },
+    "roll-batch": { type: "string" },
+    "retire-target": { type: "string" },
+    prices: { type: "string" },
+    "call-interval": { type: "string" },
+    "per-request": { type: "boolean", default: false },
+    json: { type: "boolean", default: false },
   });
-  if (values.help) return { help: true };
+  if (values.help) return helpOf(COST_HELP);
   const recording = required(values.recording, "--recording PATH");
   const workspace = required(values.workspace, "--workspace DIR");
   const spec = required(values.model, "--model SPEC");
@@ -120,70 +123,41 @@ export function parseCostArguments(
     );
   }
   const intent = intentSource(values.intent, values["intent-file"]);
-  const policy = values["context-policy"];
-  if (policy !== undefined && values.compare) {
+  if (values["context-policy"] !== undefined && values.compare) {
     throw new UsageError(
       "usage",
       "Give --context-policy or --compare, not both",
     );
   }
-  if (policy !== undefined && policy !== "legacy" && policy !== "bounded") {
-    throw new UsageError(
-      "usage",
-      `Invalid --context-policy ${policy}: expected legacy or bounded`,
-    );
-  }
-  const limits: NonNullable<RunOptions["briefingLimits"]> = {
-    ...(values["roll-batch"] === undefined ? {} : {
+  const policies: readonly ContextPolicy[] = values.compare
+    ? ["legacy", "bounded"]
+    : [contextPolicy(values["context-policy"]) ?? "legacy"];
+  return defined({
+    kind: "cost",
+    recording,
+    workspace,
+    intent,
+    wire: match[1] as ProviderWire,
+    model: match[2]!,
+    test: testCommand(values.test, values["test-timeout"]),
+    maxSteps: positiveInteger(values["max-steps"], "--max-steps") ?? 200,
+    policies,
+    limits: defined({
       transcriptRollBatch: positiveInteger(
         values["roll-batch"],
         "--roll-batch",
       ),
-    }),
-    ...(values["retire-target"] === undefined ? {} : {
       retireTargetBytes: positiveInteger(
         values["retire-target"],
         "--retire-target",
       ),
     }),
-  };
-  if (values["test-timeout"] !== undefined && values.test === undefined) {
-    throw new UsageError("usage", "--test-timeout needs --test");
-  }
-  const command = values.test === undefined
-    ? undefined
-    : splitCommand(values.test);
-  return {
-    help: false,
-    parsed: {
-      recording,
-      workspace,
-      intent,
-      wire: match[1] as ProviderWire,
-      model: match[2]!,
-      ...(command === undefined ? {} : {
-        test: {
-          command,
-          timeoutMs: values["test-timeout"] === undefined
-            ? 120_000
-            : parseDuration(values["test-timeout"]),
-        },
-      }),
-      maxSteps: values["max-steps"] === undefined
-        ? 200
-        : positiveInteger(values["max-steps"], "--max-steps"),
-      policies: values.compare
-        ? ["legacy", "bounded"]
-        : [(policy ?? "legacy") as ContextPolicy],
-      limits,
-      ...(values.prices === undefined ? {} : { prices: values.prices }),
-      callIntervalMs: values["call-interval"] === undefined
-        ? DEFAULT_CALL_INTERVAL_MS
-        : parseDuration(values["call-interval"]),
-      perRequest: values["per-request"],
-      json: values.json,
-    },
-  };
+    prices: values.prices,
+    callIntervalMs: parseDuration(values["call-interval"], "--call-interval") ??
+      DEFAULT_CALL_INTERVAL_MS,
+    perRequest: values["per-request"],
+    json: values.json,
+  });
 }
 
 /** One priced policy of a `loom cost` run. */
@@ -203,19 +177,20 @@ export interface CostRun {
  * @param io Output sinks.
  * @returns The exit code: 0 when every replay completed as recorded.
  */
-export async function costCommand(args: string[], io: CliIo): Promise<number> {
-  const parsed = parseCostArguments(args);
-  if (parsed.help) {
-    io.out(COST_HELP);
-    return ExitCode.ok;
-  }
-  const a = parsed.parsed;
+export async function costCommand(
+  args: readonly string[],
+  io: CliIo,
+): Promise<number> {
+  return await runParsed(parseCostArguments(args), io, cost);
+}
+
+async function cost(a: CostArguments, io: CliIo): Promise<number> {
   const intent = "text" in a.intent
     ? a.intent.text
-    : await readText(a.intent.file, "--intent-file");
+    : await readFlagFile(a.intent.file, "--intent-file");
   let prices: PriceTable = DEFAULT_PRICES;
   if (a.prices !== undefined) {
-    const text = await readText(a.prices, "--prices");
+    const text = await readFlagFile(a.prices, "--prices");
     try {
       prices = parsePriceOverrides(text, a.prices);
     } catch (error) {
@@ -237,7 +212,7 @@ export async function costCommand(args: string[], io: CliIo): Promise<number> {
       recording: a.recording,
       workspace: a.workspace,
       intent,
-      ...(a.test === undefined ? {} : { test: a.test }),
+      ...defined({ test: a.test }),
       maxSteps: a.maxSteps,
       policy,
       briefingLimits: a.limits,
@@ -279,19 +254,6 @@ export async function costCommand(args: string[], io: CliIo): Promise<number> {
   return runs.every((r) => r.stop === "completed")
     ? ExitCode.ok
     : ExitCode.stopped;
-}
-
-async function readText(file: string, flag: string): Promise<string> {
-  try {
-    return await Deno.readTextFile(file);
-  } catch (error) {
-    throw new UsageError(
-      "usage",
-      `Cannot read ${flag} ${file}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-    );
-  }
 }
 
 const usd = (n: number): string => `$${n.toFixed(4)}`;

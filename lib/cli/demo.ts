@@ -6,9 +6,15 @@
  * @module
  */
 import { runSlice } from "../slice/run.ts";
-import { parseArguments } from "./_args.ts";
+import {
+  defined,
+  type HelpArguments,
+  helpOf,
+  parseFlags,
+  runParsed,
+} from "./_args.ts";
 import { checkWritableFile } from "./_preflight.ts";
-import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
+import { type CliIo, exitCodeOf, UsageError } from "./_io.ts";
 import { summary } from "./run.ts";
 import { sandboxOption } from "./_test_flags.ts";
 
@@ -32,6 +38,42 @@ Options:
   -h, --help               Show this help
 `;
 
+/** Parsed `loom demo` arguments. */
+export interface DemoArguments {
+  /** Always `demo`. */
+  readonly kind: "demo";
+  /** `--json`: print the summary as JSON. */
+  readonly json: boolean;
+  /** `--keep`: keep the temp workspace. */
+  readonly keep: boolean;
+  /** `--context-report PATH`. */
+  readonly contextReport?: string;
+}
+
+/**
+ * Parses `loom demo` arguments; checks no path.
+ *
+ * @param args Arguments after `demo`.
+ * @returns The arguments, or the help text.
+ * @throws {UsageError} On an unknown option or a positional argument.
+ */
+export function parseDemoArguments(
+  args: readonly string[],
+): DemoArguments | HelpArguments {
+  const { values } = parseFlags(args, {
+    json: { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
+    "context-report": { type: "string" },
+  });
+  if (values.help) return helpOf(DEMO_HELP);
+  return defined({
+    kind: "demo",
+    json: values.json,
+    keep: values.keep,
+    contextReport: values["context-report"],
+  });
+}
+
 /**
  * `loom demo`.
  *
@@ -39,25 +81,16 @@ Options:
  * @param io Output sinks.
  * @returns The exit code.
  */
-export async function demoCommand(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArguments({
-    args,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      json: { type: "boolean", default: false },
-      keep: { type: "boolean", default: false },
-      "context-report": { type: "string" },
-      help: { type: "boolean", short: "h", default: false },
-    },
-  });
-  if (values.help) {
-    io.out(DEMO_HELP);
-    return ExitCode.ok;
-  }
-  const report = values["context-report"];
-  if (report !== undefined) {
-    await checkWritableFile(report, "--context-report");
+export async function demoCommand(
+  args: readonly string[],
+  io: CliIo,
+): Promise<number> {
+  return await runParsed(parseDemoArguments(args), io, demo);
+}
+
+async function demo(a: DemoArguments, io: CliIo): Promise<number> {
+  if (a.contextReport !== undefined) {
+    await checkWritableFile(a.contextReport, "--context-report");
   }
   const root = await findFixtures();
   const intent = await Deno.readTextFile(`${root}intents/bugfix.txt`);
@@ -78,18 +111,14 @@ export async function demoCommand(args: string[], io: CliIo): Promise<number> {
     }, {
       contextPolicy: "bounded",
       ...sandboxOption(),
-      ...(values["context-report"] === undefined
-        ? {}
-        : { contextReport: values["context-report"] }),
+      ...defined({ contextReport: a.contextReport }),
       onProgress: (line) => io.err(`${line}\n`),
     });
-    io.out(
-      values.json ? `${JSON.stringify(outcome, null, 2)}\n` : summary(outcome),
-    );
-    if (values.keep) io.err(`loom demo: workspace kept at ${workspace}\n`);
+    io.out(a.json ? `${JSON.stringify(outcome, null, 2)}\n` : summary(outcome));
+    if (a.keep) io.err(`loom demo: workspace kept at ${workspace}\n`);
     return exitCodeOf(outcome.stop);
   } finally {
-    if (!values.keep) await Deno.remove(temp, { recursive: true });
+    if (!a.keep) await Deno.remove(temp, { recursive: true });
   }
 }
 

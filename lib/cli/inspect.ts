@@ -5,8 +5,15 @@
  * @module
  */
 import { compactDescriptor, ResultStore } from "../store/result_store.ts";
-import { parseArguments, readInputFile, reportInvalidUtf8 } from "./_args.ts";
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import {
+  type HelpArguments,
+  helpOf,
+  onlyPositional,
+  parseFlags,
+  readTextInput,
+  runParsed,
+} from "./_args.ts";
+import { type CliIo, ExitCode } from "./_io.ts";
 
 const USAGE = `Usage: loom inspect FILE [--partial] [--compact]
 
@@ -20,6 +27,41 @@ Options:
   -h, --help  Show this help
 `;
 
+/** Parsed `loom inspect` arguments. */
+export interface InspectArguments {
+  /** Always `inspect`. */
+  readonly kind: "inspect";
+  /** The file to describe. */
+  readonly file: string;
+  /** `--partial`: describe it as partial output (tail preview). */
+  readonly partial: boolean;
+  /** `--compact`: print the bounded policy's form. */
+  readonly compact: boolean;
+}
+
+/**
+ * Parses `loom inspect` arguments; reads nothing.
+ *
+ * @param args Arguments after `inspect`.
+ * @returns The arguments, or the help text.
+ * @throws {UsageError} On an unknown option or not exactly one FILE.
+ */
+export function parseInspectArguments(
+  args: readonly string[],
+): InspectArguments | HelpArguments {
+  const { values, positionals } = parseFlags(args, {
+    partial: { type: "boolean", default: false },
+    compact: { type: "boolean", default: false },
+  }, true);
+  if (values.help) return helpOf(USAGE);
+  return {
+    kind: "inspect",
+    file: onlyPositional(positionals, "FILE"),
+    partial: values.partial,
+    compact: values.compact,
+  };
+}
+
 /**
  * Runs `loom inspect`.
  *
@@ -28,40 +70,20 @@ Options:
  * @returns The exit code: 0, or 2 for bad usage, a missing file or invalid UTF-8.
  */
 export async function inspectCommand(
-  args: string[],
+  args: readonly string[],
   io: CliIo,
 ): Promise<number> {
-  const parsed = parseArguments({
-    args,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      partial: { type: "boolean" },
-      compact: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (parsed.values.help) {
-    io.out(USAGE);
-    return ExitCode.ok;
-  }
-  if (parsed.positionals.length !== 1) {
-    throw new UsageError("usage", "Expected exactly one FILE");
-  }
-  const file = parsed.positionals[0]!;
-  const bytes = await readInputFile(file, { command: "inspect", io });
+  return await runParsed(parseInspectArguments(args), io, inspect);
+}
+
+async function inspect(a: InspectArguments, io: CliIo): Promise<number> {
+  const bytes = await readTextInput(a.file, { command: "inspect", io });
   if (bytes === null) return ExitCode.usage;
-  if (!reportInvalidUtf8(bytes, file, { command: "inspect", io })) {
-    return ExitCode.usage;
-  }
-  const store = new ResultStore();
-  const descriptor = await store.put(bytes, {
-    origin: `repository.inspect ${file}`,
-    capture: parsed.values.partial ? "partial" : "complete",
+  const descriptor = await new ResultStore().put(bytes, {
+    origin: `repository.inspect ${a.file}`,
+    capture: a.partial ? "partial" : "complete",
   });
-  const shown = parsed.values.compact
-    ? compactDescriptor(descriptor)
-    : descriptor;
+  const shown = a.compact ? compactDescriptor(descriptor) : descriptor;
   io.out(JSON.stringify(shown, null, 2) + "\n");
   return ExitCode.ok;
 }
