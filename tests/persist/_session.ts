@@ -11,6 +11,7 @@ import {
 } from "../../lib/persist/session_store.ts";
 import type { PersistenceOverrides } from "../../lib/persist/tool_policy.ts";
 import type { SliceCheckpoint } from "../../lib/slice/checkpoint.ts";
+import { testsRunRecord } from "../_factories.ts";
 
 /** A workspace, a session root and a key file in one temp dir. */
 export interface Layout {
@@ -123,19 +124,9 @@ export async function sampleRun(): Promise<
         ],
       },
     },
-    {
-      sequence: 2,
-      action: "tests.run",
-      arguments: {},
-      report: {
-        kind: "tests_run",
-        exit_code: 1,
-        timed_out: false,
-        tested_revision: null,
-        output,
-        confinement: "subprocess (not confined by Deno)",
-      },
-    },
+    testsRunRecord(2, output, {
+      confinement: "subprocess (not confined by Deno)",
+    }),
     {
       sequence: 3,
       action: "repository.edit",
@@ -267,19 +258,7 @@ export function testsRecord(
   output: ResultDescriptor,
   exitCode: number,
 ): ActionRecord {
-  return {
-    sequence,
-    action: "tests.run",
-    arguments: {},
-    report: {
-      kind: "tests_run",
-      exit_code: exitCode,
-      timed_out: false,
-      tested_revision: null,
-      output,
-      confinement: "none",
-    },
-  };
+  return testsRunRecord(sequence, output, { exitCode });
 }
 
 /** Whether a path exists (symlinks not followed). */
