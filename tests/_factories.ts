@@ -3,7 +3,11 @@
 // script run with `--allow-read` alone can import it; tests import these
 // through `_kit.ts`.
 import type { ActionRecord } from "../lib/briefing/report.ts";
-import type { ResultDescriptor } from "../lib/store/result_store.ts";
+import {
+  type Capture,
+  type ResultDescriptor,
+  ResultStore,
+} from "../lib/store/result_store.ts";
 
 /**
  * A small deterministic PRNG (mulberry32), for generated streams and
@@ -67,3 +71,29 @@ export function testsRunRecord(
 export const CONTEXT_REPORT_KEYS: readonly string[] =
   "policy outcome requests checkpoints retrievals model_calls elapsed_ms"
     .split(" ");
+
+/** One text to put: the text, its origin and its capture (default complete). */
+export type Put = readonly [text: string, origin: string, capture?: Capture];
+
+/**
+ * A fresh result store holding these texts, put in order.
+ *
+ * @param puts The texts with their origins and captures.
+ * @returns The store and the descriptor of each text, in order.
+ */
+export async function storeWith<const T extends readonly Put[]>(
+  ...puts: T
+): Promise<{
+  results: ResultStore;
+  descriptors: { -readonly [K in keyof T]: ResultDescriptor };
+}> {
+  const results = new ResultStore();
+  const descriptors: ResultDescriptor[] = [];
+  for (const [text, origin, capture = "complete"] of puts) {
+    descriptors.push(await results.put(text, { origin, capture }));
+  }
+  return {
+    results,
+    descriptors: descriptors as { -readonly [K in keyof T]: ResultDescriptor },
+  };
+}

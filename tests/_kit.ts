@@ -152,7 +152,9 @@ export async function tempDir(): Promise<TempDir> {
 // ---------------------------------------------------------------------------
 export {
   CONTEXT_REPORT_KEYS,
+  type Put,
   rng,
+  storeWith,
   testsRunRecord,
   type TestsRunRecordOptions,
 } from "./_factories.ts";

@@ -11,7 +11,7 @@ import {
 } from "../../lib/persist/session_store.ts";
 import type { PersistenceOverrides } from "../../lib/persist/tool_policy.ts";
 import type { SliceCheckpoint } from "../../lib/slice/checkpoint.ts";
-import { testsRunRecord } from "../_factories.ts";
+import { storeWith, testsRunRecord } from "../_factories.ts";
 
 /** A workspace, a session root and a key file in one temp dir. */
 export interface Layout {
@@ -97,19 +97,11 @@ export async function sampleRun(): Promise<
     checkpoint: SliceCheckpoint;
   }
 > {
-  const results = new ResultStore();
-  const a = await results.put("export const INSPECTED_BODY = 1;\n", {
-    origin: "repository.inspect src/a.ts",
-    capture: "complete",
-  });
-  const readme = await results.put("# Readme body text\n", {
-    origin: "repository.inspect README.md",
-    capture: "complete",
-  });
-  const output = await results.put(TEST_OUTPUT, {
-    origin: "tests.run deno run check.ts",
-    capture: "partial",
-  });
+  const { results, descriptors: [a, readme, output] } = await storeWith(
+    ["export const INSPECTED_BODY = 1;\n", "repository.inspect src/a.ts"],
+    ["# Readme body text\n", "repository.inspect README.md"],
+    [TEST_OUTPUT, "tests.run deno run check.ts", "partial"],
+  );
   const records: ActionRecord[] = [
     {
       sequence: 1,
