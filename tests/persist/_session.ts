@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
-import {
-  type ResultDescriptor,
+import type {
+  ResultDescriptor,
   ResultStore,
 } from "../../lib/store/result_store.ts";
 import {
