@@ -40,17 +40,6 @@ export function testdata(path: string): string {
   return join(REPO_ROOT, "tests", "testdata", path);
 }
 
-/** The top-level keys of a context report, in the order it writes them. */
-export const CONTEXT_REPORT_KEYS: readonly string[] = [
-  "policy",
-  "outcome",
-  "requests",
-  "checkpoints",
-  "retrievals",
-  "model_calls",
-  "elapsed_ms",
-];
-
 /** What a subprocess printed and returned. */
 export interface CliResult {
   readonly code: number;
