@@ -316,7 +316,10 @@ export async function readTextInput(
  * @returns The file's text.
  * @throws {UsageError} `Cannot read FLAG FILE: <reason>` when it cannot be read.
  */
-export async function readFlagFile(file: string, flag: string): Promise<string> {
+export async function readFlagFile(
+  file: string,
+  flag: string,
+): Promise<string> {
   try {
     return await Deno.readTextFile(file);
   } catch (error) {

@@ -20,7 +20,9 @@ import {
 } from "./_test_flags.ts";
 
 /** The task: given inline, or a file to read when the run starts. */
-export type IntentSource = { readonly text: string } | { readonly file: string };
+export type IntentSource = { readonly text: string } | {
+  readonly file: string;
+};
 
 /** The flags that describe a slice: `loom run` and `loom cost` take them. */
 export const SLICE_OPTIONS = {

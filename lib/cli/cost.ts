@@ -33,8 +33,8 @@ import {
   type IntentSource,
   intentSource,
   SLICE_OPTIONS,
-  testCommand,
   type TestCommand,
+  testCommand,
 } from "./_run_flags.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 

@@ -30,8 +30,8 @@ import {
   RESUMABLE_OPTIONS,
   type ResumableArguments,
   SLICE_OPTIONS,
-  testCommand,
   type TestCommand,
+  testCommand,
 } from "./_run_flags.ts";
 import {
   sandboxOption,

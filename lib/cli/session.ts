@@ -14,12 +14,7 @@ import {
   type SessionSummary,
   summarizeSession,
 } from "../persist/session_summary.ts";
-import {
-  type HelpArguments,
-  helpOf,
-  parseFlags,
-  runParsed,
-} from "./_args.ts";
+import { type HelpArguments, helpOf, parseFlags, runParsed } from "./_args.ts";
 import { type CliIo, ExitCode, exitCodeOfError, UsageError } from "./_io.ts";
 
 const USAGE = `Usage: loom session ls DIR [--json]
