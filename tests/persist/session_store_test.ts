@@ -65,7 +65,7 @@ async function savedSample(overrides?: Record<string, unknown>) {
   return { layout, results, records, info };
 }
 
-Deno.test("SessionStore.save() and load() restore results and events with the same ids and digests", async (t) => {
+Deno.test("saveSnapshot() and SessionStore.load() restore results and events with the same ids and digests", async (t) => {
   const { layout, results, records, info } = await savedSample();
 
   await t.step(
@@ -220,7 +220,7 @@ Deno.test("SessionStore.save() and load() restore results and events with the sa
   await layout.cleanup();
 });
 
-Deno.test("SessionStore.save() costs the same at every length: one appended line of new items", async () => {
+Deno.test("saveSnapshot() costs the same at every length: one appended line of new items", async () => {
   const layout = await tempLayout();
   const session = await createSession(layout);
   const results = new ResultStore();
@@ -246,7 +246,7 @@ Deno.test("SessionStore.save() costs the same at every length: one appended line
   await layout.cleanup();
 });
 
-Deno.test("SessionStore.save() never persists a self-bounding result, whatever the overrides", async () => {
+Deno.test("saveSnapshot() never persists a self-bounding result, whatever the overrides", async () => {
   const { layout, info } = await savedSample({
     "repository.inspect": 1,
     "tests.run": 1,
@@ -283,7 +283,7 @@ async function savedWith(overrides: Record<string, unknown>) {
   };
 }
 
-Deno.test("SessionStore.save() persists an externally bounded result only above its threshold", async (t) => {
+Deno.test("saveSnapshot() persists an externally bounded result only above its threshold", async (t) => {
   await t.step(
     "above the threshold the body goes to tool-results/",
     async () => {
@@ -378,7 +378,7 @@ Deno.test("SessionStore.save() persists an externally bounded result only above 
   });
 });
 
-Deno.test("SessionStore.save() stores nothing of repository.inspect, whatever its override", async (t) => {
+Deno.test("saveSnapshot() stores nothing of repository.inspect, whatever its override", async (t) => {
   for (const value of [1, 1_000_000_000, 0, -5, Infinity, "50"]) {
     await t.step(`repository.inspect=${String(value)}`, async () => {
       const saved = await savedWith({
@@ -399,7 +399,7 @@ Deno.test("SessionStore.save() stores nothing of repository.inspect, whatever it
   }
 });
 
-Deno.test("SessionStore.save() leaves out results no acknowledged record produced", async () => {
+Deno.test("saveSnapshot() leaves out results no acknowledged record produced", async () => {
   const layout = await tempLayout();
   const { results, records } = await sampleRun();
   await results.put("ORPHAN_BODY", {
