@@ -198,9 +198,7 @@ Deno.test("Duplicate content compiles once across the whole include tree", async
   await t.step(
     "step is never deduplicated: it shows what the command printed",
     () => {
-      const ctx = context();
-      ctx.foundation.add("ok");
-      ctx.step.add("ok");
+      const ctx = filled({ foundation: ["ok"], step: ["ok"] });
       assert.equal(ctx.render(), "> FOUNDATION\nok\n\nok");
     },
   );

@@ -230,9 +230,7 @@ Deno.test("Cache breakpoints mark the last block of each named section", async (
   await t.step(
     "a section whose last entry is an assistant message is marked there, not in system",
     () => {
-      const ctx = context();
-      ctx.foundation.add("rule");
-      ctx.convo.add("system note");
+      const ctx = filled({ foundation: ["rule"], convo: ["system note"] });
       ctx.convo.add(new StringEntry("answer", { role: "assistant" }));
       const messages = ctx.toMessages({ cacheBreakpoints: ["convo"] });
       assert.ok(
