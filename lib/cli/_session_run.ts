@@ -17,7 +17,7 @@ import { SessionError } from "../persist/session_error.ts";
 import { type LoadedSession, SessionStore } from "../persist/session_store.ts";
 import { sliceSessionHooks } from "../persist/slice_session.ts";
 import type { RunOptions, SliceRequest, SliceTest } from "../slice/request.ts";
-import type { SliceSessionHooks } from "../slice/checkpoint.ts";
+import type { SliceSessionHooks } from "../slice/run_state.ts";
 import {
   defined,
   type HelpArguments,
