@@ -338,34 +338,33 @@ let scratch = new Uint8Array(1024);
 
 /**
  * The texts one section shows in this render, joined by blank lines (`""`
- * when it shows none), marking their identities in `seen`. When every entry
- * shows or hides exactly as in the section's last render, that render's
- * joined text is returned as is, so an unchanged section costs one sweep of
- * its numbers and no string work.
+ * when it shows none), marking their identities in `seen`. While every
+ * entry shows or hides exactly as in the section's last render, the sweep
+ * only checks marks, and that render's joined text is returned as is.
  */
 function renderRun(section: Section, seen: Seen, dedup: boolean): string {
   const compiled = compiledSection(section);
   if (compiled.live) return liveRun(section, compiled, seen, dedup);
   const { length, slots, texts } = compiled;
   const last = compiled.run?.length === length ? compiled.run : undefined;
+  let agreed = 0;
+  if (last !== undefined) {
+    agreed = dedup ? agreeingPrefix(slots, last.fresh, seen) : length;
+    if (agreed === length) return last.text;
+  }
   if (scratch.length < length) scratch = new Uint8Array(length * 2);
   // 1 where the entry is new to this render (blank texts are dropped below,
   // the same way every time, so they need no mark of their own).
   const fresh = scratch;
+  if (last !== undefined) fresh.set(last.fresh.subarray(0, agreed));
   if (dedup) {
     const { stamps, stamp } = seen;
-    for (let i = 0; i < length; i++) {
+    for (let i = agreed; i < length; i++) {
       const slot = slots[i]!;
-      if (stamps[slot] === stamp) fresh[i] = 0;
-      else {
-        stamps[slot] = stamp;
-        fresh[i] = 1;
-      }
+      fresh[i] = stamps[slot] === stamp ? 0 : 1;
+      stamps[slot] = stamp;
     }
-  } else fresh.fill(1, 0, length);
-  if (last !== undefined && sameMarks(fresh, last.fresh, length)) {
-    return last.text;
-  }
+  } else fresh.fill(1, agreed, length);
   const parts: string[] = [];
   for (let i = 0; i < length; i++) {
     const text = texts[i]!;
@@ -376,10 +375,24 @@ function renderRun(section: Section, seen: Seen, dedup: boolean): string {
   return text;
 }
 
-/** Whether the first `length` marks of `a` and `b` agree. */
-function sameMarks(a: Uint8Array, b: Uint8Array, length: number): boolean {
-  for (let i = 0; i < length; i++) if (a[i] !== b[i]) return false;
-  return true;
+/**
+ * Marks entries in `seen` while each is new to this render exactly where
+ * `fresh` says it was new to the last one; returns how many agreed (the
+ * first that disagrees is left unmarked).
+ */
+function agreeingPrefix(
+  slots: Int32Array,
+  fresh: Uint8Array,
+  seen: Seen,
+): number {
+  const { stamps, stamp } = seen;
+  const length = fresh.length;
+  for (let i = 0; i < length; i++) {
+    const slot = slots[i]!;
+    if ((stamps[slot] !== stamp) !== (fresh[i] === 1)) return i;
+    stamps[slot] = stamp;
+  }
+  return length;
 }
 
 /** A section with live entries (files, other subclasses), compiled afresh. */
