@@ -1,8 +1,7 @@
 /**
  * Argument and input helpers shared by the CLI commands: one flag parser
  * (strict, `--help` added, parser messages worded with the command's flags),
- * the value checks the commands share, and the step from a pure
- * `parse…Arguments` function to a command that runs.
+ * the value checks the commands share, and reading their input files.
  *
  * @module
  */
@@ -13,53 +12,9 @@ import {
 } from "node:util";
 import { fsReason } from "../fs_reason.ts";
 import { firstInvalidUtf8 } from "../store/utf8.ts";
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import { type CliIo, UsageError } from "./_io.ts";
 
 export { fsReason };
-
-/** What a command's parser returns for `--help`: the text to print. */
-export interface HelpArguments {
-  /** Always `help`. */
-  readonly kind: "help";
-  /** The command's help text. */
-  readonly text: string;
-}
-
-/**
- * The `--help` result of a parser.
- *
- * @param text The command's help text.
- * @returns The help request.
- */
-export function helpOf(text: string): HelpArguments {
-  return { kind: "help", text };
-}
-
-/**
- * Runs a command on its parsed arguments: the parser checked them all before
- * anything ran; `--help` prints the parser's text and exits 0.
- *
- * @param parsed What the command's `parse…Arguments` function returned.
- * @param io Where to write.
- * @param run Does the command's work with the parsed arguments.
- * @returns The exit code.
- */
-export async function runParsed<A>(
-  parsed: A | HelpArguments,
-  io: CliIo,
-  run: (parsed: A, io: CliIo) => number | Promise<number>,
-): Promise<number> {
-  if (isHelp(parsed)) {
-    io.out(parsed.text);
-    return ExitCode.ok;
-  }
-  return await run(parsed, io);
-}
-
-function isHelp(parsed: unknown): parsed is HelpArguments {
-  return typeof parsed === "object" && parsed !== null &&
-    (parsed as { kind?: unknown }).kind === "help";
-}
 
 /** The `--help` / `-h` flag every command takes. */
 const HELP_OPTION = {

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import type { CliIo } from "./cli_io.ts";
 import {
   brand,
   causeOf,
@@ -85,12 +84,6 @@ export const EXIT_CODES_HELP = `Exit codes:
   130/143  run: interrupted by SIGINT/SIGTERM (report, summary and session
      written; a second signal exits at once)
 `;
-
-/** A CLI command: parses its own arguments, returns an exit code. */
-export type Command = (
-  args: readonly string[],
-  io: CliIo,
-) => Promise<number>;
 
 /** Options of {@linkcode UsageError}. */
 export interface UsageErrorOptions extends LoomErrorOptions {

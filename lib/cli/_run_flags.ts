@@ -11,7 +11,7 @@ import {
   type PersistenceConfig,
   PersistenceConfigError,
 } from "../persist/persistence_config.ts";
-import { defined, parseDuration, positiveInteger } from "./_args.ts";
+import { defined, parseDuration, positiveInteger, required } from "./_args.ts";
 import { UsageError } from "./_io.ts";
 import {
   parseTestConfinement,
@@ -36,9 +36,48 @@ export const SLICE_OPTIONS = {
   "context-policy": { type: "string" },
 } as const;
 
+/** The parsed values of {@linkcode SLICE_OPTIONS}. */
+export type SliceValues = {
+  readonly [K in keyof typeof SLICE_OPTIONS]?: string | undefined;
+};
+
+/** The checked values of {@linkcode SLICE_OPTIONS}. */
+export interface SliceArguments {
+  /** `--workspace DIR`. */
+  readonly workspace: string;
+  /** `--model SPEC`. */
+  readonly model: string;
+  /** `--intent TEXT` or `--intent-file F` (read when the command runs). */
+  readonly intent: IntentSource;
+  /** `--context-policy P`. */
+  readonly contextPolicy?: ContextPolicy;
+  /** `--max-steps N`. */
+  readonly maxSteps?: number;
+  /** `--test` and `--test-timeout`. */
+  readonly test?: TestCommand;
+}
+
+/**
+ * Checks the flags that describe a slice; reads nothing.
+ *
+ * @param values The parsed flags.
+ * @returns The checked values; the defaults are the command's.
+ * @throws {UsageError} On a missing workspace, model or task, or a
+ *   malformed policy, budget or test command.
+ */
+export function parseSlice(values: SliceValues): SliceArguments {
+  return defined({
+    workspace: required(values.workspace, "--workspace DIR"),
+    model: required(values.model, "--model SPEC"),
+    intent: intentSource(values.intent, values["intent-file"]),
+    contextPolicy: contextPolicy(values["context-policy"]),
+    maxSteps: positiveInteger(values["max-steps"], "--max-steps"),
+    test: testCommand(values.test, values["test-timeout"]),
+  });
+}
+
 /** The flags of `loom run` that also apply to `loom run --resume`. */
 export const RESUMABLE_OPTIONS = {
-  "max-steps": { type: "string" },
   "context-report": { type: "string" },
   "base-url": { type: "string" },
   "model-timeout": { type: "string" },
@@ -51,7 +90,6 @@ export const RESUMABLE_OPTIONS = {
 
 /** The parsed values of {@linkcode RESUMABLE_OPTIONS}. */
 export interface ResumableValues {
-  readonly "max-steps"?: string | undefined;
   readonly "context-report"?: string | undefined;
   readonly "base-url"?: string | undefined;
   readonly "model-timeout"?: string | undefined;
@@ -68,8 +106,6 @@ export interface ResumableValues {
 
 /** The checked values of {@linkcode RESUMABLE_OPTIONS}. */
 export interface ResumableArguments {
-  /** `--max-steps N`. */
-  readonly maxSteps?: number;
   /** `--context-report PATH`. */
   readonly contextReport?: string;
   /** `--base-url URL`. */
@@ -100,7 +136,6 @@ export function parseResumable(values: ResumableValues): ResumableArguments {
   const thresholds = values["persist-threshold"];
   return {
     ...defined({
-      maxSteps: positiveInteger(values["max-steps"], "--max-steps"),
       contextReport: values["context-report"],
       baseUrl: values["base-url"],
       modelTimeoutMs: parseDuration(values["model-timeout"], "--model-timeout"),
@@ -134,7 +169,7 @@ function persistThresholds(values: readonly string[]): PersistenceConfig {
  * @returns The text, or the file to read it from.
  * @throws {UsageError} When both or neither are given.
  */
-export function intentSource(
+function intentSource(
   text: string | undefined,
   file: string | undefined,
 ): IntentSource {
@@ -156,7 +191,7 @@ export function intentSource(
  * @returns The policy, or `undefined` when none was given.
  * @throws {UsageError} When it is neither `legacy` nor `bounded`.
  */
-export function contextPolicy(
+function contextPolicy(
   value: string | undefined,
 ): ContextPolicy | undefined {
   if (value === undefined || value === "legacy" || value === "bounded") {
@@ -188,7 +223,7 @@ const DEFAULT_TEST_TIMEOUT_MS = 120_000;
  * @throws {UsageError} On a bad duration or command, or a timeout without
  *   a test.
  */
-export function testCommand(
+function testCommand(
   test: string | undefined,
   timeout: string | undefined,
 ): TestCommand | undefined {

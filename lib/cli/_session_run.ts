@@ -18,13 +18,8 @@ import { type LoadedSession, SessionStore } from "../persist/session_store.ts";
 import { sliceSessionHooks } from "../persist/slice_session.ts";
 import type { RunOptions, SliceRequest, SliceTest } from "../slice/request.ts";
 import type { SliceSessionHooks } from "../slice/run_state.ts";
-import {
-  defined,
-  type HelpArguments,
-  helpOf,
-  parseFlags,
-  required,
-} from "./_args.ts";
+import { defined, parseFlags, positiveInteger, required } from "./_args.ts";
+import { help, type Parsed } from "./_command.ts";
 import {
   parseResumable,
   RESUMABLE_OPTIONS,
@@ -149,6 +144,8 @@ export interface ResumeArguments extends ResumableArguments {
   readonly kind: "resume";
   /** `--resume DIR`: the session to continue. */
   readonly root: string;
+  /** `--max-steps N`: the new budget (default: the stored one). */
+  readonly maxSteps?: number;
 }
 
 // The step budget is the one flag of a slice's description a resume takes.
@@ -170,13 +167,14 @@ const STORED_OPTIONS = {
  */
 export function parseResumeArguments(
   args: readonly string[],
-): ResumeArguments | HelpArguments {
+): Parsed<ResumeArguments> {
   const { values } = parseFlags(args, {
     resume: { type: "string" },
+    "max-steps": { type: "string" },
     ...RESUMABLE_OPTIONS,
     ...STORED_OPTIONS,
   });
-  if (values.help) return helpOf(RESUME_HELP);
+  if (values.help) return help(RESUME_HELP);
   for (const flag of Object.keys(STORED_OPTIONS)) {
     if (values[flag as StoredFlag] !== undefined) {
       throw new UsageError(
@@ -186,7 +184,14 @@ export function parseResumeArguments(
     }
   }
   const root = required(values.resume, "--resume DIR");
-  return { kind: "resume", root, ...parseResumable(values) };
+  return {
+    kind: "resume",
+    root,
+    ...defined({
+      maxSteps: positiveInteger(values["max-steps"], "--max-steps"),
+    }),
+    ...parseResumable(values),
+  };
 }
 
 type StoredFlag = keyof typeof STORED_OPTIONS;

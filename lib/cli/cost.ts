@@ -19,22 +19,17 @@ import type { ProviderWire } from "../providers/request_parts.ts";
 import { ProviderError } from "../providers/provider_error.ts";
 import {
   defined,
-  type HelpArguments,
-  helpOf,
   parseDuration,
   parseFlags,
   positiveInteger,
   readFlagFile,
   required,
-  runParsed,
 } from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import {
-  contextPolicy,
-  type IntentSource,
-  intentSource,
+  parseSlice,
   SLICE_OPTIONS,
-  type TestCommand,
-  testCommand,
+  type SliceArguments,
 } from "./_run_flags.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 
@@ -72,15 +67,10 @@ error bound is printed with the figures. Progress: stderr.
 `;
 
 /** Parsed `loom cost` arguments. */
-export interface CostArguments {
-  /** Always `cost`. */
-  readonly kind: "cost";
+export interface CostArguments
+  extends Omit<SliceArguments, "contextPolicy" | "maxSteps"> {
   readonly recording: string;
-  readonly workspace: string;
-  readonly intent: IntentSource;
   readonly wire: ProviderWire;
-  readonly model: string;
-  readonly test?: TestCommand;
   readonly maxSteps: number;
   readonly policies: readonly ContextPolicy[];
   readonly limits: NonNullable<RunOptions["briefingLimits"]>;
@@ -99,7 +89,7 @@ export interface CostArguments {
  */
 export function parseCostArguments(
   args: readonly string[],
-): CostArguments | HelpArguments {
+): Parsed<CostArguments> {
   const { values } = parseFlags(args, {
     recording: { type: "string" },
     ...SLICE_OPTIONS,
@@ -111,10 +101,15 @@ export function parseCostArguments(
     "per-request": { type: "boolean", default: false },
     json: { type: "boolean", default: false },
   });
-  if (values.help) return helpOf(COST_HELP);
+  if (values.help) return help(COST_HELP);
   const recording = required(values.recording, "--recording PATH");
-  const workspace = required(values.workspace, "--workspace DIR");
-  const spec = required(values.model, "--model SPEC");
+  if (values["context-policy"] !== undefined && values.compare) {
+    throw new UsageError(
+      "usage",
+      "Give --context-policy or --compare, not both",
+    );
+  }
+  const { model: spec, contextPolicy: policy, ...slice } = parseSlice(values);
   const match = /^(anthropic|openai):(.+)$/.exec(spec);
   if (match === null) {
     throw new UsageError(
@@ -122,26 +117,13 @@ export function parseCostArguments(
       `Invalid --model ${spec}: loom cost prices anthropic:MODEL or openai:MODEL`,
     );
   }
-  const intent = intentSource(values.intent, values["intent-file"]);
-  if (values["context-policy"] !== undefined && values.compare) {
-    throw new UsageError(
-      "usage",
-      "Give --context-policy or --compare, not both",
-    );
-  }
-  const policies: readonly ContextPolicy[] = values.compare
-    ? ["legacy", "bounded"]
-    : [contextPolicy(values["context-policy"]) ?? "legacy"];
-  return defined({
-    kind: "cost",
+  return {
     recording,
-    workspace,
-    intent,
+    ...slice,
     wire: match[1] as ProviderWire,
     model: match[2]!,
-    test: testCommand(values.test, values["test-timeout"]),
-    maxSteps: positiveInteger(values["max-steps"], "--max-steps") ?? 200,
-    policies,
+    maxSteps: slice.maxSteps ?? 200,
+    policies: values.compare ? ["legacy", "bounded"] : [policy ?? "legacy"],
     limits: defined({
       transcriptRollBatch: positiveInteger(
         values["roll-batch"],
@@ -152,12 +134,12 @@ export function parseCostArguments(
         "--retire-target",
       ),
     }),
-    prices: values.prices,
+    ...defined({ prices: values.prices }),
     callIntervalMs: parseDuration(values["call-interval"], "--call-interval") ??
       DEFAULT_CALL_INTERVAL_MS,
     perRequest: values["per-request"],
     json: values.json,
-  });
+  };
 }
 
 /** One priced policy of a `loom cost` run. */
@@ -168,20 +150,6 @@ export interface CostRun {
   readonly stop: string;
   /** The figures. */
   readonly cost: CostReport;
-}
-
-/**
- * `loom cost`.
- *
- * @param args Arguments after `cost`.
- * @param io Output sinks.
- * @returns The exit code: 0 when every replay completed as recorded.
- */
-export async function costCommand(
-  args: readonly string[],
-  io: CliIo,
-): Promise<number> {
-  return await runParsed(parseCostArguments(args), io, cost);
 }
 
 async function cost(a: CostArguments, io: CliIo): Promise<number> {
@@ -330,3 +298,6 @@ export function costText(
   }
   return `${lines.join("\n")}\n`;
 }
+
+/** `loom cost`: exit 0 when every replay completed as recorded. */
+export const costCommand: Command = commandOf(parseCostArguments, cost);

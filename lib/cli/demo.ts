@@ -6,13 +6,8 @@
  * @module
  */
 import { runSlice } from "../slice/run.ts";
-import {
-  defined,
-  type HelpArguments,
-  helpOf,
-  parseFlags,
-  runParsed,
-} from "./_args.ts";
+import { defined, parseFlags } from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { checkWritableFile } from "./_preflight.ts";
 import { type CliIo, exitCodeOf, UsageError } from "./_io.ts";
 import { summary } from "./run.ts";
@@ -40,8 +35,6 @@ Options:
 
 /** Parsed `loom demo` arguments. */
 export interface DemoArguments {
-  /** Always `demo`. */
-  readonly kind: "demo";
   /** `--json`: print the summary as JSON. */
   readonly json: boolean;
   /** `--keep`: keep the temp workspace. */
@@ -59,33 +52,18 @@ export interface DemoArguments {
  */
 export function parseDemoArguments(
   args: readonly string[],
-): DemoArguments | HelpArguments {
+): Parsed<DemoArguments> {
   const { values } = parseFlags(args, {
     json: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
     "context-report": { type: "string" },
   });
-  if (values.help) return helpOf(DEMO_HELP);
+  if (values.help) return help(DEMO_HELP);
   return defined({
-    kind: "demo",
     json: values.json,
     keep: values.keep,
     contextReport: values["context-report"],
   });
-}
-
-/**
- * `loom demo`.
- *
- * @param args Arguments after `demo`.
- * @param io Output sinks.
- * @returns The exit code.
- */
-export async function demoCommand(
-  args: readonly string[],
-  io: CliIo,
-): Promise<number> {
-  return await runParsed(parseDemoArguments(args), io, demo);
 }
 
 async function demo(a: DemoArguments, io: CliIo): Promise<number> {
@@ -158,3 +136,6 @@ async function copyTree(from: string, to: string): Promise<void> {
     else if (entry.isFile) await Deno.copyFile(source, target);
   }
 }
+
+/** `loom demo`: the exit code of the replayed slice. */
+export const demoCommand: Command = commandOf(parseDemoArguments, demo);

@@ -5,14 +5,8 @@
  * @module
  */
 import { compactDescriptor, ResultStore } from "../store/result_store.ts";
-import {
-  type HelpArguments,
-  helpOf,
-  onlyPositional,
-  parseFlags,
-  readTextInput,
-  runParsed,
-} from "./_args.ts";
+import { onlyPositional, parseFlags, readTextInput } from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { type CliIo, ExitCode } from "./_io.ts";
 
 const USAGE = `Usage: loom inspect FILE [--partial] [--compact]
@@ -29,8 +23,6 @@ Options:
 
 /** Parsed `loom inspect` arguments. */
 export interface InspectArguments {
-  /** Always `inspect`. */
-  readonly kind: "inspect";
   /** The file to describe. */
   readonly file: string;
   /** `--partial`: describe it as partial output (tail preview). */
@@ -48,32 +40,17 @@ export interface InspectArguments {
  */
 export function parseInspectArguments(
   args: readonly string[],
-): InspectArguments | HelpArguments {
+): Parsed<InspectArguments> {
   const { values, positionals } = parseFlags(args, {
     partial: { type: "boolean", default: false },
     compact: { type: "boolean", default: false },
   }, true);
-  if (values.help) return helpOf(USAGE);
+  if (values.help) return help(USAGE);
   return {
-    kind: "inspect",
     file: onlyPositional(positionals, "FILE"),
     partial: values.partial,
     compact: values.compact,
   };
-}
-
-/**
- * Runs `loom inspect`.
- *
- * @param args Arguments after `inspect`.
- * @param io Where to write.
- * @returns The exit code: 0, or 2 for bad usage, a missing file or invalid UTF-8.
- */
-export async function inspectCommand(
-  args: readonly string[],
-  io: CliIo,
-): Promise<number> {
-  return await runParsed(parseInspectArguments(args), io, inspect);
 }
 
 async function inspect(a: InspectArguments, io: CliIo): Promise<number> {
@@ -87,3 +64,9 @@ async function inspect(a: InspectArguments, io: CliIo): Promise<number> {
   io.out(JSON.stringify(shown, null, 2) + "\n");
   return ExitCode.ok;
 }
+
+/** `loom inspect`: exit 0, or 2 for bad usage, a missing file or invalid UTF-8. */
+export const inspectCommand: Command = commandOf(
+  parseInspectArguments,
+  inspect,
+);

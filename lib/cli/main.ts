@@ -4,9 +4,9 @@
  * @module
  */
 import { VERSION } from "../version.ts";
+import type { Command } from "./_command.ts";
 import {
   type CliIo,
-  type Command,
   EXIT_CODES_HELP,
   ExitCode,
   exitCodeOfError,

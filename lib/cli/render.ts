@@ -9,13 +9,8 @@ import { ContextFileError, loadContextFile } from "../context/context_file.ts";
 import { CompileOptionsError } from "../context/errors.ts";
 import type { CacheTtl, MessageOptions } from "../context/message.ts";
 import { SECTION_NAMES, type SectionNameInput } from "../context/section.ts";
-import {
-  type HelpArguments,
-  helpOf,
-  onlyPositional,
-  parseFlags,
-  runParsed,
-} from "./_args.ts";
+import { onlyPositional, parseFlags } from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { type CliIo, ExitCode, exitCodeOfError, UsageError } from "./_io.ts";
 
 const FORMATS = ["text", "messages", "anthropic", "openai"] as const;
@@ -44,8 +39,6 @@ Options:
 
 /** Parsed `loom render` arguments. */
 export interface RenderArguments {
-  /** Always `render`. */
-  readonly kind: "render";
   /** The context file. */
   readonly file: string;
   /** `--format`. */
@@ -64,13 +57,13 @@ export interface RenderArguments {
  */
 export function parseRenderArguments(
   args: readonly string[],
-): RenderArguments | HelpArguments {
+): Parsed<RenderArguments> {
   const { values, positionals } = parseFlags(args, {
     format: { type: "string", default: "text" },
     breakpoints: { type: "string" },
     ttl: { type: "string" },
   }, true);
-  if (values.help) return helpOf(USAGE);
+  if (values.help) return help(USAGE);
   const file = onlyPositional(positionals, "context FILE");
   const format = values.format as RenderFormat;
   if (!FORMATS.includes(format)) {
@@ -82,21 +75,7 @@ export function parseRenderArguments(
     );
   }
   const options = messageOptions(format, values.breakpoints, values.ttl);
-  return { kind: "render", file, format, options };
-}
-
-/**
- * Runs `loom render`.
- *
- * @param args Arguments after `render`.
- * @param io Where to write.
- * @returns The exit code: 0, or 2 for bad usage or a bad context file.
- */
-export async function renderCommand(
-  args: readonly string[],
-  io: CliIo,
-): Promise<number> {
-  return await runParsed(parseRenderArguments(args), io, render);
+  return { file, format, options };
 }
 
 function render(a: RenderArguments, io: CliIo): number {
@@ -200,3 +179,6 @@ function checkBreakpoints(sections: readonly string[]): void {
 function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
+
+/** `loom render`: exit 0, or 2 for bad usage or a bad context file. */
+export const renderCommand: Command = commandOf(parseRenderArguments, render);

@@ -12,26 +12,16 @@ import {
 import type { SliceOutcome } from "../slice/outcome.ts";
 import type { ContextPolicy } from "../briefing/briefing.ts";
 import { displayText } from "../display.ts";
-import {
-  defined,
-  type HelpArguments,
-  helpOf,
-  parseFlags,
-  readFlagFile,
-  required,
-  runParsed,
-} from "./_args.ts";
+import { defined, parseFlags, readFlagFile } from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { checkBeforeStart } from "./_preflight.ts";
 import {
-  contextPolicy,
-  type IntentSource,
-  intentSource,
   parseResumable,
+  parseSlice,
   RESUMABLE_OPTIONS,
   type ResumableArguments,
   SLICE_OPTIONS,
-  type TestCommand,
-  testCommand,
+  type SliceArguments,
 } from "./_run_flags.ts";
 import {
   sandboxOption,
@@ -105,17 +95,9 @@ const DEFAULT_MAX_STEPS = 40;
 const DEFAULT_MODEL_TIMEOUT_MS = 120_000;
 
 /** Parsed `loom run` arguments (a new run; see `ResumeArguments`). */
-export interface RunArguments extends ResumableArguments {
+export interface RunArguments extends ResumableArguments, SliceArguments {
   /** Always `run`. */
   readonly kind: "run";
-  /** `--workspace DIR`. */
-  readonly workspace: string;
-  /** `--intent TEXT` or `--intent-file F` (read when the run starts). */
-  readonly intent: IntentSource;
-  /** `--model SPEC`. */
-  readonly model: string;
-  /** `--test` and `--test-timeout`. */
-  readonly test?: TestCommand;
   /** `--max-steps N`, default 40. */
   readonly maxSteps: number;
   /** `--model-timeout`, default 120 s. */
@@ -138,7 +120,7 @@ export interface RunArguments extends ResumableArguments {
  */
 export function parseRunArguments(
   args: readonly string[],
-): RunArguments | ResumeArguments | HelpArguments {
+): Parsed<RunArguments | ResumeArguments> {
   if (isResume(args)) return parseResumeArguments(args);
   const { values } = parseFlags(args, {
     ...SLICE_OPTIONS,
@@ -146,11 +128,8 @@ export function parseRunArguments(
     record: { type: "string" },
     session: { type: "string" },
   });
-  if (values.help) return helpOf(RUN_HELP);
-  const workspace = required(values.workspace, "--workspace DIR");
-  const model = required(values.model, "--model SPEC");
-  const intent = intentSource(values.intent, values["intent-file"]);
-  const policy = contextPolicy(values["context-policy"]) ?? "legacy";
+  if (values.help) return help(RUN_HELP);
+  const slice = parseSlice(values);
   if (values.session === undefined) {
     for (const flag of ["persist-config", "persist-threshold"] as const) {
       if (values[flag] !== undefined) {
@@ -162,8 +141,9 @@ export function parseRunArguments(
     }
   }
   const resumable = parseResumable(values);
-  const test = testCommand(values.test, values["test-timeout"]);
-  if (test === undefined && Object.keys(resumable.confinement).length > 0) {
+  if (
+    slice.test === undefined && Object.keys(resumable.confinement).length > 0
+  ) {
     throw new UsageError(
       "usage",
       "--test-env, --test-network, --unconfined-tests, --protect and --edit-test-files need --test",
@@ -171,18 +151,12 @@ export function parseRunArguments(
   }
   return {
     ...resumable,
-    ...defined({
-      kind: "run",
-      workspace,
-      intent,
-      model,
-      test,
-      maxSteps: resumable.maxSteps ?? DEFAULT_MAX_STEPS,
-      modelTimeoutMs: resumable.modelTimeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
-      contextPolicy: policy,
-      record: values.record,
-      session: values.session,
-    }),
+    ...slice,
+    kind: "run",
+    maxSteps: slice.maxSteps ?? DEFAULT_MAX_STEPS,
+    modelTimeoutMs: resumable.modelTimeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
+    contextPolicy: slice.contextPolicy ?? "legacy",
+    ...defined({ record: values.record, session: values.session }),
   };
 }
 
@@ -194,23 +168,11 @@ const SIGNAL_EXIT: Readonly<Record<RunSignal, number>> = {
 
 type RunSignal = "SIGINT" | "SIGTERM";
 
-/**
- * `loom run`.
- *
- * @param args Arguments after `run`.
- * @param io Output sinks.
- * @returns The exit code.
- */
-export async function runCommand(
-  args: readonly string[],
-  io: CliIo,
-): Promise<number> {
-  return await runParsed(
-    parseRunArguments(args),
-    io,
-    (a) => a.kind === "resume" ? resume(a, io) : run(a, io),
-  );
-}
+/** `loom run`: the exit code of the slice (see the help's table). */
+export const runCommand: Command = commandOf(
+  parseRunArguments,
+  (a, io) => a.kind === "resume" ? resume(a, io) : run(a, io),
+);
 
 async function resume(a: ResumeArguments, io: CliIo): Promise<number> {
   const confinement = testConfinement(a.confinement);

@@ -8,15 +8,8 @@
 import { sha256Hex } from "../store/digest.ts";
 import type { ResultReference, Selector } from "../store/result_store.ts";
 import { ReferenceFailureError, select } from "../reference/selection.ts";
-import {
-  defined,
-  type HelpArguments,
-  helpOf,
-  onlyPositional,
-  parseFlags,
-  readTextInput,
-  runParsed,
-} from "./_args.ts";
+import { defined, onlyPositional, parseFlags, readTextInput } from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 
 const USAGE =
@@ -58,8 +51,6 @@ function forPeople(message: string): string {
 
 /** Parsed `loom select` arguments. */
 export interface SelectArguments {
-  /** Always `select`. */
-  readonly kind: "select";
   /** The file to select from. */
   readonly file: string;
   /** The part of it, from `--bytes`, `--lines` or `--pointer`. */
@@ -80,7 +71,7 @@ export interface SelectArguments {
  */
 export function parseSelectArguments(
   args: readonly string[],
-): SelectArguments | HelpArguments {
+): Parsed<SelectArguments> {
   const { values, positionals } = parseFlags(args, {
     bytes: { type: "string" },
     lines: { type: "string" },
@@ -88,7 +79,7 @@ export function parseSelectArguments(
     json: { type: "boolean", default: false },
     sha256: { type: "string" },
   }, true);
-  if (values.help) return helpOf(USAGE);
+  if (values.help) return help(USAGE);
   const file = onlyPositional(positionals, "FILE");
   const given = [values.bytes, values.lines, values.pointer].filter((v) =>
     v !== undefined
@@ -120,21 +111,7 @@ export function parseSelectArguments(
       `Invalid --sha256 ${values.sha256}: expected 64 hexadecimal digits`,
     );
   }
-  return defined({ kind: "select", file, selector, json: values.json, sha256 });
-}
-
-/**
- * Runs `loom select`.
- *
- * @param args Arguments after `select`.
- * @param io Where to write.
- * @returns The exit code: 0, or 2 for bad usage or a failed selection.
- */
-export async function selectCommand(
-  args: readonly string[],
-  io: CliIo,
-): Promise<number> {
-  return await runParsed(parseSelectArguments(args), io, selectPart);
+  return defined({ file, selector, json: values.json, sha256 });
 }
 
 async function selectPart(a: SelectArguments, io: CliIo): Promise<number> {
@@ -159,3 +136,9 @@ async function selectPart(a: SelectArguments, io: CliIo): Promise<number> {
     throw error;
   }
 }
+
+/** `loom select`: exit 0, or 2 for bad usage or a failed selection. */
+export const selectCommand: Command = commandOf(
+  parseSelectArguments,
+  selectPart,
+);

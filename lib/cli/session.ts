@@ -14,7 +14,8 @@ import {
   type SessionSummary,
   summarizeSession,
 } from "../persist/session_summary.ts";
-import { type HelpArguments, helpOf, parseFlags, runParsed } from "./_args.ts";
+import { parseFlags } from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { type CliIo, ExitCode, exitCodeOfError, UsageError } from "./_io.ts";
 
 const USAGE = `Usage: loom session ls DIR [--json]
@@ -53,8 +54,6 @@ const SUBCOMMANDS = ["ls", "show", "gc"] as const;
 
 /** Parsed `loom session` arguments. */
 export interface SessionArguments {
-  /** Always `session`. */
-  readonly kind: "session";
   /** The subcommand. */
   readonly sub: typeof SUBCOMMANDS[number];
   /** The session directory (for `ls`, the directory holding sessions). */
@@ -77,13 +76,13 @@ export interface SessionArguments {
  */
 export function parseSessionArguments(
   args: readonly string[],
-): SessionArguments | HelpArguments {
+): Parsed<SessionArguments> {
   const { values, positionals } = parseFlags(args, {
     "dry-run": { type: "boolean", default: false },
     verify: { type: "boolean", default: false },
     json: { type: "boolean", default: false },
   }, true);
-  if (values.help) return helpOf(USAGE);
+  if (values.help) return help(USAGE);
   const [sub, dir, ...extra] = positionals;
   if (sub === undefined) {
     throw new UsageError("usage", "expected ls, show or gc");
@@ -104,7 +103,6 @@ export function parseSessionArguments(
     throw new UsageError("usage", "--verify applies to show only");
   }
   return {
-    kind: "session",
     sub,
     dir,
     json: values.json,
@@ -115,20 +113,6 @@ export function parseSessionArguments(
 
 function isSubcommand(sub: string): sub is SessionArguments["sub"] {
   return (SUBCOMMANDS as readonly string[]).includes(sub);
-}
-
-/**
- * Runs `loom session`.
- *
- * @param args Arguments after `session`.
- * @param io Where to write.
- * @returns The exit code: 0, or 2 for bad usage or a bad session.
- */
-export async function sessionCommand(
-  args: readonly string[],
-  io: CliIo,
-): Promise<number> {
-  return await runParsed(parseSessionArguments(args), io, session);
 }
 
 async function session(a: SessionArguments, io: CliIo): Promise<number> {
@@ -319,3 +303,9 @@ function bytes(n: number): string {
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
+
+/** `loom session`: exit 0, or 2 for bad usage or a bad session. */
+export const sessionCommand: Command = commandOf(
+  parseSessionArguments,
+  session,
+);

@@ -86,7 +86,6 @@ Deno.test("loom cost refuses bad input with exit 2", async (t) => {
 });
 
 const PARSED: CostArguments = {
-  kind: "cost",
   recording: "r.json",
   workspace: "ws",
   intent: { text: "x" },
@@ -101,16 +100,9 @@ const PARSED: CostArguments = {
 };
 
 Deno.test("parseCostArguments() reads the settings to compare", async (t) => {
-  const args = [
-    "--recording",
-    "r.json",
-    "--workspace",
-    "ws",
-    "--intent",
-    "x",
-    "--model",
-    "anthropic:claude-sonnet-4-5",
-  ];
+  const args =
+    "--recording r.json --workspace ws --intent x --model anthropic:claude-sonnet-4-5"
+      .split(" ");
   await checkParser(t, parseCostArguments, [
     ["with defaults, nothing read", args, PARSED],
     ["with every setting", [

@@ -3,14 +3,13 @@ import { checkParser } from "./_arguments.ts";
 
 Deno.test("parseDemoArguments() reads the flags and checks no path", async (t) => {
   await checkParser(t, parseDemoArguments, [
-    ["no flags", [], { kind: "demo", json: false, keep: false }],
+    ["no flags", [], { json: false, keep: false }],
     ["every flag, the report path unchecked", [
       "--json",
       "--keep",
       "--context-report",
       "/nonexistent-loom-folder/report.json",
     ], {
-      kind: "demo",
       json: true,
       keep: true,
       contextReport: "/nonexistent-loom-folder/report.json",

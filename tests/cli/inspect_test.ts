@@ -7,13 +7,11 @@ import { checkParser } from "./_arguments.ts";
 Deno.test("parseInspectArguments() reads FILE and the flags, and nothing else", async (t) => {
   await checkParser(t, parseInspectArguments, [
     ["a file, nothing read", ["/nonexistent/notes.txt"], {
-      kind: "inspect",
       file: "/nonexistent/notes.txt",
       partial: false,
       compact: false,
     }],
     ["--partial and --compact", ["--partial", "f", "--compact"], {
-      kind: "inspect",
       file: "f",
       partial: true,
       compact: true,

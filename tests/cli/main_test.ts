@@ -3,6 +3,7 @@ import { VERSION } from "../../lib/version.ts";
 import { parseMainArguments } from "../../lib/cli/main.ts";
 import { loom, loomIn, tempDir } from "../_kit.ts";
 import { checkParser } from "./_arguments.ts";
+import { staticClosure } from "./_module_graph.ts";
 
 const AGENT = "fixtures/contexts/agent.yaml";
 
@@ -16,15 +17,7 @@ Deno.test("loom --version prints the package version and exits 0", async () => {
 });
 
 Deno.test("loom help <command> prints that command's help", async (t) => {
-  const commands = [
-    "run",
-    "cost",
-    "demo",
-    "inspect",
-    "render",
-    "select",
-    "session",
-  ];
+  const commands = "run cost demo inspect render select session".split(" ");
   for (const command of commands) {
     await t.step(command, async () => {
       const help = await loomIn("help", command);
@@ -215,14 +208,8 @@ Deno.test("loom select words its errors with its own flags", async (t) => {
       assert.equal(stdout, "[1, 2]");
     });
     await t.step("a malformed --sha256 names the flag", async () => {
-      const { code, stderr } = await loomIn(
-        "select",
-        json,
-        "--pointer",
-        "/a",
-        "--sha256",
-        "xyz",
-      );
+      const flags = "--pointer /a --sha256 xyz".split(" ");
+      const { code, stderr } = await loomIn("select", json, ...flags);
       assert.equal(code, 2);
       assert.match(
         stderr,
@@ -292,16 +279,8 @@ Deno.test("loom render refuses flags the chosen format does not use", async (t) 
     (stderr) => assert.match(stderr, /^loom render: /),
   );
   await t.step("anthropic with breakpoints and a TTL still works", async () => {
-    const { code, stdout } = await loomIn(
-      "render",
-      AGENT,
-      "--format",
-      "anthropic",
-      "--breakpoints",
-      "foundation",
-      "--ttl",
-      "1h",
-    );
+    const flags = "--format anthropic --breakpoints foundation --ttl 1h";
+    const { code, stdout } = await loomIn("render", AGENT, ...flags.split(" "));
     assert.equal(code, 0);
     assert.match(stdout, /"ttl": "1h"/);
   });
@@ -341,34 +320,8 @@ Deno.test("The demo, test and loom tasks print no package download or check nois
   }
   // The demo's command module graph holds no provider SDK: it loads only
   // for live runs.
-  const info = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", "lib/cli/demo.ts"],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as {
-    modules: {
-      specifier: string;
-      dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
-    }[];
-  };
-  const statics = new Set<string>();
-  const bySpecifier = new Map(graph.modules.map((m) => [m.specifier, m]));
-  const stack = graph.modules.map((m) => m.specifier).filter((s) =>
-    s.endsWith("/lib/cli/demo.ts")
-  );
-  assert.equal(stack.length, 1);
-  while (stack.length > 0) {
-    const next = stack.pop()!;
-    if (statics.has(next)) continue;
-    statics.add(next);
-    for (const dep of bySpecifier.get(next)?.dependencies ?? []) {
-      if (dep.isDynamic !== true && dep.code !== undefined) {
-        stack.push(dep.code.specifier);
-      }
-    }
-  }
+  const statics = await staticClosure("lib/cli/demo.ts");
+  assert.ok(statics.some((s) => s.endsWith("/lib/cli/demo.ts")));
   const sdks = [...statics].filter((s) =>
     s.startsWith("npm:") && /anthropic-ai|openai/.test(s)
   );

@@ -149,7 +149,6 @@ Deno.test("loom render refuses bad files and options with exit code 2", async (t
 Deno.test("parseRenderArguments() reads FILE, the format and the cache markers", async (t) => {
   await checkParser(t, parseRenderArguments, [
     ["text by default, nothing read", ["/nonexistent.yaml"], {
-      kind: "render",
       file: "/nonexistent.yaml",
       format: "text",
       options: {},
@@ -163,7 +162,6 @@ Deno.test("parseRenderArguments() reads FILE, the format and the cache markers",
       "--ttl",
       "1h",
     ], {
-      kind: "render",
       file: "f.yaml",
       format: "anthropic",
       options: { cacheBreakpoints: ["Foundation", "convo"], cacheTtl: "1h" },
@@ -189,7 +187,6 @@ Deno.test("parseRenderArguments() reads FILE, the format and the cache markers",
       "--breakpoints",
       "focus,FOCUS,topic,convo,attention",
     ], {
-      kind: "render",
       file: "f.yaml",
       format: "messages",
       options: {

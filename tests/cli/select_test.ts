@@ -9,13 +9,11 @@ const DIGEST = "ab".repeat(32);
 Deno.test("parseSelectArguments() reads FILE, one selector and the flags", async (t) => {
   await checkParser(t, parseSelectArguments, [
     ["--bytes, nothing read", ["/nonexistent", "--bytes", "5:12"], {
-      kind: "select",
       file: "/nonexistent",
       selector: { kind: "bytes", start: 5, end: 12 },
       json: false,
     }],
     ["--lines", ["f", "--lines=-1:2"], {
-      kind: "select",
       file: "f",
       selector: { kind: "lines", start: -1, end: 2 },
       json: false,
@@ -28,7 +26,6 @@ Deno.test("parseSelectArguments() reads FILE, one selector and the flags", async
       "--sha256",
       DIGEST.toUpperCase(),
     ], {
-      kind: "select",
       file: "f",
       selector: { kind: "json_pointer", pointer: "/a" },
       json: true,

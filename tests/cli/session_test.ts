@@ -207,13 +207,11 @@ Deno.test("parseSessionArguments() reads the subcommand, DIR and its flags", asy
   const flags = { json: false, verify: false, dryRun: false };
   await checkParser(t, parseSessionArguments, [
     ["ls, nothing read", ["ls", "/nonexistent"], {
-      kind: "session",
       sub: "ls",
       dir: "/nonexistent",
       ...flags,
     }],
     ["show --verify --json", ["show", "d", "--verify", "--json"], {
-      kind: "session",
       sub: "show",
       dir: "d",
       ...flags,
@@ -221,7 +219,6 @@ Deno.test("parseSessionArguments() reads the subcommand, DIR and its flags", asy
       verify: true,
     }],
     ["gc --dry-run", ["gc", "--dry-run", "d"], {
-      kind: "session",
       sub: "gc",
       dir: "d",
       ...flags,
