@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 
 /** Machine codes of {@linkcode ExecutorError}. */
 export type ExecutorErrorCode =
@@ -37,23 +37,4 @@ export type ExecutorErrorCode =
  * assert.equal(error.message, "The executor is closed");
  * ```
  */
-export class ExecutorError extends Error {
-  /** Stable machine code. */
-  readonly code: ExecutorErrorCode;
-
-  /**
-   * Makes the error.
-   *
-   * @param code Stable machine code.
-   * @param message Sentence case, what and why, no trailing period.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: ExecutorErrorCode,
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "ExecutorError", code);
-  }
-}
+export class ExecutorError extends LoomError.Error<"ExecutorError"> {}

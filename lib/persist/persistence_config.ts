@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 import { describeIssue, persistenceConfigSchema } from "./_schema.ts";
 import { messageOf } from "./_session_util.ts";
 import { isSelfBounding, TOOL_DECLARATIONS } from "./tool_policy.ts";
@@ -34,35 +34,13 @@ export interface PersistenceConfig {
  * );
  * ```
  */
-export class PersistenceConfigError extends SyntaxError {
-  /** Always `invalid_config`. */
-  readonly code: "invalid_config";
-  /** The file (or flag name) that holds the problem. */
-  readonly source: string;
-  /** The offending key, when known. */
-  readonly key: string | undefined;
-
-  /**
-   * Creates the error.
-   *
-   * @param code Always `invalid_config`.
-   * @param message What is wrong, naming the source and key.
-   * @param options The source, the key and the cause.
-   */
-  constructor(
-    code: "invalid_config",
-    message: string,
-    options: LoomErrorOptions & {
-      readonly source: string;
-      readonly key?: string;
-    },
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "PersistenceConfigError", code);
-    this.source = options.source;
-    this.key = options.key;
-  }
-}
+export class PersistenceConfigError
+  extends LoomError.SyntaxError<"PersistenceConfigError", {
+    /** The file (or flag name) that holds the problem. */
+    readonly source: string;
+    /** The offending key, when known. */
+    readonly key?: string;
+  }> {}
 
 /**
  * Validates the text of a persistence config file.

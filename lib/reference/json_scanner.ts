@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 import { arrayIndexOf, PointerError } from "./pointer.ts";
 
 /** The kinds of JSON value a {@linkcode JsonSpan} can address. */
@@ -54,29 +54,10 @@ export interface JsonSpan {
  *   error.offset === 9);
  * ```
  */
-export class JsonScanError extends SyntaxError {
-  /** The stable failure code. */
-  readonly code: "invalid_json" | "ambiguous_json";
+export class JsonScanError extends LoomError.SyntaxError<"JsonScanError", {
   /** Byte offset where the problem was found. */
   readonly offset: number;
-
-  /**
-   * Create a scan error.
-   *
-   * @param code The failure code.
-   * @param message What went wrong and why.
-   * @param options Byte offset of the problem and the cause.
-   */
-  constructor(
-    code: JsonScanError["code"],
-    message: string,
-    options: LoomErrorOptions & { readonly offset: number },
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "JsonScanError", code);
-    this.offset = options.offset;
-  }
-}
+}> {}
 
 /**
  * A scanned document: resolves pointer tokens to value spans.

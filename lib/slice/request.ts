@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import type { SliceSessionHooks } from "./checkpoint.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
@@ -143,25 +143,8 @@ export interface RunOptions {
 }
 
 /** A slice request or its options are malformed; nothing was started. */
-export class SliceRequestError extends TypeError {
-  /** Always `invalid_request`. */
-  readonly code: "invalid_request";
-  /**
-   * Creates the error.
-   *
-   * @param code Always `invalid_request`.
-   * @param message What is wrong and why.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: "invalid_request",
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "SliceRequestError", code);
-  }
-}
+export class SliceRequestError
+  extends LoomError.TypeError<"SliceRequestError"> {}
 
 /**
  * Checks a slice request and its options before anything starts.
