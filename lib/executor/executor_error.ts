@@ -5,19 +5,6 @@
  */
 import { LoomError } from "../errors.ts";
 
-/** Machine codes of {@linkcode ExecutorError}. */
-export type ExecutorErrorCode =
-  | "workspace_unavailable"
-  | "executor_closed"
-  | "edit_failed"
-  | "rollback_failed"
-  | "hard_link"
-  | "symlink_escape"
-  | "not_a_file"
-  | "no_test_command"
-  | "tests_failed_to_start"
-  | "worker_failed";
-
 /**
  * An executor operation failed: the workspace is not a directory, the
  * executor was closed, an edit could not be written (`edit_failed`,
