@@ -252,18 +252,10 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
         }
       } else if (inObject) {
         // First member name.
-        if (i >= n || bytes[i] !== QUOTE) {
-          throw invalid(i, "expected a member name");
-        }
         keyStart = i;
-        i = scanString(bytes, words, i, n);
-        keyEnd = i;
+        i = scanMemberName(bytes, words, i, n, "expected a member name");
+        keyEnd = lastKeyEnd;
         if (lastStringEscaped) stackEscapedKey[depth - 1] = 1;
-        if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
-        if (i >= n || bytes[i] !== COLON) {
-          throw invalid(i, "expected ':' after a member name");
-        }
-        i++;
         continue;
       } else {
         continue;
@@ -310,18 +302,16 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
         i++;
         if (inObject) {
           if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
-          if (i >= n || bytes[i] !== QUOTE) {
-            throw invalid(i, "expected a member name after ','");
-          }
           keyStart = i;
-          i = scanString(bytes, words, i, n);
-          keyEnd = i;
+          i = scanMemberName(
+            bytes,
+            words,
+            i,
+            n,
+            "expected a member name after ','",
+          );
+          keyEnd = lastKeyEnd;
           if (lastStringEscaped) stackEscapedKey[depth - 1] = 1;
-          if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
-          if (i >= n || bytes[i] !== COLON) {
-            throw invalid(i, "expected ':' after a member name");
-          }
-          i++;
         }
         break;
       }
@@ -367,6 +357,33 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
       }
     }
   }
+}
+
+/** Where the member name {@linkcode scanMemberName} last read ends. */
+let lastKeyEnd = -1;
+
+/**
+ * Scans the member name at `i` and the `:` after it; returns the offset
+ * after the `:`. The name ends at {@linkcode lastKeyEnd}, and
+ * {@linkcode lastStringEscaped} tells whether it holds an escape.
+ *
+ * @param missing The message when no name starts at `i`.
+ */
+function scanMemberName(
+  bytes: Uint8Array,
+  words: WordView,
+  i: number,
+  n: number,
+  missing: string,
+): number {
+  if (i >= n || bytes[i] !== QUOTE) throw invalid(i, missing);
+  i = scanString(bytes, words, i, n);
+  lastKeyEnd = i;
+  if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
+  if (i >= n || bytes[i] !== COLON) {
+    throw invalid(i, "expected ':' after a member name");
+  }
+  return i + 1;
 }
 
 /** A 32-bit view of the 4-byte-aligned part of `bytes`. */
