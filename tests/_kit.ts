@@ -143,3 +143,18 @@ export async function tempDir(): Promise<TempDir> {
     [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }),
   };
 }
+
+// ---------------------------------------------------------------------------
+// Factories shared by the context, briefing, bench, reference and store
+// tests (and the persistence fixtures). They live in `_factories.ts`, which
+// has no side effects, so the bench scripts can use them under their narrow
+// permissions; tests take them from here with the rest of the kit.
+// ---------------------------------------------------------------------------
+export {
+  CONTEXT_REPORT_KEYS,
+  type Put,
+  rng,
+  storeWith,
+  testsRunRecord,
+  type TestsRunRecordOptions,
+} from "./_factories.ts";
