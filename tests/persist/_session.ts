@@ -10,7 +10,7 @@ import {
   SessionStore,
 } from "../../lib/persist/session_store.ts";
 import type { PersistenceOverrides } from "../../lib/persist/tool_policy.ts";
-import type { SliceCheckpoint } from "../../lib/slice/checkpoint.ts";
+import type { SliceSnapshot } from "../../lib/slice/run_state.ts";
 import { storeWith, testsRunRecord } from "../_factories.ts";
 
 /** A workspace, a session root and a key file in one temp dir. */
@@ -94,7 +94,7 @@ export async function sampleRun(): Promise<
   {
     results: ResultStore;
     records: ActionRecord[];
-    checkpoint: SliceCheckpoint;
+    snapshot: SliceSnapshot;
   }
 > {
   const { results, descriptors: [a, readme, output] } = await storeWith(
@@ -130,15 +130,15 @@ export async function sampleRun(): Promise<
       },
     },
   ];
-  return { results, records, checkpoint: checkpointOf(results, records) };
+  return { results, records, snapshot: snapshotOf(results, records) };
 }
 
-/** The checkpoint after these records (one step per record). */
-export function checkpointOf(
+/** The snapshot after these records (one step per record). */
+export function snapshotOf(
   results: ResultStore,
   records: readonly ActionRecord[],
-  extra: Partial<SliceCheckpoint> = {},
-): SliceCheckpoint {
+  extra: Partial<SliceSnapshot> = {},
+): SliceSnapshot {
   return {
     steps: records.length,
     modelCalls: records.length * 2,

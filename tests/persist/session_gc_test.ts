@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { collectGarbage } from "../../lib/persist/session_gc.ts";
 import { SessionError } from "../../lib/persist/session_error.ts";
+import { saveSnapshot } from "../../lib/persist/session_store.ts";
 import {
   createSession,
   type Layout,
@@ -17,9 +18,9 @@ const ORPHAN = `${"b".repeat(64)}.txt`;
 
 async function withGarbage() {
   const layout = await tempLayout();
-  const { checkpoint } = await sampleRun();
+  const { snapshot } = await sampleRun();
   const session = await createSession(layout);
-  await session.save(checkpoint);
+  await saveSnapshot(session, snapshot);
   await session.close();
   await Deno.writeTextFile(
     `${layout.root}/tool-results/${ORPHAN}`,
@@ -124,9 +125,9 @@ Deno.test("collectGarbage() leaves a symlink alone", async () => {
 
 Deno.test("collectGarbage() treats inline results as referencing no file", async () => {
   const layout = await tempLayout();
-  const { results, checkpoint } = await sampleRun();
+  const { results, snapshot } = await sampleRun();
   const session = await createSession(layout, { "tests.run": 1_000_000 });
-  const info = await session.save(checkpoint);
+  const info = await saveSnapshot(session, snapshot);
   await session.close();
   assert.equal(info.inline, 1);
   // A file of the same digest, e.g. from a crashed writer, is not referenced.

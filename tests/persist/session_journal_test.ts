@@ -8,12 +8,13 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { SessionError } from "../../lib/persist/session_error.ts";
 import {
+  runStateOf,
+  saveSnapshot,
   SessionStore,
   verifySession,
 } from "../../lib/persist/session_store.ts";
 import { listSessions } from "../../lib/persist/session_summary.ts";
 import {
-  checkpointOf,
   createSession,
   exists,
   type Layout,
@@ -21,6 +22,7 @@ import {
   reload,
   rewriteJournal,
   sampleRun,
+  snapshotOf,
   snapshotTree,
   tempLayout,
   TEST_OUTPUT,
@@ -43,11 +45,11 @@ function isError(code: string, message?: RegExp, line?: number) {
 /** The sample run saved as three steps (header + 3 step records), closed. */
 async function threeSteps(overrides?: Record<string, unknown>) {
   const layout = await tempLayout();
-  const { results, records, checkpoint } = await sampleRun();
+  const { results, records, snapshot } = await sampleRun();
   const session = await createSession(layout, overrides);
   for (let n = 1; n <= 3; n += 1) {
-    await session.save({
-      ...checkpoint,
+    await saveSnapshot(session, {
+      ...snapshot,
       steps: n,
       modelCalls: 2 * n,
       records: records.slice(0, n),
@@ -248,13 +250,14 @@ Deno.test("a torn last line is ignored and cut off by the next writer", async ()
   const loaded = await store.load();
   assert.equal(loaded.tornBytes, 28);
   assert.equal(await Deno.readTextFile(file), whole, "the torn bytes are cut");
-  await store.save(
-    checkpointOf(results, records, { steps: 4, notes: ["after the tear"] }),
+  await saveSnapshot(
+    store,
+    snapshotOf(results, records, { steps: 4, notes: ["after the tear"] }),
   );
   await store.close();
   const again = await reload(layout);
   assert.equal(again.state.steps, 4);
-  assert.deepEqual(again.state.notes, ["after the tear"]);
+  assert.deepEqual(runStateOf(again).notes, ["after the tear"]);
   await layout.cleanup();
 });
 
@@ -302,7 +305,7 @@ Deno.test("a writer killed with SIGKILL at any point loses no acknowledged step"
         `${loaded.state.steps} < ${acked}`,
       );
       assert.deepEqual(
-        loaded.state.records.map((r) => r.sequence),
+        runStateOf(loaded).records.map((r) => r.sequence),
         Array.from({ length: loaded.state.steps }, (_, i) => i + 1),
       );
       assert.equal(loaded.results.length, loaded.state.steps);

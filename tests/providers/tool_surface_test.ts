@@ -20,6 +20,7 @@ import {
   recordingPath,
 } from "../e2e/_workspace.ts";
 import { replayServer, type ReplayWire } from "./_replay_server.ts";
+import type { ContextPolicy } from "../../lib/briefing/briefing.ts";
 
 const encoder = new TextEncoder();
 
@@ -32,7 +33,7 @@ const MODEL: Readonly<Record<ReplayWire, string>> = {
 async function replayBodies(
   fixture: FixtureName,
   wire: ReplayWire,
-  policy: "legacy" | "bounded",
+  policy: ContextPolicy,
   maxSteps: number,
 ): Promise<{ bodies: string[]; report: ContextReport }> {
   const prepared = await prepareWorkspace(fixture);

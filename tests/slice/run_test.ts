@@ -11,10 +11,11 @@ import {
   SliceRequestError,
 } from "../../lib/slice/request.ts";
 import { revisionId } from "../../lib/slice/revision.ts";
-import type {
-  SliceCheckpoint,
-  SliceResume,
-} from "../../lib/slice/checkpoint.ts";
+import {
+  sessionHooks,
+  type SliceResume,
+  type SliceSnapshot,
+} from "../../lib/slice/run_state.ts";
 import {
   checkCommand,
   INTENTS,
@@ -691,20 +692,20 @@ Deno.test("runSlice() keeps the overflowing step's effect visible when the archi
     await t.step(action, async () => {
       await inTinyWorkspace(async (dir, reportPath) => {
         const lines: string[] = [];
-        const checkpoints: SliceCheckpoint[] = [];
+        const snapshots: SliceSnapshot[] = [];
         const outcome = await runSlice(
           tinyRequest(dir, recorded([sel(action), call]), 5000),
           {
             contextPolicy: "bounded",
             contextReport: reportPath,
             onProgress: (line) => lines.push(line),
-            session: {
+            session: sessionHooks({
               resume: fullArchive(),
-              onCheckpoint: (c) => {
-                checkpoints.push(c);
+              onSnapshot: (c) => {
+                snapshots.push(c);
                 return Promise.resolve();
               },
-            },
+            }),
           },
         );
         assert.equal(outcome.stop, "capacity");
@@ -718,8 +719,8 @@ Deno.test("runSlice() keeps the overflowing step's effect visible when the archi
         assert.equal(lines.length, 1);
         assert.match(lines[0]!, /^step 4097\/5000 arguments /);
         assert.match(lines[0]!, effect);
-        // The outcome and the final checkpoint hold its effect.
-        const last = checkpoints.at(-1)!;
+        // The outcome and the final snapshot hold its effect.
+        const last = snapshots.at(-1)!;
         assert.equal(last.stop, "capacity");
         assert.equal(last.records.at(-1)?.sequence, 4097);
         if (action === "tests.run") {
@@ -787,16 +788,16 @@ Deno.test("runSlice() stops a bounded run with capacity when the result store fi
 
 Deno.test("runSlice() goes on under legacy when the result store fills, with previews and no references", async () => {
   await inTinyWorkspace(async (dir) => {
-    let last: SliceCheckpoint | undefined;
+    let last: SliceSnapshot | undefined;
     const outcome = await runSlice(
       tinyRequest(dir, await inspectAll(dir, 66), 66),
       {
-        session: {
-          onCheckpoint: (c) => {
+        session: sessionHooks({
+          onSnapshot: (c) => {
             last = c;
             return Promise.resolve();
           },
-        },
+        }),
       },
     );
     assert.equal(outcome.stop, "step_budget", outcome.detail);
@@ -963,17 +964,17 @@ Deno.test("runSlice() answers a lookup of a result whose descriptor rolled out o
 
 Deno.test("runSlice() writes the context report when the run fails internally", async () => {
   await inTinyWorkspace(async (dir, reportPath) => {
-    let checkpoints = 0;
+    let snapshots = 0;
     const failure = new Error("The disk is full");
     await assert.rejects(
       runSlice(
         tinyRequest(dir, recorded([sel("tests.run"), arg({})])),
         {
           contextReport: reportPath,
-          session: {
-            onCheckpoint: () =>
-              ++checkpoints === 2 ? Promise.reject(failure) : Promise.resolve(),
-          },
+          session: sessionHooks({
+            onSnapshot: () =>
+              ++snapshots === 2 ? Promise.reject(failure) : Promise.resolve(),
+          }),
         },
       ),
       (error: unknown) => error === failure,
