@@ -120,6 +120,18 @@ WS[0x20] =
   WS[0x0d] =
     1;
 
+/** What each one-character escape stands for, by the byte after the `\`. */
+const ESCAPES: Readonly<Record<number, string>> = {
+  [QUOTE]: '"',
+  [BACKSLASH]: "\\",
+  0x2f: "/",
+  0x62: "\b",
+  0x66: "\f",
+  0x6e: "\n",
+  0x72: "\r",
+  0x74: "\t",
+};
+
 /** Value of a hex digit, or 255. */
 const HEX = new Uint8Array(256).fill(255);
 for (let d = 0; d < 10; d++) HEX[0x30 + d] = d;
@@ -593,10 +605,7 @@ function scanString(
         i += 6;
         continue;
       }
-      if (
-        e === QUOTE || e === BACKSLASH || e === 0x2f || e === 0x62 ||
-        e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74
-      ) {
+      if (ESCAPES[e] !== undefined) {
         i += 2;
         continue;
       }
@@ -1103,39 +1112,14 @@ function decodeStringBytes(
   const n = inner.length;
   let i = from;
   while (i < n) {
-    // inner[i] is a backslash.
+    // inner[i] is a backslash, and the escape after it is valid.
     const e = inner[i + 1]!;
-    switch (e) {
-      case 0x62:
-        out += "\b";
-        i += 2;
-        break;
-      case 0x66:
-        out += "\f";
-        i += 2;
-        break;
-      case 0x6e:
-        out += "\n";
-        i += 2;
-        break;
-      case 0x72:
-        out += "\r";
-        i += 2;
-        break;
-      case 0x74:
-        out += "\t";
-        i += 2;
-        break;
-      case 0x75:
-        out += String.fromCharCode(
-          (HEX[inner[i + 2]!]! << 12) | (HEX[inner[i + 3]!]! << 8) |
-            (HEX[inner[i + 4]!]! << 4) | HEX[inner[i + 5]!]!,
-        );
-        i += 6;
-        break;
-      default: // " \ /
-        out += String.fromCharCode(e);
-        i += 2;
+    if (e === 0x75) {
+      out += String.fromCharCode(hex4(inner, i + 2, n));
+      i += 6;
+    } else {
+      out += ESCAPES[e]!;
+      i += 2;
     }
     from = i;
     while (i < n && inner[i] !== BACKSLASH) i++;
