@@ -11,11 +11,12 @@ import {
   compactDescriptor,
 } from "../store/result_store.ts";
 import { sha256Hex } from "../store/digest.ts";
-import type {
-  ActionRecord,
-  EditedFile,
-  EditedReport,
-  ExecutionReport,
+import {
+  type ActionRecord,
+  type EditedFile,
+  type EditedReport,
+  editedReport,
+  type ExecutionReport,
 } from "./report.ts";
 import { stableStringify } from "./turn_request.ts";
 
@@ -223,15 +224,11 @@ function compactEditFile(
 export function compactEdited(
   report: EditedReport,
 ): Extract<CompactReport, { kind: "edited" }> {
+  const { revision, files } = editedReport(report.revision, report.files);
   return {
     kind: "edited",
-    revision: report.revision,
-    files: report.files.map((f) => ({
-      path: f.path,
-      utf8_bytes: f.utf8_bytes,
-      sha256: f.sha256,
-      omitted_from_context: true,
-    })),
+    revision,
+    files: files.map((f) => ({ ...f, omitted_from_context: true })),
   };
 }
 
