@@ -257,6 +257,43 @@ export function errorCategory(code: LoomErrorCode): ErrorCategory {
 }
 
 /**
+ * The message of a thrown value: an error's message, anything else as text.
+ *
+ * @param error Anything caught.
+ * @returns The text to put into a message.
+ */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Runs `run` and returns its value; when it throws, throws what `map` makes
+ * of the error instead: the one call whose failure a Loom error explains.
+ *
+ * @param run The call that may fail.
+ * @param map Makes the error to throw from the one caught.
+ * @returns What `run` returned.
+ *
+ * @example
+ * ```ts
+ * import { mapError } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * assert.throws(
+ *   () => mapError(() => JSON.parse("{"), () => new SyntaxError("Bad config")),
+ *   /Bad config/,
+ * );
+ * assert.deepEqual(mapError(() => JSON.parse("[]"), () => new Error()), []);
+ * ```
+ */
+export function mapError<T>(run: () => T, map: (error: unknown) => Error): T {
+  try {
+    return run();
+  } catch (error) {
+    throw map(error);
+  }
+}
+
+/**
  * The branded bases of every Loom error class, one per built-in it may
  * extend. `Owner` is the class's name in the {@linkcode LoomErrorCode}
  * registry, which gives its `code` type; `Details` are the extra fields the

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { LoomError, type LoomErrorOptions } from "../errors.ts";
+import { LoomError, type LoomErrorOptions, messageOf } from "../errors.ts";
 import { dirname, join, resolve } from "node:path";
 import { fsReason } from "../fs_reason.ts";
 import { parseYaml } from "./_yaml.ts";
@@ -325,10 +325,6 @@ class Loader {
     }
     throw bad(at, "an entry mapping needs one of text, file, image or data");
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function lowerFirst(text: string): string {

@@ -8,6 +8,7 @@
 
 import type { z } from "zod";
 import type { ModelUsage } from "./model_provider.ts";
+import { mapError } from "../errors.ts";
 import { ProviderError } from "./provider_error.ts";
 
 type ProtocolProblem = NonNullable<ProviderError["problem"]>;
@@ -63,7 +64,7 @@ export function parseBody<S extends z.ZodType>(
   label: string,
   what: string,
 ): z.infer<S> {
-  const json = parseJson(text, () =>
+  const json = mapError(() => JSON.parse(text), () =>
     protocolError(
       "malformed_response",
       `${label} answered with a body that is not JSON where ${what} was expected: ${
@@ -120,22 +121,13 @@ export function parseArguments(
   tool: string,
   usage: ModelUsage,
 ): unknown {
-  const args = parseJson(text, () =>
+  const args = mapError(() => JSON.parse(text), () =>
     protocolError(
       "invalid_arguments",
       `The ${tool} call's arguments are not valid JSON: ${excerpt(text)}`,
       usage,
     ));
   return checkDepth(args, tool, usage);
-}
-
-/** `JSON.parse(text)`, or the error `failure` makes when it is not JSON. */
-function parseJson(text: string, failure: () => ProviderError): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw failure();
-  }
 }
 
 /**

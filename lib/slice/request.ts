@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { LoomError } from "../errors.ts";
+import { LoomError, messageOf } from "../errors.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import type { SliceSessionHooks } from "./run_state.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
@@ -235,9 +235,7 @@ export function validateRequest(
   } catch (error) {
     throw new SliceRequestError(
       "invalid_request",
-      `Cannot use workspace ${request.workspace}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
+      `Cannot use workspace ${request.workspace}: ${messageOf(error)}`,
     );
   }
   if (!stat.isDirectory) {
