@@ -106,7 +106,6 @@ export function anthropicProvider(
     {
       family: "anthropic",
       label,
-      keyVariable: "ANTHROPIC_API_KEY",
       client: "Anthropic SDK",
       params: (request) => toAnthropicParams(request, { model, maxTokens }),
       load: () => import("@anthropic-ai/sdk"),

@@ -24,6 +24,8 @@ import {
 /** What createProvider resolves for a live provider. */
 export interface LiveProviderConfig {
   readonly apiKey: string | undefined;
+  /** The variable the key comes from, for the 401/403 messages. */
+  readonly keyVariable: string;
   readonly baseUrl: string | undefined;
   readonly fetch: typeof fetch | undefined;
   /** Attempts after the first, on 408/409/429/5xx, connection failures and timeouts. */
@@ -60,8 +62,6 @@ export interface LiveApi<Sdk extends SdkModule, Params> {
   readonly family: "anthropic" | "openai";
   /** How messages name the server: `Anthropic`, `OpenAI`, `The server at URL`. */
   readonly label: string;
-  /** The variable the API key comes from, for the 401/403 messages. */
-  readonly keyVariable: string;
   /** How a final SDK failure names the client: `Anthropic SDK`. */
   readonly client: string;
   /** The request parameters of a turn (checked first). */
@@ -84,6 +84,7 @@ export class LiveProvider<Sdk extends SdkModule, Params>
   readonly spec: string;
   readonly #api: LiveApi<Sdk, Params>;
   readonly #transport: Transport;
+  readonly #keyVariable: string;
   /** Loads the SDK once, on the first call. */
   #sdk: Promise<Sdk> | undefined;
 
@@ -95,6 +96,7 @@ export class LiveProvider<Sdk extends SdkModule, Params>
     this.spec = spec;
     this.#api = api;
     this.#transport = liveTransport(config, api.label);
+    this.#keyVariable = config.keyVariable;
   }
 
   requestParts(request: TurnRequest): readonly RequestPart[] {
@@ -113,54 +115,51 @@ export class LiveProvider<Sdk extends SdkModule, Params>
         const options = sdkAttemptOptions(transport, fetch);
         return await (await api.send(sdk, options, params)).text();
       },
-      (error) => sdkFailure(api, sdk, error),
+      (error) => this.#failure(sdk, error),
     );
     return api.reply(text, call.request.tool_choice.name);
   }
-}
 
-/** Classifies an SDK failure for the attempt loop. */
-function sdkFailure<Sdk extends SdkModule, Params>(
-  api: LiveApi<Sdk, Params>,
-  sdk: Sdk,
-  error: unknown,
-): AttemptFailure {
-  const { APIError, APIConnectionError } = sdk.default;
-  if (error instanceof APIError && typeof error.status === "number") {
-    return {
-      kind: "http",
-      status: error.status,
-      headers: error.headers,
-      error: httpFailure(api.label, api.keyVariable, {
+  /** Classifies an SDK failure for the attempt loop. */
+  #failure(sdk: Sdk, error: unknown): AttemptFailure {
+    const api = this.#api;
+    const { APIError, APIConnectionError } = sdk.default;
+    if (error instanceof APIError && typeof error.status === "number") {
+      return {
+        kind: "http",
         status: error.status,
-        detail: api.detail(error.error),
-        cause: error,
-      }),
-    };
+        headers: error.headers,
+        error: httpFailure(api.label, this.#keyVariable, {
+          status: error.status,
+          detail: api.detail(error.error),
+          cause: error,
+        }),
+      };
+    }
+    if (error instanceof APIConnectionError) {
+      return {
+        kind: "connection",
+        error: new ProviderError(
+          "provider_connection",
+          `Cannot reach ${
+            api.label.replace(/^The server/, "the server")
+          }: ${error.message}`,
+          { cause: error },
+        ),
+      };
+    }
+    if (error instanceof api.sdkError(sdk)) {
+      return {
+        kind: "final",
+        error: new ProviderError(
+          "provider_protocol",
+          `${api.client} failed: ${error.message}`,
+          { problem: "malformed_response", cause: error },
+        ),
+      };
+    }
+    return { kind: "final", error };
   }
-  if (error instanceof APIConnectionError) {
-    return {
-      kind: "connection",
-      error: new ProviderError(
-        "provider_connection",
-        `Cannot reach ${
-          api.label.replace(/^The server/, "the server")
-        }: ${error.message}`,
-        { cause: error },
-      ),
-    };
-  }
-  if (error instanceof api.sdkError(sdk)) {
-    return {
-      kind: "final",
-      error: new ProviderError(
-        "provider_protocol",
-        `${api.client} failed: ${error.message}`,
-        { problem: "malformed_response", cause: error },
-      ),
-    };
-  }
-  return { kind: "final", error };
 }
 
 /** The transport of a live provider named `label` in messages. */

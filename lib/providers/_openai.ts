@@ -130,7 +130,6 @@ export function openAIProvider(
     {
       family: "openai",
       label,
-      keyVariable: "OPENAI_API_KEY",
       client: "The OpenAI client",
       params: (request) => toOpenAIParams(request, { model, maxTokens }),
       load: () => import("openai"),

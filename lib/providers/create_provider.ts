@@ -158,6 +158,7 @@ function liveConfig(
   }
   return {
     apiKey: key,
+    keyVariable: variable,
     baseUrl,
     fetch: options.fetch,
     maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
