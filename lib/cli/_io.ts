@@ -5,12 +5,10 @@
  * @module
  */
 import {
-  brand,
-  causeOf,
   type ErrorCategory,
   errorCategory,
   isLoomError,
-  type LoomErrorOptions,
+  LoomError,
 } from "../errors.ts";
 import type { StopReason } from "../briefing/context_report.ts";
 
@@ -85,51 +83,19 @@ export const EXIT_CODES_HELP = `Exit codes:
      written; a second signal exits at once)
 `;
 
-/** Options of {@linkcode UsageError}. */
-export interface UsageErrorOptions extends LoomErrorOptions {
-  /**
-   * The command whose usage is wrong when it is not the one that ran (the
-   * top level's `help`); the message is printed as `loom <command>: …`.
-   */
-  readonly command?: string;
-}
-
-/** A usage error: printed with the command's help hint, exit code 2. */
-export class UsageError extends TypeError {
-  /** Always `usage`. */
-  readonly code: "usage";
-  /** See {@linkcode UsageErrorOptions.command}. */
-  readonly command?: string;
-  /**
-   * @param code Always `usage`.
-   * @param message What is wrong with the arguments.
-   * @param options The underlying error and the command, if any.
-   */
-  constructor(code: "usage", message: string, options?: UsageErrorOptions) {
-    super(message, causeOf(options));
-    this.code = brand(this, "UsageError", code);
-    if (options?.command !== undefined) this.command = options.command;
-  }
-}
+/**
+ * A usage error: printed with the command's help hint, exit code 2. Its
+ * `command`, when set, is the command whose usage is wrong when that is not
+ * the one that ran (the top level's `help`): the message is then printed as
+ * `loom <command>: …`.
+ */
+export class UsageError extends LoomError.TypeError<
+  "UsageError",
+  { readonly command?: string }
+> {}
 
 /**
  * Bad input found by a command's own checks, with a stable code (for
  * example `test_program_not_found`): exit code 2, no help hint.
  */
-export class InputError extends TypeError {
-  /** Stable machine code. */
-  readonly code: "recording_invalid" | "test_program_not_found";
-  /**
-   * @param code Stable machine code.
-   * @param message What is wrong and how to fix it.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: InputError["code"],
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "InputError", code);
-  }
-}
+export class InputError extends LoomError.TypeError<"InputError"> {}
