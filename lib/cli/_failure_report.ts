@@ -8,6 +8,7 @@
  *
  * @module
  */
+import type { ContextPolicy } from "../briefing/briefing.ts";
 import { ContextReportBuilder } from "../briefing/context_report.ts";
 import { isLoomError } from "../errors.ts";
 import { ProviderError } from "../providers/provider_error.ts";
@@ -15,7 +16,7 @@ import { ProviderError } from "../providers/provider_error.ts";
 /** Writes the report of a run that failed before its slice started. */
 export interface StartupReport {
   /** The policy the report names (the default until a session says otherwise). */
-  policy: "legacy" | "bounded";
+  policy: ContextPolicy;
   /**
    * Writes the report when one was asked for, then rejects with `error`, so
    * callers can `throw await report.fail(error)` or `.catch(report.fail)`.
@@ -32,7 +33,7 @@ export interface StartupReport {
  */
 export function startupReport(
   path: string | undefined,
-  policy: "legacy" | "bounded",
+  policy: ContextPolicy,
 ): StartupReport {
   const started = performance.now();
   const report: StartupReport = {
