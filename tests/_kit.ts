@@ -4,6 +4,11 @@
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { main } from "../lib/cli/main.ts";
+import {
+  type Capture,
+  type ResultDescriptor,
+  ResultStore,
+} from "../lib/store/result_store.ts";
 import "./_session_key.ts";
 
 /** The repository root, found from this file (not the working directory). */
@@ -141,5 +146,42 @@ export async function tempDir(): Promise<TempDir> {
   return {
     path,
     [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Factories shared by the slice, persist, reference and provider tests.
+
+/** A body to put in a result store: its text, origin and capture. */
+export type StoredBody = readonly [
+  text: string,
+  origin: string,
+  capture: Capture,
+];
+
+/** A result store and the descriptors of what was put in it, in order. */
+export interface FilledStore<T extends readonly StoredBody[]> {
+  readonly results: ResultStore;
+  readonly descriptors: { -readonly [K in keyof T]: ResultDescriptor };
+}
+
+/**
+ * Makes a result store holding `bodies`, put in order (so the first is
+ * `result-1`).
+ *
+ * @param bodies Text, origin and capture of each result.
+ * @returns The store and one descriptor per body.
+ */
+export async function storeWith<const T extends readonly StoredBody[]>(
+  bodies: T,
+): Promise<FilledStore<T>> {
+  const results = new ResultStore();
+  const descriptors: ResultDescriptor[] = [];
+  for (const [text, origin, capture] of bodies) {
+    descriptors.push(await results.put(text, { origin, capture }));
+  }
+  return {
+    results,
+    descriptors: descriptors as FilledStore<T>["descriptors"],
   };
 }

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
-import {
-  type ResultDescriptor,
+import type {
+  ResultDescriptor,
   ResultStore,
 } from "../../lib/store/result_store.ts";
 import {
@@ -11,6 +11,7 @@ import {
 } from "../../lib/persist/session_store.ts";
 import type { PersistenceOverrides } from "../../lib/persist/tool_policy.ts";
 import type { SliceCheckpoint } from "../../lib/slice/checkpoint.ts";
+import { storeWith } from "../_kit.ts";
 
 /** A workspace, a session root and a key file in one temp dir. */
 export interface Layout {
@@ -96,19 +97,15 @@ export async function sampleRun(): Promise<
     checkpoint: SliceCheckpoint;
   }
 > {
-  const results = new ResultStore();
-  const a = await results.put("export const INSPECTED_BODY = 1;\n", {
-    origin: "repository.inspect src/a.ts",
-    capture: "complete",
-  });
-  const readme = await results.put("# Readme body text\n", {
-    origin: "repository.inspect README.md",
-    capture: "complete",
-  });
-  const output = await results.put(TEST_OUTPUT, {
-    origin: "tests.run deno run check.ts",
-    capture: "partial",
-  });
+  const { results, descriptors: [a, readme, output] } = await storeWith([
+    [
+      "export const INSPECTED_BODY = 1;\n",
+      "repository.inspect src/a.ts",
+      "complete",
+    ],
+    ["# Readme body text\n", "repository.inspect README.md", "complete"],
+    [TEST_OUTPUT, "tests.run deno run check.ts", "partial"],
+  ]);
   const records: ActionRecord[] = [
     {
       sequence: 1,

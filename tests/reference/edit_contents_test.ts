@@ -8,6 +8,7 @@ import {
   EditExpansionError,
   expandEditContents,
 } from "../../lib/reference/edit_contents.ts";
+import { storeWith } from "../_kit.ts";
 
 const encoder = new TextEncoder();
 
@@ -25,15 +26,10 @@ async function expansionError(
 }
 
 async function setup() {
-  const results = new ResultStore();
-  const d = await results.put("one\ntwo\nthree\n", {
-    origin: "a.txt",
-    capture: "complete",
-  });
-  const j = await results.put('{"name": "loom", "n": 1.50}', {
-    origin: "p.json",
-    capture: "complete",
-  });
+  const { results, descriptors: [d, j] } = await storeWith([
+    ["one\ntwo\nthree\n", "a.txt", "complete"],
+    ['{"name": "loom", "n": 1.50}', "p.json", "complete"],
+  ]);
   return { results, text: d.reference!, json: j.reference! };
 }
 
