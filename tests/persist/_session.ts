@@ -7,20 +7,20 @@ import type {
 import {
   type LoadedSession,
   type SessionRun,
+  type SessionSaveInfo,
   SessionStore,
 } from "../../lib/persist/session_store.ts";
 import type { PersistenceOverrides } from "../../lib/persist/tool_policy.ts";
 import type { SliceCheckpoint } from "../../lib/slice/checkpoint.ts";
 import { storeWith } from "../_kit.ts";
 
-/** A workspace, a session root and a key file in one temp dir. */
-export interface Layout {
+/** A workspace, a session root and a key file in one temp dir, removed when disposed. */
+export interface Layout extends AsyncDisposable {
   readonly base: string;
   readonly workspace: string;
   readonly root: string;
   /** The session key, outside root and workspace. */
   readonly keyFile: string;
-  cleanup(): Promise<void>;
 }
 
 /** A workspace and a session root side by side in one temp dir. */
@@ -41,7 +41,7 @@ export async function tempLayout(): Promise<Layout> {
     workspace,
     root,
     keyFile: `${base}/keys/session.key`,
-    cleanup: () => Deno.remove(base, { recursive: true }),
+    [Symbol.asyncDispose]: () => Deno.remove(base, { recursive: true }),
   };
 }
 
@@ -145,6 +145,37 @@ export async function sampleRun(): Promise<
     },
   ];
   return { results, records, checkpoint: checkpointOf(results, records) };
+}
+
+/** A layout whose session holds the sample run, with what was saved. */
+export interface SavedSample extends Layout {
+  readonly results: ResultStore;
+  readonly records: ActionRecord[];
+  /** What the last save reported. */
+  readonly info: SessionSaveInfo;
+}
+
+/**
+ * Saves the sample run in a fresh layout and closes the session: as one
+ * checkpoint, or `stepwise` as one per step (header + 3 step records).
+ */
+export async function savedSample(
+  options: { overrides?: PersistenceOverrides; stepwise?: boolean } = {},
+): Promise<SavedSample> {
+  const layout = await tempLayout();
+  const { results, records, checkpoint } = await sampleRun();
+  const session = await createSession(layout, options.overrides);
+  let info: SessionSaveInfo | undefined;
+  for (let n = options.stepwise === true ? 1 : 3; n <= 3; n += 1) {
+    info = await session.save({
+      ...checkpoint,
+      steps: n,
+      modelCalls: 2 * n,
+      records: records.slice(0, n),
+    });
+  }
+  await session.close();
+  return { ...layout, results, records, info: info! };
 }
 
 /** The checkpoint after these records (one step per record). */
