@@ -9,6 +9,14 @@ import {
   type ResultDescriptor,
   ResultStore,
 } from "../lib/store/result_store.ts";
+import type { ModelProvider } from "../lib/providers/model_provider.ts";
+import type { SliceRequest } from "../lib/slice/request.ts";
+import {
+  checkCommand,
+  type FixtureName,
+  INTENTS,
+  prepareWorkspace,
+} from "./e2e/_workspace.ts";
 import "./_session_key.ts";
 
 /** The repository root, found from this file (not the working directory). */
@@ -63,6 +71,36 @@ export interface LoomOptions {
   readonly cwd?: string;
 }
 
+/** The `deno run … cli.ts ARGS` command of {@linkcode loomWith}. */
+function loomCommand(
+  options: LoomOptions,
+  args: readonly string[],
+): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...(options.flags ?? TEST_PERMISSIONS),
+      join(REPO_ROOT, "cli.ts"),
+      ...args,
+    ],
+    cwd: options.cwd ?? REPO_ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    ...(options.env === undefined ? {} : { env: { ...options.env } }),
+  });
+}
+
+function decoded(output: Deno.CommandOutput): CliResult {
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+    stdoutBytes: output.stdout,
+  };
+}
+
 /**
  * Runs the real `loom` CLI (`cli.ts`) as a subprocess with the given flags,
  * environment and working directory, `stdin: "null"`.
@@ -75,26 +113,31 @@ export async function loomWith(
   options: LoomOptions,
   ...args: string[]
 ): Promise<CliResult> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...(options.flags ?? TEST_PERMISSIONS),
-      join(REPO_ROOT, "cli.ts"),
-      ...args,
-    ],
-    cwd: options.cwd ?? REPO_ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    ...(options.env === undefined ? {} : { env: { ...options.env } }),
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-    stdoutBytes: output.stdout,
-  };
+  return decoded(await loomCommand(options, args).output());
+}
+
+/** A `loom` subprocess still running (to signal it, say). */
+export interface LoomProcess {
+  readonly child: Deno.ChildProcess;
+  /** Waits for it to end. */
+  finished(): Promise<CliResult>;
+}
+
+/**
+ * Starts the real `loom` CLI as {@linkcode loomWith} runs it, without
+ * waiting for it.
+ *
+ * @param options Flags, environment and working directory.
+ * @param args Arguments after the program name.
+ * @returns The running process.
+ */
+export function spawnLoom(
+  options: LoomOptions,
+  ...args: string[]
+): LoomProcess {
+  const child = loomCommand(options, args).spawn();
+  const output = child.output();
+  return { child, finished: async () => decoded(await output) };
 }
 
 /**
@@ -183,5 +226,40 @@ export async function storeWith<const T extends readonly StoredBody[]>(
   return {
     results,
     descriptors: descriptors as FilledStore<T>["descriptors"],
+  };
+}
+
+/** A temp copy of a fixture workspace, removed when disposed. */
+export interface FixtureCopy extends AsyncDisposable {
+  /** The temp root holding the workspace (and `outside/` for `hostile`). */
+  readonly root: string;
+  readonly workspace: string;
+  /**
+   * The request the fixture's recordings were made with, on this copy: its
+   * intent and `deno run check.ts` as the test (60 s).
+   */
+  request(provider: string | ModelProvider, maxSteps: number): SliceRequest;
+}
+
+/**
+ * Copies a fixture workspace (see `tests/e2e/_workspace.ts`) into a fresh
+ * temp root.
+ *
+ * @param name The fixture.
+ * @returns The copy; disposing it removes the temp root.
+ */
+export async function fixtureCopy(name: FixtureName): Promise<FixtureCopy> {
+  const prepared = await prepareWorkspace(name);
+  return {
+    root: prepared.root,
+    workspace: prepared.workspace,
+    request: (provider, maxSteps) => ({
+      intent: INTENTS[name],
+      workspace: prepared.workspace,
+      test: { command: checkCommand(), timeoutMs: 60_000 },
+      maxSteps,
+      provider,
+    }),
+    [Symbol.asyncDispose]: () => prepared.cleanup(),
   };
 }

@@ -18,15 +18,10 @@ import type {
   SliceCheckpoint,
   SliceResume,
 } from "../../lib/slice/checkpoint.ts";
-import {
-  checkCommand,
-  INTENTS,
-  prepareWorkspace,
-  recordingPath,
-} from "../e2e/_workspace.ts";
+import { recordingPath } from "../e2e/_workspace.ts";
 import type { StepPhase } from "../../lib/reference/lookup_session.ts";
 import { ScriptedProvider } from "../../lib/testing/scripted_provider.ts";
-import { tempDir } from "../_kit.ts";
+import { fixtureCopy, tempDir } from "../_kit.ts";
 
 type Call = { phase: StepPhase; arguments: unknown };
 /** The environment a run reads provider keys from; the process's when undefined. */
@@ -195,21 +190,14 @@ function keepCheckpoints(): {
 Deno.test("runSlice() replays the bug-fix recording to completion", async (t) => {
   for (const policy of ["legacy", "bounded"] as const) {
     await t.step(`under the ${policy} policy`, async () => {
-      const prepared = await prepareWorkspace("bugfix");
-      await using _ = { [Symbol.asyncDispose]: () => prepared.cleanup() };
+      await using copy = await fixtureCopy("bugfix");
       const recording = JSON.parse(
         await Deno.readTextFile(recordingPath("bugfix")),
       );
       const provider = RecordedProvider.load(recordingPath("bugfix"));
-      const reportPath = `${prepared.root}/report.json`;
+      const reportPath = `${copy.root}/report.json`;
       const lines: string[] = [];
-      const outcome = await runSlice({
-        intent: INTENTS.bugfix,
-        workspace: prepared.workspace,
-        test: { command: checkCommand(), timeoutMs: 60_000 },
-        maxSteps: 20,
-        provider,
-      }, {
+      const outcome = await runSlice(copy.request(provider, 20), {
         contextPolicy: policy,
         contextReport: reportPath,
         onProgress: (line) => lines.push(line),
@@ -224,7 +212,7 @@ Deno.test("runSlice() replays the bug-fix recording to completion", async (t) =>
       assert.equal(outcome.latest_test?.tested_revision, outcome.revision);
       assert.equal(lines.length, outcome.steps);
       const stats = await Deno.readTextFile(
-        `${prepared.workspace}/src/stats.ts`,
+        `${copy.workspace}/src/stats.ts`,
       );
       assert.match(stats, /return total \/ values\.length;/);
       assert.match(stats, /\[\.\.\.values\]\.sort\(\(a, b\) => a - b\)/);
