@@ -4,11 +4,6 @@
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { main } from "../lib/cli/main.ts";
-import {
-  type Capture,
-  type ResultDescriptor,
-  ResultStore,
-} from "../lib/store/result_store.ts";
 import type { ModelProvider } from "../lib/providers/model_provider.ts";
 import type { SliceRequest } from "../lib/slice/request.ts";
 import {
@@ -193,41 +188,22 @@ export async function tempDir(): Promise<TempDir> {
 }
 
 // ---------------------------------------------------------------------------
-// Factories shared by the slice, persist, reference and provider tests.
+// Factories shared by the context, briefing, bench, reference and store
+// tests (and the persistence fixtures). They live in `_factories.ts`, which
+// has no side effects, so the bench scripts can use them under their narrow
+// permissions; tests take them from here with the rest of the kit.
+// ---------------------------------------------------------------------------
+export {
+  CONTEXT_REPORT_KEYS,
+  type Put,
+  rng,
+  storeWith,
+  testsRunRecord,
+  type TestsRunRecordOptions,
+} from "./_factories.ts";
 
-/** A body to put in a result store: its text, origin and capture. */
-export type StoredBody = readonly [
-  text: string,
-  origin: string,
-  capture: Capture,
-];
-
-/** A result store and the descriptors of what was put in it, in order. */
-export interface FilledStore<T extends readonly StoredBody[]> {
-  readonly results: ResultStore;
-  readonly descriptors: { -readonly [K in keyof T]: ResultDescriptor };
-}
-
-/**
- * Makes a result store holding `bodies`, put in order (so the first is
- * `result-1`).
- *
- * @param bodies Text, origin and capture of each result.
- * @returns The store and one descriptor per body.
- */
-export async function storeWith<const T extends readonly StoredBody[]>(
-  bodies: T,
-): Promise<FilledStore<T>> {
-  const results = new ResultStore();
-  const descriptors: ResultDescriptor[] = [];
-  for (const [text, origin, capture] of bodies) {
-    descriptors.push(await results.put(text, { origin, capture }));
-  }
-  return {
-    results,
-    descriptors: descriptors as FilledStore<T>["descriptors"],
-  };
-}
+// ---------------------------------------------------------------------------
+// Factories of the slice, provider and executor tests.
 
 /** A temp copy of a fixture workspace, removed when disposed. */
 export interface FixtureCopy extends AsyncDisposable {

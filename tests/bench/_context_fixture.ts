@@ -12,14 +12,19 @@ import {
   StringEntry,
 } from "../../mod.ts";
 
-const BANNER: Readonly<Record<SectionName, readonly [string, string]>> = {
-  foundation: ["> FOUNDATION", ""],
-  focus: ["------\n> FOCUS", "------"],
-  topic: ["------\n> TOPIC", "------"],
-  convo: ["> CONVO - what has been said and done and learned?", ""],
-  step: ["", ""],
-  attention: ["> ATTENTION", ""],
-};
+const PROBE = "\u2063banner probe\u2063";
+
+/** The lines around a section's entries, read off the render of one entry. */
+function bannerOf(section: SectionName): readonly [string, string] {
+  const ctx = new Context("probe", { ids: new IdPool({ seed: 2 }) });
+  ctx[section].add(PROBE);
+  const [prefix = "", postfix = ""] = ctx.render().split(PROBE);
+  return [prefix.replace(/\n$/, ""), postfix.replace(/^\n/, "")];
+}
+
+const BANNER = Object.fromEntries(
+  SECTION_NAMES.map((section) => [section, bannerOf(section)]),
+) as Readonly<Record<SectionName, readonly [string, string]>>;
 
 const LABEL: Readonly<Record<SectionName, (name: string) => string>> = {
   foundation: (name) => `># ${name} (visitor)`,

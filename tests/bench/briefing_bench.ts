@@ -8,18 +8,15 @@
  * - "steady state": 100, 1,000 and 4,000 steps recorded one by one, so the
  *   tail sits at its natural 57–64 events after retirement.
  */
-import { Briefing } from "../../lib/briefing/briefing.ts";
 import { EventArchive } from "../../lib/briefing/event_archive.ts";
 import { toEvent } from "../../lib/briefing/event.ts";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
+import { rng } from "../_factories.ts";
 import {
-  CANDIDATES,
-  INSTRUCTIONS,
-  INTENT,
+  briefingOf,
   pickKind,
-  rng,
-  selectTool,
+  SELECT_TURN,
   step,
   StreamState,
 } from "../briefing/_stream.ts";
@@ -45,26 +42,14 @@ async function records(
   return out;
 }
 
-const turn = {
-  phase: "selection" as const,
-  tool: selectTool(CANDIDATES),
-  candidates: CANDIDATES,
-};
-
 for (const archived of [10, 1_000, 4_000]) {
   const store = new ResultStore();
   const all = await records(archived, 42, store);
   const archive = new EventArchive();
   for (const record of all.slice(0, -10)) archive.append(toEvent(record));
-  const briefing = new Briefing({
-    policy: "bounded",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: store,
-    archive,
-  });
+  const briefing = briefingOf({ results: store, archive });
   for (const record of all.slice(-10)) briefing.record(record);
-  briefing.request(turn);
+  briefing.request(SELECT_TURN);
   Deno.bench({
     name: `bounded turn, 10-event tail, ${
       archived.toLocaleString("en-US")
@@ -72,7 +57,7 @@ for (const archived of [10, 1_000, 4_000]) {
     group: "by archive size",
     baseline: archived === 10,
     fn() {
-      briefing.request(turn);
+      briefing.request(SELECT_TURN);
     },
   });
 }
@@ -80,15 +65,10 @@ for (const archived of [10, 1_000, 4_000]) {
 for (const steps of [100, 1_000, 4_000]) {
   const store = new ResultStore();
   const all = await records(steps, 7, store);
-  const briefing = new Briefing({
-    policy: "bounded",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: store,
-  });
+  const briefing = briefingOf({ results: store });
   for (const record of all) {
     briefing.record(record);
-    briefing.request(turn);
+    briefing.request(SELECT_TURN);
   }
   Deno.bench({
     name: `bounded turn after ${
@@ -97,7 +77,7 @@ for (const steps of [100, 1_000, 4_000]) {
     group: "steady state",
     baseline: steps === 100,
     fn() {
-      briefing.request(turn);
+      briefing.request(SELECT_TURN);
     },
   });
 }

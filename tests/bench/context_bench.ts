@@ -19,31 +19,27 @@ const fixtures = new Map<number, Fixture>(SIZES.map((n) => [n, build(n)]));
 const keep = { clearVolatile: false } as const;
 const breakpoints = ["foundation", "topic", "convo"] as const;
 
+// Each compile against the join of its pieces, one group per size.
 for (const n of SIZES) {
   const { ctx, pieces } = fixtures.get(n)!;
   const label = n.toLocaleString("en-US");
-  Deno.bench({
-    name: `Array.join of the ${label}-entry pieces`,
-    group: `render ${label}`,
-    baseline: true,
-    fn: () => void pieces.join("\n\n"),
-  });
-  Deno.bench({
-    name: `render() of ${label} entries`,
-    group: `render ${label}`,
-    fn: () => void ctx.render(keep),
-  });
-  Deno.bench({
-    name: `Array.join of the ${label}-entry pieces`,
-    group: `toAnthropic ${label}`,
-    baseline: true,
-    fn: () => void pieces.join("\n\n"),
-  });
-  Deno.bench({
-    name: `toAnthropic() of ${label} entries`,
-    group: `toAnthropic ${label}`,
-    fn: () => void ctx.toAnthropic({ ...keep, cacheBreakpoints: breakpoints }),
-  });
+  const compiles = [
+    ["render", () => void ctx.render(keep)],
+    [
+      "toAnthropic",
+      () => void ctx.toAnthropic({ ...keep, cacheBreakpoints: breakpoints }),
+    ],
+  ] as const;
+  for (const [compile, fn] of compiles) {
+    const group = `${compile} ${label}`;
+    Deno.bench({
+      name: `Array.join of the ${label}-entry pieces`,
+      group,
+      baseline: true,
+      fn: () => void pieces.join("\n\n"),
+    });
+    Deno.bench({ name: `${compile}() of ${label} entries`, group, fn });
+  }
 }
 for (const n of SIZES) {
   const { ctx, pieces } = fixtures.get(n)!;

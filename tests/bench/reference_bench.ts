@@ -47,64 +47,40 @@ inputs.push({
 
 let sink: unknown;
 
+/** A bench of a group: its name and body. */
+type Contender = readonly [string, () => void | Promise<void>];
+
+/** Registers a group: the runtime's own primitive as baseline, then Loom's. */
+function compare(
+  group: string,
+  baseline: Contender,
+  ...contenders: Contender[]
+): void {
+  Deno.bench({ name: baseline[0], group, baseline: true, fn: baseline[1] });
+  for (const [name, fn] of contenders) Deno.bench({ name, group, fn });
+}
+
 for (const { name, bytes, text } of inputs) {
-  Deno.bench({
-    name: "JSON.parse(text)",
-    group: `scan ${name}`,
-    baseline: true,
-    fn: () => {
-      sink = JSON.parse(text);
-    },
-  });
-  Deno.bench({
-    name: "scanJson(bytes)",
-    group: `scan ${name}`,
-    fn: () => {
-      sink = scanJson(bytes);
-    },
-  });
-
-  Deno.bench({
-    name: "crypto.subtle.digest",
-    group: `sha256 ${name}`,
-    baseline: true,
-    fn: async () => {
-      sink = await crypto.subtle.digest(
-        "SHA-256",
-        bytes as Uint8Array<ArrayBuffer>,
-      );
-    },
-  });
-  Deno.bench({
-    name: "sha256Hex",
-    group: `sha256 ${name}`,
-    fn: () => {
-      sink = sha256Hex(bytes);
-    },
-  });
-
-  Deno.bench({
-    name: "TextDecoder fatal",
-    group: `utf8 ${name}`,
-    baseline: true,
-    fn: () => {
-      sink = fatal.decode(bytes);
-    },
-  });
-  Deno.bench({
-    name: "isValidUtf8",
-    group: `utf8 ${name}`,
-    fn: () => {
-      sink = isValidUtf8(bytes);
-    },
-  });
-  Deno.bench({
-    name: "firstInvalidUtf8",
-    group: `utf8 ${name}`,
-    fn: () => {
-      sink = firstInvalidUtf8(bytes);
-    },
-  });
+  compare(`scan ${name}`, ["JSON.parse(text)", () => {
+    sink = JSON.parse(text);
+  }], ["scanJson(bytes)", () => {
+    sink = scanJson(bytes);
+  }]);
+  compare(`sha256 ${name}`, ["crypto.subtle.digest", async () => {
+    sink = await crypto.subtle.digest(
+      "SHA-256",
+      bytes as Uint8Array<ArrayBuffer>,
+    );
+  }], ["sha256Hex", () => {
+    sink = sha256Hex(bytes);
+  }]);
+  compare(`utf8 ${name}`, ["TextDecoder fatal", () => {
+    sink = fatal.decode(bytes);
+  }], ["isValidUtf8", () => {
+    sink = isValidUtf8(bytes);
+  }], ["firstInvalidUtf8", () => {
+    sink = firstInvalidUtf8(bytes);
+  }]);
 }
 
 const bigIndex = scanJson(big);
@@ -115,49 +91,27 @@ const pointers = [0, count >> 1, count - 1].flatMap((i) => [
   `/${i}/big`,
   `/${i}/note`,
 ]);
-
-Deno.bench({
-  name: "jsonpointer.get on the parsed value",
-  group: "pointer 16 MiB",
-  baseline: true,
-  fn: () => {
-    for (const pointer of pointers) sink = jsonpointer.get(bigValue, pointer);
-  },
-});
-Deno.bench({
-  name: "parsePointer + resolve on the scanned index (9 pointers)",
-  group: "pointer 16 MiB",
-  fn: () => {
-    for (const pointer of pointers) {
-      sink = bigIndex.resolve(parsePointer(pointer));
-    }
-  },
-});
-
 const wideBytes = wide();
 const wideIndex = scanJson(wideBytes);
 const wideValue = JSON.parse(decoder.decode(wideBytes)) as object;
 const widePointers = ["/member-0", "/member-370000", "/member-739000"];
 
-Deno.bench({
-  name: "jsonpointer.get on the parsed value",
-  group: "pointer 16 MiB wide object",
-  baseline: true,
-  fn: () => {
-    for (const pointer of widePointers) {
-      sink = jsonpointer.get(wideValue, pointer);
-    }
-  },
-});
-Deno.bench({
-  name: "parsePointer + resolve on the scanned index (3 pointers)",
-  group: "pointer 16 MiB wide object",
-  fn: () => {
-    for (const pointer of widePointers) {
-      sink = wideIndex.resolve(parsePointer(pointer));
-    }
-  },
-});
+// jsonpointer.get on the parsed value for scale, then Loom's resolve().
+for (
+  const [group, value, index, list] of [
+    ["pointer 16 MiB", bigValue, bigIndex, pointers],
+    ["pointer 16 MiB wide object", wideValue, wideIndex, widePointers],
+  ] as const
+) {
+  compare(group, ["jsonpointer.get on the parsed value", () => {
+    for (const pointer of list) sink = jsonpointer.get(value, pointer);
+  }], [
+    `parsePointer + resolve on the scanned index (${list.length} pointers)`,
+    () => {
+      for (const pointer of list) sink = index.resolve(parsePointer(pointer));
+    },
+  ]);
+}
 
 globalThis.addEventListener("unload", () => {
   if (sink === Symbol.for("never")) console.log(sink);

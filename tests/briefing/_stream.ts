@@ -1,24 +1,23 @@
 /**
  * Generated report streams for the briefing simulations and the bench: a
  * seeded mix of small and large inspections, edits, failing and passing
- * test runs (some on stale revisions), refusals and hostile file text.
+ * test runs (some on stale revisions), refusals and hostile file text; and
+ * the briefing, turns and lookup sessions that drive them.
  */
+import {
+  Briefing,
+  type BriefingOptions,
+  type TurnOptions,
+} from "../../lib/briefing/briefing.ts";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
 import type { TurnTool } from "../../lib/briefing/turn_request.ts";
-import type { ResultStore } from "../../lib/store/result_store.ts";
+import {
+  LookupSession,
+  type StepPhase,
+} from "../../lib/reference/lookup_session.ts";
+import { ResultStore } from "../../lib/store/result_store.ts";
 import { sha256Hex } from "../../lib/store/digest.ts";
-
-/** A small deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { testsRunRecord } from "../_factories.ts";
 
 /** Kinds of generated steps. */
 export type StepKind =
@@ -161,25 +160,16 @@ export async function step(
     case "passing_test":
     case "stale_test": {
       const pass = kind !== "failing_test";
-      const tested = kind === "stale_test" ? state.previous : state.revision;
       const output = await store.put(
         text(random, 200 + Math.floor(random() * 8_000), sequence) +
           (pass ? "\nok" : "\nFAILED"),
         { origin: "tests.run", capture: "partial" },
       );
-      return {
-        sequence,
-        action: "tests.run",
-        arguments: {},
-        report: {
-          kind: "tests_run",
-          exit_code: pass ? 0 : 1,
-          timed_out: false,
-          tested_revision: tested,
-          output,
-          confinement: "subprocess not confined by Deno",
-        },
-      };
+      return testsRunRecord(sequence, output, {
+        exitCode: pass ? 0 : 1,
+        testedRevision: kind === "stale_test" ? state.previous : state.revision,
+        confinement: "subprocess not confined by Deno",
+      });
     }
     case "refusal":
       return {
@@ -334,3 +324,45 @@ export const INSTRUCTIONS: string = [
 /** The intent of the generated workflows. */
 export const INTENT =
   "Fix the off-by-one error in src/range.ts so that tests/range_test.ts passes, without changing the public API.";
+
+/**
+ * A briefing with the generated workflows' intent and instructions, bounded
+ * over a fresh store unless the options say otherwise.
+ */
+export function briefingOf(options: Partial<BriefingOptions> = {}): Briefing {
+  return new Briefing({
+    policy: "bounded",
+    intent: INTENT,
+    instructions: INSTRUCTIONS,
+    results: new ResultStore(),
+    ...options,
+  });
+}
+
+/** The selection turn of the generated workflows. */
+export const SELECT_TURN: TurnOptions = {
+  phase: "selection",
+  tool: selectTool(CANDIDATES),
+  candidates: CANDIDATES,
+};
+
+/** The arguments turn of a chosen action. */
+export function argumentsTurn(action: string): TurnOptions {
+  return {
+    phase: "arguments",
+    tool: argumentsTool(action),
+    candidates: [action],
+  };
+}
+
+/** A lookup session over the store and, when bounded, the briefing's history. */
+export function lookupSessionOf(
+  briefing: Briefing,
+  results: ResultStore,
+  stage: StepPhase,
+): LookupSession {
+  const history = briefing.history;
+  return new LookupSession(
+    history === undefined ? { results, stage } : { results, history, stage },
+  );
+}

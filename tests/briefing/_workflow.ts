@@ -3,21 +3,19 @@
  * it (selection, optional lookups, arguments, record), measured with the
  * real ContextReportBuilder. Used by the figures script and the bench.
  */
-import { Briefing, type ContextPolicy } from "../../lib/briefing/briefing.ts";
+import type { ContextPolicy } from "../../lib/briefing/briefing.ts";
 import {
   type ContextReport,
   ContextReportBuilder,
 } from "../../lib/briefing/context_report.ts";
-import { LookupSession } from "../../lib/reference/lookup_session.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
+import { rng } from "../_factories.ts";
 import {
-  argumentsTool,
-  CANDIDATES,
-  INSTRUCTIONS,
-  INTENT,
+  argumentsTurn,
+  briefingOf,
+  lookupSessionOf,
   pickKind,
-  rng,
-  selectTool,
+  SELECT_TURN,
   step,
   StreamState,
 } from "./_stream.ts";
@@ -52,31 +50,15 @@ export async function runWorkflow(
   const random = rng(seed);
   const lookups = rng(seed + 1);
   const store = new ResultStore();
-  const briefing = new Briefing({
-    policy,
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: store,
-  });
+  const briefing = briefingOf({ policy, results: store });
   const builder = new ContextReportBuilder(policy);
   const state = new StreamState();
   let retrievals = 0;
   for (let i = 0; i < steps; i++) {
     const kind = pickKind(random);
-    const session = new LookupSession(
-      briefing.history === undefined
-        ? { results: store, stage: "selection" }
-        : { results: store, history: briefing.history, stage: "selection" },
-    );
+    const session = lookupSessionOf(briefing, store, "selection");
     const answers: unknown[] = [];
-    builder.addRequest(
-      briefing.request({
-        phase: "selection",
-        tool: selectTool(CANDIDATES),
-        candidates: CANDIDATES,
-      }),
-      { phase: "selection" },
-    );
+    builder.addRequest(briefing.request(SELECT_TURN), { phase: "selection" });
     // One draw per step from a separate PRNG, so both policies see the
     // same steps and the same lookup turns.
     const draw = lookups();
@@ -89,24 +71,14 @@ export async function runWorkflow(
       answers.push(answer);
       if (!("lookup_failed" in answer)) retrievals += 1;
       builder.addRequest(
-        briefing.request({
-          phase: "selection",
-          tool: selectTool(CANDIDATES),
-          candidates: CANDIDATES,
-          lookupAnswers: answers,
-        }),
+        briefing.request({ ...SELECT_TURN, lookupAnswers: answers }),
         { phase: "selection" },
       );
     }
     const record = await step(kind, state, { store, random });
-    builder.addRequest(
-      briefing.request({
-        phase: "arguments",
-        tool: argumentsTool(record.action),
-        candidates: [record.action],
-      }),
-      { phase: "arguments" },
-    );
+    builder.addRequest(briefing.request(argumentsTurn(record.action)), {
+      phase: "arguments",
+    });
     briefing.record(record);
   }
   const report = builder.build({

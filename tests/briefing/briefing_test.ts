@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Briefing } from "../../lib/briefing/briefing.ts";
+import type { Briefing, BriefingOptions } from "../../lib/briefing/briefing.ts";
 import {
   ArchiveCapacityError,
   EventArchive,
@@ -14,6 +14,7 @@ import {
   type TurnTool,
 } from "../../lib/briefing/turn_request.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
+import { briefingOf } from "./_stream.ts";
 
 const encoder = new TextEncoder();
 const TOOL: TurnTool = {
@@ -23,6 +24,11 @@ const TOOL: TurnTool = {
 };
 const INTENT = "Make tests/range_test.ts pass";
 const INSTRUCTIONS = "You are a careful engineer.";
+
+/** A briefing of this file's short intent and instructions, bounded by default. */
+function briefingWith(options: Partial<BriefingOptions> = {}): Briefing {
+  return briefingOf({ intent: INTENT, instructions: INSTRUCTIONS, ...options });
+}
 
 function refusal(
   sequence: number,
@@ -54,12 +60,7 @@ function turn(
 
 Deno.test("A bounded request holds instructions, intent, checkpoint, events, working state and candidates in that order", async () => {
   const store = new ResultStore();
-  const briefing = new Briefing({
-    policy: "bounded",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: store,
-  });
+  const briefing = briefingWith({ results: store });
   const d = await store.put("const x = 1;\n", {
     origin: "repository.inspect src/a.ts",
     capture: "complete",
@@ -117,12 +118,7 @@ Deno.test("A bounded request holds instructions, intent, checkpoint, events, wor
 });
 
 Deno.test("The event lines of a bounded request are the archived bytes $read_history returns", () => {
-  const briefing = new Briefing({
-    policy: "bounded",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: new ResultStore(),
-  });
+  const briefing = briefingWith();
   for (let i = 1; i <= 3; i++) briefing.record(refusal(i));
   const t = texts(turn(briefing));
   for (let i = 1; i <= 3; i++) {
@@ -132,11 +128,7 @@ Deno.test("The event lines of a bounded request are the archived bytes $read_his
 });
 
 Deno.test("A bounded briefing retires the 8 oldest events when the tail would pass 64", () => {
-  const briefing = new Briefing({
-    policy: "bounded",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: new ResultStore(),
+  const briefing = briefingWith({
     // 64 refusals pass the default 16 KiB target, which would retire more.
     limits: { retireTargetBytes: 32_768 },
   });
@@ -168,12 +160,7 @@ Deno.test("A bounded briefing retires the 8 oldest events when the tail would pa
 });
 
 Deno.test("Between checkpoints each request begins with the previous request's retained prefix", () => {
-  const briefing = new Briefing({
-    policy: "bounded",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: new ResultStore(),
-  });
+  const briefing = briefingWith();
   let previous: Uint8Array | undefined;
   let prefix = 0;
   for (let i = 1; i <= 40; i++) {
@@ -216,12 +203,7 @@ Deno.test("Between checkpoints each request begins with the previous request's r
 });
 
 Deno.test("A bounded request over 48 KiB retires batches of 8 until it is at most 32 KiB", () => {
-  const briefing = new Briefing({
-    policy: "bounded",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: new ResultStore(),
-  });
+  const briefing = briefingWith();
   let sequence = 0;
   while (briefing.checkpoints === 0) {
     sequence += 1;
@@ -239,12 +221,7 @@ Deno.test("A bounded request over 48 KiB retires batches of 8 until it is at mos
 });
 
 Deno.test("Whole lookup answers are dropped with an error note to keep a request within 64 KiB", () => {
-  const briefing = new Briefing({
-    policy: "bounded",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: new ResultStore(),
-  });
+  const briefing = briefingWith();
   briefing.record(refusal(1));
   const answers = Array.from(
     { length: 8 },
@@ -269,12 +246,7 @@ Deno.test("Whole lookup answers are dropped with an error note to keep a request
 });
 
 Deno.test("Mandatory content that cannot fit 64 KiB fails with a typed error", () => {
-  const briefing = new Briefing({
-    policy: "bounded",
-    intent: "i".repeat(70_000),
-    instructions: INSTRUCTIONS,
-    results: new ResultStore(),
-  });
+  const briefing = briefingWith({ intent: "i".repeat(70_000) });
   briefing.record(refusal(1));
   assert.throws(
     () => turn(briefing),
@@ -282,24 +254,13 @@ Deno.test("Mandatory content that cannot fit 64 KiB fails with a typed error", (
       e instanceof RequestCeilingError && e.code === "request_too_large" &&
       e.bytes > 65_536,
   );
-  const legacy = new Briefing({
-    policy: "legacy",
-    intent: "i".repeat(70_000),
-    instructions: INSTRUCTIONS,
-    results: new ResultStore(),
-  });
+  const legacy = briefingWith({ policy: "legacy", intent: "i".repeat(70_000) });
   assert.ok(requestBytes(turn(legacy)) > 65_536, "legacy has no ceiling");
 });
 
 Deno.test("A full archive stops later requests with the typed capacity error and keeps every event", () => {
   const archive = new EventArchive({ maxEvents: 10 });
-  const briefing = new Briefing({
-    policy: "bounded",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: new ResultStore(),
-    archive,
-  });
+  const briefing = briefingWith({ archive });
   for (let i = 1; i <= 10; i++) briefing.record(refusal(i));
   turn(briefing);
   assert.throws(
@@ -325,13 +286,7 @@ Deno.test("A full archive stops later requests with the typed capacity error and
 Deno.test("A briefing given a filled archive counts its events as earlier history", () => {
   const archive = new EventArchive();
   for (let i = 1; i <= 5; i++) archive.append(toEvent(refusal(i)));
-  const briefing = new Briefing({
-    policy: "bounded",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: new ResultStore(),
-    archive,
-  });
+  const briefing = briefingWith({ archive });
   assert.throws(() => briefing.record(refusal(5)), RangeError);
   briefing.record(refusal(6));
   const t = texts(turn(briefing));
@@ -341,12 +296,7 @@ Deno.test("A briefing given a filled archive counts its events as earlier histor
 
 Deno.test("Legacy briefings show a rolling transcript with previews, each entry cut at 16 KiB", async () => {
   const store = new ResultStore();
-  const briefing = new Briefing({
-    policy: "legacy",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: store,
-  });
+  const briefing = briefingWith({ policy: "legacy", results: store });
   const big = await store.put("PREVIEW-HEAD " + "é".repeat(40_000), {
     origin: "repository.inspect big.txt",
     capture: "complete",
@@ -395,10 +345,8 @@ Deno.test("Legacy briefings show a rolling transcript with previews, each entry 
   assert.ok(!(request.system[1]?.text ?? "").includes("$read_history"));
   assert.throws(
     () =>
-      new Briefing({
+      briefingWith({
         policy: "legacy",
-        intent: INTENT,
-        instructions: INSTRUCTIONS,
         results: store,
         archive: new EventArchive(),
       }),
@@ -407,11 +355,8 @@ Deno.test("Legacy briefings show a rolling transcript with previews, each entry 
 });
 
 Deno.test("Legacy briefings roll 64 entries in batches and count the earlier ones in one line", () => {
-  const briefing = new Briefing({
+  const briefing = briefingWith({
     policy: "legacy",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: new ResultStore(),
     limits: { transcriptRollBatch: 8 },
   });
   for (let i = 1; i <= 64; i++) briefing.record(refusal(i));
@@ -434,47 +379,25 @@ Deno.test("Legacy briefings roll 64 entries in batches and count the earlier one
 });
 
 Deno.test("The legacy roll batch defaults to 32 entries", () => {
-  const briefing = new Briefing({
-    policy: "legacy",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: new ResultStore(),
-  });
+  const briefing = briefingWith({ policy: "legacy" });
   for (let i = 1; i <= 65; i++) briefing.record(refusal(i));
   assert.equal(briefing.omittedCount, 32);
   assert.equal(briefing.retainedCount, 33);
 });
 
 Deno.test("Briefing refuses sequences that do not increase and unknown policies", () => {
-  const briefing = new Briefing({
-    policy: "bounded",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: new ResultStore(),
-  });
+  const briefing = briefingWith();
   briefing.record(refusal(3));
   assert.throws(() => briefing.record(refusal(3)), RangeError);
   assert.equal(briefing.history?.count, 1);
   assert.throws(
-    () =>
-      new Briefing({
-        policy: "other" as "legacy",
-        intent: INTENT,
-        instructions: INSTRUCTIONS,
-        results: new ResultStore(),
-      }),
+    () => briefingWith({ policy: "other" as "legacy" }),
     TypeError,
   );
 });
 
 Deno.test("Briefing puts the requested cache TTL on its breakpoints: the intent and the last event", () => {
-  const briefing = new Briefing({
-    policy: "bounded",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: new ResultStore(),
-    cacheTtl: "1h",
-  });
+  const briefing = briefingWith({ cacheTtl: "1h" });
   briefing.record(refusal(1));
   const request = turn(briefing);
   const marks = [

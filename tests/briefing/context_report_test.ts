@@ -8,6 +8,7 @@ import {
   serializeTurnRequest,
   type TurnRequest,
 } from "../../lib/briefing/turn_request.ts";
+import { CONTEXT_REPORT_KEYS } from "../_kit.ts";
 
 const encoder = new TextEncoder();
 
@@ -43,15 +44,7 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
     modelCalls: 2,
     elapsedMs: 12.5,
   });
-  assert.deepEqual(Object.keys(report), [
-    "policy",
-    "outcome",
-    "requests",
-    "checkpoints",
-    "retrievals",
-    "model_calls",
-    "elapsed_ms",
-  ]);
+  assert.deepEqual(Object.keys(report), CONTEXT_REPORT_KEYS);
   // Measured on the parts in Anthropic's cache order: tools first.
   const joined = (r: TurnRequest) =>
     encoder.encode(neutralRequestParts(r).map((p) => p.json).join(""));
@@ -141,42 +134,40 @@ Deno.test("first_divergence names the part of the provider body where a request 
   ];
   const r = request("x");
   builder.addRequest(r, { phase: "selection", parts: parts("T", "S", "AB") });
-  const same = builder.addRequest(r, {
+  // Each request against the one before it.
+  const cases = [{
+    name: "same tools and system, block differs at its fourth byte",
     phase: "arguments",
     parts: parts("T", "S", "AC"),
-  });
-  assert.deepEqual(same.first_divergence, {
-    offset: 3,
-    part: "message 0 block 0",
-  });
-  assert.equal(same.prefix_stable_bytes, 3);
-  const tools = builder.addRequest(r, {
+    divergence: { offset: 3, part: "message 0 block 0" },
+    stable: 3,
+  }, {
+    name: "tools differ",
     phase: "selection",
     parts: parts("U", "S", "AC"),
-  });
-  assert.deepEqual(tools.first_divergence, { offset: 0, part: "tools" });
-  const system = builder.addRequest(r, {
+    divergence: { offset: 0, part: "tools" },
+  }, {
+    name: "the system block differs",
     phase: "selection",
     parts: parts("U", "Sé", "AC"),
-  });
-  assert.deepEqual(system.first_divergence, {
-    offset: 2,
-    part: "system block 0",
-  });
-  const longer = builder.addRequest(r, {
+    divergence: { offset: 2, part: "system block 0" },
+  }, {
+    name: "a block is added",
     phase: "selection",
     parts: [...parts("U", "Sé", "AC"), {
       part: "message 0 block 1",
       json: "D",
     }],
-  });
-  assert.deepEqual(longer.first_divergence, {
-    offset: 6,
-    part: "message 0 block 1",
-  });
-  const shorter = builder.addRequest(r, {
+    divergence: { offset: 6, part: "message 0 block 1" },
+  }, {
+    name: "the body ends earlier",
     phase: "selection",
     parts: parts("U", "Sé", "AC"),
-  });
-  assert.deepEqual(shorter.first_divergence, { offset: 6, part: "end" });
+    divergence: { offset: 6, part: "end" },
+  }] as const;
+  for (const c of cases) {
+    const measured = builder.addRequest(r, { phase: c.phase, parts: c.parts });
+    assert.deepEqual(measured.first_divergence, c.divergence, c.name);
+    if ("stable" in c) assert.equal(measured.prefix_stable_bytes, c.stable);
+  }
 });

@@ -139,47 +139,34 @@ Deno.test("LookupSession reads and lists the archive with the result selection r
   const record = archive.record("event-7");
   assert.ok(record !== undefined);
   const text = serializeEvent(event(7, "Refused ✓ step 7"));
-  assert.deepEqual(
-    await session.answer({
-      $read_history: {
-        result: "event-7",
-        sha256: record.sha256,
-        select: { kind: "whole" },
-      },
-    }),
-    { selected_text: text },
-  );
-  assert.deepEqual(
-    await session.answer({
-      $read_history: {
-        result: "event-7",
-        sha256: record.sha256,
-        select: { kind: "json_pointer", pointer: "/report/reason" },
-      },
-    }),
-    { selected_text: "Refused ✓ step 7" },
-  );
-  assert.deepEqual(
-    await session.answer({
-      $read_history: {
-        result: "event-7",
-        sha256: record.sha256,
-        select: { kind: "json_pointer", pointer: "/sequence" },
-        rendering: "json",
-      },
-    }),
-    { selected_json: "7" },
-  );
-  assert.deepEqual(
-    await session.answer({
-      $read_history: {
-        result: "event-7",
-        sha256: record.sha256,
-        select: { kind: "bytes", start: 0, end: 13 },
-      },
-    }),
-    { selected_text: text.slice(0, 13) },
-  );
+  // Each selection of event-7 and the answer it gets.
+  const reads = [{
+    select: { kind: "whole" },
+    answer: { selected_text: text },
+  }, {
+    select: { kind: "json_pointer", pointer: "/report/reason" },
+    answer: { selected_text: "Refused ✓ step 7" },
+  }, {
+    select: { kind: "json_pointer", pointer: "/sequence" },
+    rendering: "json",
+    answer: { selected_json: "7" },
+  }, {
+    select: { kind: "bytes", start: 0, end: 13 },
+    answer: { selected_text: text.slice(0, 13) },
+  }];
+  for (const { answer, ...selection } of reads) {
+    assert.deepEqual(
+      await session.answer({
+        $read_history: {
+          result: "event-7",
+          sha256: record.sha256,
+          ...selection,
+        },
+      }),
+      answer,
+      JSON.stringify(selection),
+    );
+  }
   const wrong = await session.answer({
     $read_history: {
       result: "event-7",

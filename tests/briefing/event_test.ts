@@ -6,6 +6,7 @@ import {
 } from "../../lib/briefing/event.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
 import { sha256Hex } from "../../lib/store/digest.ts";
+import { testsRunRecord } from "../_kit.ts";
 
 const encoder = new TextEncoder();
 const BODY =
@@ -164,19 +165,7 @@ Deno.test("toEvent() keeps compact descriptors of inspected files and test outpu
     !serializeEvent(inspected).includes("alpha"),
     "previews stay out of events",
   );
-  const tested = toEvent({
-    sequence: 2,
-    action: "tests.run",
-    arguments: {},
-    report: {
-      kind: "tests_run",
-      exit_code: 1,
-      timed_out: false,
-      tested_revision: null,
-      output: out,
-      confinement: "none",
-    },
-  });
+  const tested = toEvent(testsRunRecord(2, out));
   assert.deepEqual(tested.report, {
     kind: "tests_run",
     exit_code: 1,

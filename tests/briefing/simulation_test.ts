@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import {
+import type {
   Briefing,
-  type BriefingLimits,
-  type TurnInfo,
+  BriefingLimits,
+  TurnInfo,
 } from "../../lib/briefing/briefing.ts";
 import { serializeEvent, toEvent } from "../../lib/briefing/event.ts";
 import {
@@ -21,13 +21,14 @@ import { ResultStore } from "../../lib/store/result_store.ts";
 import { sha256Hex } from "../../lib/store/digest.ts";
 import { floorCharBoundary } from "../../lib/store/utf8.ts";
 import { LookupSession } from "../../lib/reference/lookup_session.ts";
+import { rng } from "../_kit.ts";
 import {
-  argumentsTool,
+  argumentsTurn,
+  briefingOf,
   CANDIDATES,
-  INSTRUCTIONS,
-  INTENT,
+  lookupSessionOf,
   pickKind,
-  rng,
+  SELECT_TURN,
   selectTool,
   step,
   STEP_KINDS,
@@ -177,10 +178,8 @@ async function drive(
 ): Promise<RunResult> {
   const random = rng(seed);
   const store = new ResultStore();
-  const briefing = new Briefing({
+  const briefing = briefingOf({
     policy,
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
     results: store,
     ...(options.archive === undefined ? {} : { archive: options.archive }),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
@@ -203,20 +202,11 @@ async function drive(
     maxBytes = Math.max(maxBytes, previous.bytes.byteLength);
     dropped += previous.info.droppedAnswers.length;
   };
-  const selectTurn = {
-    phase: "selection" as const,
-    tool: selectTool(CANDIDATES),
-    candidates: CANDIDATES,
-  };
   for (const kind of kinds) {
     // Selection, sometimes with lookups answered by a real session.
     const answers: unknown[] = [];
-    const selection = new LookupSession(
-      briefing.history === undefined
-        ? { results: store, stage: "selection" }
-        : { results: store, history: briefing.history, stage: "selection" },
-    );
-    observe(briefing.request(selectTurn));
+    const selection = lookupSessionOf(briefing, store, "selection");
+    observe(briefing.request(SELECT_TURN));
     const heavy = options.lookups === "heavy";
     if (heavy || (options.lookups !== false && random() < 0.2)) {
       const lookups = heavy ? 8 : 1 + Math.floor(random() * 8);
@@ -224,17 +214,11 @@ async function drive(
         answers.push(
           await selection.answer(lookupRequest(random, briefing, store, heavy)),
         );
-        observe(briefing.request({ ...selectTurn, lookupAnswers: answers }));
+        observe(briefing.request({ ...SELECT_TURN, lookupAnswers: answers }));
       }
     }
     const record = await step(kind, state, { store, random });
-    observe(
-      briefing.request({
-        phase: "arguments",
-        tool: argumentsTool(record.action),
-        candidates: [record.action],
-      }),
-    );
+    observe(briefing.request(argumentsTurn(record.action)));
     try {
       briefing.record(record);
     } catch (error) {
@@ -244,7 +228,7 @@ async function drive(
     }
     records.push(record);
   }
-  if (capacity === undefined) observe(briefing.request(selectTurn));
+  if (capacity === undefined) observe(briefing.request(SELECT_TURN));
   return { briefing, records, store, requests, maxBytes, capacity, dropped };
 }
 
@@ -341,21 +325,12 @@ Deno.test("A 5,000-step bounded run stops at the 4,096-event archive limit and l
 Deno.test("A 5,000-step legacy run keeps its 64-entry window, rolled in batches", async () => {
   const random = rng(6);
   const store = new ResultStore();
-  const briefing = new Briefing({
-    policy: "legacy",
-    intent: INTENT,
-    instructions: INSTRUCTIONS,
-    results: store,
-  });
+  const briefing = briefingOf({ policy: "legacy", results: store });
   const state = new StreamState();
   for (let i = 1; i <= 5_000; i++) {
     briefing.record(await step(pickKind(random), state, { store, random }));
     if (i % 250 !== 0) continue;
-    const request = briefing.request({
-      phase: "selection",
-      tool: selectTool(CANDIDATES),
-      candidates: CANDIDATES,
-    });
+    const request = briefing.request(SELECT_TURN);
     const entries = request.messages.flatMap((m) =>
       m.content.map((b) => b.text)
     ).filter((x) => x.startsWith("Step "));
@@ -394,11 +369,7 @@ Deno.test("Legacy briefings keep at most 64 transcript entries and count the res
   assert.equal(run.briefing.retainedCount, 40);
   assert.equal(run.briefing.omittedCount, 160);
   assert.equal(run.briefing.history, undefined);
-  const request = run.briefing.request({
-    phase: "selection",
-    tool: selectTool(CANDIDATES),
-    candidates: CANDIDATES,
-  });
+  const request = run.briefing.request(SELECT_TURN);
   const texts = request.messages.flatMap((m) => m.content.map((b) => b.text));
   assert.ok(texts.includes("(160 earlier entries are not shown)"));
   const steps = texts.filter((x) => x.startsWith("Step "));

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import type Anthropic from "@anthropic-ai/sdk";
 import fc from "fast-check";
-import { type AnthropicMessages, ImageEntry, StringEntry } from "../../mod.ts";
+import { type AnthropicMessages, StringEntry } from "../../mod.ts";
 import { breakpoints, randomContext } from "./_arbitrary.ts";
-import { context, PNG } from "./_helpers.ts";
+import { context, GREETING, pictureContext, PNG, ruled } from "./_helpers.ts";
 
 /** Compiles only if the output is a valid Messages API request body. */
 function request(
@@ -55,13 +55,7 @@ function assertValid(parts: AnthropicMessages): void {
 }
 
 Deno.test("toAnthropic() output type-checks as a Messages API request", () => {
-  const ctx = context();
-  ctx.foundation.add("You are helpful.");
-  ctx.topic.add(
-    new ImageEntry({ data: PNG, mediaType: "image/png", name: "shot" }),
-  );
-  ctx.convo.add(new StringEntry("Hi", { role: "user" }));
-  ctx.convo.add(new StringEntry("Hello!", { role: "assistant" }));
+  const ctx = pictureContext("You are helpful.", GREETING);
   const params = request(
     ctx.toAnthropic({
       cacheBreakpoints: ["foundation", "topic"],
@@ -73,12 +67,7 @@ Deno.test("toAnthropic() output type-checks as a Messages API request", () => {
 });
 
 Deno.test("toAnthropic() keeps the system text only and moves images to user content", () => {
-  const ctx = context();
-  ctx.foundation.add("Rules.");
-  ctx.topic.add(
-    new ImageEntry({ data: PNG, mediaType: "image/png", name: "shot" }),
-  );
-  ctx.convo.add(new StringEntry("What is in the picture?", { role: "user" }));
+  const ctx = pictureContext("Rules.", [["user", "What is in the picture?"]]);
   const out = ctx.toAnthropic({ cacheBreakpoints: ["foundation", "topic"] });
   assert.deepEqual(out, {
     system: [{
@@ -109,8 +98,7 @@ Deno.test("toAnthropic() makes roles alternate from user", async (t) => {
   await t.step(
     "a context of system entries only gets a filler user turn",
     () => {
-      const ctx = context();
-      ctx.foundation.add("Rules.");
+      const ctx = ruled("Rules.");
       assert.deepEqual(ctx.toAnthropic().messages, [
         { role: "user", content: [{ type: "text", text: "Continue." }] },
       ]);

@@ -10,6 +10,8 @@ import {
   type Role,
   StringEntry,
 } from "../../mod.ts";
+import { tempDir } from "../_kit.ts";
+import { sharedEntry } from "./_helpers.ts";
 
 function fresh(): Context {
   return new Context("agent", { ids: new IdPool({ seed: 1 }) });
@@ -55,26 +57,21 @@ Deno.test("render() after a change shows the change, whatever the change", async
     "an entry held by two sections keeps compiling after one lets go",
     () => {
       const ctx = fresh();
-      const shared = new StringEntry("shared", { ids: ctx.ids });
-      ctx.topic.add(shared);
-      ctx.attention.add(shared);
+      const shared = sharedEntry(ctx, "topic", "attention");
       assert.doesNotMatch(ctx.render(), /ATTENTION/);
       ctx.topic.remove(shared);
       assert.equal(ctx.render(), "> ATTENTION\nshared");
     },
   );
-  await t.step("a file edited between renders", () => {
-    const path = Deno.makeTempFileSync({ suffix: ".md" });
-    try {
-      Deno.writeTextFileSync(path, "v1");
-      const ctx = fresh();
-      ctx.topic.add(new FileEntry(path, { name: "f", ids: ctx.ids }));
-      assert.match(ctx.render(), /# f\nv1/);
-      Deno.writeTextFileSync(path, "v2");
-      assert.match(ctx.render(), /# f\nv2/);
-    } finally {
-      Deno.removeSync(path);
-    }
+  await t.step("a file edited between renders", async () => {
+    await using dir = await tempDir();
+    const path = `${dir.path}/f.md`;
+    Deno.writeTextFileSync(path, "v1");
+    const ctx = fresh();
+    ctx.topic.add(new FileEntry(path, { name: "f", ids: ctx.ids }));
+    assert.match(ctx.render(), /# f\nv1/);
+    Deno.writeTextFileSync(path, "v2");
+    assert.match(ctx.render(), /# f\nv2/);
   });
 });
 

@@ -6,7 +6,8 @@ import {
   ImageEntry,
   loadContextFile,
 } from "../../mod.ts";
-import { pool, tempDir } from "./_helpers.ts";
+import { tempDir } from "../_kit.ts";
+import { pool } from "./_helpers.ts";
 
 function write(dir: string, name: string, text: string): string {
   const path = join(dir, name);
@@ -32,21 +33,24 @@ Deno.test("loadContextFile() builds a context from YAML or JSON", async (t) => {
       assert.equal(ctx.focus.entries[0]?.role, "user");
     },
   );
-  await t.step("JSON works and the name defaults to the file name", () => {
-    using dir = tempDir();
-    const path = write(
-      dir.path,
-      "plain.json",
-      '{"sections": {"topic": ["x"]}}',
-    );
-    const ctx = loadContextFile(path);
-    assert.equal(ctx.name, "plain");
-    assert.equal(ctx.render(), "------\n> TOPIC\nx\n------");
-  });
+  await t.step(
+    "JSON works and the name defaults to the file name",
+    async () => {
+      await using dir = await tempDir();
+      const path = write(
+        dir.path,
+        "plain.json",
+        '{"sections": {"topic": ["x"]}}',
+      );
+      const ctx = loadContextFile(path);
+      assert.equal(ctx.name, "plain");
+      assert.equal(ctx.render(), "------\n> TOPIC\nx\n------");
+    },
+  );
   await t.step(
     "an include named twice is loaded once (dedup keeps one copy)",
-    () => {
-      using dir = tempDir();
+    async () => {
+      await using dir = await tempDir();
       write(dir.path, "shared.yaml", "sections:\n  foundation: [Shared]\n");
       write(dir.path, "a.yaml", "include: [shared.yaml]\n");
       write(dir.path, "b.yaml", "include: [shared.yaml]\n");
@@ -60,8 +64,8 @@ Deno.test("loadContextFile() builds a context from YAML or JSON", async (t) => {
       assert.equal(root.render(), "> FOUNDATION\n># shared (visitor)\nShared");
     },
   );
-  await t.step("data entries carry base64 with a media type", () => {
-    using dir = tempDir();
+  await t.step("data entries carry base64 with a media type", async () => {
+    await using dir = await tempDir();
     const path = write(
       dir.path,
       "img.yaml",
@@ -74,7 +78,7 @@ Deno.test("loadContextFile() builds a context from YAML or JSON", async (t) => {
 });
 
 Deno.test("loadContextFile() names the file and key of every mistake", async (t) => {
-  using dir = tempDir();
+  await using dir = await tempDir();
   const cases: [string, string, string][] = [
     ["top.yaml", "colour: blue\n", "colour"],
     ["section.yaml", "sections:\n  history: []\n", "sections.history"],
@@ -133,7 +137,7 @@ Deno.test("loadContextFile() names the file and key of every mistake", async (t)
 });
 
 Deno.test("loadContextFile() takes an image's media type from its bytes", async (t) => {
-  using dir = tempDir();
+  await using dir = await tempDir();
   const jpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]);
   Deno.writeFileSync(join(dir.path, "photo.png"), jpeg); // misleading name
   await t.step("the bytes win over the extension", () => {
@@ -147,37 +151,35 @@ Deno.test("loadContextFile() takes an image's media type from its bytes", async 
     assert.equal(entry.mediaType, "image/jpeg");
     assert.equal(entry.name, "photo.png");
   });
-  await t.step("a mediaType that contradicts the bytes names the key", () => {
-    const path = write(
-      dir.path,
-      "contra.yaml",
+  const mistakes = [{
+    name: "a mediaType that contradicts the bytes names the key",
+    file: "contra.yaml",
+    text:
       "sections:\n  topic:\n    - {image: photo.png, mediaType: image/png}\n",
-    );
-    assert.throws(
-      () => loadContextFile(path),
-      (e) =>
-        e instanceof ContextFileError && e.key === "sections.topic[0].image" &&
-        /its bytes are image\/jpeg, not the given image\/png/.test(e.message),
-    );
-  });
-  await t.step("media_type is not a key; the error lists mediaType", () => {
-    const path = write(
-      dir.path,
-      "snake.yaml",
-      "sections:\n  topic:\n    - {data: AAAA, media_type: image/png}\n",
-    );
-    assert.throws(
-      () => loadContextFile(path),
-      (e) =>
-        e instanceof ContextFileError &&
-        e.key === "sections.topic[0].media_type" &&
-        e.message.includes("mediaType"),
-    );
-  });
+    key: "sections.topic[0].image",
+    message: /its bytes are image\/jpeg, not the given image\/png/,
+  }, {
+    name: "media_type is not a key; the error lists mediaType",
+    file: "snake.yaml",
+    text: "sections:\n  topic:\n    - {data: AAAA, media_type: image/png}\n",
+    key: "sections.topic[0].media_type",
+    message: /mediaType/,
+  }];
+  for (const mistake of mistakes) {
+    await t.step(mistake.name, () => {
+      const path = write(dir.path, mistake.file, mistake.text);
+      assert.throws(
+        () => loadContextFile(path),
+        (e) =>
+          e instanceof ContextFileError && e.key === mistake.key &&
+          mistake.message.test(e.message),
+      );
+    });
+  }
 });
 
-Deno.test("loadContextFile() names the includer and its key for a missing include", () => {
-  using dir = tempDir();
+Deno.test("loadContextFile() names the includer and its key for a missing include", async () => {
+  await using dir = await tempDir();
   const nested = join(dir.path, "nested");
   Deno.mkdirSync(nested);
   write(nested, "middle.yaml", "include: [../gone.yaml]\n");

@@ -7,6 +7,7 @@ import {
   StringEntry,
   UnknownEntryError,
 } from "../../mod.ts";
+import { SECTION_NAMES } from "../../lib/context/section.ts";
 import { context } from "./_helpers.ts";
 
 Deno.test("A new context has a name, six empty sections and no visitors", () => {
@@ -89,16 +90,7 @@ Deno.test("Visitors interleave in the seed's order, depth first", async (t) => {
       const ctx = context("main");
       const v = context("vis");
       ctx.include(v);
-      for (
-        const name of [
-          "foundation",
-          "focus",
-          "topic",
-          "convo",
-          "step",
-          "attention",
-        ] as const
-      ) {
+      for (const name of SECTION_NAMES) {
         ctx[name].add(`self ${name}`);
         v[name].add(`visitor ${name}`);
       }

@@ -5,7 +5,7 @@ import {
   InvalidEntryError,
   StringEntry,
 } from "../../mod.ts";
-import { context, PNG, pool } from "./_helpers.ts";
+import { context, PNG, pool, sharedEntry } from "./_helpers.ts";
 
 Deno.test("Entries get an id from their pool and a creation time", async (t) => {
   await t.step(
@@ -124,9 +124,7 @@ Deno.test("Clearing or redacting releases ids back to the pool", async (t) => {
     "an entry held by two sections keeps its id until the last lets go",
     () => {
       const ctx = context();
-      const entry = new StringEntry("shared", { ids: ctx.ids });
-      ctx.foundation.add(entry);
-      ctx.attention.add(entry);
+      const entry = sharedEntry(ctx, "foundation", "attention");
       ctx.foundation.remove(entry);
       assert.notEqual(entry.id, undefined);
       ctx.attention.remove(entry);

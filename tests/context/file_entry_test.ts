@@ -2,10 +2,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DEFAULT_FILE_ENTRY_MAX_BYTES } from "../../lib/context/file_entry.ts";
 import { Context, FileEntry, InvalidEntryError } from "../../mod.ts";
-import { context, tempDir } from "./_helpers.ts";
+import { tempDir } from "../_kit.ts";
+import { context } from "./_helpers.ts";
 
 Deno.test("FileEntry takes its role from frontmatter unless given one", async (t) => {
-  using dir = tempDir();
+  await using dir = await tempDir();
   const plain = join(dir.path, "plain.md");
   const fm = join(dir.path, "fm.md");
   Deno.writeTextFileSync(plain, "Plain");
@@ -30,7 +31,7 @@ Deno.test("FileEntry takes its role from frontmatter unless given one", async (t
 });
 
 Deno.test("FileEntry re-reads its file on every compile", async (t) => {
-  using dir = tempDir();
+  await using dir = await tempDir();
   const path = join(dir.path, "notes.md");
   await t.step("the frontmatter is stripped and extra fields ignored", () => {
     Deno.writeTextFileSync(
@@ -89,8 +90,8 @@ Deno.test("FileEntry re-reads its file on every compile", async (t) => {
   );
 });
 
-Deno.test("FileEntry is named after its file and identified by its resolved path", () => {
-  using dir = tempDir();
+Deno.test("FileEntry is named after its file and identified by its resolved path", async () => {
+  await using dir = await tempDir();
   const path = join(dir.path, "RULES.md");
   Deno.writeTextFileSync(path, "Rule");
   assert.equal(new FileEntry(path).name, "RULES.md");
@@ -105,8 +106,8 @@ Deno.test("FileEntry is named after its file and identified by its resolved path
   assert.equal(ctx.render(), "> FOUNDATION\n# RULES.md\nRule");
 });
 
-Deno.test("A file promoted by frontmatter becomes its own message without the frontmatter", () => {
-  using dir = tempDir();
+Deno.test("A file promoted by frontmatter becomes its own message without the frontmatter", async () => {
+  await using dir = await tempDir();
   const path = join(dir.path, "memory.md");
   Deno.writeTextFileSync(
     path,
@@ -127,75 +128,67 @@ Deno.test("A file promoted by frontmatter becomes its own message without the fr
 });
 
 Deno.test("FileEntry refuses files over its size limit with a placeholder naming file and size", async (t) => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const path = `${dir}/big.txt`;
-    await Deno.writeTextFile(path, "x".repeat(2048));
-    await t.step("an explicit maxBytes", () => {
-      const entry = new FileEntry(path, { maxBytes: 1024 });
-      const snapshot = entry.read();
-      assert.equal(snapshot.available, false);
-      assert.equal(snapshot.problem, "too_large");
-      assert.equal(
-        entry.compile(),
-        `[File too large: ${path} (2048 bytes; the limit is 1024 bytes)]`,
+  await using dir = await tempDir();
+  const path = `${dir.path}/big.txt`;
+  await Deno.writeTextFile(path, "x".repeat(2048));
+  await t.step("an explicit maxBytes", () => {
+    const entry = new FileEntry(path, { maxBytes: 1024 });
+    const snapshot = entry.read();
+    assert.equal(snapshot.available, false);
+    assert.equal(snapshot.problem, "too_large");
+    assert.equal(
+      entry.compile(),
+      `[File too large: ${path} (2048 bytes; the limit is 1024 bytes)]`,
+    );
+  });
+  await t.step("the default is 1 MiB", async () => {
+    assert.equal(DEFAULT_FILE_ENTRY_MAX_BYTES, 1024 * 1024);
+    const entry = new FileEntry(path);
+    assert.equal(entry.maxBytes, DEFAULT_FILE_ENTRY_MAX_BYTES);
+    assert.equal(entry.compile(), "x".repeat(2048));
+    await Deno.writeFile(
+      path,
+      new Uint8Array(DEFAULT_FILE_ENTRY_MAX_BYTES + 1).fill(0x61),
+    );
+    assert.equal(
+      entry.compile(),
+      `[File too large: ${path} (1048577 bytes; the limit is 1048576 bytes)]`,
+    );
+  });
+  await t.step("a bad limit is refused at construction", () => {
+    for (const maxBytes of [0, -1, 1.5, Number.NaN]) {
+      assert.throws(
+        () => new FileEntry(path, { maxBytes }),
+        InvalidEntryError,
       );
-    });
-    await t.step("the default is 1 MiB", async () => {
-      assert.equal(DEFAULT_FILE_ENTRY_MAX_BYTES, 1024 * 1024);
-      const entry = new FileEntry(path);
-      assert.equal(entry.maxBytes, DEFAULT_FILE_ENTRY_MAX_BYTES);
-      assert.equal(entry.compile(), "x".repeat(2048));
-      await Deno.writeFile(
-        path,
-        new Uint8Array(DEFAULT_FILE_ENTRY_MAX_BYTES + 1).fill(0x61),
-      );
-      assert.equal(
-        entry.compile(),
-        `[File too large: ${path} (1048577 bytes; the limit is 1048576 bytes)]`,
-      );
-    });
-    await t.step("a bad limit is refused at construction", () => {
-      for (const maxBytes of [0, -1, 1.5, Number.NaN]) {
-        assert.throws(
-          () => new FileEntry(path, { maxBytes }),
-          InvalidEntryError,
-        );
-      }
-    });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+    }
+  });
 });
 
 Deno.test("FileEntry decodes strict UTF-8 by default and names a file that is not UTF-8", async (t) => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const path = `${dir}/latin1.txt`;
-    // "café" in Latin-1: 0xE9 is not valid UTF-8 on its own.
-    await Deno.writeFile(path, new Uint8Array([0x63, 0x61, 0x66, 0xe9]));
-    await t.step("a placeholder, never U+FFFD", () => {
-      const entry = new FileEntry(path);
-      const text = entry.compile();
-      assert.ok(!text.includes("\uFFFD"));
-      assert.match(
-        text,
-        /^\[File not UTF-8: .*latin1\.txt \(.*not valid UTF-8/,
-      );
-      assert.equal(entry.read().problem, "invalid_utf8");
-    });
-    await t.step("lossyUtf8 opts into replacement characters", () => {
-      const entry = new FileEntry(path, { lossyUtf8: true });
-      assert.equal(entry.compile(), "caf\uFFFD");
-      assert.equal(entry.read().problem, null);
-    });
-    await t.step("an unreadable path says why without OS noise", () => {
-      const entry = new FileEntry(dir);
-      assert.equal(entry.read().problem, "unreadable");
-      assert.ok(!entry.compile().includes("os error"), entry.compile());
-      assert.match(entry.compile(), /^\[File unreadable: .* \(.+\)\]$/);
-    });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  const path = `${dir.path}/latin1.txt`;
+  // "café" in Latin-1: 0xE9 is not valid UTF-8 on its own.
+  await Deno.writeFile(path, new Uint8Array([0x63, 0x61, 0x66, 0xe9]));
+  await t.step("a placeholder, never U+FFFD", () => {
+    const entry = new FileEntry(path);
+    const text = entry.compile();
+    assert.ok(!text.includes("\uFFFD"));
+    assert.match(
+      text,
+      /^\[File not UTF-8: .*latin1\.txt \(.*not valid UTF-8/,
+    );
+    assert.equal(entry.read().problem, "invalid_utf8");
+  });
+  await t.step("lossyUtf8 opts into replacement characters", () => {
+    const entry = new FileEntry(path, { lossyUtf8: true });
+    assert.equal(entry.compile(), "caf\uFFFD");
+    assert.equal(entry.read().problem, null);
+  });
+  await t.step("an unreadable path says why without OS noise", () => {
+    const entry = new FileEntry(dir.path);
+    assert.equal(entry.read().problem, "unreadable");
+    assert.ok(!entry.compile().includes("os error"), entry.compile());
+    assert.match(entry.compile(), /^\[File unreadable: .* \(.+\)\]$/);
+  });
 });

@@ -5,6 +5,7 @@ import {
   type ImageMediaType,
   InvalidEntryError,
 } from "../../mod.ts";
+import { tempDir } from "../_kit.ts";
 import { context, PNG, PNG2, pool } from "./_helpers.ts";
 
 Deno.test("ImageEntry keeps data, media type and name", async (t) => {
@@ -272,39 +273,35 @@ Deno.test("ImageEntry.fromBytes() detects the media type from the magic bytes", 
 });
 
 Deno.test("ImageEntry.fromFile() reads the file once and names it", async (t) => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const path = `${dir}/shot.data`;
-    await Deno.writeFile(path, new Uint8Array(SIGNATURES[1]![1]));
-    await t.step("type from the bytes, name from the file", () => {
-      const entry = ImageEntry.fromFile(path, { ids: pool(), role: "user" });
-      assert.equal(entry.mediaType, "image/jpeg");
-      assert.equal(entry.name, "shot.data");
-      assert.equal(entry.role, "user");
-      assert.equal(
-        ImageEntry.fromFile(new URL(`file://${path}`), { ids: pool() })
-          .mediaType,
-        "image/jpeg",
-      );
-    });
-    await t.step("a missing or non-image file names the file", () => {
-      assert.throws(
-        () => ImageEntry.fromFile(`${dir}/nope.png`, { ids: pool() }),
-        (e) =>
-          e instanceof InvalidEntryError &&
-          e.message ===
-            `Cannot create an image entry from ${dir}/nope.png: it does not exist`,
-      );
-      const text = `${dir}/text.png`;
-      Deno.writeTextFileSync(text, "not an image");
-      assert.throws(
-        () => ImageEntry.fromFile(text, { ids: pool() }),
-        new RegExp(
-          `^InvalidEntryError: Cannot create an image entry from ${text}: it is not a PNG`,
-        ),
-      );
-    });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  const path = `${dir.path}/shot.data`;
+  await Deno.writeFile(path, new Uint8Array(SIGNATURES[1]![1]));
+  await t.step("type from the bytes, name from the file", () => {
+    const entry = ImageEntry.fromFile(path, { ids: pool(), role: "user" });
+    assert.equal(entry.mediaType, "image/jpeg");
+    assert.equal(entry.name, "shot.data");
+    assert.equal(entry.role, "user");
+    assert.equal(
+      ImageEntry.fromFile(new URL(`file://${path}`), { ids: pool() })
+        .mediaType,
+      "image/jpeg",
+    );
+  });
+  await t.step("a missing or non-image file names the file", () => {
+    assert.throws(
+      () => ImageEntry.fromFile(`${dir.path}/nope.png`, { ids: pool() }),
+      (e) =>
+        e instanceof InvalidEntryError &&
+        e.message ===
+          `Cannot create an image entry from ${dir.path}/nope.png: it does not exist`,
+    );
+    const text = `${dir.path}/text.png`;
+    Deno.writeTextFileSync(text, "not an image");
+    assert.throws(
+      () => ImageEntry.fromFile(text, { ids: pool() }),
+      new RegExp(
+        `^InvalidEntryError: Cannot create an image entry from ${text}: it is not a PNG`,
+      ),
+    );
+  });
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { CompileOptionsError, type Message, StringEntry } from "../../mod.ts";
-import { context } from "./_helpers.ts";
+import { SECTION_NAMES } from "../../lib/context/section.ts";
+import { context, ruled } from "./_helpers.ts";
 
 function texts(message: Message | undefined): string[] {
   return (message?.content ?? []).map((b) =>
@@ -49,8 +50,7 @@ Deno.test("toMessages() turns other roles into their own messages", async (t) =>
   await t.step(
     "an assistant entry follows the system message and leaves the system prompt",
     () => {
-      const ctx = context();
-      ctx.foundation.add("System rule.");
+      const ctx = ruled("System rule.");
       ctx.convo.add(
         new StringEntry("Prefilled answer.", { role: "assistant" }),
       );
@@ -155,16 +155,7 @@ Deno.test("Cache breakpoints mark the last block of each named section", async (
     "four sections can be marked; all six sections take five or more and are refused",
     () => {
       const ctx = context();
-      for (
-        const name of [
-          "foundation",
-          "focus",
-          "topic",
-          "convo",
-          "step",
-          "attention",
-        ] as const
-      ) {
+      for (const name of SECTION_NAMES) {
         ctx[name].add(name);
       }
       const [system] = ctx.toMessages({
@@ -175,14 +166,7 @@ Deno.test("Cache breakpoints mark the last block of each named section", async (
       assert.throws(
         () =>
           ctx.toMessages({
-            cacheBreakpoints: [
-              "foundation",
-              "focus",
-              "topic",
-              "convo",
-              "step",
-              "attention",
-            ],
+            cacheBreakpoints: SECTION_NAMES,
           }),
         (e) =>
           e instanceof CompileOptionsError && e instanceof RangeError &&

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import type OpenAI from "openai";
-import { ImageEntry, type OpenAIMessage, StringEntry } from "../../mod.ts";
+import { type OpenAIMessage, StringEntry } from "../../mod.ts";
 import { breakpoints, randomContext } from "./_arbitrary.ts";
-import { context, PNG } from "./_helpers.ts";
+import { context, GREETING, pictureContext, PNG, ruled } from "./_helpers.ts";
 
 /** Compiles only if the output is valid Chat Completions input. */
 function request(
@@ -32,13 +32,7 @@ function assertValid(messages: OpenAIMessage[]): void {
 }
 
 Deno.test("toOpenAI() output type-checks as Chat Completions messages", () => {
-  const ctx = context();
-  ctx.foundation.add("You are helpful.");
-  ctx.topic.add(
-    new ImageEntry({ data: PNG, mediaType: "image/png", name: "shot" }),
-  );
-  ctx.convo.add(new StringEntry("Hi", { role: "user" }));
-  ctx.convo.add(new StringEntry("Hello!", { role: "assistant" }));
+  const ctx = pictureContext("You are helpful.", GREETING);
   const messages = ctx.toOpenAI({ cacheBreakpoints: ["foundation"] });
   assert.deepEqual(request(messages).messages, [
     { role: "system", content: [{ type: "text", text: "You are helpful." }] },
@@ -58,8 +52,7 @@ Deno.test("toOpenAI() output type-checks as Chat Completions messages", () => {
 });
 
 Deno.test("toOpenAI() can name the instructions role developer and omits an empty system message", () => {
-  const ctx = context();
-  ctx.foundation.add("Rules.");
+  const ctx = ruled("Rules.");
   assert.equal(ctx.toOpenAI({ systemRole: "developer" })[0]!.role, "developer");
   assert.deepEqual(context().toOpenAI(), []);
   const userOnly = context();

@@ -12,7 +12,7 @@ import {
 } from "../../lib/persist/session_store.ts";
 import type { PersistenceOverrides } from "../../lib/persist/tool_policy.ts";
 import type { SliceCheckpoint } from "../../lib/slice/checkpoint.ts";
-import { storeWith } from "../_kit.ts";
+import { storeWith, testsRunRecord } from "../_factories.ts";
 
 /** A workspace, a session root and a key file in one temp dir, removed when disposed. */
 export interface Layout extends AsyncDisposable {
@@ -97,15 +97,11 @@ export async function sampleRun(): Promise<
     checkpoint: SliceCheckpoint;
   }
 > {
-  const { results, descriptors: [a, readme, output] } = await storeWith([
-    [
-      "export const INSPECTED_BODY = 1;\n",
-      "repository.inspect src/a.ts",
-      "complete",
-    ],
-    ["# Readme body text\n", "repository.inspect README.md", "complete"],
+  const { results, descriptors: [a, readme, output] } = await storeWith(
+    ["export const INSPECTED_BODY = 1;\n", "repository.inspect src/a.ts"],
+    ["# Readme body text\n", "repository.inspect README.md"],
     [TEST_OUTPUT, "tests.run deno run check.ts", "partial"],
-  ]);
+  );
   const records: ActionRecord[] = [
     {
       sequence: 1,
@@ -120,19 +116,9 @@ export async function sampleRun(): Promise<
         ],
       },
     },
-    {
-      sequence: 2,
-      action: "tests.run",
-      arguments: {},
-      report: {
-        kind: "tests_run",
-        exit_code: 1,
-        timed_out: false,
-        tested_revision: null,
-        output,
-        confinement: "subprocess (not confined by Deno)",
-      },
-    },
+    testsRunRecord(2, output, {
+      confinement: "subprocess (not confined by Deno)",
+    }),
     {
       sequence: 3,
       action: "repository.edit",
@@ -295,19 +281,7 @@ export function testsRecord(
   output: ResultDescriptor,
   exitCode: number,
 ): ActionRecord {
-  return {
-    sequence,
-    action: "tests.run",
-    arguments: {},
-    report: {
-      kind: "tests_run",
-      exit_code: exitCode,
-      timed_out: false,
-      tested_revision: null,
-      output,
-      confinement: "none",
-    },
-  };
+  return testsRunRecord(sequence, output, { exitCode });
 }
 
 /** Whether a path exists (symlinks not followed). */

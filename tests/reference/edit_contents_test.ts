@@ -26,10 +26,10 @@ async function expansionError(
 }
 
 async function setup() {
-  const { results, descriptors: [d, j] } = await storeWith([
-    ["one\ntwo\nthree\n", "a.txt", "complete"],
-    ['{"name": "loom", "n": 1.50}', "p.json", "complete"],
-  ]);
+  const { results, descriptors: [d, j] } = await storeWith(
+    ["one\ntwo\nthree\n", "a.txt"],
+    ['{"name": "loom", "n": 1.50}', "p.json"],
+  );
   return { results, text: d.reference!, json: j.reference! };
 }
 

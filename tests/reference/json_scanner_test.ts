@@ -13,13 +13,13 @@ import {
   PointerError,
 } from "../../lib/reference/pointer.ts";
 import { generated, wide } from "./generated_json.ts";
-import { testdata } from "../_kit.ts";
-
-const SUITE = testdata("JSONTestSuite/");
-const NATIVE = testdata("nativejson-benchmark/data/");
+import { rng, testdata } from "../_kit.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+const SUITE = testdata("JSONTestSuite/");
+const NATIVE = testdata("nativejson-benchmark/data/");
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -592,18 +592,6 @@ Deno.test("scanJson() handles any depth without recursion", async (t) => {
   });
 });
 
-/** A small deterministic generator for layout choices (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const SPACE = [" ", "\n", "\r\n", "\t", "  "];
 
 /** Serialize with random whitespace and randomly escaped string contents. */
@@ -633,7 +621,7 @@ Deno.test("every pointer into random documents agrees with JSON.parse and jsonpo
   ) as fc.Arbitrary<Json>;
   fc.assert(
     fc.property(value, fc.integer(), (generated, seed) => {
-      const text = layout(generated, random(seed));
+      const text = layout(generated, rng(seed));
       const index = scan(text);
       const document = JSON.parse(text) as Json;
       const pointers = pointersOf(document);

@@ -4,10 +4,10 @@ import { ResumedResultStore } from "../../lib/slice/_resumed_store.ts";
 import { storeWith } from "../_kit.ts";
 
 Deno.test("a resumed store answers references to a changed source with digest_mismatch", async (t) => {
-  const { results: old, descriptors: [a, b] } = await storeWith([
-    ["first body\n", "repository.inspect a.ts", "complete"],
+  const { results: old, descriptors: [a, b] } = await storeWith(
+    ["first body\n", "repository.inspect a.ts"],
     ["second body\n", "tests.run x", "partial"],
-  ]);
+  );
   const store = new ResumedResultStore();
   store.restoreUnavailable({
     id: "result-1",

@@ -15,6 +15,12 @@ function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
+/** A complete stored result of this text, as a session would restore it. */
+function storedResult(id: string, text: string, origin = id): StoredResult {
+  const bytes = encoder.encode(text);
+  return { id, bytes, sha256: sha256(bytes), origin, capture: "complete" };
+}
+
 const complete = {
   origin: "repository.inspect a.txt",
   capture: "complete",
@@ -418,18 +424,8 @@ Deno.test("ResultStore.stored() and restore() carry results across sessions", as
 
   await t.step("out-of-order restores are listed in id order", () => {
     const store = new ResultStore();
-    const make = (id: string, text: string): StoredResult => {
-      const bytes = encoder.encode(text);
-      return {
-        id,
-        bytes,
-        sha256: sha256(bytes),
-        origin: id,
-        capture: "complete",
-      };
-    };
-    store.restore(make("result-5", "e"));
-    store.restore(make("result-2", "b"));
+    store.restore(storedResult("result-5", "e"));
+    store.restore(storedResult("result-2", "b"));
     assert.deepEqual([...store.stored()].map((r) => r.id), [
       "result-2",
       "result-5",
@@ -444,14 +440,7 @@ Deno.test("ResultStore.stored() and restore() carry results across sessions", as
     "a wrong digest, a bad id, a taken id and invalid UTF-8 are refused",
     () => {
       const store = new ResultStore();
-      const bytes = encoder.encode("abc");
-      const good: StoredResult = {
-        id: "result-1",
-        bytes,
-        sha256: sha256(bytes),
-        origin: "o",
-        capture: "complete",
-      };
+      const good = storedResult("result-1", "abc", "o");
       const code = (f: () => void) => {
         try {
           f();
@@ -495,16 +484,7 @@ Deno.test("ResultStore.stored() and restore() carry results across sessions", as
 
   await t.step("restore respects the limits", () => {
     const store = new ResultStore({ maxResults: 1, maxResultBytes: 3 });
-    const r = (id: string, text: string): StoredResult => {
-      const bytes = encoder.encode(text);
-      return {
-        id,
-        bytes,
-        sha256: sha256(bytes),
-        origin: "o",
-        capture: "complete",
-      };
-    };
+    const r = (id: string, text: string) => storedResult(id, text, "o");
     assert.throws(() => store.restore(r("result-1", "abcd")), {
       code: "too_large",
     });
