@@ -21,6 +21,8 @@ export interface Layout extends AsyncDisposable {
   readonly root: string;
   /** The session key, outside root and workspace. */
   readonly keyFile: string;
+  /** Removes the temp dir (what disposing does). */
+  cleanup(): Promise<void>;
 }
 
 /** A workspace and a session root side by side in one temp dir. */
@@ -41,6 +43,7 @@ export async function tempLayout(): Promise<Layout> {
     workspace,
     root,
     keyFile: `${base}/keys/session.key`,
+    cleanup: () => Deno.remove(base, { recursive: true }),
     [Symbol.asyncDispose]: () => Deno.remove(base, { recursive: true }),
   };
 }
