@@ -23,7 +23,6 @@ export {
   type SessionRun,
   type SessionSaveInfo,
   SessionStore,
-  type UnavailableResult,
   verifySession,
 } from "./lib/persist/session_store.ts";
 export {
@@ -45,32 +44,13 @@ export {
   summarizeSession,
 } from "./lib/persist/session_summary.ts";
 export {
-  resumeOf,
   sliceSessionHooks,
   type SliceSessionOptions,
 } from "./lib/persist/slice_session.ts";
 export {
-  type LastTurn,
-  SLICE_COUNTERS,
-  type SliceCheckpoint,
-  type SliceCounter,
   type SliceCounters,
-  type SliceResume,
-  type SliceSessionHooks,
-  type SliceState,
-  type UnavailableResultEntry,
-} from "./lib/slice/checkpoint.ts";
-export { type ContextReportRequest } from "./lib/briefing/context_report.ts";
-export {
-  type ActionRecord,
-  type EditedFile,
-  type EditedReport,
-  type ExecutionReport,
-  type InspectedFile,
-  type InspectedReport,
-  type RefusedReport,
-  type TestsRunReport,
-} from "./lib/briefing/report.ts";
+  type UnavailableResult,
+} from "./lib/slice/run_state.ts";
 export {
   type PersistenceOverrides,
   persistenceThreshold,

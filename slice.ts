@@ -42,6 +42,7 @@ export {
   type SliceOutcome,
   type SliceTestResult,
 } from "./lib/slice/outcome.ts";
+export { SliceSessionHooks } from "./lib/slice/run_state.ts";
 export { type ContextPolicy } from "./lib/briefing/briefing.ts";
 export { type StopReason } from "./lib/briefing/context_report.ts";
 export {

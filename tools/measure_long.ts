@@ -30,6 +30,7 @@ import {
   recordingPath,
 } from "../tests/e2e/_workspace.ts";
 import { replayServer } from "../tests/providers/_replay_server.ts";
+import type { ContextPolicy } from "../lib/briefing/briefing.ts";
 
 /** The models the cost table prices. */
 export const COST_MODELS: Readonly<Record<ProviderWire, string>> = {
@@ -45,7 +46,7 @@ const CALL_INTERVAL_MS = 5_000;
  * server and prices the bodies the SDK sent.
  */
 export async function costAsSent(
-  policy: "legacy" | "bounded",
+  policy: ContextPolicy,
   wire: ProviderWire,
 ): Promise<{ report: CostReport; bodies: string[] }> {
   const prepared = await prepareWorkspace("long");
@@ -83,7 +84,7 @@ export async function costAsSent(
 
 /** The same figure offline, as `loom cost` computes it. */
 export async function costOffline(
-  policy: "legacy" | "bounded",
+  policy: ContextPolicy,
   wire: ProviderWire,
 ): Promise<CostReport> {
   const run = await replayRecording({
@@ -117,7 +118,7 @@ interface Row {
 }
 
 async function measure(
-  policy: "legacy" | "bounded",
+  policy: ContextPolicy,
   tests: "deno run check.ts" | "true",
 ): Promise<Row> {
   const prepared = await prepareWorkspace("long");

@@ -5,8 +5,7 @@
  * refused selection, so results stay under the store's limit), replays it
  * on a temp workspace under the bounded policy twice — without a session
  * and with one — and prints, per step: the time spent in the session's
- * checkpoint (appending and flushing the journal record, writing result
- * files), the same over the last tenth of the run (it must not grow with
+ * save (appending and flushing the journal record, writing result files), the same over the last tenth of the run (it must not grow with
  * the length), and the loop's own time excluding the model in both runs.
  *
  * ```sh
@@ -16,7 +15,7 @@
 import { runSlice } from "../lib/slice/run.ts";
 import { SessionStore } from "../lib/persist/session_store.ts";
 import { sliceSessionHooks } from "../lib/persist/slice_session.ts";
-import type { SliceSessionHooks } from "../lib/slice/checkpoint.ts";
+import { sessionHookParts, sessionHooks } from "../lib/slice/run_state.ts";
 
 const LENGTHS = [150, 600, 1_200];
 
@@ -89,16 +88,16 @@ async function measure(steps: number): Promise<Row> {
         maxSteps: steps,
       },
     });
-    const inner = sliceSessionHooks(store);
+    const inner = sessionHookParts(sliceSessionHooks(store));
     const times: number[] = [];
-    const session: SliceSessionHooks = {
+    const session = sessionHooks({
       ...inner,
-      onCheckpoint: async (checkpoint) => {
+      onSnapshot: async (snapshot) => {
         const started = performance.now();
-        await inner.onCheckpoint(checkpoint);
+        await inner.onSnapshot(snapshot);
         times.push(performance.now() - started);
       },
-    };
+    });
     const with_ = await runSlice(request, {
       contextPolicy: "bounded",
       session,
@@ -127,7 +126,7 @@ if (import.meta.main) {
   const rows: Row[] = [];
   for (const steps of LENGTHS) rows.push(await measure(steps));
   console.log(
-    "| steps | checkpoint ms/step | same, last tenth | ms/step excl. model, no session | with session | journal bytes |",
+    "| steps | save ms/step | same, last tenth | ms/step excl. model, no session | with session | journal bytes |",
   );
   console.log("|---:|---:|---:|---:|---:|---:|");
   for (const r of rows) {
@@ -142,7 +141,7 @@ if (import.meta.main) {
   const first = rows[0]!;
   const last = rows.at(-1)!;
   console.log(
-    `\ncheckpoint ms/step at ${last.steps} steps / at ${first.steps} steps: ${
+    `\nsave ms/step at ${last.steps} steps / at ${first.steps} steps: ${
       (last.saveMs / first.saveMs).toFixed(2)
     }x (target ≤ 1.5x)`,
   );

@@ -11,6 +11,7 @@ import {
   type TurnRequest,
 } from "./turn_request.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
+import type { ContextPolicy } from "./briefing.ts";
 
 /**
  * Why a slice stopped (DESIGN.md "Slice completion"):
@@ -120,7 +121,7 @@ export interface ContextReportRequest {
 /** The context report, exactly the closed object of wire-formats.md. */
 export interface ContextReport {
   /** The context policy of the run. */
-  readonly policy: "legacy" | "bounded";
+  readonly policy: ContextPolicy;
   /** How the run ended. */
   readonly outcome: { readonly stop: StopReason; readonly detail: string };
   /** One line per model request, in order. */
@@ -191,7 +192,7 @@ const encoder = new TextEncoder();
  * ```
  */
 export class ContextReportBuilder {
-  readonly #policy: "legacy" | "bounded";
+  readonly #policy: ContextPolicy;
   readonly #requests: ContextReportRequest[] = [];
   readonly #started: number = performance.now();
   #previous: Measured | undefined;
@@ -201,7 +202,7 @@ export class ContextReportBuilder {
    *
    * @param policy The run's context policy.
    */
-  constructor(policy: "legacy" | "bounded") {
+  constructor(policy: ContextPolicy) {
     this.#policy = policy;
   }
 

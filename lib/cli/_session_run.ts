@@ -18,7 +18,7 @@ import { type LoadedSession, SessionStore } from "../persist/session_store.ts";
 import type { SliceTest } from "../slice/request.ts";
 import { sliceSessionHooks } from "../persist/slice_session.ts";
 import type { RunOptions, SliceRequest } from "../slice/request.ts";
-import type { SliceSessionHooks } from "../slice/checkpoint.ts";
+import type { SliceSessionHooks } from "../slice/run_state.ts";
 import { parseArguments, parseDuration, positiveInteger } from "./_args.ts";
 import {
   sandboxOption,

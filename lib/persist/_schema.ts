@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { SLICE_COUNTERS } from "../slice/checkpoint.ts";
+import { SLICE_COUNTERS } from "../slice/run_state.ts";
 import { TOOL_DECLARATIONS } from "./tool_policy.ts";
 
 const digest = z.string().regex(
@@ -183,7 +183,7 @@ const settingsSchema = z.strictObject({
   overrides,
 });
 
-/** A checkpoint: the state after an acknowledged step, new items only. */
+/** A step record: the state after an acknowledged step, new items only. */
 const stepSchema = z.strictObject({
   seq: z.number().int().positive(),
   type: z.literal("step"),

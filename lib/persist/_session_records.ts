@@ -1,5 +1,5 @@
 /**
- * The one place where a slice's run state meets its wire form: a checkpoint
+ * The one place where a slice's run state meets its wire form: a snapshot
  * becomes a journal step record (snake_case counters from `SLICE_COUNTERS`,
  * only new records and report lines, compact descriptors), a step record
  * folds back into the state, and descriptors are expanded on load.
@@ -10,9 +10,10 @@ import type { StopReason } from "../briefing/context_report.ts";
 import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
 import {
   SLICE_COUNTERS,
-  type SliceCheckpoint,
+  type SliceCounter,
+  type SliceSnapshot,
   type SliceState,
-} from "../slice/checkpoint.ts";
+} from "../slice/run_state.ts";
 import { compactArguments } from "../briefing/event.ts";
 import {
   type CompactDescriptor,
@@ -193,7 +194,7 @@ export interface JournalState extends Omit<SliceState, "records"> {
 export function emptyState(): JournalState {
   return {
     ...Object.fromEntries(SLICE_COUNTERS.map((name) => [name, 0])) as {
-      [K in (typeof SLICE_COUNTERS)[number]]: number;
+      [K in SliceCounter]: number;
     },
     revision: null,
     notes: [],
@@ -204,10 +205,10 @@ export function emptyState(): JournalState {
   };
 }
 
-/** The step record of a checkpoint, with what is new since `saved`. */
+/** The step record of a snapshot, with what is new since `saved`. */
 export function stepRecord(
   seq: number,
-  checkpoint: SliceCheckpoint,
+  snapshot: SliceSnapshot,
   saved: { readonly records: number; readonly requests: number },
   results: Record<string, CatalogueEntry>,
 ): Record<string, unknown> {
@@ -215,14 +216,14 @@ export function stepRecord(
     seq,
     type: "step",
     counters: Object.fromEntries(
-      SLICE_COUNTERS.map((name) => [snakeCase(name), checkpoint[name]]),
+      SLICE_COUNTERS.map((name) => [snakeCase(name), snapshot[name]]),
     ),
-    revision: checkpoint.revision,
-    notes: [...checkpoint.notes],
-    last_turn: checkpoint.lastTurn,
-    stop: checkpoint.stop,
-    records: checkpoint.records.slice(saved.records).map(compactRecord),
-    requests: checkpoint.requests.slice(saved.requests),
+    revision: snapshot.revision,
+    notes: [...snapshot.notes],
+    last_turn: snapshot.lastTurn,
+    stop: snapshot.stop,
+    records: snapshot.records.slice(saved.records).map(compactRecord),
+    requests: snapshot.requests.slice(saved.requests),
     results,
   };
 }

@@ -14,11 +14,13 @@ import { join } from "node:path";
 import type { StopReason } from "../briefing/context_report.ts";
 import type { ActionRecord } from "../briefing/report.ts";
 import type { StoredResult } from "../store/result_store.ts";
+import type { ContextPolicy } from "../briefing/briefing.ts";
 import type {
-  SliceCheckpoint,
+  SliceCounters,
+  SliceSnapshot,
   SliceState,
-  UnavailableResultEntry,
-} from "../slice/checkpoint.ts";
+  UnavailableResult,
+} from "../slice/run_state.ts";
 import type { SliceTest } from "../slice/request.ts";
 import { sha256Hex } from "../store/digest.ts";
 import { JournalWriter } from "./_journal.ts";
@@ -62,7 +64,7 @@ export interface SessionRun {
   /** The slice's intent. */
   readonly intent: string;
   /** The context policy. */
-  readonly policy: "legacy" | "bounded";
+  readonly policy: ContextPolicy;
   /** The model spec the session resumes with, e.g. `recorded:PATH`. */
   readonly model: string;
   /** The test command, or `null` when none was configured. */
@@ -91,7 +93,7 @@ export interface OpenSessionOptions {
   readonly keyFile?: string;
 }
 
-/** What one {@linkcode SessionStore.save} did. */
+/** What one save of a session did (after every acknowledged step). */
 export interface SessionSaveInfo {
   /** Result files written by this save (new digests only). */
   readonly written: number;
@@ -108,13 +110,10 @@ export interface SessionSaveInfo {
   readonly skipped: readonly string[];
 }
 
-/** A catalogued result that could not be restored. */
-export interface UnavailableResult extends UnavailableResultEntry {
-  /** Always `digest_mismatch`: references to it fail with that code. */
-  readonly reason: "digest_mismatch";
-}
-
-/** A verified session, ready to continue. */
+/**
+ * A verified session, ready to continue: pass it to `sliceSessionHooks`
+ * as `resume`.
+ */
 export interface LoadedSession extends Omit<SessionRun, "overrides"> {
   /** The session root (real path). */
   readonly root: string;
@@ -126,8 +125,11 @@ export interface LoadedSession extends Omit<SessionRun, "overrides"> {
   readonly overrides: Readonly<Record<string, number>>;
   /** How the run ended, or `null` while it can continue. */
   readonly stop: StopReason | null;
-  /** The run state, records with descriptors rebuilt. */
-  readonly state: SliceState;
+  /**
+   * How far the run got: its counters at the last acknowledged step (the
+   * rest of its run state is internal and travels with it to the resume).
+   */
+  readonly state: SliceCounters;
   /** Verified results in id order, with their ids and digests. */
   readonly results: readonly StoredResult[];
   /** Results whose re-read source changed or disappeared. */
@@ -138,6 +140,14 @@ export interface LoadedSession extends Omit<SessionRun, "overrides"> {
 
 const token = Symbol("SessionStore");
 
+let save: (
+  store: SessionStore,
+  snapshot: SliceSnapshot,
+) => Promise<SessionSaveInfo>;
+
+/** Full run states of loaded sessions, by their public `state` object. */
+const runStates = new WeakMap<SliceCounters, SliceState>();
+
 /**
  * The owner's handle of a session root: the only object that writes there,
  * holding its lock until {@linkcode SessionStore.close}. Get one with
@@ -145,31 +155,30 @@ const token = Symbol("SessionStore");
  * {@linkcode SessionStore.open} (resume); stages that must not persist get
  * {@linkcode SessionStore.fork}.
  *
- * @example
+ * @example Save a run, then open the session again
  * ```ts
- * import { ResultStore } from "@loom/loom/reference";
- * import { SessionStore } from "@loom/loom/session";
+ * import { SessionStore, sliceSessionHooks } from "@loom/loom/session";
+ * import { runSlice } from "@loom/loom/slice";
+ * import { ScriptedProvider, tempWorkspace } from "@loom/loom/testing";
  * import assert from "node:assert/strict";
  * const keyFile = `${await Deno.makeTempDir()}/session.key`;
- * const workspace = await Deno.makeTempDir();
+ * await using workspace = await tempWorkspace({ "notes.txt": "todo\n" });
  * const root = await Deno.makeTempDir();
- * const run = { intent: "Fix the bug", policy: "bounded", model: "recorded:/r.json", test: null, maxSteps: 10 } as const;
- * const session = await SessionStore.create(root, { workspace, keyFile, run });
- * const results = new ResultStore();
- * const output = await results.put("1 failed\n", { origin: "tests.run deno test", capture: "partial" });
- * const zero = { edits: 0, refusals: 0, consecutiveRefusals: 0, retrievals: 0, bytesTotal: 0, bytesPeak: 0, modelMs: 0, archived: 0, checkpoints: 0 };
- * await session.save({
- *   ...zero, steps: 1, modelCalls: 2, revision: null, notes: [], lastTurn: null, requests: [], stop: null, results,
- *   records: [{ sequence: 1, action: "tests.run", arguments: {}, report: {
- *     kind: "tests_run", exit_code: 1, timed_out: false, tested_revision: null,
- *     output, confinement: "none",
- *   } }],
- * });
+ * const run = { intent: "Nothing to change", policy: "bounded", model: "scripted", test: null, maxSteps: 2 } as const;
+ * const session = await SessionStore.create(root, { workspace: workspace.path, keyFile, run });
+ * const provider = new ScriptedProvider([
+ *   { arguments: { action: "slice.complete" } },
+ *   { arguments: { summary: "Nothing to change" } },
+ * ]);
+ * await runSlice(
+ *   { intent: run.intent, workspace: workspace.path, maxSteps: 2, provider },
+ *   { contextPolicy: "bounded", session: sliceSessionHooks(session) },
+ * );
  * await session.close();
  * const again = await SessionStore.open(root, { keyFile });
  * const loaded = await again.load();
  * await again.close();
- * assert.equal(loaded.results[0]?.sha256, output.sha256);
+ * assert.equal(loaded.stop, "completed");
  * assert.equal(loaded.state.modelCalls, 2);
  * ```
  */
@@ -453,27 +462,21 @@ export class SessionStore {
     this.#overrides = overrides;
   }
 
-  /**
-   * Appends the state after an acknowledged step: first every new result
-   * file (atomically), then one flushed journal record with the counters and
-   * what is new since the last save. An externally bounded result goes to a
-   * file when {@linkcode shouldPersist} says so and stays inline otherwise;
-   * self-bounding results are catalogued by workspace path and digest only.
-   *
-   * @param checkpoint The run's state; records and report lines only grow.
-   * @returns What this save wrote and left out.
-   * @throws {TypeError} When the checkpoint would not make a valid record.
-   */
-  async save(checkpoint: SliceCheckpoint): Promise<SessionSaveInfo> {
+  static {
+    save = (store, snapshot) => store.#save(snapshot);
+  }
+
+  /** See {@linkcode saveSnapshot}. */
+  async #save(snapshot: SliceSnapshot): Promise<SessionSaveInfo> {
     if (
-      checkpoint.records.length < this.#saved.records ||
-      checkpoint.requests.length < this.#saved.requests
+      snapshot.records.length < this.#saved.records ||
+      snapshot.requests.length < this.#saved.requests
     ) {
       throw new TypeError(
         `Cannot save session ${this.root}: records and report lines only grow, but the checkpoint has fewer than were saved`,
       );
     }
-    const records = checkpoint.records.slice(this.#saved.records);
+    const records = snapshot.records.slice(this.#saved.records);
     classify(records, this.#origins);
     const results: Record<string, CatalogueEntry> = {};
     const files: StoredResult[] = [];
@@ -482,12 +485,12 @@ export class SessionStore {
     const pending: string[] = [];
     const ids = [...this.#pending];
     let next = this.#nextResult;
-    while (checkpoint.results.get(`result-${next}`) !== undefined) {
+    while (snapshot.results.get(`result-${next}`) !== undefined) {
       ids.push(`result-${next}`);
       next += 1;
     }
     for (const id of ids) {
-      const result = checkpoint.results.get(id);
+      const result = snapshot.results.get(id);
       if (result === undefined) continue;
       const origin = this.#origins.get(id);
       // No acknowledged record produced it (yet): never stored unless one does.
@@ -504,7 +507,7 @@ export class SessionStore {
       counts[kind] += 1;
       if (kind === "persisted") files.push(result);
     }
-    const value = stepRecord(this.#seq + 1, checkpoint, this.#saved, results);
+    const value = stepRecord(this.#seq + 1, snapshot, this.#saved, results);
     const valid = laterSchema.safeParse(JSON.parse(JSON.stringify(value)));
     if (!valid.success) {
       throw new TypeError(
@@ -527,8 +530,8 @@ export class SessionStore {
     }
     await this.#append(value);
     this.#saved = {
-      records: checkpoint.records.length,
-      requests: checkpoint.requests.length,
+      records: snapshot.records.length,
+      requests: snapshot.requests.length,
     };
     this.#nextResult = next;
     this.#pending = pending;
@@ -575,6 +578,46 @@ export class SessionStore {
     await this.#writer.append(value);
     this.#seq = value.seq as number;
   }
+}
+
+/**
+ * Appends the state after an acknowledged step to the session's journal:
+ * first every new result file (atomically), then one flushed record with
+ * the counters and what is new since the last save. An externally bounded
+ * result goes to a file when {@linkcode shouldPersist} says so and stays
+ * inline otherwise; self-bounding results are catalogued by workspace path
+ * and digest only. The session hooks call it; tests call it directly.
+ *
+ * @param store The owner's handle.
+ * @param snapshot The run's state; records and report lines only grow.
+ * @returns What this save wrote and left out.
+ * @throws {TypeError} When the snapshot would not make a valid record.
+ */
+export function saveSnapshot(
+  store: SessionStore,
+  snapshot: SliceSnapshot,
+): Promise<SessionSaveInfo> {
+  return save(store, snapshot);
+}
+
+/**
+ * The whole run state of a loaded session (records with descriptors
+ * rebuilt, notes, last turn, report lines), which its public `state` only
+ * counts.
+ *
+ * @param loaded A session from {@linkcode SessionStore.load} or
+ *   {@linkcode verifySession}.
+ * @returns Its run state.
+ * @throws {TypeError} When `loaded.state` was not made by either.
+ */
+export function runStateOf(loaded: LoadedSession): SliceState {
+  const state = runStates.get(loaded.state);
+  if (state === undefined) {
+    throw new TypeError(
+      `Cannot resume session ${loaded.root}: its state was not loaded by SessionStore.load()`,
+    );
+  }
+  return state;
 }
 
 /**
@@ -692,14 +735,20 @@ async function verifyParsed(
     maxSteps: parsed.maxSteps,
     overrides: parsed.overrides,
     stop: state.stop,
-    state: {
+    state: runState({
       ...state,
       records: state.records.map((r) =>
         expandRecord(r as ActionRecord, bytesById)
       ),
-    },
+    }),
     results,
     unavailable,
     tornBytes: parsed.text.torn,
   };
+}
+
+/** A run state, remembered as the full state behind its public counters. */
+function runState(state: SliceState): SliceState {
+  runStates.set(state, state);
+  return state;
 }

@@ -12,6 +12,7 @@ import {
 } from "./_read_session.ts";
 import type { CatalogueEntry } from "./_schema.ts";
 import { SessionError } from "./session_error.ts";
+import type { ContextPolicy } from "../briefing/briefing.ts";
 
 /** One catalogued result as a listing shows it (no body). */
 export interface SessionResultSummary {
@@ -49,7 +50,7 @@ export interface SessionSummary {
   /** The workspace. */
   readonly workspace: string;
   /** The context policy. */
-  readonly policy: "legacy" | "bounded";
+  readonly policy: ContextPolicy;
   /** The model spec. */
   readonly model: string;
   /** The test command, or `null`. */

@@ -1,36 +1,38 @@
 /**
- * Connects a slice run to session storage: the hooks that append a
- * checkpoint to the journal after every acknowledged step, and the resume
- * state a stopped run continues from.
+ * Connects a slice run to session storage: the hooks that append the run's
+ * state to the journal after every acknowledged step, and the resume state
+ * a stopped run continues from.
  *
  * @module
  */
-import type {
-  SliceCheckpoint,
-  SliceResume,
-  SliceSessionHooks,
-} from "../slice/checkpoint.ts";
-import type {
-  LoadedSession,
-  SessionSaveInfo,
-  SessionStore,
+import {
+  type SessionHookParts,
+  sessionHooks,
+  type SliceCounters,
+  type SliceResume,
+  type SliceSessionHooks,
+} from "../slice/run_state.ts";
+import {
+  type LoadedSession,
+  runStateOf,
+  saveSnapshot,
+  type SessionSaveInfo,
+  type SessionStore,
 } from "./session_store.ts";
 
 /** Options of {@linkcode sliceSessionHooks}. */
 export interface SliceSessionOptions {
   /** The session to continue, from {@linkcode SessionStore.load}. */
   readonly resume?: LoadedSession;
-  /** Told after every save (e.g. a progress line). */
-  readonly onSaved?: (
-    info: SessionSaveInfo,
-    checkpoint: SliceCheckpoint,
-  ) => void;
+  /** Told after every save, with the run's counters (e.g. a progress line). */
+  readonly onSaved?: (info: SessionSaveInfo, counters: SliceCounters) => void;
 }
 
 /**
- * The session hooks of a slice run (`RunOptions.session`): every checkpoint
- * is appended to the journal through the owner's {@linkcode SessionStore},
- * and commission refuses paths into the session root.
+ * The session hooks of a slice run (`RunOptions.session`): the run's state
+ * after every acknowledged step is appended to the journal through the
+ * owner's {@linkcode SessionStore}, and commission refuses paths into the
+ * session root.
  *
  * @param store The owner's handle; ephemeral stages have none to pass.
  * @param options The session to continue and a listener.
@@ -71,45 +73,24 @@ export function sliceSessionHooks(
   store: SessionStore,
   options: SliceSessionOptions = {},
 ): SliceSessionHooks {
-  const hooks: SliceSessionHooks = {
+  const parts: SessionHookParts = {
     forbiddenRoots: store.forbiddenRoots,
-    onCheckpoint: async (checkpoint) => {
-      const info = await store.save(checkpoint);
-      options.onSaved?.(info, checkpoint);
+    onSnapshot: async (snapshot) => {
+      const info = await saveSnapshot(store, snapshot);
+      options.onSaved?.(info, snapshot);
     },
   };
-  return options.resume === undefined
-    ? hooks
-    : { ...hooks, resume: resumeOf(options.resume) };
+  return sessionHooks(
+    options.resume === undefined
+      ? parts
+      : { ...parts, resume: resumeOf(options.resume) },
+  );
 }
 
-/**
- * The resume state of a loaded session, for `RunOptions.session.resume`.
- *
- * @param loaded A verified session.
- * @returns The run state, results and unavailable results to continue from.
- *
- * @example
- * ```ts
- * import { resumeOf, SessionStore } from "@loom/loom/session";
- * import assert from "node:assert/strict";
- * const keyFile = `${await Deno.makeTempDir()}/session.key`;
- * const root = await Deno.makeTempDir();
- * const created = await SessionStore.create(root, {
- *   workspace: await Deno.makeTempDir(), keyFile,
- *   run: { intent: "x", policy: "legacy", model: "recorded:/r.json", test: null, maxSteps: 3 },
- * });
- * await created.close();
- * const store = await SessionStore.open(root, { keyFile });
- * const resume = resumeOf(await store.load());
- * await store.close();
- * assert.equal(resume.steps, 0);
- * assert.equal(resume.lastTurn, null);
- * ```
- */
-export function resumeOf(loaded: LoadedSession): SliceResume {
+/** The resume state of a loaded session: run state, results, unavailable. */
+function resumeOf(loaded: LoadedSession): SliceResume {
   return {
-    ...loaded.state,
+    ...runStateOf(loaded),
     results: loaded.results,
     unavailable: loaded.unavailable,
   };

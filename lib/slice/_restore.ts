@@ -15,7 +15,7 @@ import type { ResultStore, StoredResult } from "../store/result_store.ts";
 import { ResumedResultStore } from "./_resumed_store.ts";
 import { capacityStop } from "./_stages.ts";
 import { stepTool } from "./_tools.ts";
-import type { LastTurn, SliceResume } from "./checkpoint.ts";
+import type { LastTurn, SliceResume } from "./run_state.ts";
 
 /** What restoration writes into. */
 export interface RestoreContext {

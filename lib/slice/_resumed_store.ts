@@ -12,7 +12,7 @@ import {
   ResultStore,
   type StoredResult,
 } from "../store/result_store.ts";
-import type { UnavailableResultEntry } from "./checkpoint.ts";
+import type { UnavailableResult } from "./run_state.ts";
 
 const EMPTY = new Uint8Array(0);
 const EMPTY_SHA256 =
@@ -20,13 +20,13 @@ const EMPTY_SHA256 =
 
 /** A store that also holds results which are no longer available. */
 export class ResumedResultStore extends ResultStore {
-  readonly #stale = new Map<string, UnavailableResultEntry>();
+  readonly #stale = new Map<string, UnavailableResult>();
 
   /**
    * Reserves the id of an unavailable result (call in id order with
    * `restore`).
    */
-  restoreUnavailable(entry: UnavailableResultEntry): void {
+  restoreUnavailable(entry: UnavailableResult): void {
     // An empty placeholder takes the id and the place in the count.
     super.restore({
       id: entry.id,

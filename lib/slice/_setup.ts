@@ -7,6 +7,7 @@ import { WorkspaceExecutor } from "../executor/workspace_executor.ts";
 import { ProtectedPaths } from "../executor/protected_paths.ts";
 import type { Effects } from "./_execute.ts";
 import type { RunOptions, SliceRequest } from "./request.ts";
+import { sessionHookParts } from "./run_state.ts";
 import { stopped } from "./_stopped.ts";
 
 /**
@@ -35,7 +36,9 @@ function specProvider(
   const spec = request.provider;
   if (typeof spec !== "string") return spec;
   try {
-    const resume = options.session?.resume;
+    const resume = options.session === undefined
+      ? undefined
+      : sessionHookParts(options.session).resume;
     return createProvider(spec, {
       ...(resume === undefined ? {} : { startAtCall: resume.modelCalls }),
       ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),

@@ -1,6 +1,6 @@
 /**
  * The step loop of a slice: selection → arguments → expansion → commission
- * → execution → report, with checkpoints after every acknowledged step.
+ * → execution → report, with a session snapshot after every acknowledged step.
  *
  * @module
  */
@@ -48,12 +48,14 @@ import { SliceStoppedError, stopped } from "./_stopped.ts";
 import { stepTool } from "./_tools.ts";
 import type { SliceOutcome } from "./outcome.ts";
 import type { StopReason } from "../briefing/context_report.ts";
-import type {
-  LastTurn,
-  SliceCheckpoint,
-  SliceResume,
-  SliceState,
-} from "./checkpoint.ts";
+import {
+  type LastTurn,
+  type SessionHookParts,
+  sessionHookParts,
+  type SliceResume,
+  type SliceSnapshot,
+  type SliceState,
+} from "./run_state.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
 
 const DEFAULT_MAX_REFUSALS = 8;
@@ -65,6 +67,7 @@ const DEFAULT_WAITING_NOTICE_MS = 5_000;
 export class SliceRun {
   readonly #request: SliceRequest;
   readonly #options: RunOptions;
+  readonly #session: SessionHookParts | undefined;
   readonly #policy: ContextPolicy;
   readonly #report: ContextReportBuilder;
   readonly #started = performance.now();
@@ -98,7 +101,7 @@ export class SliceRun {
   #notes: string[] = [];
   readonly #records: ActionRecord[] = [];
   #lastTurn: LastTurn | null = null;
-  #checkpointed = -1;
+  #snapshotted = -1;
   /** The embedder's signal joined with the run timeout. */
   #signal: AbortSignal | undefined;
   #testConfinement: SliceOutcome["test_confinement"] = null;
@@ -119,7 +122,10 @@ export class SliceRun {
     this.#options = options;
     this.#policy = policy;
     this.#report = new ContextReportBuilder(policy);
-    this.#results = options.session?.resume === undefined
+    this.#session = options.session === undefined
+      ? undefined
+      : sessionHookParts(options.session);
+    this.#results = this.#session?.resume === undefined
       ? new ResultStore()
       : new ResumedResultStore();
   }
@@ -168,9 +174,9 @@ export class SliceRun {
     }
     clearTimeout(runTimeout);
     const outcome = this.#outcome(stop, detail);
-    if (this.#briefing !== undefined && this.#options.session !== undefined) {
+    if (this.#briefing !== undefined && this.#session !== undefined) {
       try {
-        await this.#checkpoint(stop);
+        await this.#snapshot(stop);
       } catch (error) {
         failure ??= error;
       }
@@ -225,7 +231,7 @@ export class SliceRun {
           ),
       }),
     };
-    const resume = this.#options.session?.resume;
+    const resume = this.#session?.resume;
     if (resume !== undefined) {
       await this.#restore(resume, briefing, bounded, provider);
     }
@@ -245,7 +251,7 @@ export class SliceRun {
       DEFAULT_MAX_REFUSALS;
 
     while (this.#steps < request.maxSteps) {
-      if (this.#checkpointed !== this.#steps) await this.#checkpoint(null);
+      if (this.#snapshotted !== this.#steps) await this.#snapshot(null);
       stopIfAborted(this.#signal);
       const sequence = ++this.#steps;
       this.#counters.stepCalls = 0;
@@ -316,7 +322,7 @@ export class SliceRun {
         if (this.#consecutiveRefusals >= maxRefusals) break;
         continue;
       }
-      const forbiddenRoots = this.#options.session?.forbiddenRoots;
+      const forbiddenRoots = this.#session?.forbiddenRoots;
       const admitted = await commission(action, expanded.args, {
         workspace,
         testConfigured,
@@ -577,19 +583,19 @@ export class SliceRun {
   }
 
   /** Hands the state after the latest acknowledged step to the session. */
-  async #checkpoint(stop: StopReason | null): Promise<void> {
-    const session = this.#options.session;
+  async #snapshot(stop: StopReason | null): Promise<void> {
+    const session = this.#session;
     if (session === undefined) return;
-    const checkpoint: SliceCheckpoint = {
+    const snapshot: SliceSnapshot = {
       ...this.#state(),
       results: this.#results,
       stop,
     };
-    await session.onCheckpoint(checkpoint);
-    this.#checkpointed = this.#steps;
+    await session.onSnapshot(snapshot);
+    this.#snapshotted = this.#steps;
   }
 
-  /** The run state checkpoints and the outcome are built from. */
+  /** The run state snapshots and the outcome are built from. */
   #state(): SliceState {
     const c = this.#counters;
     return {
@@ -637,7 +643,7 @@ export class SliceRun {
     c.modelMs = resume.modelMs;
     this.#records.push(...resume.records);
     this.#lastTurn = resume.lastTurn;
-    this.#checkpointed = resume.steps;
+    this.#snapshotted = resume.steps;
     await restoreContext(resume, {
       briefing,
       results: this.#results,

@@ -22,6 +22,7 @@ import {
 import type { ResultStore } from "../store/result_store.ts";
 import { type SliceStoppedError, stopped } from "./_stopped.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
+import type { LastTurn } from "./run_state.ts";
 
 /** Counters shared by every stage of a run. */
 export interface RunCounters {
@@ -50,7 +51,7 @@ export interface StageContext {
   readonly report: ContextReportBuilder;
   readonly counters: RunCounters;
   readonly signal: AbortSignal | undefined;
-  /** Told about every request built (session checkpoints rebuild the last one). */
+  /** Told about every request built (session snapshots rebuild the last one). */
   readonly onRequest?: (turn: TurnRecord) => void;
   /**
    * Called every `waitingNoticeMs` while a model call is in flight, with the
@@ -61,15 +62,8 @@ export interface StageContext {
   readonly waitingNoticeMs: number;
 }
 
-/** A request described without its text (see `LastTurn` in checkpoint.ts). */
-export interface TurnRecord {
-  readonly phase: StepPhase;
-  readonly candidates: readonly string[];
-  readonly notes: readonly string[];
-  readonly lookups: readonly unknown[];
-  readonly retired: number;
-  readonly results: number;
-}
+/** A request described without its text: a `LastTurn` before its step is known. */
+export type TurnRecord = Omit<LastTurn, "sequence">;
 
 /** How a stage ended. */
 export type StageOutcome =

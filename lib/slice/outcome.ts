@@ -5,6 +5,7 @@
  * @module
  */
 import type { StopReason } from "../briefing/context_report.ts";
+import type { ContextPolicy } from "../briefing/briefing.ts";
 
 /** The latest test run of a slice, as its working state shows it. */
 export interface SliceTestResult {
@@ -54,7 +55,7 @@ export interface SliceOutcome {
   /** Steps refused (commission, selection, expansion, lookup budget). */
   readonly refusals: number;
   /** The context policy of the run. */
-  readonly policy: "legacy" | "bounded";
+  readonly policy: ContextPolicy;
   /** Bounded retirement checkpoints (0 under legacy). */
   readonly checkpoints: number;
   /** Successful lookups. */

@@ -5,8 +5,9 @@
  */
 import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
-import type { SliceSessionHooks } from "./checkpoint.ts";
+import type { SliceSessionHooks } from "./run_state.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
+import type { ContextPolicy } from "../briefing/briefing.ts";
 
 /** The test command of a slice. */
 export interface SliceTest {
@@ -67,7 +68,7 @@ export interface StepProgress {
 /** Options of {@linkcode runSlice}. */
 export interface RunOptions {
   /** `legacy` (rolling transcript, the default) or `bounded` (working context). */
-  readonly contextPolicy?: "legacy" | "bounded";
+  readonly contextPolicy?: ContextPolicy;
   /**
    * Overrides of the briefing's size limits, e.g. `{ transcriptRollBatch: 8 }`
    * or `{ retireTargetBytes: 24_576 }` (the cost simulator compares such
@@ -94,8 +95,8 @@ export interface RunOptions {
   /**
    * Aborting stops the run with `interrupted`: a model call in flight is
    * aborted, a running effect (a test run) finishes first. The context
-   * report, the outcome and the session checkpoint are written as for any
-   * other stop.
+   * report, the outcome and the session's last snapshot are written as for
+   * any other stop.
    */
   readonly signal?: AbortSignal;
   /**
@@ -115,7 +116,7 @@ export interface RunOptions {
       /** The step number, 1-based. */
       readonly step: number;
       /** The stage waiting for the model. */
-      readonly phase: "selection" | "arguments";
+      readonly phase: StepPhase;
       /** Milliseconds waited so far. */
       readonly elapsed_ms: number;
     },
@@ -135,9 +136,9 @@ export interface RunOptions {
   /** Environment for provider API keys (default `Deno.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**
-   * Session hooks: a checkpoint after every acknowledged step (awaited),
-   * the state of a stopped run to continue from, and the session root that
-   * commission must refuse. See `lib/persist` for the storage.
+   * Session hooks from `sliceSessionHooks` (`@loom/loom/session`): the run
+   * is saved after every acknowledged step (awaited), a stopped run
+   * continues, and commission refuses the session root.
    */
   readonly session?: SliceSessionHooks;
 }

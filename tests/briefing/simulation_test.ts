@@ -8,6 +8,7 @@ import fc from "fast-check";
 import type {
   Briefing,
   BriefingLimits,
+  ContextPolicy,
   TurnInfo,
 } from "../../lib/briefing/briefing.ts";
 import { serializeEvent, toEvent } from "../../lib/briefing/event.ts";
@@ -167,7 +168,7 @@ function lookupRequest(
 
 /** Drives a briefing through `kinds`, with lookups answered for real. */
 async function drive(
-  policy: "legacy" | "bounded",
+  policy: ContextPolicy,
   kinds: readonly StepKind[],
   seed: number,
   options: {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { loomWith } from "../_kit.ts";
+import { saveSnapshot } from "../../lib/persist/session_store.ts";
 import {
   createSession,
   type Layout,
@@ -21,9 +22,9 @@ async function loom(layout: Pick<Layout, "keyFile">, ...args: string[]) {
 
 async function savedSession(overrides?: Record<string, unknown>) {
   const layout = await tempLayout();
-  const { checkpoint } = await sampleRun();
+  const { snapshot } = await sampleRun();
   const session = await createSession(layout, overrides);
-  await session.save(checkpoint);
+  await saveSnapshot(session, snapshot);
   await session.close();
   return layout;
 }

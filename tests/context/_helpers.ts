@@ -23,6 +23,17 @@ export function ruled(rule: string): Context {
   return ctx;
 }
 
+/** A context with these strings added to these sections, in the order given. */
+export function filled(
+  sections: Partial<Record<SectionName, readonly string[]>>,
+): Context {
+  const ctx = context();
+  for (const [name, texts] of Object.entries(sections)) {
+    for (const text of texts) ctx[name as SectionName].add(text);
+  }
+  return ctx;
+}
+
 /** One entry, "shared", held by two sections of a context. */
 export function sharedEntry(
   ctx: Context,

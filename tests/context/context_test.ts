@@ -8,7 +8,7 @@ import {
   UnknownEntryError,
 } from "../../mod.ts";
 import { SECTION_NAMES } from "../../lib/context/section.ts";
-import { context } from "./_helpers.ts";
+import { context, filled } from "./_helpers.ts";
 
 Deno.test("A new context has a name, six empty sections and no visitors", () => {
   const ctx = context("agent");
@@ -26,14 +26,15 @@ Deno.test("Context.render() lays out sections with the upstream headers", async 
     assert.equal(ctx.render(), "> FOUNDATION\nYou are helpful.");
   });
   await t.step("every section in order, entries joined by a blank line", () => {
-    const ctx = context();
-    ctx.attention.add("Remember the deadline.");
-    ctx.step.add("$ ls\nsrc");
-    ctx.convo.add("User said hi.");
-    ctx.topic.add("Project Loom.");
-    ctx.focus.add("Review PR #42.");
-    ctx.foundation.add("Rule one.");
-    ctx.foundation.add("Rule two.");
+    // Added in reverse: render() orders by section, not by addition.
+    const ctx = filled({
+      attention: ["Remember the deadline."],
+      step: ["$ ls\nsrc"],
+      convo: ["User said hi."],
+      topic: ["Project Loom."],
+      focus: ["Review PR #42."],
+      foundation: ["Rule one.", "Rule two."],
+    });
     assert.equal(
       ctx.render(),
       [
@@ -197,9 +198,7 @@ Deno.test("Duplicate content compiles once across the whole include tree", async
   await t.step(
     "step is never deduplicated: it shows what the command printed",
     () => {
-      const ctx = context();
-      ctx.foundation.add("ok");
-      ctx.step.add("ok");
+      const ctx = filled({ foundation: ["ok"], step: ["ok"] });
       assert.equal(ctx.render(), "> FOUNDATION\nok\n\nok");
     },
   );

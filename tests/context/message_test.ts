@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { CompileOptionsError, type Message, StringEntry } from "../../mod.ts";
 import { SECTION_NAMES } from "../../lib/context/section.ts";
-import { context, ruled } from "./_helpers.ts";
+import { context, filled, ruled } from "./_helpers.ts";
 
 function texts(message: Message | undefined): string[] {
   return (message?.content ?? []).map((b) =>
@@ -120,11 +120,11 @@ Deno.test("toMessages() turns other roles into their own messages", async (t) =>
 
 Deno.test("Cache breakpoints mark the last block of each named section", async (t) => {
   await t.step("foundation and topic are marked, focus is not", () => {
-    const ctx = context();
-    ctx.foundation.add("f1");
-    ctx.foundation.add("f2");
-    ctx.focus.add("focus");
-    ctx.topic.add("topic");
+    const ctx = filled({
+      foundation: ["f1", "f2"],
+      focus: ["focus"],
+      topic: ["topic"],
+    });
     const [system] = ctx.toMessages({
       cacheBreakpoints: ["foundation", "topic"],
     });
@@ -230,9 +230,7 @@ Deno.test("Cache breakpoints mark the last block of each named section", async (
   await t.step(
     "a section whose last entry is an assistant message is marked there, not in system",
     () => {
-      const ctx = context();
-      ctx.foundation.add("rule");
-      ctx.convo.add("system note");
+      const ctx = filled({ foundation: ["rule"], convo: ["system note"] });
       ctx.convo.add(new StringEntry("answer", { role: "assistant" }));
       const messages = ctx.toMessages({ cacheBreakpoints: ["convo"] });
       assert.ok(

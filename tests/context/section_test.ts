@@ -50,9 +50,9 @@ Deno.test("Section.remove() takes an entry or an id", async (t) => {
 });
 
 Deno.test("Sections are named in compile order", () => {
-  assert.equal(
-    SECTION_NAMES.join(" "),
-    "foundation focus topic convo step attention",
+  assert.deepEqual(
+    SECTION_NAMES,
+    "foundation focus topic convo step attention".split(" "),
   );
   assert.ok(Object.isFrozen(SECTION_NAMES));
   const ctx = context();

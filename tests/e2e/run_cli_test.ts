@@ -15,6 +15,7 @@ import {
   REPO_ROOT,
   snapshotTree,
 } from "./_workspace.ts";
+import type { ContextPolicy } from "../../lib/briefing/briefing.ts";
 
 function loom(args: string[], options: LoomOptions = {}): Promise<CliResult> {
   return loomWith(options, ...args);
@@ -29,7 +30,7 @@ function runArgs(
   name: "bugfix" | "long" | "hostile",
   workspace: string,
   report: string,
-  policy: "legacy" | "bounded",
+  policy: ContextPolicy,
   maxSteps: number,
 ): string[] {
   return [

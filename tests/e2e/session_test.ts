@@ -16,6 +16,7 @@ import {
   recordingPath,
   snapshotTree,
 } from "./_workspace.ts";
+import type { ContextPolicy } from "../../lib/briefing/briefing.ts";
 
 interface Report {
   outcome: { stop: string };
@@ -43,7 +44,7 @@ interface Outcome {
 
 function runArgs(
   prepared: PreparedWorkspace,
-  policy: "legacy" | "bounded",
+  policy: ContextPolicy,
   test: string,
   maxSteps: number,
   fixture: FixtureName = "long",
@@ -87,7 +88,7 @@ function totals(o: Outcome) {
 }
 
 async function uninterrupted(
-  policy: "legacy" | "bounded",
+  policy: ContextPolicy,
   test: string,
   options: {
     fixture?: FixtureName;

@@ -5,9 +5,9 @@
  * printing `acked N` once step N's save has returned. It never stops.
  */
 import { ResultStore } from "../../lib/store/result_store.ts";
-import { SessionStore } from "../../lib/persist/session_store.ts";
+import { saveSnapshot, SessionStore } from "../../lib/persist/session_store.ts";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
-import { checkpointOf, RUN, testsRecord } from "./_session.ts";
+import { RUN, snapshotOf, testsRecord } from "./_session.ts";
 
 const [root, workspace, keyFile] = Deno.args as [string, string, string];
 const store = await SessionStore.create(root, {
@@ -27,6 +27,6 @@ for (let step = 1;; step += 1) {
     capture: "complete",
   });
   records.push(testsRecord(step, output, step % 2));
-  await store.save(checkpointOf(results, records));
+  await saveSnapshot(store, snapshotOf(results, records));
   await Deno.stdout.write(encoder.encode(`acked ${step}\n`));
 }

@@ -6,12 +6,13 @@ import type {
 } from "../../lib/store/result_store.ts";
 import {
   type LoadedSession,
+  saveSnapshot,
   type SessionRun,
   type SessionSaveInfo,
   SessionStore,
 } from "../../lib/persist/session_store.ts";
 import type { PersistenceOverrides } from "../../lib/persist/tool_policy.ts";
-import type { SliceCheckpoint } from "../../lib/slice/checkpoint.ts";
+import type { SliceSnapshot } from "../../lib/slice/run_state.ts";
 import { storeWith, testsRunRecord } from "../_factories.ts";
 
 /** A workspace, a session root and a key file in one temp dir, removed when disposed. */
@@ -97,7 +98,7 @@ export async function sampleRun(): Promise<
   {
     results: ResultStore;
     records: ActionRecord[];
-    checkpoint: SliceCheckpoint;
+    snapshot: SliceSnapshot;
   }
 > {
   const { results, descriptors: [a, readme, output] } = await storeWith(
@@ -133,7 +134,7 @@ export async function sampleRun(): Promise<
       },
     },
   ];
-  return { results, records, checkpoint: checkpointOf(results, records) };
+  return { results, records, snapshot: snapshotOf(results, records) };
 }
 
 /** A layout whose session holds the sample run, with what was saved. */
@@ -146,18 +147,18 @@ export interface SavedSample extends Layout {
 
 /**
  * Saves the sample run in a fresh layout and closes the session: as one
- * checkpoint, or `stepwise` as one per step (header + 3 step records).
+ * snapshot, or `stepwise` as one per step (header + 3 step records).
  */
 export async function savedSample(
   options: { overrides?: PersistenceOverrides; stepwise?: boolean } = {},
 ): Promise<SavedSample> {
   const layout = await tempLayout();
-  const { results, records, checkpoint } = await sampleRun();
+  const { results, records, snapshot } = await sampleRun();
   const session = await createSession(layout, options.overrides);
   let info: SessionSaveInfo | undefined;
   for (let n = options.stepwise === true ? 1 : 3; n <= 3; n += 1) {
-    info = await session.save({
-      ...checkpoint,
+    info = await saveSnapshot(session, {
+      ...snapshot,
       steps: n,
       modelCalls: 2 * n,
       records: records.slice(0, n),
@@ -167,12 +168,12 @@ export async function savedSample(
   return { ...layout, results, records, info: info! };
 }
 
-/** The checkpoint after these records (one step per record). */
-export function checkpointOf(
+/** The snapshot after these records (one step per record). */
+export function snapshotOf(
   results: ResultStore,
   records: readonly ActionRecord[],
-  extra: Partial<SliceCheckpoint> = {},
-): SliceCheckpoint {
+  extra: Partial<SliceSnapshot> = {},
+): SliceSnapshot {
   return {
     steps: records.length,
     modelCalls: records.length * 2,

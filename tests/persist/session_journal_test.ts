@@ -8,12 +8,13 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { SessionError } from "../../lib/persist/session_error.ts";
 import {
+  runStateOf,
+  saveSnapshot,
   SessionStore,
   verifySession,
 } from "../../lib/persist/session_store.ts";
 import { listSessions } from "../../lib/persist/session_summary.ts";
 import {
-  checkpointOf,
   createSession,
   exists,
   type Layout,
@@ -21,6 +22,7 @@ import {
   reload,
   rewriteJournal,
   savedSample,
+  snapshotOf,
   snapshotTree,
   tempLayout,
   TEST_OUTPUT,
@@ -231,13 +233,14 @@ Deno.test("a torn last line is ignored and cut off by the next writer", async ()
   const loaded = await store.load();
   assert.equal(loaded.tornBytes, 28);
   assert.equal(await Deno.readTextFile(file), whole, "the torn bytes are cut");
-  await store.save(
-    checkpointOf(results, records, { steps: 4, notes: ["after the tear"] }),
+  await saveSnapshot(
+    store,
+    snapshotOf(results, records, { steps: 4, notes: ["after the tear"] }),
   );
   await store.close();
   const again = await reload(layout);
   assert.equal(again.state.steps, 4);
-  assert.deepEqual(again.state.notes, ["after the tear"]);
+  assert.deepEqual(runStateOf(again).notes, ["after the tear"]);
 });
 
 Deno.test("a writer killed with SIGKILL at any point loses no acknowledged step", async (t) => {
@@ -284,7 +287,7 @@ Deno.test("a writer killed with SIGKILL at any point loses no acknowledged step"
         `${loaded.state.steps} < ${acked}`,
       );
       assert.deepEqual(
-        loaded.state.records.map((r) => r.sequence),
+        runStateOf(loaded).records.map((r) => r.sequence),
         Array.from({ length: loaded.state.steps }, (_, i) => i + 1),
       );
       assert.equal(loaded.results.length, loaded.state.steps);

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { EphemeralSession } from "../../lib/persist/ephemeral_session.ts";
 import { openSession } from "../../lib/persist/session_scope.ts";
-import { SessionStore } from "../../lib/persist/session_store.ts";
+import { saveSnapshot, SessionStore } from "../../lib/persist/session_store.ts";
 import { shouldPersist } from "../../lib/persist/tool_policy.ts";
 import { RUN, sampleRun, snapshotTree, tempLayout } from "./_session.ts";
 
 Deno.test("an ephemeral stage with the same session id writes nothing", async (t) => {
   await using layout = await tempLayout();
-  const { checkpoint: snapshot } = await sampleRun();
+  const { snapshot } = await sampleRun();
   const owner = await openSession({
     kind: "owner",
     root: layout.root,
@@ -16,7 +16,7 @@ Deno.test("an ephemeral stage with the same session id writes nothing", async (t
     keyFile: layout.keyFile,
     run: RUN,
   });
-  await owner.save(snapshot);
+  await saveSnapshot(owner, snapshot);
   const before = await snapshotTree(layout.base);
 
   for (const stage of ["compactor", "summariser", "helper"]) {
@@ -60,9 +60,8 @@ Deno.test("an ephemeral stage with the same session id writes nothing", async (t
   await t.step("a frozen handle cannot be given a root or a writer", () => {
     const forked = owner.fork("summariser");
     assert.throws(() => {
-      (forked as unknown as Record<string, unknown>)["save"] = owner.save.bind(
-        owner,
-      );
+      (forked as unknown as Record<string, unknown>)["save"] = saveSnapshot
+        .bind(null, owner);
     }, TypeError);
   });
 

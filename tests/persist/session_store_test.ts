@@ -3,10 +3,13 @@ import { createHash } from "node:crypto";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
 import { SessionError } from "../../lib/persist/session_error.ts";
-import { SessionStore } from "../../lib/persist/session_store.ts";
+import {
+  runStateOf,
+  saveSnapshot,
+  SessionStore,
+} from "../../lib/persist/session_store.ts";
 import {
   catalogueOf,
-  checkpointOf,
   createSession,
   exists,
   journalOf,
@@ -15,6 +18,7 @@ import {
   reload,
   sampleRun,
   savedSample,
+  snapshotOf,
   snapshotTree,
   tempLayout,
   TEST_OUTPUT,
@@ -52,7 +56,7 @@ function isSessionError(code: string, message?: RegExp) {
     (message === undefined || message.test(e.message));
 }
 
-Deno.test("SessionStore.save() and load() restore results and events with the same ids and digests", async (t) => {
+Deno.test("saveSnapshot() and load() restore results and events with the same ids and digests", async (t) => {
   await using layout = await savedSample();
   const { results, records, info } = layout;
 
@@ -146,7 +150,7 @@ Deno.test("SessionStore.save() and load() restore results and events with the sa
         sha256: sha("EDIT_BODY"),
         omitted_from_context: true,
       }];
-      assert.deepEqual(loaded.state.records, expected);
+      assert.deepEqual(runStateOf(loaded).records, expected);
       assert.equal(loaded.intent, "Fix the mean");
       assert.equal(loaded.model, "recorded:fixtures/recordings/x.json");
       assert.deepEqual(loaded.test, {
@@ -183,8 +187,9 @@ Deno.test("SessionStore.save() and load() restore results and events with the sa
       const again = new ResultStore();
       for (const r of loaded.results) again.restore(r);
       const before = await Deno.readTextFile(`${layout.root}/journal.jsonl`);
-      const info = await store.save(
-        checkpointOf(again, [...loaded.state.records], { notes: ["n"] }),
+      const info = await saveSnapshot(
+        store,
+        snapshotOf(again, [...runStateOf(loaded).records], { notes: ["n"] }),
       );
       await store.close();
       assert.deepEqual(info, {
@@ -205,7 +210,7 @@ Deno.test("SessionStore.save() and load() restore results and events with the sa
   );
 });
 
-Deno.test("SessionStore.save() costs the same at every length: one appended line of new items", async () => {
+Deno.test("saveSnapshot() costs the same at every length: one appended line of new items", async () => {
   await using layout = await tempLayout();
   const session = await createSession(layout);
   const results = new ResultStore();
@@ -218,7 +223,7 @@ Deno.test("SessionStore.save() costs the same at every length: one appended line
     });
     records.push(testsRecord(step, output, 0));
     const before = (await Deno.stat(`${layout.root}/journal.jsonl`)).size;
-    await session.save(checkpointOf(results, records));
+    await saveSnapshot(session, snapshotOf(results, records));
     sizes.push((await Deno.stat(`${layout.root}/journal.jsonl`)).size - before);
   }
   await session.close();
@@ -226,11 +231,11 @@ Deno.test("SessionStore.save() costs the same at every length: one appended line
   const spread = Math.max(...sizes) - Math.min(...sizes);
   assert.ok(spread < 16, `record sizes ${sizes.join(",")}`);
   const loaded = await reload(layout);
-  assert.equal(loaded.state.records.length, 60);
+  assert.equal(runStateOf(loaded).records.length, 60);
   assert.equal(loaded.results.length, 60);
 });
 
-Deno.test("SessionStore.save() never persists a self-bounding result, whatever the overrides", async () => {
+Deno.test("saveSnapshot() never persists a self-bounding result, whatever the overrides", async () => {
   await using layout = await savedSample({
     overrides: {
       "repository.inspect": 1,
@@ -269,7 +274,7 @@ async function savedWith(overrides: Record<string, unknown>) {
   };
 }
 
-Deno.test("SessionStore.save() persists an externally bounded result only above its threshold", async (t) => {
+Deno.test("saveSnapshot() persists an externally bounded result only above its threshold", async (t) => {
   await t.step(
     "above the threshold the body goes to tool-results/",
     async () => {
@@ -306,7 +311,7 @@ Deno.test("SessionStore.save() persists an externally bounded result only above 
         saved.results.get("result-3")?.bytes,
       );
       // The preview is rebuilt from the inline body, as it was.
-      assert.deepEqual(loaded.state.records[1], saved.records[1]);
+      assert.deepEqual(runStateOf(loaded).records[1], saved.records[1]);
     },
   );
 
@@ -339,19 +344,22 @@ Deno.test("SessionStore.save() persists an externally bounded result only above 
       capture: "complete",
     });
     const session = await createSession(layout, { "tests.run": 10 });
-    const info = await session.save(checkpointOf(results, [{
-      sequence: 1,
-      action: "tests.run",
-      arguments: {},
-      report: {
-        kind: "tests_run",
-        exit_code: 0,
-        timed_out: false,
-        tested_revision: null,
-        output,
-        confinement: "none",
-      },
-    }]));
+    const info = await saveSnapshot(
+      session,
+      snapshotOf(results, [{
+        sequence: 1,
+        action: "tests.run",
+        arguments: {},
+        report: {
+          kind: "tests_run",
+          exit_code: 0,
+          timed_out: false,
+          tested_revision: null,
+          output,
+          confinement: "none",
+        },
+      }]),
+    );
     await session.close();
     assert.equal(info.inline, 1);
     const loaded = await reload(layout);
@@ -359,7 +367,7 @@ Deno.test("SessionStore.save() persists an externally bounded result only above 
   });
 });
 
-Deno.test("SessionStore.save() stores nothing of repository.inspect, whatever its override", async (t) => {
+Deno.test("saveSnapshot() stores nothing of repository.inspect, whatever its override", async (t) => {
   for (const value of [1, 1_000_000_000, 0, -5, Infinity, "50"]) {
     await t.step(`repository.inspect=${String(value)}`, async () => {
       await using saved = await savedWith({
@@ -379,7 +387,7 @@ Deno.test("SessionStore.save() stores nothing of repository.inspect, whatever it
   }
 });
 
-Deno.test("SessionStore.save() leaves out results no acknowledged record produced", async () => {
+Deno.test("saveSnapshot() leaves out results no acknowledged record produced", async () => {
   await using layout = await tempLayout();
   const { results, records } = await sampleRun();
   await results.put("ORPHAN_BODY", {
@@ -387,7 +395,7 @@ Deno.test("SessionStore.save() leaves out results no acknowledged record produce
     capture: "partial",
   });
   const session = await createSession(layout);
-  const info = await session.save(checkpointOf(results, records));
+  const info = await saveSnapshot(session, snapshotOf(results, records));
   await session.close();
   assert.deepEqual(info.skipped, ["result-4"]);
   assert.equal((await allText(layout.root)).includes("ORPHAN_BODY"), false);
@@ -473,7 +481,7 @@ Deno.test("SessionStore.load() marks results whose source changed as digest_mism
     assert.equal(stale.sha256, results.get("result-1")?.sha256);
     assert.match(stale.detail, /src\/a\.ts changed/);
     // The record keeps its reference; the preview cannot be rebuilt.
-    const report = loaded.state.records[0]!.report;
+    const report = runStateOf(loaded).records[0]!.report;
     assert.equal(report.kind, "inspected");
     if (report.kind === "inspected") {
       assert.equal(report.files[0]?.descriptor?.sha256, stale.sha256);

@@ -20,6 +20,7 @@ import {
 } from "../e2e/_workspace.ts";
 import { fixtureCopy } from "../_kit.ts";
 import { replayServer, type ReplayWire } from "./_replay_server.ts";
+import type { ContextPolicy } from "../../lib/briefing/briefing.ts";
 
 const encoder = new TextEncoder();
 
@@ -32,7 +33,7 @@ const MODEL: Readonly<Record<ReplayWire, string>> = {
 async function replayBodies(
   fixture: FixtureName,
   wire: ReplayWire,
-  policy: "legacy" | "bounded",
+  policy: ContextPolicy,
   maxSteps: number,
 ): Promise<{ bodies: string[]; report: ContextReport }> {
   await using copy = await fixtureCopy(fixture);

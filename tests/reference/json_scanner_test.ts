@@ -386,50 +386,47 @@ function escapeAll(text: string): string {
 }
 
 Deno.test("scanJson() refuses what strict JSON forbids", async (t) => {
-  const cases: [string, string | Uint8Array, number][] = [
-    ["a byte order mark", new Uint8Array([0xef, 0xbb, 0xbf, 0x5b, 0x5d]), 0],
-    ["an escaped lone high surrogate", `["\\ud800"]`, 2],
-    ["an escaped lone low surrogate", `["\\udc00"]`, 2],
-    ["a high surrogate followed by a high surrogate", `["\\ud800\\ud800"]`, 2],
-    [
-      "a raw UTF-8 surrogate",
+  const cases: Record<string, [string | Uint8Array, number]> = {
+    "a byte order mark": [new Uint8Array([0xef, 0xbb, 0xbf, 0x5b, 0x5d]), 0],
+    "an escaped lone high surrogate": [`["\\ud800"]`, 2],
+    "an escaped lone low surrogate": [`["\\udc00"]`, 2],
+    "a high surrogate followed by a high surrogate": [`["\\ud800\\ud800"]`, 2],
+    "a raw UTF-8 surrogate": [
       new Uint8Array([0x22, 0xed, 0xa0, 0x80, 0x22]),
       1,
     ],
-    ["an overlong in a string", new Uint8Array([0x22, 0xc0, 0xaf, 0x22]), 1],
-    [
-      "a truncated sequence in a string",
+    "an overlong in a string": [new Uint8Array([0x22, 0xc0, 0xaf, 0x22]), 1],
+    "a truncated sequence in a string": [
       new Uint8Array([0x22, 0xe2, 0x82, 0x22]),
       1,
     ],
-    [
-      "a non-ASCII byte outside a string",
+    "a non-ASCII byte outside a string": [
       new Uint8Array([0x5b, 0xc3, 0xa9, 0x5d]),
       1,
     ],
-    ["a trailing comma", "[1,]", 3],
-    ["a leading zero", "[01]", 2],
-    ["a bare minus", "[-]", 2],
-    ["a missing fraction", "[1.]", 3],
-    ["a missing exponent", "[1e+]", 4],
-    ["a raw control character", '["a\tb"]', 3],
-    ["an unknown escape", '["\\x"]', 2],
-    ["a short \\u escape", '["\\u12"]', 4],
-    ["a second top-level value", "1 2", 2],
-    ["an empty document", "", 0],
-    ["only whitespace", " \n", 2],
-    ["a single quote", "['a']", 1],
-    ["a comment", "[1 /* c */]", 3],
-    ["an unclosed object", '{"a":1', 6],
-    ["a mismatched close", "[1}", 2],
-    ["a missing colon", '{"a" 1}', 5],
-    ["a non-string name", "{1:2}", 1],
-    ["True with a capital", "[True]", 1],
-    ["a truncated literal", "[nul", 1],
-    ["a non-JSON whitespace", "[\u00a01]", 1],
-    ["a vertical tab", "[\v1]", 1],
-  ];
-  for (const [name, input, offset] of cases) {
+    "a trailing comma": ["[1,]", 3],
+    "a leading zero": ["[01]", 2],
+    "a bare minus": ["[-]", 2],
+    "a missing fraction": ["[1.]", 3],
+    "a missing exponent": ["[1e+]", 4],
+    "a raw control character": ['["a\tb"]', 3],
+    "an unknown escape": ['["\\x"]', 2],
+    "a short \\u escape": ['["\\u12"]', 4],
+    "a second top-level value": ["1 2", 2],
+    "an empty document": ["", 0],
+    "only whitespace": [" \n", 2],
+    "a single quote": ["['a']", 1],
+    "a comment": ["[1 /* c */]", 3],
+    "an unclosed object": ['{"a":1', 6],
+    "a mismatched close": ["[1}", 2],
+    "a missing colon": ['{"a" 1}', 5],
+    "a non-string name": ["{1:2}", 1],
+    "True with a capital": ["[True]", 1],
+    "a truncated literal": ["[nul", 1],
+    "a non-JSON whitespace": ["[\u00a01]", 1],
+    "a vertical tab": ["[\v1]", 1],
+  };
+  for (const [name, [input, offset]] of Object.entries(cases)) {
     await t.step(`${name} is invalid_json at byte ${offset}`, () => {
       const error = scanError(input);
       assert.equal(error.code, "invalid_json");
@@ -468,9 +465,10 @@ Deno.test("JsonIndex.resolve() returns spans of original lexemes", async (t) => 
   });
 
   await t.step("names written with escapes match their decoded tokens", () => {
-    assert.equal(lexeme(index, "/a~1b"), "1");
-    assert.equal(lexeme(index, "/é"), "2");
-    assert.equal(lexeme(index, "/e\u0301"), "3");
+    const names = [["/a~1b", "1"], ["/é", "2"], ["/e\u0301", "3"]] as const;
+    for (const [pointer, text] of names) {
+      assert.equal(lexeme(index, pointer), text, pointer);
+    }
     assert.equal(resolveCode(index, "/\\u00e9"), "pointer_not_found");
   });
 

@@ -16,6 +16,7 @@ Deno.test("a resumed store answers references to a changed source with digest_mi
     capture: "complete",
     utf8_bytes: a.utf8_bytes,
     detail: "a.ts changed since it was inspected",
+    reason: "digest_mismatch",
   });
   store.restore(old.get("result-2")!);
 

@@ -14,10 +14,11 @@ import {
 } from "../../lib/slice/request.ts";
 import type { SliceOutcome } from "../../lib/slice/outcome.ts";
 import { revisionId } from "../../lib/slice/revision.ts";
-import type {
-  SliceCheckpoint,
-  SliceResume,
-} from "../../lib/slice/checkpoint.ts";
+import {
+  sessionHooks,
+  type SliceResume,
+  type SliceSnapshot,
+} from "../../lib/slice/run_state.ts";
 import { recordingPath } from "../e2e/_workspace.ts";
 import type { StepPhase } from "../../lib/reference/lookup_session.ts";
 import { ScriptedProvider } from "../../lib/testing/scripted_provider.ts";
@@ -172,16 +173,16 @@ async function tinyRun(
   }
 }
 
-/** A session hook that keeps every checkpoint. */
-function keepCheckpoints(): {
-  readonly checkpoints: SliceCheckpoint[];
-  onCheckpoint(checkpoint: SliceCheckpoint): Promise<void>;
+/** A session hook that keeps every snapshot. */
+function keepSnapshots(): {
+  readonly snapshots: SliceSnapshot[];
+  onSnapshot(snapshot: SliceSnapshot): Promise<void>;
 } {
-  const checkpoints: SliceCheckpoint[] = [];
+  const snapshots: SliceSnapshot[] = [];
   return {
-    checkpoints,
-    onCheckpoint: (checkpoint) => {
-      checkpoints.push(checkpoint);
+    snapshots,
+    onSnapshot: (snapshot) => {
+      snapshots.push(snapshot);
       return Promise.resolve();
     },
   };
@@ -568,12 +569,15 @@ Deno.test("runSlice() keeps the overflowing step's effect visible when the archi
   ];
   for (const [action, call, effect] of cases) {
     await t.step(action, async () => {
-      const kept = keepCheckpoints();
+      const kept = keepSnapshots();
       await using run = await tinyRun([sel(action), call], {
         maxSteps: 5000,
         contextPolicy: "bounded",
         report: true,
-        session: { resume: fullArchive(), onCheckpoint: kept.onCheckpoint },
+        session: sessionHooks({
+          resume: fullArchive(),
+          onSnapshot: kept.onSnapshot,
+        }),
       });
       const { outcome, lines } = run;
       assert.equal(outcome.stop, "capacity");
@@ -587,8 +591,8 @@ Deno.test("runSlice() keeps the overflowing step's effect visible when the archi
       assert.equal(lines.length, 1);
       assert.match(lines[0]!, /^step 4097\/5000 arguments /);
       assert.match(lines[0]!, effect);
-      // The outcome and the final checkpoint hold its effect.
-      const last = kept.checkpoints.at(-1)!;
+      // The outcome and the final snapshot hold its effect.
+      const last = kept.snapshots.at(-1)!;
       assert.equal(last.stop, "capacity");
       assert.equal(last.records.at(-1)?.sequence, 4097);
       if (action === "tests.run") {
@@ -649,15 +653,15 @@ Deno.test("runSlice() stops a bounded run with capacity when the result store fi
 });
 
 Deno.test("runSlice() goes on under legacy when the result store fills, with previews and no references", async () => {
-  const kept = keepCheckpoints();
+  const kept = keepSnapshots();
   const { script, ...options } = inspectAll(66);
   await using run = await tinyRun(script, {
     ...options,
-    session: { onCheckpoint: kept.onCheckpoint },
+    session: sessionHooks({ onSnapshot: kept.onSnapshot }),
   });
   assert.equal(run.outcome.stop, "step_budget", run.outcome.detail);
   assert.equal(run.outcome.steps, 66);
-  const last = kept.checkpoints.at(-1)!;
+  const last = kept.snapshots.at(-1)!;
   const report = last.records.at(-1)!.report;
   assert.equal(report.kind, "inspected");
   const descriptor = report.kind === "inspected"
@@ -792,17 +796,17 @@ Deno.test("runSlice() answers a lookup of a result whose descriptor rolled out o
 
 Deno.test("runSlice() writes the context report when the run fails internally", async () => {
   await using ws = await tinyWorkspace();
-  let checkpoints = 0;
+  let snapshots = 0;
   const failure = new Error("The disk is full");
   await assert.rejects(
     runSlice(
       tinyRequest(ws.dir, recorded(step("tests.run", {}))),
       {
         contextReport: ws.reportPath,
-        session: {
-          onCheckpoint: () =>
-            ++checkpoints === 2 ? Promise.reject(failure) : Promise.resolve(),
-        },
+        session: sessionHooks({
+          onSnapshot: () =>
+            ++snapshots === 2 ? Promise.reject(failure) : Promise.resolve(),
+        }),
       },
     ),
     (error: unknown) => error === failure,
