@@ -70,20 +70,21 @@ function owners(root: CompileSource, section: SectionName): CompileSource[] {
  * set only for entries no section holds (which have no number).
  */
 class Seen {
-  readonly #stamps: Uint32Array;
-  readonly #stamp: number;
+  /** A slot is marked when it holds `stamp` (read directly by hot loops). */
+  readonly stamps: Uint32Array;
+  readonly stamp: number;
   #loose: Set<string> | undefined;
 
   constructor() {
     const { stamps, stamp } = beginDedup();
-    this.#stamps = stamps;
-    this.#stamp = stamp;
+    this.stamps = stamps;
+    this.stamp = stamp;
   }
 
   /** Marks an identity number; `false` when it was marked before. */
   mark(slot: number): boolean {
-    if (this.#stamps[slot] === this.#stamp) return false;
-    this.#stamps[slot] = this.#stamp;
+    if (this.stamps[slot] === this.stamp) return false;
+    this.stamps[slot] = this.stamp;
     return true;
   }
 
@@ -219,6 +220,22 @@ interface CompiledSection {
   length: number;
   slots: Int32Array;
   readonly texts: (string | null)[];
+  /** Whether some entry is compiled live (slot -1): no run is kept then. */
+  live: boolean;
+  /** The section's last rendered run, reused while it would come out the same. */
+  run: RenderedRun | undefined;
+}
+
+/**
+ * What one render took from a section: which entries were new to it (1) and
+ * their non-blank texts joined by blank lines. Dedup decides per render
+ * which entries show, so a render checks every entry's mark against `fresh`
+ * (two compact arrays, no string touched) and reuses `text` when all agree.
+ */
+interface RenderedRun {
+  readonly length: number;
+  readonly fresh: Uint8Array;
+  readonly text: string;
 }
 
 const COMPILED = new WeakMap<Section, CompiledSection>();
@@ -236,6 +253,8 @@ function compiledSection(section: Section): CompiledSection {
       length: 0,
       slots: new Int32Array(Math.max(16, entries.length)),
       texts: [],
+      live: false,
+      run: undefined,
     };
     COMPILED.set(section, compiled);
   }
@@ -260,6 +279,7 @@ function compiledSection(section: Section): CompiledSection {
     } else {
       slots[i] = -1;
       texts.push(null);
+      compiled.live = true;
     }
   }
   compiled.length = length;
@@ -268,46 +288,137 @@ function compiledSection(section: Section): CompiledSection {
 
 /**
  * Plain text of every section of `root` and its include tree, in one pass:
- * section banners, visitor labels, entries joined by a blank line. The entry
- * texts go straight into one array (banners and labels are glued to the
- * first or last text of their run, so every separator is a blank line) and
- * are joined once.
+ * section banners, visitor labels, entries joined by a blank line. Each
+ * section of each context contributes one run of texts, and every part goes
+ * flat into one list with its separator, joined once (gluing a banner or a
+ * label onto a run would make a rope that the join flattens: a second copy).
+ * When every part is the one the root's last render joined, that render's
+ * text is returned: the same characters, without writing megabytes anew.
  */
 export function renderText(root: CompileSource): string {
-  const out: string[] = [];
+  const parts: string[] = [];
   const seen = new Seen();
   for (const section of SECTION_NAMES) {
-    const sectionStart = out.length;
-    const dedup = section !== "step";
-    for (const owner of owners(root, section)) {
-      const groupStart = out.length;
-      const { length, slots, texts } = compiledSection(owner[section]);
-      for (let i = 0; i < length; i++) {
-        const slot = slots[i]!;
-        if (slot >= 0) {
-          if (dedup && !seen.mark(slot)) continue;
-          const text = texts[i]!;
-          if (text !== null) out.push(text);
-          continue;
-        }
-        const entry = owner[section].entries[i]!;
-        const state = compileState(entry);
-        if (dedup && !seen.first(state, entry)) continue;
-        const text = entryText(entry, state);
-        if (text !== "") out.push(text);
-      }
-      if (owner !== root && out.length > groupStart) {
-        out[groupStart] = `${visitorLabel(section, owner.name)}\n${
-          out[groupStart]
-        }`;
-      }
-    }
-    if (out.length === sectionStart) continue;
     const [prefix, postfix] = BANNER[section];
-    if (prefix !== "") out[sectionStart] = `${prefix}\n${out[sectionStart]}`;
-    if (postfix !== "") out[out.length - 1] += `\n${postfix}`;
+    const dedup = section !== "step";
+    let shown = false;
+    for (const owner of owners(root, section)) {
+      const run = renderRun(owner[section], seen, dedup);
+      if (run === "") continue;
+      if (parts.length > 0) parts.push("\n\n");
+      if (!shown && prefix !== "") parts.push(prefix, "\n");
+      if (owner !== root) parts.push(visitorLabel(section, owner.name), "\n");
+      parts.push(run);
+      shown = true;
+    }
+    if (shown && postfix !== "") parts.push("\n", postfix);
   }
-  return out.join("\n\n");
+  const last = RENDERED.get(root);
+  if (last !== undefined && sameParts(parts, last.parts)) return last.text;
+  const text = parts.join("");
+  RENDERED.set(root, { parts, text });
+  return text;
+}
+
+/** Each root's last render: the parts it joined and their text. */
+const RENDERED = new WeakMap<
+  CompileSource,
+  { readonly parts: readonly string[]; readonly text: string }
+>();
+
+/** Whether two part lists hold equal strings (runs reused are the same objects). */
+function sameParts(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Scratch marks for {@linkcode renderRun}, grown to the largest section. */
+let scratch = new Uint8Array(1024);
+
+/**
+ * The texts one section shows in this render, joined by blank lines (`""`
+ * when it shows none), marking their identities in `seen`. While every
+ * entry shows or hides exactly as in the section's last render, the sweep
+ * only checks marks, and that render's joined text is returned as is.
+ */
+function renderRun(section: Section, seen: Seen, dedup: boolean): string {
+  const compiled = compiledSection(section);
+  if (compiled.live) return liveRun(section, compiled, seen, dedup);
+  const { length, slots, texts } = compiled;
+  const last = compiled.run?.length === length ? compiled.run : undefined;
+  let agreed = 0;
+  if (last !== undefined) {
+    agreed = dedup ? agreeingPrefix(slots, last.fresh, seen) : length;
+    if (agreed === length) return last.text;
+  }
+  if (scratch.length < length) scratch = new Uint8Array(length * 2);
+  // 1 where the entry is new to this render (blank texts are dropped below,
+  // the same way every time, so they need no mark of their own).
+  const fresh = scratch;
+  if (last !== undefined) fresh.set(last.fresh.subarray(0, agreed));
+  if (dedup) {
+    const { stamps, stamp } = seen;
+    for (let i = agreed; i < length; i++) {
+      const slot = slots[i]!;
+      fresh[i] = stamps[slot] === stamp ? 0 : 1;
+      stamps[slot] = stamp;
+    }
+  } else fresh.fill(1, agreed, length);
+  const parts: string[] = [];
+  for (let i = 0; i < length; i++) {
+    const text = texts[i]!;
+    if (fresh[i] === 1 && text !== null) parts.push(text);
+  }
+  const text = parts.join("\n\n");
+  compiled.run = { length, fresh: fresh.slice(0, length), text };
+  return text;
+}
+
+/**
+ * Marks entries in `seen` while each is new to this render exactly where
+ * `fresh` says it was new to the last one; returns how many agreed (the
+ * first that disagrees is left unmarked).
+ */
+function agreeingPrefix(
+  slots: Int32Array,
+  fresh: Uint8Array,
+  seen: Seen,
+): number {
+  const { stamps, stamp } = seen;
+  const length = fresh.length;
+  for (let i = 0; i < length; i++) {
+    const slot = slots[i]!;
+    if ((stamps[slot] !== stamp) !== (fresh[i] === 1)) return i;
+    stamps[slot] = stamp;
+  }
+  return length;
+}
+
+/** A section with live entries (files, other subclasses), compiled afresh. */
+function liveRun(
+  section: Section,
+  compiled: CompiledSection,
+  seen: Seen,
+  dedup: boolean,
+): string {
+  const parts: string[] = [];
+  const { length, slots, texts } = compiled;
+  for (let i = 0; i < length; i++) {
+    const slot = slots[i]!;
+    if (slot >= 0) {
+      if (dedup && !seen.mark(slot)) continue;
+      const text = texts[i]!;
+      if (text !== null) parts.push(text);
+      continue;
+    }
+    const entry = section.entries[i]!;
+    const state = compileState(entry);
+    if (dedup && !seen.first(state, entry)) continue;
+    const text = entryText(entry, state);
+    if (text !== "") parts.push(text);
+  }
+  return parts.join("\n\n");
 }
 
 /** A turn under construction: its blocks are the message's content. */

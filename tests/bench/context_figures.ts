@@ -1,10 +1,12 @@
 /**
  * The README's compile figures, from interleaved runs in one process (robust
  * on a shared machine): for 1k, 10k and 100k entries, the median time of
- * `render()`, `toAnthropic()` and the join of the same pieces
- * (tests/bench/_context_fixture.ts), their ratios, and the growth from 10k
- * to 100k. With `--expose-gc` each sample starts from a collected heap, so
- * one sample's garbage is not charged to the next.
+ * `render()` of the unchanged context, `render()` after one step was added
+ * (a new text to write, the agent loop's case), `toAnthropic()` and the join
+ * of the same pieces (tests/bench/_context_fixture.ts), their ratios, and the
+ * growth from 10k to 100k. With `--expose-gc` each sample starts from a
+ * collected heap and one untimed call, so one sample's garbage is not
+ * charged to the next.
  *
  *   deno run --v8-flags=--expose-gc --allow-read --allow-write --allow-env tests/bench/context_figures.ts [rounds] [--min]
  */
@@ -16,11 +18,15 @@ const fixtures = sizes.map((n) => ({ n, ...build(n) }));
 const keep = { clearVolatile: false } as const;
 const times = new Map<string, number[]>();
 let sink = 0;
+let steps = 0;
 
 const collect = (globalThis as { gc?: () => void }).gc ?? (() => {});
 
 function record(key: string, fn: () => number, reps: number): void {
   collect();
+  // One untimed call: the first after a forced full collection pays for the
+  // collector's leftovers (sweeping, cold caches), at every size alike.
+  sink += fn();
   const start = performance.now();
   for (let i = 0; i < reps; i++) sink += fn();
   const list = times.get(key) ?? [];
@@ -38,9 +44,14 @@ function median(key: string): number {
 
 for (let round = 0; round < rounds; round++) {
   for (const { n, ctx, pieces } of fixtures) {
-    const reps = Math.max(3, Math.floor(300_000 / n));
+    const reps = Math.max(10, Math.floor(300_000 / n));
     record(`join ${n}`, () => pieces.join("\n\n").length, reps);
     record(`render ${n}`, () => ctx.render(keep).length, reps);
+    // The step is volatile: render() clears it again, as in a turn.
+    record(`step ${n}`, () => {
+      ctx.step.add(`$ step ${steps++}`);
+      return ctx.render().length;
+    }, reps);
     record(
       `anthropic ${n}`,
       () =>
@@ -55,19 +66,19 @@ const ms = (x: number) =>
   x < 1 ? `${(x * 1000).toFixed(0)} µs` : `${x.toFixed(2)} ms`;
 console.log(`${rounds} interleaved rounds, ${pick} of each (sink ${sink > 0})`);
 console.log(
-  "| entries | join of the pieces | `render()` | vs join | `toAnthropic()` | vs join |",
+  "| entries | join of the pieces | `render()` | vs join | `render()` after a step | vs join | `toAnthropic()` | vs join |",
 );
 console.log(
-  "| ------: | -----------------: | ---------: | ------: | --------------: | ------: |",
+  "| ------: | -----------------: | ---------: | ------: | ----------------------: | ------: | --------------: | ------: |",
 );
 for (const n of sizes) {
   const j = median(`join ${n}`);
-  const r = median(`render ${n}`);
-  const a = median(`anthropic ${n}`);
+  const cells = [`render ${n}`, `step ${n}`, `anthropic ${n}`].map((key) => {
+    const t = median(key);
+    return `${ms(t)} | ${(t / j).toFixed(2)}×`;
+  });
   console.log(
-    `| ${n.toLocaleString("en-US")} | ${ms(j)} | ${ms(r)} | ${
-      (r / j).toFixed(2)
-    }× | ${ms(a)} | ${(a / j).toFixed(2)}× |`,
+    `| ${n.toLocaleString("en-US")} | ${ms(j)} | ${cells.join(" | ")} |`,
   );
 }
 const growth = (key: string) =>
@@ -75,5 +86,7 @@ const growth = (key: string) =>
 console.log(
   `100k / 10k: join ${growth("join")}×, render() ${
     growth("render")
-  }×, toAnthropic() ${growth("anthropic")}×`,
+  }×, render() after a step ${growth("step")}×, toAnthropic() ${
+    growth("anthropic")
+  }×`,
 );
