@@ -50,36 +50,28 @@ export {
 export {
   FileEntry,
   type FileEntryOptions,
-  type FileProblem,
   type FileSnapshot,
 } from "./lib/context/file_entry.ts";
 export { IdPool, type IdPoolOptions } from "./lib/context/id_pool.ts";
 export {
   detectImageMediaType,
   ImageEntry,
-  type ImageEntryInit,
   type ImageEntryOptions,
   type ImageMediaType,
 } from "./lib/context/image_entry.ts";
 export {
-  type Base64ImageSource,
-  type CacheTtl,
   type ContentBlock,
   type EphemeralCacheControl,
   type ImageContentBlock,
   type Message,
   type MessageOptions,
-  type RenderOptions,
   type TextContentBlock,
 } from "./lib/context/message.ts";
 export {
-  type OpenAIAssistantMessage,
   type OpenAIImagePart,
   type OpenAIMessage,
   type OpenAIOptions,
-  type OpenAISystemMessage,
   type OpenAITextPart,
-  type OpenAIUserMessage,
 } from "./lib/context/openai.ts";
 export {
   Section,

@@ -38,7 +38,6 @@ export {
   type StepProgress,
 } from "./lib/slice/request.ts";
 export {
-  type RequestByteFigures,
   type SliceOutcome,
   type SliceTestResult,
 } from "./lib/slice/outcome.ts";

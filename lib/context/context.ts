@@ -15,7 +15,7 @@ import {
 import { attachEntry, detachEntry, type Entry } from "./entry.ts";
 import { IncludeCycleError, UnknownEntryError } from "./errors.ts";
 import { IdPool } from "./id_pool.ts";
-import type { Message, MessageOptions, RenderOptions } from "./message.ts";
+import type { Message, MessageOptions } from "./message.ts";
 import {
   buildOpenAI,
   type OpenAIMessage,
@@ -192,7 +192,7 @@ export class Context {
    * @param options `clearVolatile` (default `true`) clears step afterwards.
    * @returns The text.
    */
-  render(options: RenderOptions = {}): string {
+  render(options: { readonly clearVolatile?: boolean } = {}): string {
     const text = renderText(this);
     if (options.clearVolatile !== false) this.step.clear();
     return text;

@@ -38,17 +38,6 @@ export interface FileEntryOptions extends EntryOptions {
  */
 export const DEFAULT_FILE_ENTRY_MAX_BYTES: number = 1024 * 1024;
 
-/** Why a {@linkcode FileEntry}'s text is a placeholder. */
-export type FileProblem =
-  /** The file does not exist. */
-  | "missing"
-  /** The file exists but cannot be read. */
-  | "unreadable"
-  /** The file is larger than `maxBytes`. */
-  | "too_large"
-  /** The file is not valid UTF-8 (and `lossyUtf8` is off). */
-  | "invalid_utf8";
-
 /** One read of a {@linkcode FileEntry}'s file. */
 export interface FileSnapshot {
   /** The body (frontmatter removed), or a placeholder naming the file. */
@@ -59,9 +48,21 @@ export interface FileSnapshot {
   readonly frontmatter: Readonly<Record<string, unknown>>;
   /** `false` when the file could not be used and `text` is a placeholder. */
   readonly available: boolean;
-  /** Why the text is a placeholder; `null` when the file was used. */
-  readonly problem: FileProblem | null;
+  /**
+   * Why the text is a placeholder: `missing` (no such file), `unreadable`,
+   * `too_large` (over `maxBytes`) or `invalid_utf8` (with `lossyUtf8` off);
+   * `null` when the file was used.
+   */
+  readonly problem:
+    | "missing"
+    | "unreadable"
+    | "too_large"
+    | "invalid_utf8"
+    | null;
 }
+
+/** Why a file entry's text is a placeholder. */
+type FileProblem = NonNullable<FileSnapshot["problem"]>;
 
 const strict = new TextDecoder("utf-8", { fatal: true });
 const lossy = new TextDecoder("utf-8");

@@ -29,13 +29,19 @@ const MEDIA_TYPES: ReadonlySet<string> = new Set([
 const BASE64 =
   /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** Options of {@linkcode ImageEntry.fromBytes} and {@linkcode ImageEntry.fromFile}. */
+/**
+ * Options of an {@linkcode ImageEntry}: of its constructor (which also
+ * takes `data` and requires `mediaType`), `fromBytes` and `fromFile`.
+ */
 export interface ImageEntryOptions {
   /** The media type; detected from the bytes when left out (and checked against them when given). */
   readonly mediaType?: ImageMediaType;
-  /** A label (`fromFile`: default the file's base name). */
+  /**
+   * A label; the caption reads `[Image: NAME]` (`unnamed` without one,
+   * `fromFile`: default the file's base name).
+   */
   readonly name?: string;
-  /** `system` (default) or `user`. */
+  /** `system` (default) or `user`: assistant turns cannot carry images. */
   readonly role?: "system" | "user";
   /** Pool the entry's id comes from. */
   readonly ids?: IdPool;
@@ -75,20 +81,6 @@ export function detectImageMediaType(bytes: Uint8Array): ImageMediaType | null {
   return null;
 }
 
-/** What {@linkcode ImageEntry} is built from. */
-export interface ImageEntryInit {
-  /** The image bytes, base64-encoded (no `data:` prefix). */
-  readonly data: string;
-  /** The image's media type. */
-  readonly mediaType: ImageMediaType;
-  /** A label; the caption reads `[Image: NAME]` (`unnamed` without one). */
-  readonly name?: string;
-  /** `system` (default) or `user`: assistant turns cannot carry images. */
-  readonly role?: "system" | "user";
-  /** Pool the entry's id comes from. */
-  readonly ids?: IdPool;
-}
-
 /**
  * An image. In messages it becomes a vision block followed by a caption
  * text block `[Image: NAME]`; `render()` shows only the caption. Provider
@@ -119,7 +111,14 @@ export class ImageEntry extends Entry {
    * @param init Data, media type, name, role and id pool.
    * @throws {InvalidEntryError} When the media type is not JPEG, PNG, GIF or WebP, the data is not non-empty base64, or the role is `assistant`.
    */
-  constructor(init: ImageEntryInit) {
+  constructor(
+    init: ImageEntryOptions & {
+      /** The image bytes, base64-encoded (no `data:` prefix). */
+      readonly data: string;
+      /** The image's media type. */
+      readonly mediaType: ImageMediaType;
+    },
+  ) {
     if (
       typeof init.data !== "string" || init.data === "" ||
       !BASE64.test(init.data)

@@ -25,22 +25,19 @@ export interface TextContentBlock {
   cache_control?: EphemeralCacheControl;
 }
 
-/** Where an image block's bytes are. */
-export interface Base64ImageSource {
-  /** Always `base64`. */
-  type: "base64";
-  /** The image's media type. */
-  media_type: ImageMediaType;
-  /** Base64 data. */
-  data: string;
-}
-
 /** An image content block (always followed by its caption text block). */
 export interface ImageContentBlock {
   /** Always `image`. */
   type: "image";
-  /** The image data. */
-  source: Base64ImageSource;
+  /** The image data, base64-encoded. */
+  source: {
+    /** Always `base64`. */
+    type: "base64";
+    /** The image's media type. */
+    media_type: ImageMediaType;
+    /** Base64 data. */
+    data: string;
+  };
   /** Present when the image closes a breakpoint section (never: its caption follows). */
   cache_control?: EphemeralCacheControl;
 }
@@ -56,15 +53,6 @@ export interface Message {
   content: ContentBlock[];
 }
 
-/** Cache time to live: 5 minutes or 1 hour (seconds accepted as aliases). */
-export type CacheTtl = "5m" | "1h" | 300 | 3600;
-
-/** Options of `Context.render()`. */
-export interface RenderOptions {
-  /** Clear the step section afterwards; default `true`. */
-  readonly clearVolatile?: boolean;
-}
-
 /** Options of `toMessages()`, `toAnthropic()` and `toOpenAI()`. */
 export interface MessageOptions {
   /**
@@ -73,9 +61,12 @@ export interface MessageOptions {
    */
   readonly cacheBreakpoints?: readonly SectionNameInput[];
   /** TTL of the markers: `"5m"` or `"1h"` (or 300/3600); omitted → the provider default. */
-  readonly cacheTtl?: CacheTtl;
+  readonly cacheTtl?: "5m" | "1h" | 300 | 3600;
   /** Compile only these sections (case insensitive); default all six. */
   readonly sections?: readonly SectionNameInput[];
   /** Clear the step section afterwards; default `true`. */
   readonly clearVolatile?: boolean;
 }
+
+/** Cache time to live: 5 minutes or 1 hour (seconds accepted as aliases). */
+export type CacheTtl = NonNullable<MessageOptions["cacheTtl"]>;

@@ -23,35 +23,31 @@ export interface OpenAIImagePart {
   image_url: { url: string };
 }
 
-/** A system or developer message: text parts only. */
-export interface OpenAISystemMessage {
-  /** `system` or `developer`. */
-  role: "system" | "developer";
-  /** Text parts, one per entry. */
-  content: OpenAITextPart[];
-}
-
-/** A user message: text and image parts. */
-export interface OpenAIUserMessage {
-  /** Always `user`. */
-  role: "user";
-  /** Parts, one per entry (an image is an image part then its caption). */
-  content: (OpenAITextPart | OpenAIImagePart)[];
-}
-
-/** An assistant message: text parts only. */
-export interface OpenAIAssistantMessage {
-  /** Always `assistant`. */
-  role: "assistant";
-  /** Text parts, one per entry. */
-  content: OpenAITextPart[];
-}
-
-/** One Chat Completions message (`ChatCompletionMessageParam`). */
+/**
+ * One Chat Completions message (`ChatCompletionMessageParam`): a `system`
+ * (or `developer`) or `assistant` message of text parts, or a `user`
+ * message of text and image parts (an image is an image part then its
+ * caption). Parts come one per entry.
+ */
 export type OpenAIMessage =
-  | OpenAISystemMessage
-  | OpenAIUserMessage
-  | OpenAIAssistantMessage;
+  | {
+    /** `system` or `developer`. */
+    role: "system" | "developer";
+    /** Text parts only. */
+    content: OpenAITextPart[];
+  }
+  | {
+    /** Always `user`. */
+    role: "user";
+    /** Text and image parts. */
+    content: (OpenAITextPart | OpenAIImagePart)[];
+  }
+  | {
+    /** Always `assistant`. */
+    role: "assistant";
+    /** Text parts only. */
+    content: OpenAITextPart[];
+  };
 
 /** Options of `Context.toOpenAI()`. */
 export interface OpenAIOptions extends MessageOptions {

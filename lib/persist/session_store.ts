@@ -473,7 +473,7 @@ export class SessionStore {
       snapshot.requests.length < this.#saved.requests
     ) {
       throw new TypeError(
-        `Cannot save session ${this.root}: records and report lines only grow, but the checkpoint has fewer than were saved`,
+        `Cannot save session ${this.root}: records and report lines only grow, but the snapshot has fewer than were saved`,
       );
     }
     const records = snapshot.records.slice(this.#saved.records);
@@ -511,7 +511,7 @@ export class SessionStore {
     const valid = laterSchema.safeParse(JSON.parse(JSON.stringify(value)));
     if (!valid.success) {
       throw new TypeError(
-        `Cannot save session ${this.root}: the checkpoint is invalid: ${
+        `Cannot save session ${this.root}: the snapshot is invalid: ${
           describeIssue(valid.error)
         }`,
       );

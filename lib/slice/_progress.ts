@@ -2,6 +2,7 @@
 import type { ExecutionReport } from "../briefing/report.ts";
 import { displayText, formatDuration } from "../display.ts";
 import type { StepProgress } from "./request.ts";
+import type { StepPhase } from "../reference/lookup_session.ts";
 
 /**
  * Formats one progress line: step, phase, action, request bytes, outcome.
@@ -26,7 +27,7 @@ export function progressLine(p: StepProgress): string {
 export function waitingLine(w: {
   readonly step: number;
   readonly maxSteps: number;
-  readonly phase: "selection" | "arguments";
+  readonly phase: StepPhase;
   readonly elapsedMs: number;
   /** The model timeout, when the run knows it (it created the provider). */
   readonly timeoutMs: number | undefined;

@@ -91,7 +91,7 @@ export class SliceRun {
   #steps = 0;
   /** The last step with a progress line, and where the current step is. */
   #progressed = 0;
-  #stage: { phase: "selection" | "arguments"; action: string | null } = {
+  #stage: { phase: StepPhase; action: string | null } = {
     phase: "selection",
     action: null,
   };
@@ -437,7 +437,7 @@ export class SliceRun {
   #protocolRefusal(
     sequence: number,
     error: ProviderError,
-    phase: "selection" | "arguments",
+    phase: StepPhase,
     action = "select_action",
   ): void {
     const problem = error.problem ?? "malformed_response";

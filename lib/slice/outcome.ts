@@ -17,15 +17,7 @@ export interface SliceTestResult {
   readonly tested_revision: string | null;
 }
 
-/** Request byte figures of a run (serialized provider-neutral requests). */
-export interface RequestByteFigures {
-  /** Sum of the request bytes of every model call. */
-  readonly total: number;
-  /** The largest request. */
-  readonly peak: number;
-}
-
-/** The result of {@linkcode runSlice} / {@linkcode runSlice}. */
+/** The result of {@linkcode runSlice}. */
 export interface SliceOutcome {
   /** Why the slice stopped. */
   readonly stop: StopReason;
@@ -61,7 +53,12 @@ export interface SliceOutcome {
   /** Successful lookups. */
   readonly retrievals: number;
   /** Request bytes over the run. */
-  readonly request_bytes: RequestByteFigures;
+  readonly request_bytes: {
+    /** Sum of the request bytes of every model call. */
+    readonly total: number;
+    /** The largest request. */
+    readonly peak: number;
+  };
   /** Wall time of the run in milliseconds. */
   readonly elapsed_ms: number;
   /** Wall time spent waiting for the model, in milliseconds. */

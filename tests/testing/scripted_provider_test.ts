@@ -2,9 +2,10 @@ import assert from "node:assert/strict";
 import { ScriptedProvider } from "../../testing.ts";
 import { ProviderError, runSlice } from "../../slice.ts";
 import type { ModelCall } from "../../slice.ts";
+import type { StepPhase } from "../../reference.ts";
 import { tempWorkspace } from "../../testing.ts";
 
-const call = (phase: "selection" | "arguments"): ModelCall => ({
+const call = (phase: StepPhase): ModelCall => ({
   phase,
   tool: phase === "selection" ? "select_action" : "action_arguments",
   request: { system: [], messages: [], tools: [], tool_choice: null },
