@@ -22,7 +22,7 @@
 export { VERSION } from "./lib/version.ts";
 export {
   isLoomError,
-  type LoomError,
+  LoomError,
   type LoomErrorCode,
   type LoomErrorOptions,
 } from "./lib/errors.ts";

@@ -2,10 +2,12 @@
  * The one error contract of Loom. Every error Loom throws on purpose carries
  * the brand `Symbol.for("loom.error")`, a stable machine `code` from the one
  * registry below, and a sentence-case message without a trailing period. The
- * registry assigns each code its category (bad input, stopped, internal),
- * which is all the CLI needs to pick an exit code. Errors extend the closest
- * built-in (`TypeError`, `RangeError`, `SyntaxError`, `Error`) and are built
- * the same way: `new XError(code, message, { cause?, ...details })`.
+ * registry names each error class's codes once ({@linkcode LoomErrorCode})
+ * and assigns each code its category (bad input, stopped, internal), which is
+ * all the CLI needs to pick an exit code. Errors extend the closest built-in
+ * (`TypeError`, `RangeError`, `SyntaxError`, `Error`) through its branded
+ * {@linkcode LoomError} base, so a class is declared in one line, and all are
+ * built the same way: `new XError(code, message, { cause?, ...details })`.
  *
  * @module
  */
@@ -20,94 +22,110 @@ const BRAND: unique symbol = Symbol.for("loom.error");
  */
 export type ErrorCategory = "bad_input" | "stopped" | "internal";
 
-/** Every machine code a Loom error can carry; see {@linkcode errorCategory}. */
-export type LoomErrorCode =
+/**
+ * The machine codes of the Loom error class `Owner` (a class name, or a union
+ * of them); without an argument, every code a Loom error can carry. This is
+ * the registry: each class's codes are named here, once, and the classes
+ * take their `code` type from it (`LoomError.SyntaxError<"PointerError">`).
+ */
+export type LoomErrorCode<Owner extends string = string> = {
   // command line
-  | "usage"
+  UsageError: "usage";
+  InputError: "recording_invalid" | "test_program_not_found";
   // context
-  | "too_many_breakpoints"
-  | "unknown_section"
-  | "invalid_ttl"
-  | "include_cycle"
-  | "invalid_entry"
-  | "unknown_entry"
-  | "ids_exhausted"
-  | "unreadable_context_file"
-  | "invalid_context_file"
+  CompileOptionsError:
+    | "too_many_breakpoints"
+    | "unknown_section"
+    | "invalid_ttl"
+    | "cache_ttl_order";
+  IncludeCycleError: "include_cycle";
+  InvalidEntryError: "invalid_entry";
+  UnknownEntryError: "unknown_entry";
+  IdPoolExhaustedError: "ids_exhausted";
+  ContextFileError: "unreadable_context_file" | "invalid_context_file";
   // store
-  | "invalid_utf8"
-  | "invalid_result_id"
-  | "duplicate_result"
-  | "store_full"
-  // reference
-  | "unknown_result"
-  | "digest_mismatch"
-  | "invalid_reference"
-  | "invalid_range"
-  | "not_char_boundary"
-  | "invalid_pointer"
-  | "pointer_not_found"
-  | "invalid_json"
-  | "ambiguous_json"
-  | "not_a_string"
-  | "answer_too_large"
-  | "budget_exhausted"
-  | "not_available"
-  | "invalid_contents"
-  | "too_many_segments"
-  | "too_large"
+  InvalidUtf8Error: "invalid_utf8";
+  ResultRestoreError:
+    | "digest_mismatch"
+    | "invalid_result_id"
+    | "duplicate_result"
+    | "too_large"
+    | "store_full";
+  // reference: the wire-format failures, and the errors behind some of them
+  ReferenceFailureError:
+    | "unknown_result"
+    | "digest_mismatch"
+    | "invalid_reference"
+    | "invalid_range"
+    | "not_char_boundary"
+    | "invalid_pointer"
+    | "pointer_not_found"
+    | "invalid_json"
+    | "ambiguous_json"
+    | "not_a_string"
+    | "answer_too_large"
+    | "budget_exhausted"
+    | "request_too_large"
+    | "not_available";
+  PointerError: "invalid_pointer" | "pointer_not_found";
+  JsonScanError: "invalid_json" | "ambiguous_json";
+  LookupBudgetError: "budget_exhausted";
+  // besides every ReferenceFailureError code
+  EditExpansionError: "invalid_contents" | "too_many_segments" | "too_large";
   // briefing
-  | "capacity"
-  | "request_too_large"
+  ArchiveCapacityError: "capacity";
+  RequestCeilingError: "request_too_large";
   // providers
-  | "cache_ttl_order"
-  | "bad_spec"
-  | "bad_option"
-  | "missing_api_key"
-  | "recording_invalid"
-  | "recording_mismatch"
-  | "recording_exhausted"
-  | "recording_unwritable"
-  | "provider_http"
-  | "provider_connection"
-  | "provider_timeout"
-  | "provider_aborted"
-  | "provider_protocol"
+  ProviderError:
+    | "bad_spec"
+    | "bad_option"
+    | "missing_api_key"
+    | "recording_invalid"
+    | "recording_mismatch"
+    | "recording_exhausted"
+    | "recording_unwritable"
+    | "provider_http"
+    | "provider_connection"
+    | "provider_timeout"
+    | "provider_aborted"
+    | "provider_protocol";
   // executor
-  | "confinement_unavailable"
-  | "workspace_unavailable"
-  | "executor_closed"
-  | "edit_failed"
-  | "rollback_failed"
-  | "hard_link"
-  | "symlink_escape"
-  | "not_a_file"
-  | "no_test_command"
-  | "tests_failed_to_start"
-  | "worker_failed"
-  // command line checks before a run
-  | "test_program_not_found"
+  ConfinementUnavailableError: "confinement_unavailable";
+  ExecutorError:
+    | "workspace_unavailable"
+    | "executor_closed"
+    | "edit_failed"
+    | "rollback_failed"
+    | "hard_link"
+    | "symlink_escape"
+    | "not_a_file"
+    | "no_test_command"
+    | "tests_failed_to_start"
+    | "worker_failed";
   // slice
-  | "invalid_request"
-  | "slice_stopped"
+  SliceRequestError: "invalid_request";
+  SliceStoppedError: "slice_stopped";
   // persist
-  | "unknown_tool"
-  | "invalid_config"
-  | "session_inside_workspace"
-  | "session_missing"
-  | "session_exists"
-  | "session_invalid"
-  | "session_outdated"
-  | "session_tampered"
-  | "session_locked"
-  | "session_key_invalid"
-  | "result_missing"
-  | "result_corrupted"
+  UnknownToolError: "unknown_tool";
+  PersistenceConfigError: "invalid_config";
+  SessionError:
+    | "session_inside_workspace"
+    | "session_missing"
+    | "session_exists"
+    | "session_invalid"
+    | "session_outdated"
+    | "session_tampered"
+    | "session_locked"
+    | "session_key_invalid"
+    | "result_missing"
+    | "result_corrupted";
   // cost
-  | "price_file_invalid"
-  | "unknown_model";
+  PriceTableError: "price_file_invalid" | "unknown_model";
+} extends infer Codes
+  ? { [E in keyof Codes]: E extends Owner ? Codes[E] : never }[keyof Codes]
+  : never;
 
-// The registry: each code once, with its category. A provider failure after
+// Each code's category. A provider failure after
 // the start is internal (exit 3); a model spec, key or recording that cannot
 // be used is bad input, found before any work (exit 2).
 const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
@@ -239,32 +257,101 @@ export function errorCategory(code: LoomErrorCode): ErrorCategory {
 }
 
 /**
- * Brands a freshly constructed error and names it; every Loom error
- * constructor calls this once. Internal: not exported by any entry point.
+ * The message of a thrown value: an error's message, anything else as text.
  *
- * @param error The error under construction (`this`).
- * @param name The class name, e.g. `PointerError`.
- * @param code Its code, which must be in the registry.
- * @returns `code`, to assign to the error's `code` field.
+ * @param error Anything caught.
+ * @returns The text to put into a message.
  */
-export function brand<C extends LoomErrorCode>(
-  error: Error,
-  name: string,
-  code: C,
-): C {
-  Object.defineProperty(error, BRAND, { value: true });
-  error.name = name;
-  return code;
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /**
- * The `ErrorOptions` for `super()` from a Loom error's options. Internal.
+ * Runs `run` and returns its value; when it throws, throws what `map` makes
+ * of the error instead: the one call whose failure a Loom error explains.
  *
- * @param options The constructor's options.
- * @returns `{ cause }` when a cause was given, else `undefined`.
+ * @param run The call that may fail.
+ * @param map Makes the error to throw from the one caught.
+ * @returns What `run` returned.
+ *
+ * @example
+ * ```ts
+ * import { mapError } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * assert.throws(
+ *   () => mapError(() => JSON.parse("{"), () => new SyntaxError("Bad config")),
+ *   /Bad config/,
+ * );
+ * assert.deepEqual(mapError(() => JSON.parse("[]"), () => new Error()), []);
+ * ```
  */
-export function causeOf(
-  options: LoomErrorOptions | undefined,
-): ErrorOptions | undefined {
-  return options?.cause === undefined ? undefined : { cause: options.cause };
+export function mapError<T>(run: () => T, map: (error: unknown) => Error): T {
+  try {
+    return run();
+  } catch (error) {
+    throw map(error);
+  }
+}
+
+/**
+ * The branded bases of every Loom error class, one per built-in it may
+ * extend. `Owner` is the class's name in the {@linkcode LoomErrorCode}
+ * registry, which gives its `code` type; `Details` are the extra fields the
+ * constructor's options carry and the error keeps. The base sets the brand,
+ * the `code`, the `name` (the class's own) and the `cause`.
+ *
+ * @example Declare an error class
+ * ```ts
+ * import { isLoomError, LoomError } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * class PointerError extends LoomError.SyntaxError<"PointerError"> {}
+ * class JsonScanError
+ *   extends LoomError.SyntaxError<"JsonScanError", { readonly offset: number }> {}
+ * const error = new JsonScanError("invalid_json", "Bad JSON", { offset: 3 });
+ * assert.equal(error.offset, 3);
+ * assert.equal(error.name, "JsonScanError");
+ * assert.ok(error instanceof SyntaxError && isLoomError(error));
+ * assert.equal(new PointerError("invalid_pointer", "Bad pointer").code, "invalid_pointer");
+ * ```
+ */
+export const LoomError: {
+  readonly [B in "Error" | "TypeError" | "RangeError" | "SyntaxError"]: new <
+    Owner extends string,
+    Details extends object = Record<never, never>,
+  >(
+    code: LoomErrorCode<Owner>,
+    message: string,
+    ...options: Record<never, never> extends Details
+      ? [options?: LoomErrorOptions & Details]
+      : [options: LoomErrorOptions & Details]
+  ) =>
+    & InstanceType<(typeof globalThis)[B]>
+    & { readonly code: LoomErrorCode<Owner> }
+    & Readonly<Details>;
+} = Object.freeze({
+  Error: branded(Error),
+  TypeError: branded(TypeError),
+  RangeError: branded(RangeError),
+  SyntaxError: branded(SyntaxError),
+}) as never;
+
+/** The branded subclass of one built-in that Loom error classes extend. */
+function branded(Builtin: ErrorConstructor): unknown {
+  class Branded extends Builtin {
+    readonly code: LoomErrorCode;
+    constructor(
+      code: LoomErrorCode,
+      message: string,
+      options: LoomErrorOptions = {},
+    ) {
+      const { cause, ...details } = options;
+      super(message, cause === undefined ? undefined : { cause });
+      Object.assign(this, details);
+      this.name = new.target.name;
+      this.code = code;
+    }
+  }
+  Object.defineProperty(Branded.prototype, BRAND, { value: true });
+  Object.defineProperty(Branded, "name", { value: `Loom${Builtin.name}` });
+  return Branded;
 }

@@ -1,6 +1,6 @@
 /** Fixed texts and small formatters of the briefings. */
 import type { ActionRecord, ExecutionReport } from "./report.ts";
-import { compactArguments } from "./event.ts";
+import { compactArguments, compactEdited } from "./event.ts";
 import { stableStringify } from "./turn_request.ts";
 
 /** Tool guidance of both policies; history lookups only under bounded. */
@@ -61,17 +61,7 @@ export function transcriptEntry(
 }
 
 function legacyReport(report: ExecutionReport): unknown {
-  if (report.kind !== "edited") return report;
-  return {
-    kind: report.kind,
-    revision: report.revision,
-    files: report.files.map((f) => ({
-      path: f.path,
-      utf8_bytes: f.utf8_bytes,
-      sha256: f.sha256,
-      omitted_from_context: true,
-    })),
-  };
+  return report.kind === "edited" ? compactEdited(report) : report;
 }
 
 /** Cuts text to at most `maxBytes` UTF-8 bytes, marker included. */

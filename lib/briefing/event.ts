@@ -11,7 +11,13 @@ import {
   compactDescriptor,
 } from "../store/result_store.ts";
 import { sha256Hex } from "../store/digest.ts";
-import type { ActionRecord, EditedFile, ExecutionReport } from "./report.ts";
+import {
+  type ActionRecord,
+  type EditedFile,
+  type EditedReport,
+  editedReport,
+  type ExecutionReport,
+} from "./report.ts";
 import { stableStringify } from "./turn_request.ts";
 
 /** An edited file as events show it: size and digest, body omitted. */
@@ -214,6 +220,18 @@ function compactEditFile(
     : { ...rest, omitted_from_context: true };
 }
 
+/** An edited report as the briefing shows it: sizes and digests, no bodies. */
+export function compactEdited(
+  report: EditedReport,
+): Extract<CompactReport, { kind: "edited" }> {
+  const { revision, files } = editedReport(report.revision, report.files);
+  return {
+    kind: "edited",
+    revision,
+    files: files.map((f) => ({ ...f, omitted_from_context: true })),
+  };
+}
+
 function compactReport(report: ExecutionReport): CompactReport {
   switch (report.kind) {
     case "inspected":
@@ -231,16 +249,7 @@ function compactReport(report: ExecutionReport): CompactReport {
         ),
       };
     case "edited":
-      return {
-        kind: "edited",
-        revision: report.revision,
-        files: report.files.map((f) => ({
-          path: f.path,
-          utf8_bytes: f.utf8_bytes,
-          sha256: f.sha256,
-          omitted_from_context: true,
-        })),
-      };
+      return compactEdited(report);
     case "tests_run":
       return {
         kind: "tests_run",

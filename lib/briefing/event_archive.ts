@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 import { sha256Hex } from "../store/digest.ts";
 import type {
   HistoryItem,
@@ -37,29 +37,11 @@ export interface EventArchiveOptions {
  * Raised when an event does not fit the archive. Nothing is changed: every
  * event archived before stays readable.
  */
-export class ArchiveCapacityError extends RangeError {
-  /** Always `"capacity"`. */
-  readonly code: "capacity";
-  /** Which limit the event would pass. */
-  readonly limit: "events" | "bytes";
-
-  /**
-   * Creates the error.
-   *
-   * @param code Always `capacity`.
-   * @param message Sentence-case explanation.
-   * @param options The limit that was hit and the cause.
-   */
-  constructor(
-    code: "capacity",
-    message: string,
-    options: LoomErrorOptions & { readonly limit: "events" | "bytes" },
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "ArchiveCapacityError", code);
-    this.limit = options.limit;
-  }
-}
+export class ArchiveCapacityError
+  extends LoomError.RangeError<"ArchiveCapacityError", {
+    /** Which limit the event would pass. */
+    readonly limit: "events" | "bytes";
+  }> {}
 
 interface Archived {
   readonly record: SelectableRecord;

@@ -54,6 +54,35 @@ export interface EditedReport {
   readonly files: readonly EditedFile[];
 }
 
+/**
+ * The edited report of an edit that produced `revision`: each written
+ * file's path, size and digest, and nothing else the files carry.
+ *
+ * @example
+ * ```ts
+ * import { editedReport } from "./report.ts";
+ * import assert from "node:assert/strict";
+ * const file = { path: "a.ts", utf8_bytes: 1, sha256: "0".repeat(64), contents: "x" };
+ * assert.deepEqual(editedReport("rev-1-abc", [file]).files, [
+ *   { path: "a.ts", utf8_bytes: 1, sha256: "0".repeat(64) },
+ * ]);
+ * ```
+ */
+export function editedReport(
+  revision: string,
+  files: readonly EditedFile[],
+): EditedReport {
+  return {
+    kind: "edited",
+    revision,
+    files: files.map((f) => ({
+      path: f.path,
+      utf8_bytes: f.utf8_bytes,
+      sha256: f.sha256,
+    })),
+  };
+}
+
 /** `tests.run` ran; its output tail is a partial stored result. */
 export interface TestsRunReport {
   /** Discriminant. */

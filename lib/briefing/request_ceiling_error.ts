@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 
 /**
  * Raised when the mandatory content of a bounded request (instructions,
@@ -24,32 +24,10 @@ import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
  * assert.ok(err instanceof RangeError);
  * ```
  */
-export class RequestCeilingError extends RangeError {
-  /** Always `"request_too_large"`. */
-  readonly code: "request_too_large";
-  /** Bytes of the smallest request that could be built. */
-  readonly bytes: number;
-  /** The ceiling in bytes. */
-  readonly limit: number;
-
-  /**
-   * Creates the error.
-   *
-   * @param code Always `request_too_large`.
-   * @param message What does not fit and why.
-   * @param options The smallest request's bytes, the ceiling and the cause.
-   */
-  constructor(
-    code: "request_too_large",
-    message: string,
-    options: LoomErrorOptions & {
-      readonly bytes: number;
-      readonly limit: number;
-    },
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "RequestCeilingError", code);
-    this.bytes = options.bytes;
-    this.limit = options.limit;
-  }
-}
+export class RequestCeilingError
+  extends LoomError.RangeError<"RequestCeilingError", {
+    /** Bytes of the smallest request that could be built. */
+    readonly bytes: number;
+    /** The ceiling in bytes. */
+    readonly limit: number;
+  }> {}

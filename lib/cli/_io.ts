@@ -6,12 +6,10 @@
  */
 import type { CliIo } from "./cli_io.ts";
 import {
-  brand,
-  causeOf,
   type ErrorCategory,
   errorCategory,
   isLoomError,
-  type LoomErrorOptions,
+  LoomError,
 } from "../errors.ts";
 import type { StopReason } from "../briefing/context_report.ts";
 
@@ -90,38 +88,10 @@ export const EXIT_CODES_HELP = `Exit codes:
 export type Command = (args: string[], io: CliIo) => Promise<number>;
 
 /** A usage error: printed with the command's help hint, exit code 2. */
-export class UsageError extends TypeError {
-  /** Always `usage`. */
-  readonly code: "usage";
-  /**
-   * @param code Always `usage`.
-   * @param message What is wrong with the arguments.
-   * @param options The underlying error, if any.
-   */
-  constructor(code: "usage", message: string, options?: LoomErrorOptions) {
-    super(message, causeOf(options));
-    this.code = brand(this, "UsageError", code);
-  }
-}
+export class UsageError extends LoomError.TypeError<"UsageError"> {}
 
 /**
  * Bad input found by a command's own checks, with a stable code (for
  * example `test_program_not_found`): exit code 2, no help hint.
  */
-export class InputError extends TypeError {
-  /** Stable machine code. */
-  readonly code: "recording_invalid" | "test_program_not_found";
-  /**
-   * @param code Stable machine code.
-   * @param message What is wrong and how to fix it.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: InputError["code"],
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "InputError", code);
-  }
-}
+export class InputError extends LoomError.TypeError<"InputError"> {}

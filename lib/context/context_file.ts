@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError, type LoomErrorOptions, messageOf } from "../errors.ts";
 import { dirname, join, resolve } from "node:path";
 import { fsReason } from "../fs_reason.ts";
 import { parseYaml } from "./_yaml.ts";
@@ -18,6 +18,9 @@ import { StringEntry } from "./string_entry.ts";
 
 /**
  * A context file that cannot be loaded; names the file and the offending key.
+ * Its codes:
+ * - `unreadable_context_file`: The file (or a file it names) cannot be read.
+ * - `invalid_context_file`: The file is not valid YAML/JSON or has a key or value that is not allowed.
  *
  * @example
  * ```ts
@@ -28,43 +31,15 @@ import { StringEntry } from "./string_entry.ts";
  * assert.throws(() => loadContextFile(path), (e) => e instanceof ContextFileError && e.key === "sections.history");
  * ```
  */
-export class ContextFileError extends SyntaxError {
-  /**
-   * Stable machine code:
-   * - `unreadable_context_file`: The file (or a file it names) cannot be read.
-   * - `invalid_context_file`: The file is not valid YAML/JSON or has a key or value that is not allowed.
-   */
-  readonly code: "unreadable_context_file" | "invalid_context_file";
-  /** The file at fault. */
-  readonly file: string;
-  /** The offending key path (`sections.foundation[2].role`), or `""` for the whole file. */
-  readonly key: string;
-  /** Why, in a few words (the message without the file and key). */
-  readonly reason: string;
-
-  /**
-   * Creates the error.
-   *
-   * @param code What went wrong.
-   * @param message What is wrong, naming the file and the key.
-   * @param options The file at fault, the offending key path and the cause.
-   */
-  constructor(
-    code: ContextFileError["code"],
-    message: string,
-    options: LoomErrorOptions & {
-      readonly file: string;
-      readonly key: string;
-      readonly reason: string;
-    },
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "ContextFileError", code);
-    this.file = options.file;
-    this.key = options.key;
-    this.reason = options.reason;
-  }
-}
+export class ContextFileError
+  extends LoomError.SyntaxError<"ContextFileError", {
+    /** The file at fault. */
+    readonly file: string;
+    /** The offending key path (`sections.foundation[2].role`), or `""` for the whole file. */
+    readonly key: string;
+    /** Why, in a few words (the message without the file and key). */
+    readonly reason: string;
+  }> {}
 
 function fileError(
   code: ContextFileError["code"],
@@ -350,10 +325,6 @@ class Loader {
     }
     throw bad(at, "an entry mapping needs one of text, file, image or data");
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function lowerFirst(text: string): string {

@@ -1,16 +1,21 @@
 /**
  * The typed errors of the section compiler. Each extends the closest
- * built-in and carries a stable machine `code` (see `lib/errors.ts`).
+ * built-in through its branded base and takes its codes from the registry
+ * of `lib/errors.ts`.
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 
 /**
  * Compile options or cache markers that a provider would reject: more than 4
  * breakpoints, an unknown section name, a cache TTL other than 5 minutes or
  * 1 hour, or a 1h marker after a 5m one. Thrown before anything is compiled
- * or sent, so nothing changes (step is kept).
+ * or sent, so nothing changes (step is kept). Its codes:
+ * - `too_many_breakpoints`: More than 4 cache breakpoints were asked for in one request.
+ * - `unknown_section`: A section name is not one of the six sections.
+ * - `invalid_ttl`: `cacheTtl` is not `"5m"`, `"1h"`, `300` or `3600`.
+ * - `cache_ttl_order`: A turn request puts a `1h` cache marker after a `5m` one.
  *
  * @example
  * ```ts
@@ -23,36 +28,8 @@ import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
  * );
  * ```
  */
-export class CompileOptionsError extends RangeError {
-  /**
-   * Stable machine code:
-   * - `too_many_breakpoints`: More than 4 cache breakpoints were asked for in one request.
-   * - `unknown_section`: A section name is not one of the six sections.
-   * - `invalid_ttl`: `cacheTtl` is not `"5m"`, `"1h"`, `300` or `3600`.
-   * - `cache_ttl_order`: A turn request puts a `1h` cache marker after a `5m` one.
-   */
-  readonly code:
-    | "too_many_breakpoints"
-    | "unknown_section"
-    | "invalid_ttl"
-    | "cache_ttl_order";
-
-  /**
-   * Creates the error.
-   *
-   * @param code Which rule was broken.
-   * @param message Sentence-case message without a trailing period.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: CompileOptionsError["code"],
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "CompileOptionsError", code);
-  }
-}
+export class CompileOptionsError
+  extends LoomError.RangeError<"CompileOptionsError"> {}
 
 /**
  * Including a context would make the include graph cyclic (a context that
@@ -66,26 +43,7 @@ export class CompileOptionsError extends RangeError {
  * assert.throws(() => ctx.include(ctx), IncludeCycleError);
  * ```
  */
-export class IncludeCycleError extends Error {
-  /** Always `include_cycle`. */
-  readonly code: "include_cycle";
-
-  /**
-   * Creates the error.
-   *
-   * @param code Always `include_cycle`.
-   * @param message Sentence-case message without a trailing period.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: "include_cycle",
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "IncludeCycleError", code);
-  }
-}
+export class IncludeCycleError extends LoomError.Error<"IncludeCycleError"> {}
 
 /**
  * An entry was constructed with values no provider accepts (an unknown role,
@@ -102,26 +60,8 @@ export class IncludeCycleError extends Error {
  * );
  * ```
  */
-export class InvalidEntryError extends TypeError {
-  /** Always `invalid_entry`. */
-  readonly code: "invalid_entry";
-
-  /**
-   * Creates the error.
-   *
-   * @param code Always `invalid_entry`.
-   * @param message Sentence-case message without a trailing period.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: "invalid_entry",
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "InvalidEntryError", code);
-  }
-}
+export class InvalidEntryError
+  extends LoomError.TypeError<"InvalidEntryError"> {}
 
 /**
  * Every id of an {@linkcode IdPool} is in use.
@@ -135,26 +75,8 @@ export class InvalidEntryError extends TypeError {
  * assert.throws(() => pool.next(), IdPoolExhaustedError);
  * ```
  */
-export class IdPoolExhaustedError extends RangeError {
-  /** Always `ids_exhausted`. */
-  readonly code: "ids_exhausted";
-
-  /**
-   * Creates the error.
-   *
-   * @param code Always `ids_exhausted`.
-   * @param message Sentence-case message without a trailing period.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: "ids_exhausted",
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "IdPoolExhaustedError", code);
-  }
-}
+export class IdPoolExhaustedError
+  extends LoomError.RangeError<"IdPoolExhaustedError"> {}
 
 /**
  * A context was asked to remember or redact an entry (or id) that none of
@@ -169,23 +91,5 @@ export class IdPoolExhaustedError extends RangeError {
  * assert.throws(() => ctx.remember("zzz"), (e) => e instanceof UnknownEntryError && e.code === "unknown_entry");
  * ```
  */
-export class UnknownEntryError extends RangeError {
-  /** Always `unknown_entry`. */
-  readonly code: "unknown_entry";
-
-  /**
-   * Creates the error.
-   *
-   * @param code Always `unknown_entry`.
-   * @param message Sentence-case message without a trailing period.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: "unknown_entry",
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "UnknownEntryError", code);
-  }
-}
+export class UnknownEntryError
+  extends LoomError.RangeError<"UnknownEntryError"> {}

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
+import { mapError } from "../errors.ts";
 import { fsReason } from "../fs_reason.ts";
 import { encodeBase64 } from "./_base64.ts";
 import { Entry, type Role } from "./entry.ts";
@@ -207,15 +208,14 @@ export class ImageEntry extends Entry {
     options: ImageEntryOptions = {},
   ): ImageEntry {
     const file = path instanceof URL ? fileURLToPath(path) : path;
-    let bytes: Uint8Array;
-    try {
-      bytes = Deno.readFileSync(file);
-    } catch (error) {
-      throw new InvalidEntryError(
-        "invalid_entry",
-        `Cannot create an image entry from ${file}: ${fsReason(error)}`,
-      );
-    }
+    const bytes = mapError(
+      () => Deno.readFileSync(file),
+      (error) =>
+        new InvalidEntryError(
+          "invalid_entry",
+          `Cannot create an image entry from ${file}: ${fsReason(error)}`,
+        ),
+    );
     return new ImageEntry({
       ...options,
       name: options.name ?? basename(file),

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 
 /** Prices and cache rules of one model. */
 export interface ModelPrice {
@@ -101,25 +101,7 @@ export const DEFAULT_PRICES: PriceTable = Object.freeze({
 });
 
 /** A price file or a model name that cannot be used. */
-export class PriceTableError extends TypeError {
-  /** `price_file_invalid` or `unknown_model`. */
-  readonly code: "price_file_invalid" | "unknown_model";
-  /**
-   * Creates the error.
-   *
-   * @param code What went wrong.
-   * @param message What and why.
-   * @param options The cause, if any.
-   */
-  constructor(
-    code: "price_file_invalid" | "unknown_model",
-    message: string,
-    options: LoomErrorOptions = {},
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "PriceTableError", code);
-  }
-}
+export class PriceTableError extends LoomError.TypeError<"PriceTableError"> {}
 
 const FIELDS = [
   "input",

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { resolve } from "node:path";
 import { bwrapArgs, SANDBOX_PATH } from "./_sandbox.ts";
 import type { TestProcessSpec } from "./_test_process.ts";
 
@@ -287,7 +288,7 @@ function denoPlan(
     if (scoped !== null) {
       const outside = scoped[2]!.split(",").some((path) =>
         !within(
-          normalize(path.startsWith("/") ? path : `${input.workspace}/${path}`),
+          resolve(input.workspace, path),
           input.workspace,
         )
       );
@@ -363,14 +364,4 @@ function withParents(rel: string): string[] {
 
 function escapeList(paths: readonly string[]): string {
   return paths.map((path) => path.replaceAll(",", ",,")).join(",");
-}
-
-function normalize(path: string): string {
-  const parts: string[] = [];
-  for (const part of path.split("/")) {
-    if (part === "" || part === ".") continue;
-    if (part === "..") parts.pop();
-    else parts.push(part);
-  }
-  return `/${parts.join("/")}`;
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 
 /**
  * Deno cannot run the executor's worker with scoped permissions: the
@@ -21,23 +21,5 @@ import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
  * assert.ok(error instanceof Error);
  * ```
  */
-export class ConfinementUnavailableError extends Error {
-  /** Always `confinement_unavailable`. */
-  readonly code: "confinement_unavailable";
-
-  /**
-   * Makes the error.
-   *
-   * @param code Always `confinement_unavailable`.
-   * @param message What is missing and why it matters.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: "confinement_unavailable",
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "ConfinementUnavailableError", code);
-  }
-}
+export class ConfinementUnavailableError
+  extends LoomError.Error<"ConfinementUnavailableError"> {}

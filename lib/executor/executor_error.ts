@@ -3,20 +3,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
-
-/** Machine codes of {@linkcode ExecutorError}. */
-export type ExecutorErrorCode =
-  | "workspace_unavailable"
-  | "executor_closed"
-  | "edit_failed"
-  | "rollback_failed"
-  | "hard_link"
-  | "symlink_escape"
-  | "not_a_file"
-  | "no_test_command"
-  | "tests_failed_to_start"
-  | "worker_failed";
+import { LoomError } from "../errors.ts";
 
 /**
  * An executor operation failed: the workspace is not a directory, the
@@ -37,23 +24,4 @@ export type ExecutorErrorCode =
  * assert.equal(error.message, "The executor is closed");
  * ```
  */
-export class ExecutorError extends Error {
-  /** Stable machine code. */
-  readonly code: ExecutorErrorCode;
-
-  /**
-   * Makes the error.
-   *
-   * @param code Stable machine code.
-   * @param message Sentence case, what and why, no trailing period.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: ExecutorErrorCode,
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "ExecutorError", code);
-  }
-}
+export class ExecutorError extends LoomError.Error<"ExecutorError"> {}

@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import { ConfinementUnavailableError } from "./confinement_unavailable.ts";
-import { ExecutorError, type ExecutorErrorCode } from "./executor_error.ts";
+import { ExecutorError } from "./executor_error.ts";
 import type {
   InitReply,
   InspectEntry,
@@ -424,7 +424,7 @@ export class WorkspaceExecutor {
         );
       }
       throw new ExecutorError(
-        EDIT_CODES.has(name) ? name as ExecutorErrorCode : "edit_failed",
+        EDIT_CODES.has(name) ? name as ExecutorError["code"] : "edit_failed",
         `Cannot write the edit, so nothing changed: ${
           (error as Error).message
         }`,

@@ -16,7 +16,7 @@ import {
   laterSchema,
 } from "./_schema.ts";
 import { emptyState, foldStep, type JournalState } from "./_session_records.ts";
-import { messageOf } from "./_session_util.ts";
+import { messageOf } from "../errors.ts";
 import { SessionError } from "./session_error.ts";
 
 /** Name of the journal inside a session root. */

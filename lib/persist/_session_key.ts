@@ -12,7 +12,7 @@
  * @module
  */
 import { dirname, join } from "node:path";
-import { messageOf } from "./_session_util.ts";
+import { messageOf } from "../errors.ts";
 import { SessionError } from "./session_error.ts";
 
 /** The environment variable that overrides the key file's location. */

@@ -7,7 +7,11 @@
  * @module
  */
 import type { StopReason } from "../briefing/context_report.ts";
-import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
+import {
+  type ActionRecord,
+  editedReport,
+  type ExecutionReport,
+} from "../briefing/report.ts";
 import {
   SLICE_COUNTERS,
   type SliceCounter,
@@ -96,16 +100,11 @@ function compactReport(
           ...(f.error === undefined ? {} : { error: { ...f.error } }),
         })),
       };
-    case "edited":
-      return {
-        kind: report.kind,
-        revision: report.revision,
-        files: report.files.map((f) => ({
-          path: f.path,
-          utf8_bytes: f.utf8_bytes,
-          sha256: f.sha256,
-        })),
-      };
+    case "edited": {
+      // The record's type is the schema's, with mutable arrays.
+      const { revision, files } = editedReport(report.revision, report.files);
+      return { kind: "edited", revision, files: [...files] };
+    }
     case "tests_run":
       return {
         kind: report.kind,

@@ -11,7 +11,8 @@ import type { StoredResult } from "../store/result_store.ts";
 import { RESULTS_DIR } from "./_read_session.ts";
 import type { CatalogueEntry } from "./_schema.ts";
 import { declarationOf, type ResultOrigin } from "./_session_records.ts";
-import { isCleanRelative, isWithin, messageOf } from "./_session_util.ts";
+import { messageOf } from "../errors.ts";
+import { isCleanRelative, isWithin } from "./_session_util.ts";
 import { SessionError } from "./session_error.ts";
 import {
   type PersistenceOverrides,

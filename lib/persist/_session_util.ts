@@ -81,11 +81,6 @@ export async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** The message of an error, or the value as text. */
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /**
  * Writes a file atomically: a temp file in the same directory, flushed,
  * then renamed over the target. A crash leaves either the old file or the

@@ -6,9 +6,8 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError, mapError, messageOf } from "../errors.ts";
 import { describeIssue, persistenceConfigSchema } from "./_schema.ts";
-import { messageOf } from "./_session_util.ts";
 import { isSelfBounding, TOOL_DECLARATIONS } from "./tool_policy.ts";
 
 /** Validated threshold overrides and what was ignored. */
@@ -34,35 +33,13 @@ export interface PersistenceConfig {
  * );
  * ```
  */
-export class PersistenceConfigError extends SyntaxError {
-  /** Always `invalid_config`. */
-  readonly code: "invalid_config";
-  /** The file (or flag name) that holds the problem. */
-  readonly source: string;
-  /** The offending key, when known. */
-  readonly key: string | undefined;
-
-  /**
-   * Creates the error.
-   *
-   * @param code Always `invalid_config`.
-   * @param message What is wrong, naming the source and key.
-   * @param options The source, the key and the cause.
-   */
-  constructor(
-    code: "invalid_config",
-    message: string,
-    options: LoomErrorOptions & {
-      readonly source: string;
-      readonly key?: string;
-    },
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "PersistenceConfigError", code);
-    this.source = options.source;
-    this.key = options.key;
-  }
-}
+export class PersistenceConfigError
+  extends LoomError.SyntaxError<"PersistenceConfigError", {
+    /** The file (or flag name) that holds the problem. */
+    readonly source: string;
+    /** The offending key, when known. */
+    readonly key?: string;
+  }> {}
 
 /**
  * Validates the text of a persistence config file.
@@ -95,16 +72,14 @@ export function parsePersistenceConfig(
   options: { readonly source: string },
 ): PersistenceConfig {
   const { source } = options;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new PersistenceConfigError(
-      "invalid_config",
-      `Persistence config ${source} is not valid JSON: ${messageOf(error)}`,
-      { source, cause: error },
-    );
-  }
+  const json: unknown = mapError(
+    () => JSON.parse(text),
+    (error) =>
+      invalidConfig(`Persistence config ${source} is not valid JSON`, {
+        source,
+        cause: error,
+      }),
+  );
   const parsed = persistenceConfigSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -116,6 +91,18 @@ export function parsePersistenceConfig(
     );
   }
   return collect(Object.entries(parsed.data.maxResultSizeChars), source);
+}
+
+/** An `invalid_config` error: what failed, and the reason its cause gives. */
+function invalidConfig(
+  what: string,
+  options: { readonly source: string; readonly cause: unknown },
+): PersistenceConfigError {
+  return new PersistenceConfigError(
+    "invalid_config",
+    `${what}: ${messageOf(options.cause)}`,
+    options,
+  );
 }
 
 /**
@@ -138,16 +125,12 @@ export function parsePersistenceConfig(
 export async function loadPersistenceConfig(
   path: string,
 ): Promise<PersistenceConfig> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (error) {
-    throw new PersistenceConfigError(
-      "invalid_config",
-      `Cannot read persistence config ${path}: ${messageOf(error)}`,
-      { source: path, cause: error },
-    );
-  }
+  const text = await Deno.readTextFile(path).catch((error: unknown) => {
+    throw invalidConfig(`Cannot read persistence config ${path}`, {
+      source: path,
+      cause: error,
+    });
+  });
   return parsePersistenceConfig(text, { source: path });
 }
 

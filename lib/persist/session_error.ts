@@ -5,11 +5,21 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 
 /**
  * Raised by session storage. Nothing in the session is changed when it is
- * thrown by a load.
+ * thrown by a load. Its codes:
+ * - `session_inside_workspace`: The session root is the workspace, inside it, or contains it.
+ * - `session_missing`: The directory holds no `journal.jsonl`.
+ * - `session_exists`: A session is already stored where a new one was to be created.
+ * - `session_outdated`: The directory holds a `session.json` of the unauthenticated old format.
+ * - `session_invalid`: A journal line is unreadable, not JSON, or breaks the closed schema.
+ * - `session_tampered`: A journal record does not verify against the key and the chain.
+ * - `session_locked`: Another process holds the session's lock.
+ * - `session_key_invalid`: The session key file cannot be read, created or trusted.
+ * - `result_missing`: A persisted result file named by the catalogue does not exist.
+ * - `result_corrupted`: A persisted result file or inline body does not match its SHA-256 digest.
  *
  * @example
  * ```ts
@@ -21,56 +31,9 @@ import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
  * assert.ok(error instanceof Error);
  * ```
  */
-export class SessionError extends Error {
-  /**
-   * Stable machine code:
-   * - `session_inside_workspace`: The session root is the workspace, inside it, or contains it.
-   * - `session_missing`: The directory holds no `journal.jsonl`.
-   * - `session_exists`: A session is already stored where a new one was to be created.
-   * - `session_outdated`: The directory holds a `session.json` of the unauthenticated old format.
-   * - `session_invalid`: A journal line is unreadable, not JSON, or breaks the closed schema.
-   * - `session_tampered`: A journal record does not verify against the key and the chain.
-   * - `session_locked`: Another process holds the session's lock.
-   * - `session_key_invalid`: The session key file cannot be read, created or trusted.
-   * - `result_missing`: A persisted result file named by the catalogue does not exist.
-   * - `result_corrupted`: A persisted result file or inline body does not match its SHA-256 digest.
-   */
-  readonly code:
-    | "session_inside_workspace"
-    | "session_missing"
-    | "session_exists"
-    | "session_outdated"
-    | "session_invalid"
-    | "session_tampered"
-    | "session_locked"
-    | "session_key_invalid"
-    | "result_missing"
-    | "result_corrupted";
+export class SessionError extends LoomError.Error<"SessionError", {
   /** The file the error is about, when there is one. */
-  readonly file: string | undefined;
+  readonly file?: string;
   /** The 1-based journal line the error is about, when there is one. */
-  readonly line: number | undefined;
-
-  /**
-   * Creates the error.
-   *
-   * @param code Machine code.
-   * @param message Sentence-case explanation naming the file.
-   * @param details The file and line concerned and the underlying cause.
-   */
-  constructor(
-    code: SessionError["code"],
-    message: string,
-    details: LoomErrorOptions & {
-      /** The file concerned. */
-      readonly file?: string;
-      /** The 1-based line of the journal concerned. */
-      readonly line?: number;
-    } = {},
-  ) {
-    super(message, causeOf(details));
-    this.code = brand(this, "SessionError", code);
-    this.file = details.file;
-    this.line = details.line;
-  }
-}
+  readonly line?: number;
+}> {}

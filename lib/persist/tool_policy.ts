@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 import { ACTIONS } from "../slice/actions.ts";
 
 /** A tool and the size above which its results may be persisted. */
@@ -83,29 +83,10 @@ export const TOOL_DECLARATIONS: Readonly<Record<string, ToolDeclaration>> =
  * assert.throws(() => persistenceThreshold("web.fetch"), UnknownToolError);
  * ```
  */
-export class UnknownToolError extends RangeError {
-  /** Always `unknown_tool`. */
-  readonly code: "unknown_tool";
+export class UnknownToolError extends LoomError.RangeError<"UnknownToolError", {
   /** The undeclared tool name. */
   readonly tool: string;
-
-  /**
-   * Creates the error for an undeclared tool.
-   *
-   * @param code Always `unknown_tool`.
-   * @param message What is wrong, naming the tool.
-   * @param options The undeclared tool name and the cause.
-   */
-  constructor(
-    code: "unknown_tool",
-    message: string,
-    options: LoomErrorOptions & { readonly tool: string },
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "UnknownToolError", code);
-    this.tool = options.tool;
-  }
-}
+}> {}
 
 /**
  * The declaration of a tool: the given one, or the built-in one for a name.

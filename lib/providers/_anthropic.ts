@@ -5,35 +5,25 @@
 
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
-import type { RequestPart } from "../briefing/context_report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
-import {
-  type ProviderRequestBody,
-  providerRequestParts,
-} from "./request_parts.ts";
 import { checkCacheMarkers } from "./_cache_markers.ts";
-import type { LiveProviderConfig } from "./_live.ts";
-import { httpFailure, liveTransport } from "./_live.ts";
+import {
+  type LiveApi,
+  LiveProvider,
+  type LiveProviderConfig,
+} from "./_live.ts";
 import {
   checkDepth,
   counter,
+  forcedCall,
   parseBody,
   protocolError,
-  toolName,
 } from "./_reply.ts";
-import {
-  type AttemptFailure,
-  sdkAttemptOptions,
-  type Transport,
-  withAttempts,
-} from "./_transport.ts";
 import type {
-  ModelCall,
   ModelProvider,
   ModelReply,
   ModelUsage,
 } from "./model_provider.ts";
-import { ProviderError } from "./provider_error.ts";
 
 /** Output budget per call: room for an edit's arguments, below the SDK's non-streaming limit. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 8192;
@@ -100,70 +90,40 @@ type Message = z.infer<typeof messageSchema>;
 /** The SDK's module namespace, loaded on the first call. */
 type AnthropicSdk = typeof import("@anthropic-ai/sdk");
 
-export class AnthropicProvider implements ModelProvider {
-  readonly spec: string;
-  readonly #model: string;
-  readonly #maxTokens: number;
-  readonly #options: ConstructorParameters<typeof Anthropic>[0];
-  readonly #transport: Transport;
-  /** How messages name the server: `Anthropic` or `The server at URL`. */
-  readonly #label: string;
-  /** Loads the SDK once, on the first call. */
-  #sdk: Promise<AnthropicSdk> | undefined;
-
-  constructor(spec: string, model: string, config: LiveProviderConfig) {
-    this.spec = spec;
-    this.#model = model;
-    this.#maxTokens = config.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
-    const options: ConstructorParameters<typeof Anthropic>[0] = {
-      apiKey: config.apiKey,
-      baseURL: config.baseUrl ?? "https://api.anthropic.com",
+/** The Messages API of `anthropic:MODEL`, for the shared live call. */
+export function anthropicProvider(
+  spec: string,
+  model: string,
+  config: LiveProviderConfig,
+): ModelProvider {
+  const maxTokens = config.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
+  const client: ConstructorParameters<typeof Anthropic>[0] = {
+    apiKey: config.apiKey,
+    baseURL: config.baseUrl ?? "https://api.anthropic.com",
+  };
+  const label = "Anthropic";
+  const api: LiveApi<AnthropicSdk, Anthropic.MessageCreateParamsNonStreaming> =
+    {
+      family: "anthropic",
+      label,
+      client: "Anthropic SDK",
+      params: (request) => toAnthropicParams(request, { model, maxTokens }),
+      load: () => import("@anthropic-ai/sdk"),
+      send: (sdk, options, params) =>
+        new sdk.default({ ...client, ...options }).messages.create(params)
+          .asResponse(),
+      sdkError: (sdk) => sdk.default.AnthropicError,
+      detail: (body) =>
+        (body as { error?: { message?: unknown } } | undefined)?.error
+          ?.message,
+      reply: (text, wanted) =>
+        anthropicReply(
+          parseBody(text, messageSchema, label, "a message"),
+          wanted,
+          { label, maxTokens },
+        ),
     };
-    this.#options = options;
-    this.#label = "Anthropic";
-    this.#transport = liveTransport(config, this.#label);
-  }
-
-  requestParts(request: TurnRequest): readonly RequestPart[] {
-    return providerRequestParts(
-      "anthropic",
-      toAnthropicParams(request, {
-        model: this.#model,
-        maxTokens: this.#maxTokens,
-      }) as unknown as ProviderRequestBody,
-    );
-  }
-
-  async call(call: ModelCall): Promise<ModelReply> {
-    const params = toAnthropicParams(call.request, {
-      model: this.#model,
-      maxTokens: this.#maxTokens,
-    });
-    const sdk = await this.#loadSdk();
-    const transport = this.#transport;
-    const text = await withAttempts(
-      { ...transport, signal: call.signal },
-      async (fetch) => {
-        const client = new sdk.default({
-          ...this.#options,
-          ...sdkAttemptOptions(transport, fetch),
-        });
-        const response = await client.messages.create(params).asResponse();
-        return await response.text();
-      },
-      (error) => anthropicFailure(sdk, error),
-    );
-    const message = parseBody(text, messageSchema, this.#label, "a message");
-    return anthropicReply(message, call.request.tool_choice.name, {
-      label: this.#label,
-      maxTokens: this.#maxTokens,
-    });
-  }
-
-  #loadSdk(): Promise<AnthropicSdk> {
-    this.#sdk ??= import("@anthropic-ai/sdk");
-    return this.#sdk;
-  }
+  return new LiveProvider(spec, api, config);
 }
 
 /** The forced call's arguments out of a schema-checked message. */
@@ -182,26 +142,14 @@ function anthropicReply(
     );
   }
   const calls = message.content.filter((b) => b.type === "tool_use");
-  const forced = calls.find((b) => b.name === wanted);
-  if (forced === undefined) {
-    const other = calls[0];
-    if (other !== undefined) {
-      throw protocolError(
-        "wrong_tool",
-        `${label} called tool ${
-          toolName(other.name ?? "")
-        } instead of the forced ${wanted}`,
-        usage,
-      );
-    }
-    throw protocolError(
-      "no_tool_call",
+  const forced = forcedCall(calls, wanted, usage, {
+    other: (name) =>
+      `${label} called tool ${name} instead of the forced ${wanted}`,
+    none:
       `${label} answered without the forced ${wanted} tool call (stop_reason ${
         message.stop_reason ?? "none"
       })`,
-      usage,
-    );
-  }
+  });
   if (forced.input === undefined) {
     throw protocolError(
       "invalid_arguments",
@@ -211,42 +159,4 @@ function anthropicReply(
   }
   const args = checkDepth(forced.input, wanted, usage);
   return { arguments: args, usage, final_usage: true };
-}
-
-function anthropicFailure(sdk: AnthropicSdk, error: unknown): AttemptFailure {
-  const Anthropic = sdk.default;
-  if (error instanceof Anthropic.APIError && typeof error.status === "number") {
-    const body = error.error as { error?: { message?: unknown } } | undefined;
-    return {
-      kind: "http",
-      status: error.status,
-      headers: error.headers,
-      error: httpFailure("Anthropic", "ANTHROPIC_API_KEY", {
-        status: error.status,
-        detail: body?.error?.message,
-        cause: error,
-      }),
-    };
-  }
-  if (error instanceof Anthropic.APIConnectionError) {
-    return {
-      kind: "connection",
-      error: new ProviderError(
-        "provider_connection",
-        `Cannot reach Anthropic: ${error.message}`,
-        { cause: error },
-      ),
-    };
-  }
-  if (error instanceof Anthropic.AnthropicError) {
-    return {
-      kind: "final",
-      error: new ProviderError(
-        "provider_protocol",
-        `Anthropic SDK failed: ${error.message}`,
-        { problem: "malformed_response", cause: error },
-      ),
-    };
-  }
-  return { kind: "final", error };
 }

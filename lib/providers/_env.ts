@@ -1,5 +1,7 @@
 /** Reading API keys from an injected environment or Deno.env. */
 
+import { messageOf } from "../errors.ts";
+
 export type Env = Readonly<Record<string, string | undefined>>;
 
 export interface KeyLookup {
@@ -14,7 +16,7 @@ export function readKey(name: string, env: Env | undefined): KeyLookup {
   try {
     return { key: nonBlank(Deno.env.get(name)) };
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+    const why = messageOf(error);
     return { key: undefined, problem: `cannot read the environment (${why})` };
   }
 }

@@ -6,35 +6,25 @@
 
 import type OpenAI from "openai";
 import { z } from "zod";
-import type { RequestPart } from "../briefing/context_report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
 import {
-  type ProviderRequestBody,
-  providerRequestParts,
-} from "./request_parts.ts";
-import type { LiveProviderConfig } from "./_live.ts";
-import { httpFailure, liveTransport } from "./_live.ts";
+  type LiveApi,
+  LiveProvider,
+  type LiveProviderConfig,
+} from "./_live.ts";
 import {
   counter,
   excerpt,
+  forcedCall,
   parseArguments,
   parseBody,
   protocolError,
-  toolName,
 } from "./_reply.ts";
-import {
-  type AttemptFailure,
-  sdkAttemptOptions,
-  type Transport,
-  withAttempts,
-} from "./_transport.ts";
 import type {
-  ModelCall,
   ModelProvider,
   ModelReply,
   ModelUsage,
 } from "./model_provider.ts";
-import { ProviderError } from "./provider_error.ts";
 
 /** Separator between the text blocks of one message (entries render with a blank line between). */
 const BLOCK_SEPARATOR = "\n\n";
@@ -114,83 +104,49 @@ const NO_KEY = "loom-no-api-key";
 /** The client's module namespace, loaded on the first call. */
 type OpenAISdk = typeof import("openai");
 
-export class OpenAIProvider implements ModelProvider {
-  readonly spec: string;
-  readonly #model: string;
-  readonly #maxTokens: number | undefined;
-  readonly #options: ConstructorParameters<typeof OpenAI>[0];
-  readonly #transport: Transport;
-  /** Loads the SDK once, on the first call. */
-  #sdk: Promise<OpenAISdk> | undefined;
-  /** How messages name the server: `OpenAI` or `The server at URL`. */
-  readonly #label: string;
-
-  constructor(spec: string, model: string, config: LiveProviderConfig) {
-    this.spec = spec;
-    this.#model = model;
-    this.#maxTokens = config.maxTokens;
-    this.#label = config.baseUrl === undefined
-      ? "OpenAI"
-      : `The server at ${config.baseUrl}`;
-    this.#transport = liveTransport(config, this.#label);
-    const options: ConstructorParameters<typeof OpenAI>[0] = {
-      apiKey: config.apiKey ?? NO_KEY,
-      baseURL: config.baseUrl ?? "https://api.openai.com/v1",
-      // Explicit nulls keep the client from picking these up from the environment.
-      organization: null,
-      project: null,
-      adminAPIKey: null,
-      webhookSecret: null,
+/** Chat Completions of `openai:MODEL`, for the shared live call. */
+export function openAIProvider(
+  spec: string,
+  model: string,
+  config: LiveProviderConfig,
+): ModelProvider {
+  const maxTokens = config.maxTokens;
+  const label = config.baseUrl === undefined
+    ? "OpenAI"
+    : `The server at ${config.baseUrl}`;
+  const client: ConstructorParameters<typeof OpenAI>[0] = {
+    apiKey: config.apiKey ?? NO_KEY,
+    baseURL: config.baseUrl ?? "https://api.openai.com/v1",
+    // Explicit nulls keep the client from picking these up from the environment.
+    organization: null,
+    project: null,
+    adminAPIKey: null,
+    webhookSecret: null,
+  };
+  if (config.apiKey === undefined) {
+    client.defaultHeaders = { Authorization: null };
+  }
+  const api: LiveApi<OpenAISdk, OpenAI.ChatCompletionCreateParamsNonStreaming> =
+    {
+      family: "openai",
+      label,
+      client: "The OpenAI client",
+      params: (request) => toOpenAIParams(request, { model, maxTokens }),
+      load: () => import("openai"),
+      send: (sdk, options, params) =>
+        new sdk.default({ ...client, ...options }).chat.completions.create(
+          params,
+        ).asResponse(),
+      sdkError: (sdk) => sdk.default.OpenAIError,
+      detail: (body) => (body as { message?: unknown } | undefined)?.message,
+      reply: (text, wanted) =>
+        openAIReply(
+          parseBody(text, completionSchema, label, "a chat completion"),
+          wanted,
+          label,
+        ),
     };
-    if (config.apiKey === undefined) {
-      options.defaultHeaders = { Authorization: null };
-    }
-    this.#options = options;
-  }
-
-  requestParts(request: TurnRequest): readonly RequestPart[] {
-    return providerRequestParts(
-      "openai",
-      toOpenAIParams(request, {
-        model: this.#model,
-        maxTokens: this.#maxTokens,
-      }) as unknown as ProviderRequestBody,
-    );
-  }
-
-  async call(call: ModelCall): Promise<ModelReply> {
-    const params = toOpenAIParams(call.request, {
-      model: this.#model,
-      maxTokens: this.#maxTokens,
-    });
-    const sdk = await this.#loadSdk();
-    const transport = this.#transport;
-    const text = await withAttempts(
-      { ...transport, signal: call.signal },
-      async (fetch) => {
-        const client = new sdk.default({
-          ...this.#options,
-          ...sdkAttemptOptions(transport, fetch),
-        });
-        const response = await client.chat.completions.create(params)
-          .asResponse();
-        return await response.text();
-      },
-      (error) => openAIFailure(sdk, error, this.#label),
-    );
-    const completion = parseBody(
-      text,
-      completionSchema,
-      this.#label,
-      "a chat completion",
-    );
-    return openAIReply(completion, call.request.tool_choice.name, this.#label);
-  }
-
-  #loadSdk(): Promise<OpenAISdk> {
-    this.#sdk ??= import("openai");
-    return this.#sdk;
-  }
+  return new LiveProvider(spec, api, config);
 }
 
 /** The forced call's arguments out of a schema-checked completion. */
@@ -218,21 +174,10 @@ function openAIReply(
   const calls = (choice.message.tool_calls ?? []).flatMap((c) =>
     c.function === undefined ? [] : [c.function]
   );
-  const forced = calls.find((c) => c.name === wanted);
-  if (forced === undefined) {
-    const other = calls[0];
-    if (other !== undefined) {
-      throw protocolError(
-        "wrong_tool",
-        `${label} called ${
-          toolName(other.name)
-        } instead of the forced ${wanted}`,
-        usage,
-      );
-    }
-    const content = choice.message.content;
-    throw protocolError(
-      "no_tool_call",
+  const content = choice.message.content;
+  const forced = forcedCall(calls, wanted, usage, {
+    other: (name) => `${label} called ${name} instead of the forced ${wanted}`,
+    none:
       `${label} answered without the forced ${wanted} function call (finish_reason ${
         choice.finish_reason ?? "none"
       }${
@@ -240,55 +185,7 @@ function openAIReply(
           ? `; text ${excerpt(content)}`
           : ""
       })`,
-      usage,
-    );
-  }
+  });
   const args = parseArguments(forced.arguments, wanted, usage);
   return { arguments: args, usage, final_usage: true };
-}
-
-function openAIFailure(
-  sdk: OpenAISdk,
-  error: unknown,
-  label: string,
-): AttemptFailure {
-  const OpenAI = sdk.default;
-  if (error instanceof OpenAI.APIError && typeof error.status === "number") {
-    const body = error.error as { message?: unknown } | undefined;
-    return {
-      kind: "http",
-      status: error.status,
-      headers: error.headers,
-      error: httpFailure(label, "OPENAI_API_KEY", {
-        status: error.status,
-        detail: body?.message,
-        cause: error,
-      }),
-    };
-  }
-  if (error instanceof OpenAI.APIConnectionError) {
-    return {
-      kind: "connection",
-      error: new ProviderError(
-        "provider_connection",
-        `Cannot reach ${
-          label === "OpenAI"
-            ? label
-            : label.replace(/^The server/, "the server")
-        }: ${error.message}`,
-        { cause: error },
-      ),
-    };
-  }
-  if (error instanceof OpenAI.OpenAIError) {
-    return {
-      kind: "final",
-      error: new ProviderError(
-        "provider_protocol",
-        `The OpenAI client failed: ${error.message}`,
-        { problem: "malformed_response", cause: error },
-      ),
-    };
-  }
-  return { kind: "final", error };
 }

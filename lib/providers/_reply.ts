@@ -8,6 +8,7 @@
 
 import type { z } from "zod";
 import type { ModelUsage } from "./model_provider.ts";
+import { mapError } from "../errors.ts";
 import { ProviderError } from "./provider_error.ts";
 
 type ProtocolProblem = NonNullable<ProviderError["problem"]>;
@@ -63,18 +64,14 @@ export function parseBody<S extends z.ZodType>(
   label: string,
   what: string,
 ): z.infer<S> {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw protocolError(
+  const json = mapError(() => JSON.parse(text), () =>
+    protocolError(
       "malformed_response",
       `${label} answered with a body that is not JSON where ${what} was expected: ${
         excerpt(text)
       }`,
       null,
-    );
-  }
+    ));
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     throw protocolError(
@@ -124,17 +121,39 @@ export function parseArguments(
   tool: string,
   usage: ModelUsage,
 ): unknown {
-  let args: unknown;
-  try {
-    args = JSON.parse(text);
-  } catch {
-    throw protocolError(
+  const args = mapError(() => JSON.parse(text), () =>
+    protocolError(
       "invalid_arguments",
       `The ${tool} call's arguments are not valid JSON: ${excerpt(text)}`,
       usage,
+    ));
+  return checkDepth(args, tool, usage);
+}
+
+/**
+ * The call of the forced tool among a reply's tool calls.
+ *
+ * @param said How the provider's messages put it: `other(name)` when another
+ * tool was called (its name quoted), `none` when no tool was.
+ * @throws {ProviderError} `provider_protocol` (`wrong_tool`, `no_tool_call`).
+ */
+export function forcedCall<C extends { readonly name?: string | undefined }>(
+  calls: readonly C[],
+  wanted: string,
+  usage: ModelUsage,
+  said: { readonly other: (name: string) => string; readonly none: string },
+): C {
+  const forced = calls.find((c) => c.name === wanted);
+  if (forced !== undefined) return forced;
+  const other = calls[0];
+  if (other !== undefined) {
+    throw protocolError(
+      "wrong_tool",
+      said.other(toolName(other.name ?? "")),
+      usage,
     );
   }
-  return checkDepth(args, tool, usage);
+  throw protocolError("no_tool_call", said.none, usage);
 }
 
 /** Returns `args` unless they nest deeper than {@linkcode MAX_REPLY_DEPTH}. */
@@ -154,7 +173,7 @@ export function checkDepth(
 }
 
 /** The tool name a reply called, quoted and clipped for a message. */
-export function toolName(name: string): string {
+function toolName(name: string): string {
   return excerpt(name);
 }
 

@@ -6,10 +6,10 @@
  * @module
  */
 
-import { AnthropicProvider } from "./_anthropic.ts";
+import { anthropicProvider } from "./_anthropic.ts";
 import { type Env, readKey } from "./_env.ts";
 import type { LiveProviderConfig } from "./_live.ts";
-import { OpenAIProvider } from "./_openai.ts";
+import { openAIProvider } from "./_openai.ts";
 import type { ModelProvider } from "./model_provider.ts";
 import { ProviderError } from "./provider_error.ts";
 import { RecordedProvider } from "./recorded_provider.ts";
@@ -113,8 +113,8 @@ export function createProvider(
     if (model === "") throw badSpec(spec, "the model name is empty");
     const config = liveConfig(scheme, options);
     return scheme === "anthropic"
-      ? new AnthropicProvider(spec, model, config)
-      : new OpenAIProvider(spec, model, config);
+      ? anthropicProvider(spec, model, config)
+      : openAIProvider(spec, model, config);
   }
   throw badSpec(
     spec,
@@ -158,6 +158,7 @@ function liveConfig(
   }
   return {
     apiKey: key,
+    keyVariable: variable,
     baseUrl,
     fetch: options.fetch,
     maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,

@@ -5,12 +5,27 @@
  * @module
  */
 
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError, type LoomErrorOptions } from "../errors.ts";
 import type { ModelUsage } from "./model_provider.ts";
 
 /**
  * A model provider failed: bad spec or key, a recording that does not match
- * the loop, an HTTP error or an unusable answer.
+ * the loop, an HTTP error or an unusable answer. Its codes:
+ * - `bad_spec`: The model spec is not `recorded:PATH`, `anthropic:MODEL` or `openai:MODEL`.
+ * - `bad_option`: An option has a value the provider cannot use.
+ * - `missing_api_key`: The provider's API key variable is unset or empty.
+ * - `recording_invalid`: The recording file is unreadable, not JSON or not `loom-recording/1`.
+ * - `recording_mismatch`: The recorded call's phase or tool differs from what the loop asked for.
+ * - `recording_exhausted`: The loop asked for more calls than the recording holds.
+ * - `recording_unwritable`: `--record PATH` could not write the recording file.
+ * - `provider_http`: The provider answered with an HTTP error status after the retries, or asked
+ *   (`Retry-After`) for a wait longer than the model timeout, which is not waited for.
+ * - `provider_connection`: The provider could not be reached (after the retries).
+ * - `provider_timeout`: No complete reply (headers and the last byte of the body) arrived within
+ *   the model timeout, on every attempt.
+ * - `provider_aborted`: The caller's abort signal ended the call (an interrupt, the run timeout).
+ * - `provider_protocol`: The provider answered, but not with the forced tool call and valid
+ *   arguments (see {@linkcode ProviderError.problem}).
  *
  * @example
  * ```ts
@@ -22,38 +37,7 @@ import type { ModelUsage } from "./model_provider.ts";
  * );
  * ```
  */
-export class ProviderError extends Error {
-  /**
-   * Stable machine code:
-   * - `bad_spec`: The model spec is not `recorded:PATH`, `anthropic:MODEL` or `openai:MODEL`.
-   * - `bad_option`: An option has a value the provider cannot use.
-   * - `missing_api_key`: The provider's API key variable is unset or empty.
-   * - `recording_invalid`: The recording file is unreadable, not JSON or not `loom-recording/1`.
-   * - `recording_mismatch`: The recorded call's phase or tool differs from what the loop asked for.
-   * - `recording_exhausted`: The loop asked for more calls than the recording holds.
-   * - `recording_unwritable`: `--record PATH` could not write the recording file.
-   * - `provider_http`: The provider answered with an HTTP error status after the retries, or asked
-   *   (`Retry-After`) for a wait longer than the model timeout, which is not waited for.
-   * - `provider_connection`: The provider could not be reached (after the retries).
-   * - `provider_timeout`: No complete reply (headers and the last byte of the body) arrived within
-   *   the model timeout, on every attempt.
-   * - `provider_aborted`: The caller's abort signal ended the call (an interrupt, the run timeout).
-   * - `provider_protocol`: The provider answered, but not with the forced tool call and valid
-   *   arguments (see {@linkcode ProviderError.problem}).
-   */
-  readonly code:
-    | "bad_spec"
-    | "bad_option"
-    | "missing_api_key"
-    | "recording_invalid"
-    | "recording_mismatch"
-    | "recording_exhausted"
-    | "recording_unwritable"
-    | "provider_http"
-    | "provider_connection"
-    | "provider_timeout"
-    | "provider_aborted"
-    | "provider_protocol";
+export class ProviderError extends LoomError.Error<"ProviderError"> {
   /** HTTP status of a `provider_http` error; otherwise `null`. */
   readonly status: number | null;
   /**
@@ -104,8 +88,7 @@ export class ProviderError extends Error {
       readonly problem?: ProviderError["problem"];
     } = {},
   ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "ProviderError", code);
+    super(code, message, { cause: options.cause });
     this.status = options.status ?? null;
     this.usage = options.usage ?? null;
     this.attempts = options.attempts ?? null;

@@ -16,6 +16,7 @@ import type {
   ModelReply,
   ModelUsage,
 } from "./model_provider.ts";
+import { mapError, messageOf } from "../errors.ts";
 import { ProviderError } from "./provider_error.ts";
 import { MAX_REPLY_DEPTH, nestsDeeperThan } from "./reply_depth.ts";
 
@@ -102,17 +103,10 @@ export class RecordedProvider implements ModelProvider {
     path: string,
     options: RecordedProviderOptions = {},
   ): RecordedProvider {
-    let text: string;
-    try {
-      text = Deno.readTextFileSync(path);
-    } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
-      throw new ProviderError(
-        "recording_invalid",
-        `Cannot read recording ${path}: ${why}`,
-        { cause: error },
-      );
-    }
+    const text = mapError(
+      () => Deno.readTextFileSync(path),
+      (error) => invalidRecording(`Cannot read recording ${path}`, error),
+    );
     return RecordedProvider.parse(text, { ...options, source: path });
   }
 
@@ -140,17 +134,11 @@ export class RecordedProvider implements ModelProvider {
     options: RecordedProviderOptions & { readonly source: string },
   ): RecordedProvider {
     const { source } = options;
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
-      throw new ProviderError(
-        "recording_invalid",
-        `Recording ${source} is not valid JSON: ${why}`,
-        { cause: error },
-      );
-    }
+    const json: unknown = mapError(
+      () => JSON.parse(text),
+      (error) =>
+        invalidRecording(`Recording ${source} is not valid JSON`, error),
+    );
     const parsed = recordingSchema.safeParse(json);
     if (!parsed.success) {
       throw new ProviderError(
@@ -231,4 +219,13 @@ export class RecordedProvider implements ModelProvider {
       final_usage: true,
     });
   }
+}
+
+/** A `recording_invalid` error: what failed, and the reason `cause` gives. */
+function invalidRecording(what: string, cause: unknown): ProviderError {
+  return new ProviderError(
+    "recording_invalid",
+    `${what}: ${messageOf(cause)}`,
+    { cause },
+  );
 }

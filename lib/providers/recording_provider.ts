@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { messageOf } from "../errors.ts";
 import type { RequestPart } from "../briefing/context_report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
 import type {
@@ -116,9 +117,7 @@ export class RecordingProvider implements ModelProvider {
       await Deno.remove(temp).catch(() => {});
       throw new ProviderError(
         "recording_unwritable",
-        `Cannot write recording ${this.path}: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `Cannot write recording ${this.path}: ${messageOf(error)}`,
         { cause: error },
       );
     }

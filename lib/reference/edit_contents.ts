@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 import type { ResultStore } from "../store/result_store.ts";
 import { utf8Length } from "../store/utf8.ts";
 import { parseReference, ReferenceFailureError, select } from "./selection.ts";
@@ -34,7 +34,9 @@ export interface ExpandEditContentsOptions {
 /**
  * Edit contents that do not expand: malformed contents or segments, too many
  * segments, too much text, or a reference that does not resolve. The step is
- * refused; nothing is written.
+ * refused; nothing is written. Its code is `invalid_contents`,
+ * `too_many_segments`, `too_large`, or the wire-format failure code of the
+ * reference ({@linkcode ReferenceFailureError}).
  *
  * @example
  * ```ts
@@ -47,36 +49,13 @@ export interface ExpandEditContentsOptions {
  * );
  * ```
  */
-export class EditExpansionError extends RangeError {
-  /**
-   * A wire-format failure code of the reference (`unknown_result`,
-   * `digest_mismatch`, …), or `invalid_contents`, `too_many_segments`,
-   * `too_large`.
-   */
-  readonly code:
-    | ReferenceFailureError["code"]
-    | "invalid_contents"
-    | "too_many_segments"
-    | "too_large";
-  /** Index of the failing segment, or `null` when the contents as a whole are malformed. */
-  readonly segment: number | null;
-  /**
-   * Creates the error.
-   *
-   * @param code Why expansion failed.
-   * @param message What failed and why.
-   * @param options The failing segment's index (or `null`) and the cause.
-   */
-  constructor(
-    code: EditExpansionError["code"],
-    message: string,
-    options: LoomErrorOptions & { readonly segment: number | null },
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "EditExpansionError", code);
-    this.segment = options.segment;
+export class EditExpansionError extends LoomError.RangeError<
+  "EditExpansionError" | "ReferenceFailureError",
+  {
+    /** Index of the failing segment, or `null` when the contents as a whole are malformed. */
+    readonly segment: number | null;
   }
-}
+> {}
 
 /**
  * Expands edit contents: a literal string stays as it is; `{segments: [...]}`

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 import { arrayIndexOf, PointerError } from "./pointer.ts";
 
 /** The kinds of JSON value a {@linkcode JsonSpan} can address. */
@@ -54,29 +54,10 @@ export interface JsonSpan {
  *   error.offset === 9);
  * ```
  */
-export class JsonScanError extends SyntaxError {
-  /** The stable failure code. */
-  readonly code: "invalid_json" | "ambiguous_json";
+export class JsonScanError extends LoomError.SyntaxError<"JsonScanError", {
   /** Byte offset where the problem was found. */
   readonly offset: number;
-
-  /**
-   * Create a scan error.
-   *
-   * @param code The failure code.
-   * @param message What went wrong and why.
-   * @param options Byte offset of the problem and the cause.
-   */
-  constructor(
-    code: JsonScanError["code"],
-    message: string,
-    options: LoomErrorOptions & { readonly offset: number },
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "JsonScanError", code);
-    this.offset = options.offset;
-  }
-}
+}> {}
 
 /**
  * A scanned document: resolves pointer tokens to value spans.
@@ -138,6 +119,18 @@ WS[0x20] =
   WS[0x0a] =
   WS[0x0d] =
     1;
+
+/** What each one-character escape stands for, by the byte after the `\`. */
+const ESCAPES: Readonly<Record<number, string>> = {
+  [QUOTE]: '"',
+  [BACKSLASH]: "\\",
+  0x2f: "/",
+  0x62: "\b",
+  0x66: "\f",
+  0x6e: "\n",
+  0x72: "\r",
+  0x74: "\t",
+};
 
 /** Value of a hex digit, or 255. */
 const HEX = new Uint8Array(256).fill(255);
@@ -271,18 +264,10 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
         }
       } else if (inObject) {
         // First member name.
-        if (i >= n || bytes[i] !== QUOTE) {
-          throw invalid(i, "expected a member name");
-        }
         keyStart = i;
-        i = scanString(bytes, words, i, n);
-        keyEnd = i;
+        i = scanMemberName(bytes, words, i, n, "expected a member name");
+        keyEnd = lastKeyEnd;
         if (lastStringEscaped) stackEscapedKey[depth - 1] = 1;
-        if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
-        if (i >= n || bytes[i] !== COLON) {
-          throw invalid(i, "expected ':' after a member name");
-        }
-        i++;
         continue;
       } else {
         continue;
@@ -329,18 +314,16 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
         i++;
         if (inObject) {
           if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
-          if (i >= n || bytes[i] !== QUOTE) {
-            throw invalid(i, "expected a member name after ','");
-          }
           keyStart = i;
-          i = scanString(bytes, words, i, n);
-          keyEnd = i;
+          i = scanMemberName(
+            bytes,
+            words,
+            i,
+            n,
+            "expected a member name after ','",
+          );
+          keyEnd = lastKeyEnd;
           if (lastStringEscaped) stackEscapedKey[depth - 1] = 1;
-          if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
-          if (i >= n || bytes[i] !== COLON) {
-            throw invalid(i, "expected ':' after a member name");
-          }
-          i++;
         }
         break;
       }
@@ -386,6 +369,33 @@ export function scanJson(bytes: Uint8Array): JsonIndex {
       }
     }
   }
+}
+
+/** Where the member name {@linkcode scanMemberName} last read ends. */
+let lastKeyEnd = -1;
+
+/**
+ * Scans the member name at `i` and the `:` after it; returns the offset
+ * after the `:`. The name ends at {@linkcode lastKeyEnd}, and
+ * {@linkcode lastStringEscaped} tells whether it holds an escape.
+ *
+ * @param missing The message when no name starts at `i`.
+ */
+function scanMemberName(
+  bytes: Uint8Array,
+  words: WordView,
+  i: number,
+  n: number,
+  missing: string,
+): number {
+  if (i >= n || bytes[i] !== QUOTE) throw invalid(i, missing);
+  i = scanString(bytes, words, i, n);
+  lastKeyEnd = i;
+  if (i < n && WS[bytes[i]!] === 1) i = skipSpace(bytes, words, i, n);
+  if (i >= n || bytes[i] !== COLON) {
+    throw invalid(i, "expected ':' after a member name");
+  }
+  return i + 1;
 }
 
 /** A 32-bit view of the 4-byte-aligned part of `bytes`. */
@@ -595,10 +605,7 @@ function scanString(
         i += 6;
         continue;
       }
-      if (
-        e === QUOTE || e === BACKSLASH || e === 0x2f || e === 0x62 ||
-        e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74
-      ) {
+      if (ESCAPES[e] !== undefined) {
         i += 2;
         continue;
       }
@@ -1105,39 +1112,14 @@ function decodeStringBytes(
   const n = inner.length;
   let i = from;
   while (i < n) {
-    // inner[i] is a backslash.
+    // inner[i] is a backslash, and the escape after it is valid.
     const e = inner[i + 1]!;
-    switch (e) {
-      case 0x62:
-        out += "\b";
-        i += 2;
-        break;
-      case 0x66:
-        out += "\f";
-        i += 2;
-        break;
-      case 0x6e:
-        out += "\n";
-        i += 2;
-        break;
-      case 0x72:
-        out += "\r";
-        i += 2;
-        break;
-      case 0x74:
-        out += "\t";
-        i += 2;
-        break;
-      case 0x75:
-        out += String.fromCharCode(
-          (HEX[inner[i + 2]!]! << 12) | (HEX[inner[i + 3]!]! << 8) |
-            (HEX[inner[i + 4]!]! << 4) | HEX[inner[i + 5]!]!,
-        );
-        i += 6;
-        break;
-      default: // " \ /
-        out += String.fromCharCode(e);
-        i += 2;
+    if (e === 0x75) {
+      out += String.fromCharCode(hex4(inner, i + 2, n));
+      i += 6;
+    } else {
+      out += ESCAPES[e]!;
+      i += 2;
     }
     from = i;
     while (i < n && inner[i] !== BACKSLASH) i++;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 import type {
   CataloguePage,
   ResultReference,
@@ -139,28 +139,11 @@ export function isLookupRequest(args: unknown): boolean {
  * );
  * ```
  */
-export class LookupBudgetError extends RangeError {
-  /** Always `budget_exhausted`. */
-  readonly code: "budget_exhausted";
-  /** The stage whose budget ran out. */
-  readonly stage: StepPhase;
-  /**
-   * Creates the error.
-   *
-   * @param code Always `budget_exhausted`.
-   * @param message What ran out and what follows.
-   * @param options The stage whose budget ran out and the cause.
-   */
-  constructor(
-    code: "budget_exhausted",
-    message: string,
-    options: LoomErrorOptions & { readonly stage: StepPhase },
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "LookupBudgetError", code);
-    this.stage = options.stage;
-  }
-}
+export class LookupBudgetError
+  extends LoomError.RangeError<"LookupBudgetError", {
+    /** The stage whose budget ran out. */
+    readonly stage: StepPhase;
+  }> {}
 
 /**
  * Answers the lookups of one stage, enforcing its budgets: at most 8

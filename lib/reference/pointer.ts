@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 
 /**
  * A JSON Pointer that cannot be parsed (`invalid_pointer`: bad syntax, or a
@@ -23,26 +23,7 @@ import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
  *   error instanceof PointerError && error.code === "pointer_not_found");
  * ```
  */
-export class PointerError extends SyntaxError {
-  /** The stable failure code. */
-  readonly code: "invalid_pointer" | "pointer_not_found";
-
-  /**
-   * Create a pointer error.
-   *
-   * @param code The failure code.
-   * @param message What went wrong and why.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: PointerError["code"],
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "PointerError", code);
-  }
-}
+export class PointerError extends LoomError.SyntaxError<"PointerError"> {}
 
 /**
  * Split an RFC 6901 pointer into its decoded reference tokens.

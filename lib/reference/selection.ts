@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 import type { ResultReference } from "../store/result_store.ts";
 import { isCharBoundary } from "../store/utf8.ts";
 import { IndexCache } from "./_index_cache.ts";
@@ -42,39 +42,8 @@ export type SelectionResult = { text: string } | { json: string };
  * );
  * ```
  */
-export class ReferenceFailureError extends RangeError {
-  /** The wire-format failure code. */
-  readonly code:
-    | "unknown_result"
-    | "digest_mismatch"
-    | "invalid_reference"
-    | "invalid_range"
-    | "not_char_boundary"
-    | "invalid_pointer"
-    | "pointer_not_found"
-    | "invalid_json"
-    | "ambiguous_json"
-    | "not_a_string"
-    | "answer_too_large"
-    | "budget_exhausted"
-    | "request_too_large"
-    | "not_available";
-  /**
-   * Creates the failure.
-   *
-   * @param code The failure code.
-   * @param message What failed and why.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: ReferenceFailureError["code"],
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "ReferenceFailureError", code);
-  }
-}
+export class ReferenceFailureError
+  extends LoomError.RangeError<"ReferenceFailureError"> {}
 
 /** Options of {@link select}. */
 export interface SelectOptions {

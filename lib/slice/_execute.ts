@@ -4,12 +4,13 @@
  *
  * @module
  */
-import type {
-  EditedReport,
-  ExecutionReport,
-  InspectedFile,
-  InspectedReport,
-  TestsRunReport,
+import {
+  type EditedReport,
+  editedReport,
+  type ExecutionReport,
+  type InspectedFile,
+  type InspectedReport,
+  type TestsRunReport,
 } from "../briefing/report.ts";
 import type { ResultDescriptor, ResultStore } from "../store/result_store.ts";
 import { clipMessage, clipModelText } from "./_clip.ts";
@@ -112,15 +113,7 @@ export async function editFiles(
   facts.edits += 1;
   facts.revision = revisionId(facts.edits, digest);
   facts.digest = digest;
-  return {
-    kind: "edited",
-    revision: facts.revision,
-    files: written.files.map((f) => ({
-      path: f.path,
-      utf8_bytes: f.utf8_bytes,
-      sha256: f.sha256,
-    })),
-  };
+  return editedReport(facts.revision, written.files);
 }
 
 /**

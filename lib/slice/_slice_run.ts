@@ -14,7 +14,7 @@ import { DEFAULT_MODEL_TIMEOUT_MS } from "../providers/create_provider.ts";
 import type { ProviderError } from "../providers/provider_error.ts";
 import { ResultStore } from "../store/result_store.ts";
 import { ResumedResultStore } from "./_resumed_store.ts";
-import { isLoomError } from "../errors.ts";
+import { isLoomError, messageOf } from "../errors.ts";
 import { commission } from "./commission.ts";
 import { protectedPaths } from "./_setup.ts";
 import { revisionNamesTree } from "./revision.ts";
@@ -166,9 +166,7 @@ export class SliceRun {
         }
       } else {
         stop = "suspended";
-        detail = `Internal failure: ${
-          error instanceof Error ? error.message : String(error)
-        }`;
+        detail = `Internal failure: ${messageOf(error)}`;
         failure = error;
       }
     }
@@ -370,7 +368,7 @@ export class SliceRun {
           code: isLoomError(error) ? error.code : "execution_failed",
           reason: `The executor could not perform ${action}: ${
             clipMessage(
-              error instanceof Error ? error.message : String(error),
+              messageOf(error),
               admitted.args,
             )
           }`,

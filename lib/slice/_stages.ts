@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { messageOf } from "../errors.ts";
 import type { Briefing } from "../briefing/briefing.ts";
 import type {
   ContextReportBuilder,
@@ -255,7 +256,7 @@ async function callModel(
 /** The `provider_error` stop of a failed call (`provider_failed`: not a ProviderError). */
 function providerStop(error: unknown): SliceStoppedError {
   const code = error instanceof ProviderError ? error.code : "provider_failed";
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return stopped("provider_error", `${code}: ${clipDetail(message)}`, {
     cause: error,
   });

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { resolve } from "node:path";
 import type { z } from "zod";
 import { describeIssue } from "../reference/schema.ts";
 import {
@@ -243,7 +244,7 @@ class PathGuard {
       );
     }
     const forbidden = (options.forbiddenRoots ?? []).flatMap((dir) => {
-      const lexical = resolveAbsolute(dir);
+      const lexical = resolve(dir);
       try {
         const real = Deno.realPathSync(dir);
         return real === lexical ? [real] : [real, lexical];
@@ -399,15 +400,4 @@ function isGitName(part: string): boolean {
 function within(path: string, root: string): boolean {
   return path === root ||
     path.startsWith(root.endsWith("/") ? root : `${root}/`);
-}
-
-function resolveAbsolute(path: string): string {
-  const base = path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
-  const parts: string[] = [];
-  for (const part of base.split("/")) {
-    if (part === "" || part === ".") continue;
-    if (part === "..") parts.pop();
-    else parts.push(part);
-  }
-  return `/${parts.join("/")}`;
 }

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError, messageOf } from "../errors.ts";
 import type { ModelProvider } from "../providers/model_provider.ts";
 import type { SliceSessionHooks } from "./run_state.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
@@ -144,25 +144,8 @@ export interface RunOptions {
 }
 
 /** A slice request or its options are malformed; nothing was started. */
-export class SliceRequestError extends TypeError {
-  /** Always `invalid_request`. */
-  readonly code: "invalid_request";
-  /**
-   * Creates the error.
-   *
-   * @param code Always `invalid_request`.
-   * @param message What is wrong and why.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: "invalid_request",
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "SliceRequestError", code);
-  }
-}
+export class SliceRequestError
+  extends LoomError.TypeError<"SliceRequestError"> {}
 
 /**
  * Checks a slice request and its options before anything starts.
@@ -252,9 +235,7 @@ export function validateRequest(
   } catch (error) {
     throw new SliceRequestError(
       "invalid_request",
-      `Cannot use workspace ${request.workspace}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
+      `Cannot use workspace ${request.workspace}: ${messageOf(error)}`,
     );
   }
   if (!stat.isDirectory) {

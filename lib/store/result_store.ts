@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { brand, causeOf, type LoomErrorOptions } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 import { sha256Hex } from "./digest.ts";
 import { firstInvalidUtf8, utf8Length } from "./utf8.ts";
 import { cutUtf8, previewOf } from "./preview.ts";
@@ -161,31 +161,15 @@ export const CATALOGUE_ORIGIN_BYTES = 256;
  * assert.equal(store.count, 0);
  * ```
  */
-export class InvalidUtf8Error extends TypeError {
-  /** Always `invalid_utf8`. */
-  readonly code: "invalid_utf8";
+export class InvalidUtf8Error extends LoomError.TypeError<"InvalidUtf8Error", {
   /** Byte offset of the first invalid sequence (-1 for a string with a lone surrogate). */
   readonly offset: number;
-  /**
-   * Creates the error.
-   *
-   * @param code Always `invalid_utf8`.
-   * @param message What is wrong.
-   * @param options Byte offset of the first invalid sequence and the cause.
-   */
-  constructor(
-    code: "invalid_utf8",
-    message: string,
-    options: LoomErrorOptions & { readonly offset: number },
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "InvalidUtf8Error", code);
-    this.offset = options.offset;
-  }
-}
+}> {}
 
 /**
- * A result handed to {@link ResultStore.restore} cannot be re-admitted.
+ * A result handed to {@link ResultStore.restore} cannot be re-admitted:
+ * `digest_mismatch`, `invalid_result_id`, `duplicate_result`, `too_large` or
+ * `store_full`.
  *
  * @example
  * ```ts
@@ -204,30 +188,8 @@ export class InvalidUtf8Error extends TypeError {
  * );
  * ```
  */
-export class ResultRestoreError extends RangeError {
-  /** `digest_mismatch`, `invalid_result_id`, `duplicate_result`, `too_large` or `store_full`. */
-  readonly code:
-    | "digest_mismatch"
-    | "invalid_result_id"
-    | "duplicate_result"
-    | "too_large"
-    | "store_full";
-  /**
-   * Creates the error.
-   *
-   * @param code Why the result cannot be restored.
-   * @param message What is wrong.
-   * @param options The underlying error, if any.
-   */
-  constructor(
-    code: ResultRestoreError["code"],
-    message: string,
-    options?: LoomErrorOptions,
-  ) {
-    super(message, causeOf(options));
-    this.code = brand(this, "ResultRestoreError", code);
-  }
-}
+export class ResultRestoreError
+  extends LoomError.RangeError<"ResultRestoreError"> {}
 
 const encoder = new TextEncoder();
 const ID_PATTERN = /^result-([1-9][0-9]*)$/;
