@@ -27,6 +27,17 @@ export type ErrorCategory = "bad_input" | "stopped" | "internal";
  * of them); without an argument, every code a Loom error can carry. This is
  * the registry: each class's codes are named here, once, and the classes
  * take their `code` type from it (`LoomError.SyntaxError<"PointerError">`).
+ *
+ * @example
+ * ```ts
+ * import type { LoomErrorCode } from "@loom/loom";
+ * import assert from "node:assert/strict";
+ * const code: LoomErrorCode<"PointerError"> = "pointer_not_found";
+ * const any: LoomErrorCode = code;
+ * // @ts-expect-error: digest_mismatch is not a PointerError code
+ * const other: LoomErrorCode<"PointerError"> = "digest_mismatch";
+ * assert.deepEqual([any, other], ["pointer_not_found", "digest_mismatch"]);
+ * ```
  */
 export type LoomErrorCode<Owner extends string = string> = {
   // command line

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
-import { errorCategory, isLoomError } from "../lib/errors.ts";
-import { PointerError } from "../reference.ts";
+import {
+  errorCategory,
+  isLoomError,
+  LoomError,
+  mapError,
+  messageOf,
+} from "../lib/errors.ts";
+import { JsonScanError, PointerError } from "../reference.ts";
 import { ProviderError } from "../slice.ts";
 import { SessionError } from "../session.ts";
 import { exitCodeOf, exitCodeOfError, UsageError } from "../lib/cli/_io.ts";
@@ -55,4 +61,52 @@ Deno.test("exitCodeOfError() maps categories to the documented exit codes", () =
   assert.equal(exitCodeOfError("a string"), 3);
   assert.equal(exitCodeOf("completed"), 0);
   assert.equal(exitCodeOf("step_budget"), 1);
+});
+
+Deno.test("a LoomError base gives each class its built-in, name, code and details", async (t) => {
+  await t.step(
+    "a class with details keeps them and extends its built-in",
+    () => {
+      const error = new JsonScanError("invalid_json", "Bad JSON", {
+        offset: 7,
+      });
+      assert.ok(error instanceof JsonScanError && error instanceof SyntaxError);
+      assert.equal(error.name, "JsonScanError");
+      assert.equal(error.offset, 7);
+      assert.equal(isLoomError(error), true);
+      assert.equal("cause" in error, false);
+    },
+  );
+  await t.step("optional details that are not given stay unset", () => {
+    const error = new SessionError("session_missing", "No journal");
+    assert.equal(error.file, undefined);
+    assert.equal(error.line, undefined);
+  });
+  await t.step("a class with its own defaults applies them", () => {
+    const error = new ProviderError("provider_timeout", "Too slow");
+    assert.equal(error.status, null);
+    assert.equal(error.attempts, null);
+  });
+  await t.step("the bases are branded and frozen", () => {
+    assert.ok(
+      new PointerError("invalid_pointer", "Bad") instanceof
+        LoomError.SyntaxError,
+    );
+    assert.equal(Object.isFrozen(LoomError), true);
+  });
+});
+
+Deno.test("mapError() throws what the mapper makes of a failure, with the value otherwise", () => {
+  const cause = new Error("disk on fire");
+  assert.throws(
+    () =>
+      mapError(() => {
+        throw cause;
+      }, (e) => new Error(`Cannot read: ${messageOf(e)}`, { cause: e })),
+    (e: unknown) =>
+      e instanceof Error && e.message === "Cannot read: disk on fire" &&
+      e.cause === cause,
+  );
+  assert.equal(mapError(() => 3, () => new Error("unused")), 3);
+  assert.equal(messageOf("plain text"), "plain text");
 });
