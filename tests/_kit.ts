@@ -30,13 +30,6 @@ export const TEST_PERMISSIONS: readonly string[] = [
   "--allow-env",
 ];
 
-/** `deno run <TEST_PERMISSIONS> cli.ts`: the arguments before loom's own. */
-export const CLI_FLAGS: readonly string[] = [
-  "run",
-  ...TEST_PERMISSIONS,
-  "cli.ts",
-];
-
 /**
  * The path of a vendored corpus file under `tests/testdata/` (see its
  * README for sources and licences).
@@ -48,6 +41,32 @@ export function testdata(path: string): string {
   return join(REPO_ROOT, "tests", "testdata", path);
 }
 
+/**
+ * Runs `deno ARGS` (this Deno) in the repository root and returns its
+ * standard output; a failure fails the test with its standard error.
+ *
+ * @param args Arguments after `deno`, e.g. `info`, `--json`, `cli.ts`.
+ * @returns The decoded standard output.
+ */
+export async function deno(...args: string[]): Promise<string> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: REPO_ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  if (!output.success) {
+    throw new Error(
+      `deno ${args.join(" ")} exited ${output.code}: ${
+        decoder.decode(output.stderr)
+      }`,
+    );
+  }
+  return decoder.decode(output.stdout);
+}
+
 /** What a subprocess printed and returned. */
 export interface CliResult {
   readonly code: number;
@@ -56,7 +75,7 @@ export interface CliResult {
   readonly stdoutBytes: Uint8Array;
 }
 
-/** Options of {@linkcode loomWith}. */
+/** Options of {@linkcode loomWith} and {@linkcode spawnLoom}. */
 export interface LoomOptions {
   /** Permission flags instead of {@linkcode TEST_PERMISSIONS}. */
   readonly flags?: readonly string[];
@@ -64,9 +83,11 @@ export interface LoomOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Working directory; the repository root by default. */
   readonly cwd?: string;
+  /** Where standard output goes (piped by default). */
+  readonly stdout?: "piped" | "null";
 }
 
-/** The `deno run … cli.ts ARGS` command of {@linkcode loomWith}. */
+/** The one command line of a `loom` subprocess: `stdin: "null"`, stderr piped. */
 function loomCommand(
   options: LoomOptions,
   args: readonly string[],
@@ -80,20 +101,10 @@ function loomCommand(
     ],
     cwd: options.cwd ?? REPO_ROOT,
     stdin: "null",
-    stdout: "piped",
+    stdout: options.stdout ?? "piped",
     stderr: "piped",
     ...(options.env === undefined ? {} : { env: { ...options.env } }),
   });
-}
-
-function decoded(output: Deno.CommandOutput): CliResult {
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-    stdoutBytes: output.stdout,
-  };
 }
 
 /**
@@ -111,28 +122,40 @@ export async function loomWith(
   return decoded(await loomCommand(options, args).output());
 }
 
-/** A `loom` subprocess still running (to signal it, say). */
-export interface LoomProcess {
-  readonly child: Deno.ChildProcess;
-  /** Waits for it to end. */
-  finished(): Promise<CliResult>;
+function decoded(output: Deno.CommandOutput): CliResult {
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+    stdoutBytes: output.stdout,
+  };
 }
 
 /**
- * Starts the real `loom` CLI as {@linkcode loomWith} runs it, without
- * waiting for it.
+ * Starts the real `loom` CLI as a subprocess and returns at once, for tests
+ * that signal or kill it while it runs.
  *
- * @param options Flags, environment and working directory.
  * @param args Arguments after the program name.
- * @returns The running process.
+ * @param options Flags, environment, working directory and stdout.
+ * @returns The running child.
  */
 export function spawnLoom(
-  options: LoomOptions,
-  ...args: string[]
-): LoomProcess {
-  const child = loomCommand(options, args).spawn();
-  const output = child.output();
-  return { child, finished: async () => decoded(await output) };
+  args: readonly string[],
+  options: LoomOptions = {},
+): Deno.ChildProcess {
+  return loomCommand(options, args).spawn();
+}
+
+/**
+ * Waits for a `loom` started with {@linkcode spawnLoom} (stdout piped) to
+ * end.
+ *
+ * @param child The running child.
+ * @returns Exit code and decoded output.
+ */
+export async function finished(child: Deno.ChildProcess): Promise<CliResult> {
+  return decoded(await child.output());
 }
 
 /**
@@ -158,14 +181,51 @@ export interface InProcessResult {
  * @param args Arguments after the program name.
  * @returns Exit code and output.
  */
-export async function loomIn(...args: string[]): Promise<InProcessResult> {
+export function loomIn(...args: string[]): Promise<InProcessResult> {
+  return loomInWith({}, ...args);
+}
+
+/** Options of {@linkcode loomInWith}. */
+export interface InProcessOptions {
+  /**
+   * Environment variables set for the call and restored after it (an empty
+   * string is set as empty).
+   */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Runs `main(args, io)` in this process with some environment variables
+ * set for the call, capturing what it writes.
+ *
+ * @param options The variables.
+ * @param args Arguments after the program name.
+ * @returns Exit code and output.
+ */
+export async function loomInWith(
+  options: InProcessOptions,
+  ...args: string[]
+): Promise<InProcessResult> {
+  const saved = Object.keys(options.env ?? {}).map((name) =>
+    [name, Deno.env.get(name)] as const
+  );
+  for (const [name, value] of Object.entries(options.env ?? {})) {
+    Deno.env.set(name, value);
+  }
   let stdout = "";
   let stderr = "";
-  const code = await main(args, {
-    out: (text) => stdout += text,
-    err: (text) => stderr += text,
-  });
-  return { code, stdout, stderr };
+  try {
+    const code = await main(args, {
+      out: (text) => stdout += text,
+      err: (text) => stderr += text,
+    });
+    return { code, stdout, stderr };
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+    }
+  }
 }
 
 /** A temporary directory removed with everything in it when disposed. */

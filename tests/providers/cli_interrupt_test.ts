@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
 import type { SliceOutcome } from "../../lib/slice/outcome.ts";
-import { type CliResult, type LoomProcess, spawnLoom } from "../_kit.ts";
+import { type CliResult, finished, spawnLoom } from "../_kit.ts";
 import {
   chatCompletion,
   type HostileServer,
@@ -19,9 +19,13 @@ import { forcedTool, isSelection } from "./_slice_server.ts";
 /** Only a hang exceeds this; the runs themselves take a few seconds. */
 const SLACK_MS = 30_000;
 
-/** The real CLI, with no OpenAI key in its environment. */
-function spawn(args: string[]): LoomProcess {
-  return spawnLoom({ env: { OPENAI_API_KEY: "" } }, ...args);
+/** The real CLI, with no OpenAI key in its environment, still running. */
+function spawn(
+  args: string[],
+): { child: Deno.ChildProcess; finished(): Promise<CliResult> } {
+  const child = spawnLoom(args, { env: { OPENAI_API_KEY: "" } });
+  const output = finished(child);
+  return { child, finished: () => output };
 }
 
 async function until(what: string, test: () => boolean): Promise<void> {
