@@ -1,8 +1,9 @@
 /**
  * Run a governed coding slice, for **embedders driving a model over a local
  * workspace**: one run function, its request, options and outcome, the two
- * context policies, and the model providers (recorded replay, Anthropic,
- * OpenAI-compatible) with the interface a custom provider implements.
+ * context policies, the session hooks (made by `@loom/loom/session`), and
+ * the model providers (recorded replay, Anthropic, OpenAI-compatible) with
+ * the interface a custom provider implements.
  *
  * @example Run a slice with a provider that completes at once
  * ```ts

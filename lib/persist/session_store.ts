@@ -140,6 +140,8 @@ export interface LoadedSession extends Omit<SessionRun, "overrides"> {
 
 const token = Symbol("SessionStore");
 
+// Saving is for the session hooks (and tests), not a public method, so the
+// run state it takes stays out of the public API: see saveSnapshot().
 let save: (
   store: SessionStore,
   snapshot: SliceSnapshot,

@@ -175,6 +175,8 @@ export interface SessionHookParts {
   readonly forbiddenRoots?: readonly string[];
 }
 
+// The hooks are opaque so that the run state they carry stays out of the
+// public API; the class's static block gives these two their only way in.
 let wrap: (parts: SessionHookParts) => SliceSessionHooks;
 let unwrap: (hooks: SliceSessionHooks) => SessionHookParts;
 

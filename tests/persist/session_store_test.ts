@@ -181,6 +181,18 @@ Deno.test("saveSnapshot() and SessionStore.load() restore results and events wit
     assert.equal(next.result, "result-4");
   });
 
+  await t.step(
+    "the run state goes with a loaded session's state object, not a rebuilt one",
+    async () => {
+      const loaded = await reload(layout);
+      assert.equal(runStateOf({ ...loaded }).records.length, 3);
+      assert.throws(
+        () => runStateOf({ ...loaded, state: { ...loaded.state } }),
+        TypeError,
+      );
+    },
+  );
+
   await t.step("load() writes nothing", async () => {
     const before = await snapshotTree(layout.base);
     await reload(layout);
