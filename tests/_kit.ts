@@ -22,13 +22,6 @@ export const TEST_PERMISSIONS: readonly string[] = [
   "--allow-env",
 ];
 
-/** `deno run <TEST_PERMISSIONS> cli.ts`: the arguments before loom's own. */
-export const CLI_FLAGS: readonly string[] = [
-  "run",
-  ...TEST_PERMISSIONS,
-  "cli.ts",
-];
-
 /**
  * The path of a vendored corpus file under `tests/testdata/` (see its
  * README for sources and licences).
@@ -40,6 +33,32 @@ export function testdata(path: string): string {
   return join(REPO_ROOT, "tests", "testdata", path);
 }
 
+/**
+ * Runs `deno ARGS` (this Deno) in the repository root and returns its
+ * standard output; a failure fails the test with its standard error.
+ *
+ * @param args Arguments after `deno`, e.g. `info`, `--json`, `cli.ts`.
+ * @returns The decoded standard output.
+ */
+export async function deno(...args: string[]): Promise<string> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: REPO_ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  if (!output.success) {
+    throw new Error(
+      `deno ${args.join(" ")} exited ${output.code}: ${
+        decoder.decode(output.stderr)
+      }`,
+    );
+  }
+  return decoder.decode(output.stdout);
+}
+
 /** What a subprocess printed and returned. */
 export interface CliResult {
   readonly code: number;
@@ -48,7 +67,7 @@ export interface CliResult {
   readonly stdoutBytes: Uint8Array;
 }
 
-/** Options of {@linkcode loomWith}. */
+/** Options of {@linkcode loomWith} and {@linkcode spawnLoom}. */
 export interface LoomOptions {
   /** Permission flags instead of {@linkcode TEST_PERMISSIONS}. */
   readonly flags?: readonly string[];
@@ -56,6 +75,28 @@ export interface LoomOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Working directory; the repository root by default. */
   readonly cwd?: string;
+  /** Where standard output goes (piped by default). */
+  readonly stdout?: "piped" | "null";
+}
+
+/** The one command line of a `loom` subprocess: `stdin: "null"`, stderr piped. */
+function loomCommand(
+  options: LoomOptions,
+  args: readonly string[],
+): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...(options.flags ?? TEST_PERMISSIONS),
+      join(REPO_ROOT, "cli.ts"),
+      ...args,
+    ],
+    cwd: options.cwd ?? REPO_ROOT,
+    stdin: "null",
+    stdout: options.stdout ?? "piped",
+    stderr: "piped",
+    ...(options.env === undefined ? {} : { env: { ...options.env } }),
+  });
 }
 
 /**
@@ -70,19 +111,7 @@ export async function loomWith(
   options: LoomOptions,
   ...args: string[]
 ): Promise<CliResult> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...(options.flags ?? TEST_PERMISSIONS),
-      join(REPO_ROOT, "cli.ts"),
-      ...args,
-    ],
-    cwd: options.cwd ?? REPO_ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    ...(options.env === undefined ? {} : { env: { ...options.env } }),
-  }).output();
+  const output = await loomCommand(options, args).output();
   const decoder = new TextDecoder();
   return {
     code: output.code,
@@ -90,6 +119,21 @@ export async function loomWith(
     stderr: decoder.decode(output.stderr),
     stdoutBytes: output.stdout,
   };
+}
+
+/**
+ * Starts the real `loom` CLI as a subprocess and returns at once, for tests
+ * that signal or kill it while it runs.
+ *
+ * @param args Arguments after the program name.
+ * @param options Flags, environment, working directory and stdout.
+ * @returns The running child.
+ */
+export function spawnLoom(
+  args: readonly string[],
+  options: LoomOptions = {},
+): Deno.ChildProcess {
+  return loomCommand(options, args).spawn();
 }
 
 /**
@@ -115,14 +159,51 @@ export interface InProcessResult {
  * @param args Arguments after the program name.
  * @returns Exit code and output.
  */
-export async function loomIn(...args: string[]): Promise<InProcessResult> {
+export function loomIn(...args: string[]): Promise<InProcessResult> {
+  return loomInWith({}, ...args);
+}
+
+/** Options of {@linkcode loomInWith}. */
+export interface InProcessOptions {
+  /**
+   * Environment variables set for the call and restored after it (an empty
+   * string is set as empty).
+   */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Runs `main(args, io)` in this process with some environment variables
+ * set for the call, capturing what it writes.
+ *
+ * @param options The variables.
+ * @param args Arguments after the program name.
+ * @returns Exit code and output.
+ */
+export async function loomInWith(
+  options: InProcessOptions,
+  ...args: string[]
+): Promise<InProcessResult> {
+  const saved = Object.keys(options.env ?? {}).map((name) =>
+    [name, Deno.env.get(name)] as const
+  );
+  for (const [name, value] of Object.entries(options.env ?? {})) {
+    Deno.env.set(name, value);
+  }
   let stdout = "";
   let stderr = "";
-  const code = await main(args, {
-    out: (text) => stdout += text,
-    err: (text) => stderr += text,
-  });
-  return { code, stdout, stderr };
+  try {
+    const code = await main(args, {
+      out: (text) => stdout += text,
+      err: (text) => stderr += text,
+    });
+    return { code, stdout, stderr };
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+    }
+  }
 }
 
 /** A temporary directory removed with everything in it when disposed. */

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import type { CliIo } from "./cli_io.ts";
 import {
   type ErrorCategory,
   errorCategory,
@@ -84,11 +83,16 @@ export const EXIT_CODES_HELP = `Exit codes:
      written; a second signal exits at once)
 `;
 
-/** A CLI command: parses its own arguments, returns an exit code. */
-export type Command = (args: string[], io: CliIo) => Promise<number>;
-
-/** A usage error: printed with the command's help hint, exit code 2. */
-export class UsageError extends LoomError.TypeError<"UsageError"> {}
+/**
+ * A usage error: printed with the command's help hint, exit code 2. Its
+ * `command`, when set, is the command whose usage is wrong when that is not
+ * the one that ran (the top level's `help`): the message is then printed as
+ * `loom <command>: …`.
+ */
+export class UsageError extends LoomError.TypeError<
+  "UsageError",
+  { readonly command?: string }
+> {}
 
 /**
  * Bad input found by a command's own checks, with a stable code (for

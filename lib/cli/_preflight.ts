@@ -53,7 +53,13 @@ export async function checkBeforeStart(checks: StartChecks): Promise<void> {
   if (checks.persistConfig !== undefined) {
     await checkReadableFile(checks.persistConfig, "--persist-config");
   }
-  if (checks.session !== undefined) await checkSessionPath(checks.session);
+  if (checks.session !== undefined) {
+    await checkDirectory(checks.session, "--session", {
+      notDirectory:
+        "it is a file; give a directory (it is created when missing)",
+      missingOk: true,
+    });
+  }
 }
 
 async function checkReadableFile(path: string, flag: string): Promise<void> {
@@ -67,11 +73,22 @@ async function checkReadableFile(path: string, flag: string): Promise<void> {
   }
 }
 
-async function checkDirectory(path: string, flag: string): Promise<void> {
+/**
+ * Checks that a flag names a directory; with `missingOk`, a path that does
+ * not exist yet passes too (it is created at the start).
+ */
+async function checkDirectory(
+  path: string,
+  flag: string,
+  options: { readonly notDirectory: string; readonly missingOk?: boolean } = {
+    notDirectory: "it is not a directory",
+  },
+): Promise<void> {
   let info: Deno.FileInfo;
   try {
     info = await Deno.stat(path);
   } catch (error) {
+    if (options.missingOk && error instanceof Deno.errors.NotFound) return;
     throw new UsageError(
       "usage",
       `Cannot use ${flag} ${path}: ${fsReason(error)}`,
@@ -80,7 +97,7 @@ async function checkDirectory(path: string, flag: string): Promise<void> {
   if (!info.isDirectory) {
     throw new UsageError(
       "usage",
-      `Cannot use ${flag} ${path}: it is not a directory`,
+      `Cannot use ${flag} ${path}: ${options.notDirectory}`,
     );
   }
 }
@@ -238,25 +255,6 @@ async function checkFolderTakesFiles(folder: string, what: string) {
       `Cannot write ${what}: cannot create a file in ${folder}, ${
         fsReason(error)
       }`,
-    );
-  }
-}
-
-async function checkSessionPath(path: string): Promise<void> {
-  let info: Deno.FileInfo;
-  try {
-    info = await Deno.stat(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return; // created at the start
-    throw new UsageError(
-      "usage",
-      `Cannot use --session ${path}: ${fsReason(error)}`,
-    );
-  }
-  if (!info.isDirectory) {
-    throw new UsageError(
-      "usage",
-      `Cannot use --session ${path}: it is a file; give a directory (it is created when missing)`,
     );
   }
 }

@@ -6,25 +6,30 @@
  * @module
  */
 import { isAbsolute, resolve } from "node:path";
+import type { ContextPolicy } from "../briefing/briefing.ts";
 import {
   loadPersistenceConfig,
   mergePersistenceConfigs,
-  parseThresholdFlags,
   type PersistenceConfig,
   PersistenceConfigError,
 } from "../persist/persistence_config.ts";
 import { SessionError } from "../persist/session_error.ts";
 import { type LoadedSession, SessionStore } from "../persist/session_store.ts";
-import type { SliceTest } from "../slice/request.ts";
 import { sliceSessionHooks } from "../persist/slice_session.ts";
-import type { RunOptions, SliceRequest } from "../slice/request.ts";
+import type { RunOptions, SliceRequest, SliceTest } from "../slice/request.ts";
 import type { SliceSessionHooks } from "../slice/run_state.ts";
-import { parseArguments, parseDuration, positiveInteger } from "./_args.ts";
+import { defined, parseFlags, positiveInteger, required } from "./_args.ts";
+import { help, type Parsed } from "./_command.ts";
+import {
+  parseResumable,
+  RESUMABLE_OPTIONS,
+  type ResumableArguments,
+  SLICE_OPTIONS,
+} from "./_run_flags.ts";
 import {
   sandboxOption,
-  TEST_FLAG_OPTIONS,
   TEST_FLAGS_HELP,
-  testConfinement,
+  type TestConfinement,
 } from "./_test_flags.ts";
 import { type CliIo, UsageError } from "./_io.ts";
 import { type StartupReport, startupReport } from "./_failure_report.ts";
@@ -39,12 +44,12 @@ export interface NewSessionArguments {
   readonly root: string;
   readonly workspace: string;
   readonly intent: string;
-  readonly policy: "legacy" | "bounded";
+  readonly policy: ContextPolicy;
   readonly model: string;
   readonly test: SliceTest | null;
   readonly maxSteps: number;
   readonly persistConfig?: string | undefined;
-  readonly persistThresholds?: readonly string[] | undefined;
+  readonly persistThresholds?: PersistenceConfig | undefined;
 }
 
 /** Session hooks of a run, and how to release the session afterwards. */
@@ -96,18 +101,14 @@ export async function newSessionHooks(
 }
 
 /** A resume, ready for `runSlice`. */
-export type PreparedResume =
-  | { readonly help: true }
-  | {
-    readonly help: false;
-    readonly request: SliceRequest;
-    readonly options: RunOptions;
-    readonly json: boolean;
-    /** Closes the journal and releases the lock (call when the run ends). */
-    close(): Promise<void>;
-    /** Writes the context report if the resumed slice cannot start. */
-    readonly report: StartupReport;
-  };
+export interface PreparedResume {
+  readonly request: SliceRequest;
+  readonly options: RunOptions;
+  /** Closes the journal and releases the lock (call when the run ends). */
+  close(): Promise<void>;
+  /** Writes the context report if the resumed slice cannot start. */
+  readonly report: StartupReport;
+}
 
 /** The help text of `loom run --resume`. */
 export const RESUME_HELP =
@@ -137,71 +138,85 @@ Options:
 The test's confinement is not stored in the session; give its flags again:
 ${TEST_FLAGS_HELP}`;
 
+/** Parsed `loom run --resume DIR …` arguments. */
+export interface ResumeArguments extends ResumableArguments {
+  /** Always `resume`. */
+  readonly kind: "resume";
+  /** `--resume DIR`: the session to continue. */
+  readonly root: string;
+  /** `--max-steps N`: the new budget (default: the stored one). */
+  readonly maxSteps?: number;
+}
+
+// The step budget is the one flag of a slice's description a resume takes.
+const { "max-steps": _budget, ...SLICE_STORED } = SLICE_OPTIONS;
+
+/** The flags of a new run that a resume takes from its session instead. */
+const STORED_OPTIONS = {
+  ...SLICE_STORED,
+  session: { type: "string" },
+} as const;
+
 /**
- * Parses `loom run --resume DIR …`, loads and verifies the session.
+ * Parses `loom run --resume DIR …`; opens nothing.
  *
- * @throws {UsageError} On bad options, a missing, invalid or damaged
- *   session, a completed session, or a budget already used up.
+ * @param args Arguments after `run`.
+ * @returns The arguments, or the resume's help text.
+ * @throws {UsageError} On bad options, or a flag whose value the session
+ *   stores.
  */
-export async function prepareResume(
-  args: string[],
-  io: CliIo,
-): Promise<PreparedResume> {
-  const { values } = parseArguments({
-    args,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      resume: { type: "string" },
-      "max-steps": { type: "string" },
-      "context-report": { type: "string" },
-      "base-url": { type: "string" },
-      "model-timeout": { type: "string" },
-      "run-timeout": { type: "string" },
-      "persist-config": { type: "string" },
-      "persist-threshold": { type: "string", multiple: true },
-      json: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-      ...TEST_FLAG_OPTIONS,
-      workspace: { type: "string" },
-      intent: { type: "string" },
-      "intent-file": { type: "string" },
-      model: { type: "string" },
-      test: { type: "string" },
-      "test-timeout": { type: "string" },
-      "context-policy": { type: "string" },
-      session: { type: "string" },
-    },
+export function parseResumeArguments(
+  args: readonly string[],
+): Parsed<ResumeArguments> {
+  const { values } = parseFlags(args, {
+    resume: { type: "string" },
+    "max-steps": { type: "string" },
+    ...RESUMABLE_OPTIONS,
+    ...STORED_OPTIONS,
   });
-  if (values.help) return { help: true };
-  for (
-    const flag of [
-      "workspace",
-      "intent",
-      "intent-file",
-      "model",
-      "test",
-      "test-timeout",
-      "context-policy",
-      "session",
-    ] as const
-  ) {
-    if (values[flag] !== undefined) {
+  if (values.help) return help(RESUME_HELP);
+  for (const flag of Object.keys(STORED_OPTIONS)) {
+    if (values[flag as StoredFlag] !== undefined) {
       throw new UsageError(
         "usage",
         `--resume continues with the workspace, intent, model, test command and policy stored in the session; drop --${flag}`,
       );
     }
   }
-  const root = values.resume;
-  if (root === undefined || root === "") {
-    throw new UsageError("usage", "Missing --resume DIR");
-  }
-  const report = startupReport(values["context-report"], "legacy");
+  const root = required(values.resume, "--resume DIR");
+  return {
+    kind: "resume",
+    root,
+    ...defined({
+      maxSteps: positiveInteger(values["max-steps"], "--max-steps"),
+    }),
+    ...parseResumable(values),
+  };
+}
+
+type StoredFlag = keyof typeof STORED_OPTIONS;
+
+/**
+ * Loads and verifies the session of a resume and prepares its run.
+ *
+ * @param a The parsed arguments.
+ * @param confinement The test's confinement, `--test-env` values read.
+ * @param io Where the resume notice and session progress go.
+ * @returns The request and options of the resumed slice.
+ * @throws {UsageError} On a missing, invalid or damaged session, a
+ *   completed session, or a budget already used up (the context report,
+ *   if asked for, says why).
+ */
+export async function prepareResume(
+  a: ResumeArguments,
+  confinement: TestConfinement,
+  io: CliIo,
+): Promise<PreparedResume> {
+  const report = startupReport(a.contextReport, "legacy");
   let store: SessionStore;
   let loaded;
   try {
-    store = await SessionStore.open(root);
+    store = await SessionStore.open(a.root);
   } catch (error) {
     throw await report.fail(usage(error));
   }
@@ -221,9 +236,7 @@ export async function prepareResume(
         `Session ${store.root} already completed after ${steps} steps: there is nothing to resume`,
       );
     }
-    maxSteps = values["max-steps"] === undefined
-      ? loaded.maxSteps
-      : positiveInteger(values["max-steps"], "--max-steps");
+    maxSteps = a.maxSteps ?? loaded.maxSteps;
     if (maxSteps <= steps) {
       throw new UsageError(
         "usage",
@@ -231,8 +244,8 @@ export async function prepareResume(
       );
     }
     const flags = await persistenceConfig(
-      values["persist-config"],
-      values["persist-threshold"],
+      a.persistConfig,
+      a.persistThresholds,
       io,
     );
     const overrides = mergePersistenceConfigs(
@@ -250,8 +263,6 @@ export async function prepareResume(
     throw await report.fail(error);
   }
   return {
-    help: false,
-    json: values.json,
     close: () => store.close(),
     report,
     request: {
@@ -261,26 +272,17 @@ export async function prepareResume(
       provider: loaded.model,
       ...(loaded.test === null
         ? {}
-        : { test: { ...loaded.test, ...testConfinement(values) } }),
+        : { test: { ...loaded.test, ...confinement } }),
     },
     options: {
       contextPolicy: loaded.policy,
       session,
       ...sandboxOption(),
-      ...(values["context-report"] === undefined
-        ? {}
-        : { contextReport: values["context-report"] }),
-      ...(values["base-url"] === undefined
-        ? {}
-        : { baseUrl: values["base-url"] }),
-      ...(values["model-timeout"] === undefined ? {} : {
-        modelTimeoutMs: parseDuration(
-          values["model-timeout"],
-          "--model-timeout",
-        ),
-      }),
-      ...(values["run-timeout"] === undefined ? {} : {
-        runTimeoutMs: parseDuration(values["run-timeout"], "--run-timeout"),
+      ...defined({
+        contextReport: a.contextReport,
+        baseUrl: a.baseUrl,
+        modelTimeoutMs: a.modelTimeoutMs,
+        runTimeoutMs: a.runTimeoutMs,
       }),
     },
   };
@@ -321,7 +323,7 @@ function resumeNotice(store: SessionStore, loaded: LoadedSession): string {
 
 async function persistenceConfig(
   file: string | undefined,
-  thresholds: readonly string[] | undefined,
+  thresholds: PersistenceConfig | undefined,
   io: CliIo,
 ): Promise<PersistenceConfig> {
   try {
@@ -329,7 +331,7 @@ async function persistenceConfig(
       file === undefined
         ? { overrides: {}, warnings: [] }
         : await loadPersistenceConfig(file),
-      parseThresholdFlags(thresholds ?? []),
+      thresholds ?? { overrides: {}, warnings: [] },
     );
     for (const warning of config.warnings) io.err(`loom run: ${warning}\n`);
     return config;

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { SliceTest } from "../slice/request.ts";
 import { UsageError } from "./_io.ts";
 
 /** `parseArgs` options of the confinement flags. */
@@ -28,28 +29,41 @@ export const TEST_FLAGS_HELP =
                            (protected by default)
 `;
 
+/** The confinement flags as given: checked, nothing read yet. */
+export interface TestConfinementFlags {
+  /** `--test-env NAME` names (their values are read when the run starts). */
+  readonly env?: readonly string[];
+  /** `--test-network`. */
+  readonly network?: true;
+  /** `--unconfined-tests`. */
+  readonly unconfined?: true;
+  /** `--protect GLOB` globs. */
+  readonly protect?: readonly string[];
+  /** `--edit-test-files`. */
+  readonly protectNamedFiles?: false;
+}
+
+/** The fields the confinement flags add to a slice's test. */
+export type TestConfinement = Pick<
+  SliceTest,
+  "env" | "network" | "unconfined" | "protect" | "protectNamedFiles"
+>;
+
 /**
- * The confinement flags of the test, values of `--test-env` read now.
+ * Checks the confinement flags; reads no variable.
  *
  * @param values The parsed flags.
- * @returns The fields to merge into the slice's test.
- * @throws {UsageError} On a malformed or unset `--test-env` name, or a
- *   `--protect` glob leaving the workspace.
+ * @returns The flags given (an empty object when none).
+ * @throws {UsageError} On a malformed `--test-env` name or a `--protect`
+ *   glob leaving the workspace.
  */
-export function testConfinement(values: {
-  "test-env"?: string[];
-  "test-network"?: boolean;
-  "unconfined-tests"?: boolean;
-  protect?: string[];
-  "edit-test-files"?: boolean;
-}): {
-  env?: Record<string, string>;
-  network?: true;
-  unconfined?: true;
-  protect?: string[];
-  protectNamedFiles?: false;
-} {
-  const env: Record<string, string> = {};
+export function parseTestConfinement(values: {
+  readonly "test-env"?: readonly string[] | undefined;
+  readonly "test-network"?: boolean;
+  readonly "unconfined-tests"?: boolean;
+  readonly protect?: readonly string[] | undefined;
+  readonly "edit-test-files"?: boolean;
+}): TestConfinementFlags {
   for (const name of values["test-env"] ?? []) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
       throw new UsageError(
@@ -57,14 +71,6 @@ export function testConfinement(values: {
         `Invalid --test-env ${name}: expected a variable name such as NODE_OPTIONS`,
       );
     }
-    const value = Deno.env.get(name);
-    if (value === undefined) {
-      throw new UsageError(
-        "usage",
-        `Invalid --test-env ${name}: the variable is not set in your environment`,
-      );
-    }
-    env[name] = value;
   }
   for (const glob of values.protect ?? []) {
     if (glob === "" || glob.startsWith("/") || glob.split("/").includes("..")) {
@@ -75,12 +81,39 @@ export function testConfinement(values: {
     }
   }
   return {
-    ...(values["test-env"] === undefined ? {} : { env }),
+    ...(values["test-env"] === undefined ? {} : { env: values["test-env"] }),
     ...(values["test-network"] ? { network: true as const } : {}),
     ...(values["unconfined-tests"] ? { unconfined: true as const } : {}),
     ...(values.protect === undefined ? {} : { protect: values.protect }),
     ...(values["edit-test-files"] ? { protectNamedFiles: false as const } : {}),
   };
+}
+
+/**
+ * The confinement of the test, with the values of the `--test-env`
+ * variables read from this process's environment now.
+ *
+ * @param flags The checked flags.
+ * @returns The fields to merge into the slice's test.
+ * @throws {UsageError} When a `--test-env` variable is not set.
+ */
+export function testConfinement(
+  flags: TestConfinementFlags,
+): TestConfinement {
+  const { env: names, ...rest } = flags;
+  if (names === undefined) return rest;
+  const env: Record<string, string> = {};
+  for (const name of names) {
+    const value = Deno.env.get(name);
+    if (value === undefined) {
+      throw new UsageError(
+        "usage",
+        `Invalid --test-env ${name}: the variable is not set in your environment`,
+      );
+    }
+    env[name] = value;
+  }
+  return { ...rest, env };
 }
 
 /**

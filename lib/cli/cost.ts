@@ -17,9 +17,21 @@ import { DEFAULT_CALL_INTERVAL_MS, replayRecording } from "../cost/replay.ts";
 import { type CostReport, priceRun } from "../cost/simulate.ts";
 import type { ProviderWire } from "../providers/request_parts.ts";
 import { ProviderError } from "../providers/provider_error.ts";
-import { parseArguments, positiveInteger } from "./_args.ts";
+import {
+  defined,
+  parseDuration,
+  parseFlags,
+  positiveInteger,
+  readFlagFile,
+  required,
+} from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
+import {
+  parseSlice,
+  SLICE_OPTIONS,
+  type SliceArguments,
+} from "./_run_flags.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
-import { intentSource, parseDuration, required, splitCommand } from "./run.ts";
 
 /** The help text of `loom cost`. */
 export const COST_HELP =
@@ -55,13 +67,10 @@ error bound is printed with the figures. Progress: stderr.
 `;
 
 /** Parsed `loom cost` arguments. */
-export interface CostArguments {
+export interface CostArguments
+  extends Omit<SliceArguments, "contextPolicy" | "maxSteps"> {
   readonly recording: string;
-  readonly workspace: string;
-  readonly intent: { readonly text: string } | { readonly file: string };
   readonly wire: ProviderWire;
-  readonly model: string;
-  readonly test?: { readonly command: string[]; readonly timeoutMs: number };
   readonly maxSteps: number;
   readonly policies: readonly ContextPolicy[];
   readonly limits: NonNullable<RunOptions["briefingLimits"]>;
@@ -72,46 +81,35 @@ export interface CostArguments {
 }
 
 /**
- * Parses `loom cost` arguments.
+ * Parses `loom cost` arguments; reads nothing.
  *
  * @param args Arguments after `cost`.
- * @returns The arguments, or `help`.
+ * @returns The arguments, or the help text.
  * @throws {UsageError} On unknown, missing or malformed options.
  */
 export function parseCostArguments(
-  args: string[],
-): { readonly help: true } | {
-  readonly help: false;
-  readonly parsed: CostArguments;
-} {
-  const { values } = parseArguments({
-    args,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      recording: { type: "string" },
-      workspace: { type: "string" },
-      intent: { type: "string" },
-      "intent-file": { type: "string" },
-      model: { type: "string" },
-      test: { type: "string" },
-      "test-timeout": { type: "string" },
-      "max-steps": { type: "string" },
-      "context-policy": { type: "string" },
-      compare: { type: "boolean", default: false },
-      "roll-batch": { type: "string" },
-      "retire-target": { type: "string" },
-      prices: { type: "string" },
-      "call-interval": { type: "string" },
-      "per-request": { type: "boolean", default: false },
-      json: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-    },
+  args: readonly string[],
+): Parsed<CostArguments> {
+  const { values } = parseFlags(args, {
+    recording: { type: "string" },
+    ...SLICE_OPTIONS,
+    compare: { type: "boolean", default: false },
+    "roll-batch": { type: "string" },
+    "retire-target": { type: "string" },
+    prices: { type: "string" },
+    "call-interval": { type: "string" },
+    "per-request": { type: "boolean", default: false },
+    json: { type: "boolean", default: false },
   });
-  if (values.help) return { help: true };
+  if (values.help) return help(COST_HELP);
   const recording = required(values.recording, "--recording PATH");
-  const workspace = required(values.workspace, "--workspace DIR");
-  const spec = required(values.model, "--model SPEC");
+  if (values["context-policy"] !== undefined && values.compare) {
+    throw new UsageError(
+      "usage",
+      "Give --context-policy or --compare, not both",
+    );
+  }
+  const { model: spec, contextPolicy: policy, ...slice } = parseSlice(values);
   const match = /^(anthropic|openai):(.+)$/.exec(spec);
   if (match === null) {
     throw new UsageError(
@@ -119,70 +117,28 @@ export function parseCostArguments(
       `Invalid --model ${spec}: loom cost prices anthropic:MODEL or openai:MODEL`,
     );
   }
-  const intent = intentSource(values.intent, values["intent-file"]);
-  const policy = values["context-policy"];
-  if (policy !== undefined && values.compare) {
-    throw new UsageError(
-      "usage",
-      "Give --context-policy or --compare, not both",
-    );
-  }
-  if (policy !== undefined && policy !== "legacy" && policy !== "bounded") {
-    throw new UsageError(
-      "usage",
-      `Invalid --context-policy ${policy}: expected legacy or bounded`,
-    );
-  }
-  const limits: NonNullable<RunOptions["briefingLimits"]> = {
-    ...(values["roll-batch"] === undefined ? {} : {
+  return {
+    recording,
+    ...slice,
+    wire: match[1] as ProviderWire,
+    model: match[2]!,
+    maxSteps: slice.maxSteps ?? 200,
+    policies: values.compare ? ["legacy", "bounded"] : [policy ?? "legacy"],
+    limits: defined({
       transcriptRollBatch: positiveInteger(
         values["roll-batch"],
         "--roll-batch",
       ),
-    }),
-    ...(values["retire-target"] === undefined ? {} : {
       retireTargetBytes: positiveInteger(
         values["retire-target"],
         "--retire-target",
       ),
     }),
-  };
-  if (values["test-timeout"] !== undefined && values.test === undefined) {
-    throw new UsageError("usage", "--test-timeout needs --test");
-  }
-  const command = values.test === undefined
-    ? undefined
-    : splitCommand(values.test);
-  return {
-    help: false,
-    parsed: {
-      recording,
-      workspace,
-      intent,
-      wire: match[1] as ProviderWire,
-      model: match[2]!,
-      ...(command === undefined ? {} : {
-        test: {
-          command,
-          timeoutMs: values["test-timeout"] === undefined
-            ? 120_000
-            : parseDuration(values["test-timeout"]),
-        },
-      }),
-      maxSteps: values["max-steps"] === undefined
-        ? 200
-        : positiveInteger(values["max-steps"], "--max-steps"),
-      policies: values.compare
-        ? ["legacy", "bounded"]
-        : [(policy ?? "legacy") as ContextPolicy],
-      limits,
-      ...(values.prices === undefined ? {} : { prices: values.prices }),
-      callIntervalMs: values["call-interval"] === undefined
-        ? DEFAULT_CALL_INTERVAL_MS
-        : parseDuration(values["call-interval"]),
-      perRequest: values["per-request"],
-      json: values.json,
-    },
+    ...defined({ prices: values.prices }),
+    callIntervalMs: parseDuration(values["call-interval"], "--call-interval") ??
+      DEFAULT_CALL_INTERVAL_MS,
+    perRequest: values["per-request"],
+    json: values.json,
   };
 }
 
@@ -196,26 +152,13 @@ export interface CostRun {
   readonly cost: CostReport;
 }
 
-/**
- * `loom cost`.
- *
- * @param args Arguments after `cost`.
- * @param io Output sinks.
- * @returns The exit code: 0 when every replay completed as recorded.
- */
-export async function costCommand(args: string[], io: CliIo): Promise<number> {
-  const parsed = parseCostArguments(args);
-  if (parsed.help) {
-    io.out(COST_HELP);
-    return ExitCode.ok;
-  }
-  const a = parsed.parsed;
+async function cost(a: CostArguments, io: CliIo): Promise<number> {
   const intent = "text" in a.intent
     ? a.intent.text
-    : await readText(a.intent.file, "--intent-file");
+    : await readFlagFile(a.intent.file, "--intent-file");
   let prices: PriceTable = DEFAULT_PRICES;
   if (a.prices !== undefined) {
-    const text = await readText(a.prices, "--prices");
+    const text = await readFlagFile(a.prices, "--prices");
     try {
       prices = parsePriceOverrides(text, a.prices);
     } catch (error) {
@@ -237,7 +180,7 @@ export async function costCommand(args: string[], io: CliIo): Promise<number> {
       recording: a.recording,
       workspace: a.workspace,
       intent,
-      ...(a.test === undefined ? {} : { test: a.test }),
+      ...defined({ test: a.test }),
       maxSteps: a.maxSteps,
       policy,
       briefingLimits: a.limits,
@@ -279,19 +222,6 @@ export async function costCommand(args: string[], io: CliIo): Promise<number> {
   return runs.every((r) => r.stop === "completed")
     ? ExitCode.ok
     : ExitCode.stopped;
-}
-
-async function readText(file: string, flag: string): Promise<string> {
-  try {
-    return await Deno.readTextFile(file);
-  } catch (error) {
-    throw new UsageError(
-      "usage",
-      `Cannot read ${flag} ${file}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-    );
-  }
 }
 
 const usd = (n: number): string => `$${n.toFixed(4)}`;
@@ -368,3 +298,6 @@ export function costText(
   }
   return `${lines.join("\n")}\n`;
 }
+
+/** `loom cost`: exit 0 when every replay completed as recorded. */
+export const costCommand: Command = commandOf(parseCostArguments, cost);

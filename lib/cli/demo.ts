@@ -6,9 +6,10 @@
  * @module
  */
 import { runSlice } from "../slice/run.ts";
-import { parseArguments } from "./_args.ts";
+import { defined, parseFlags } from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { checkWritableFile } from "./_preflight.ts";
-import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
+import { type CliIo, exitCodeOf, UsageError } from "./_io.ts";
 import { summary } from "./run.ts";
 import { sandboxOption } from "./_test_flags.ts";
 
@@ -32,32 +33,42 @@ Options:
   -h, --help               Show this help
 `;
 
+/** Parsed `loom demo` arguments. */
+export interface DemoArguments {
+  /** `--json`: print the summary as JSON. */
+  readonly json: boolean;
+  /** `--keep`: keep the temp workspace. */
+  readonly keep: boolean;
+  /** `--context-report PATH`. */
+  readonly contextReport?: string;
+}
+
 /**
- * `loom demo`.
+ * Parses `loom demo` arguments; checks no path.
  *
  * @param args Arguments after `demo`.
- * @param io Output sinks.
- * @returns The exit code.
+ * @returns The arguments, or the help text.
+ * @throws {UsageError} On an unknown option or a positional argument.
  */
-export async function demoCommand(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArguments({
-    args,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      json: { type: "boolean", default: false },
-      keep: { type: "boolean", default: false },
-      "context-report": { type: "string" },
-      help: { type: "boolean", short: "h", default: false },
-    },
+export function parseDemoArguments(
+  args: readonly string[],
+): Parsed<DemoArguments> {
+  const { values } = parseFlags(args, {
+    json: { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
+    "context-report": { type: "string" },
   });
-  if (values.help) {
-    io.out(DEMO_HELP);
-    return ExitCode.ok;
-  }
-  const report = values["context-report"];
-  if (report !== undefined) {
-    await checkWritableFile(report, "--context-report");
+  if (values.help) return help(DEMO_HELP);
+  return defined({
+    json: values.json,
+    keep: values.keep,
+    contextReport: values["context-report"],
+  });
+}
+
+async function demo(a: DemoArguments, io: CliIo): Promise<number> {
+  if (a.contextReport !== undefined) {
+    await checkWritableFile(a.contextReport, "--context-report");
   }
   const root = await findFixtures();
   const intent = await Deno.readTextFile(`${root}intents/bugfix.txt`);
@@ -78,18 +89,14 @@ export async function demoCommand(args: string[], io: CliIo): Promise<number> {
     }, {
       contextPolicy: "bounded",
       ...sandboxOption(),
-      ...(values["context-report"] === undefined
-        ? {}
-        : { contextReport: values["context-report"] }),
+      ...defined({ contextReport: a.contextReport }),
       onProgress: (line) => io.err(`${line}\n`),
     });
-    io.out(
-      values.json ? `${JSON.stringify(outcome, null, 2)}\n` : summary(outcome),
-    );
-    if (values.keep) io.err(`loom demo: workspace kept at ${workspace}\n`);
+    io.out(a.json ? `${JSON.stringify(outcome, null, 2)}\n` : summary(outcome));
+    if (a.keep) io.err(`loom demo: workspace kept at ${workspace}\n`);
     return exitCodeOf(outcome.stop);
   } finally {
-    if (!values.keep) await Deno.remove(temp, { recursive: true });
+    if (!a.keep) await Deno.remove(temp, { recursive: true });
   }
 }
 
@@ -129,3 +136,6 @@ async function copyTree(from: string, to: string): Promise<void> {
     else if (entry.isFile) await Deno.copyFile(source, target);
   }
 }
+
+/** `loom demo`: the exit code of the replayed slice. */
+export const demoCommand: Command = commandOf(parseDemoArguments, demo);

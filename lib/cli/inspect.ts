@@ -5,8 +5,9 @@
  * @module
  */
 import { compactDescriptor, ResultStore } from "../store/result_store.ts";
-import { parseArguments, readInputFile, reportInvalidUtf8 } from "./_args.ts";
-import { type CliIo, ExitCode, UsageError } from "./_io.ts";
+import { onlyPositional, parseFlags, readTextInput } from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
+import { type CliIo, ExitCode } from "./_io.ts";
 
 const USAGE = `Usage: loom inspect FILE [--partial] [--compact]
 
@@ -20,48 +21,52 @@ Options:
   -h, --help  Show this help
 `;
 
+/** Parsed `loom inspect` arguments. */
+export interface InspectArguments {
+  /** The file to describe. */
+  readonly file: string;
+  /** `--partial`: describe it as partial output (tail preview). */
+  readonly partial: boolean;
+  /** `--compact`: print the bounded policy's form. */
+  readonly compact: boolean;
+}
+
 /**
- * Runs `loom inspect`.
+ * Parses `loom inspect` arguments; reads nothing.
  *
  * @param args Arguments after `inspect`.
- * @param io Where to write.
- * @returns The exit code: 0, or 2 for bad usage, a missing file or invalid UTF-8.
+ * @returns The arguments, or the help text.
+ * @throws {UsageError} On an unknown option or not exactly one FILE.
  */
-export async function inspectCommand(
-  args: string[],
-  io: CliIo,
-): Promise<number> {
-  const parsed = parseArguments({
-    args,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      partial: { type: "boolean" },
-      compact: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (parsed.values.help) {
-    io.out(USAGE);
-    return ExitCode.ok;
-  }
-  if (parsed.positionals.length !== 1) {
-    throw new UsageError("usage", "Expected exactly one FILE");
-  }
-  const file = parsed.positionals[0]!;
-  const bytes = await readInputFile(file, { command: "inspect", io });
+export function parseInspectArguments(
+  args: readonly string[],
+): Parsed<InspectArguments> {
+  const { values, positionals } = parseFlags(args, {
+    partial: { type: "boolean", default: false },
+    compact: { type: "boolean", default: false },
+  }, true);
+  if (values.help) return help(USAGE);
+  return {
+    file: onlyPositional(positionals, "FILE"),
+    partial: values.partial,
+    compact: values.compact,
+  };
+}
+
+async function inspect(a: InspectArguments, io: CliIo): Promise<number> {
+  const bytes = await readTextInput(a.file, { command: "inspect", io });
   if (bytes === null) return ExitCode.usage;
-  if (!reportInvalidUtf8(bytes, file, { command: "inspect", io })) {
-    return ExitCode.usage;
-  }
-  const store = new ResultStore();
-  const descriptor = await store.put(bytes, {
-    origin: `repository.inspect ${file}`,
-    capture: parsed.values.partial ? "partial" : "complete",
+  const descriptor = await new ResultStore().put(bytes, {
+    origin: `repository.inspect ${a.file}`,
+    capture: a.partial ? "partial" : "complete",
   });
-  const shown = parsed.values.compact
-    ? compactDescriptor(descriptor)
-    : descriptor;
+  const shown = a.compact ? compactDescriptor(descriptor) : descriptor;
   io.out(JSON.stringify(shown, null, 2) + "\n");
   return ExitCode.ok;
 }
+
+/** `loom inspect`: exit 0, or 2 for bad usage, a missing file or invalid UTF-8. */
+export const inspectCommand: Command = commandOf(
+  parseInspectArguments,
+  inspect,
+);

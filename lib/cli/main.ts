@@ -4,48 +4,97 @@
  * @module
  */
 import { VERSION } from "../version.ts";
-import { type CliIo, type Command, EXIT_CODES_HELP, ExitCode } from "./_io.ts";
+import type { Command } from "./_command.ts";
+import {
+  type CliIo,
+  EXIT_CODES_HELP,
+  ExitCode,
+  exitCodeOfError,
+  UsageError,
+} from "./_io.ts";
 import { describeFailure } from "./_failure.ts";
-
-interface CommandEntry {
-  /** Imports the command's module on first use (start-up stays near the floor). */
-  readonly load: () => Promise<Command>;
-  readonly summary: string;
-}
 
 // One line per command; each command module owns its own --help text and is
 // imported only when its command runs, so `loom --help` loads no yaml, zod or
 // provider SDK.
-const COMMANDS: Readonly<Record<string, CommandEntry>> = {
-  run: {
-    load: async () => (await import("./run.ts")).runCommand,
-    summary: "Run a governed slice over a workspace",
-  },
-  cost: {
-    load: async () => (await import("./cost.ts")).costCommand,
-    summary: "Price a recorded run offline: tokens, cache hits, dollars",
-  },
-  demo: {
-    load: async () => (await import("./demo.ts")).demoCommand,
-    summary: "Replay the recorded bug-fix slice under the bounded policy",
-  },
-  inspect: {
-    load: async () => (await import("./inspect.ts")).inspectCommand,
-    summary: "Print the result descriptor the model sees for a file",
-  },
-  render: {
-    load: async () => (await import("./render.ts")).renderCommand,
-    summary: "Render a context file as text or provider messages",
-  },
-  select: {
-    load: async () => (await import("./select.ts")).selectCommand,
-    summary: "Print part of a file by bytes, lines or JSON pointer",
-  },
-  session: {
-    load: async () => (await import("./session.ts")).sessionCommand,
-    summary: "List, show or garbage-collect stored sessions (ls|show|gc DIR)",
-  },
+const SUMMARIES = {
+  run: "Run a governed slice over a workspace",
+  cost: "Price a recorded run offline: tokens, cache hits, dollars",
+  demo: "Replay the recorded bug-fix slice under the bounded policy",
+  inspect: "Print the result descriptor the model sees for a file",
+  render: "Render a context file as text or provider messages",
+  select: "Print part of a file by bytes, lines or JSON pointer",
+  session: "List, show or garbage-collect stored sessions (ls|show|gc DIR)",
+} as const;
+
+/** The names of loom's commands. */
+export type CommandName = keyof typeof SUMMARIES;
+
+const LOADERS: Readonly<Record<CommandName, () => Promise<Command>>> = {
+  run: async () => (await import("./run.ts")).runCommand,
+  cost: async () => (await import("./cost.ts")).costCommand,
+  demo: async () => (await import("./demo.ts")).demoCommand,
+  inspect: async () => (await import("./inspect.ts")).inspectCommand,
+  render: async () => (await import("./render.ts")).renderCommand,
+  select: async () => (await import("./select.ts")).selectCommand,
+  session: async () => (await import("./session.ts")).sessionCommand,
 };
+
+function isCommandName(name: string): name is CommandName {
+  return Object.hasOwn(SUMMARIES, name);
+}
+
+/**
+ * What `loom` was asked to do, before any command module is loaded. The
+ * help's `asked` is false when no command was given: it then exits 2.
+ */
+export type MainArguments =
+  | { readonly kind: "version" }
+  | { readonly kind: "help"; readonly asked: boolean }
+  | {
+    readonly kind: "command";
+    readonly name: CommandName;
+    readonly args: readonly string[];
+  };
+
+/**
+ * Parses loom's top-level arguments: `--version`, `--help`, `help
+ * <command>` (the command's `--help`) or a command and its arguments.
+ *
+ * @param args Command-line arguments after the program name.
+ * @returns What to do.
+ * @throws {UsageError} On an unknown command, or `help` with more than one
+ *   (its `command` is then `help`).
+ */
+export function parseMainArguments(args: readonly string[]): MainArguments {
+  const [name, ...rest] = args;
+  if (name === "--version" || name === "-V") return { kind: "version" };
+  if (name === "help" && rest.length > 0) {
+    const [topic, ...extra] = rest;
+    if (extra.length > 0) {
+      throw new UsageError(
+        "usage",
+        `Expected one command, got ${rest.join(" ")}`,
+        { command: "help" },
+      );
+    }
+    return parseMainArguments([topic!, "--help"]);
+  }
+  if (
+    name === undefined || name === "--help" || name === "-h" || name === "help"
+  ) {
+    return { kind: "help", asked: name !== undefined };
+  }
+  if (!isCommandName(name)) {
+    throw new UsageError(
+      "usage",
+      `Unknown command ${name}; the commands are ${
+        Object.keys(SUMMARIES).join(", ")
+      } (run 'loom --help')`,
+    );
+  }
+  return { kind: "command", name, args: rest };
+}
 
 const HELP = () =>
   `loom ${VERSION} — a context engine for LLM agents
@@ -56,10 +105,9 @@ Usage: loom <command> [options]
 
 Commands:
 ${
-    Object.entries(COMMANDS).map(([name, c]) =>
-      `  ${name.padEnd(10)}${c.summary}`
-    )
-      .join("\n")
+    Object.entries(SUMMARIES).map(([name, summary]) =>
+      `  ${name.padEnd(10)}${summary}`
+    ).join("\n")
   }
 
 Run 'loom help <command>' or 'loom <command> --help' for a command's options.
@@ -87,39 +135,28 @@ ${EXIT_CODES_HELP}`;
  * ```
  */
 export async function main(args: string[], io: CliIo): Promise<number> {
-  const [name, ...rest] = args;
-  if (name === "--version" || name === "-V") {
-    io.out(`loom ${VERSION}\n`);
-    return ExitCode.ok;
+  let parsed: MainArguments;
+  try {
+    parsed = parseMainArguments(args);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    const scope = error.command === undefined ? "" : ` ${error.command}`;
+    io.err(`loom${scope}: ${error.message}\n`);
+    return exitCodeOfError(error);
   }
-  if (name === "help" && rest.length > 0) {
-    const [topic, ...extra] = rest;
-    if (extra.length > 0) {
-      io.err(`loom help: Expected one command, got ${rest.join(" ")}\n`);
-      return ExitCode.usage;
-    }
-    return await main([topic!, "--help"], io);
-  }
-  if (
-    name === undefined || name === "--help" || name === "-h" || name === "help"
-  ) {
-    io.out(HELP());
-    return name === undefined ? ExitCode.usage : ExitCode.ok;
-  }
-  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-  if (command === undefined) {
-    io.err(
-      `loom: Unknown command ${name}; the commands are ${
-        Object.keys(COMMANDS).join(", ")
-      } (run 'loom --help')\n`,
-    );
-    return ExitCode.usage;
+  switch (parsed.kind) {
+    case "version":
+      io.out(`loom ${VERSION}\n`);
+      return ExitCode.ok;
+    case "help":
+      io.out(HELP());
+      return parsed.asked ? ExitCode.ok : ExitCode.usage;
   }
   try {
-    const run = await command.load();
-    return await run(rest, io);
+    const run = await LOADERS[parsed.name]();
+    return await run(parsed.args, io);
   } catch (error) {
-    const failure = describeFailure(name, error);
+    const failure = describeFailure(parsed.name, error);
     io.err(failure.text);
     return failure.exitCode;
   }

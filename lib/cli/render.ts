@@ -9,11 +9,13 @@ import { ContextFileError, loadContextFile } from "../context/context_file.ts";
 import { CompileOptionsError } from "../context/errors.ts";
 import type { CacheTtl, MessageOptions } from "../context/message.ts";
 import { SECTION_NAMES, type SectionNameInput } from "../context/section.ts";
-import { parseArguments } from "./_args.ts";
+import { onlyPositional, parseFlags } from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { type CliIo, ExitCode, exitCodeOfError, UsageError } from "./_io.ts";
 
 const FORMATS = ["text", "messages", "anthropic", "openai"] as const;
-type Format = typeof FORMATS[number];
+/** What `loom render --format` prints. */
+export type RenderFormat = typeof FORMATS[number];
 
 const USAGE =
   `Usage: loom render FILE [--format text|messages|anthropic|openai] [--breakpoints a,b] [--ttl 5m|1h]
@@ -35,37 +37,35 @@ Options:
   -h, --help         Show this help
 `;
 
+/** Parsed `loom render` arguments. */
+export interface RenderArguments {
+  /** The context file. */
+  readonly file: string;
+  /** `--format`. */
+  readonly format: RenderFormat;
+  /** The cache markers of `--breakpoints` and `--ttl`. */
+  readonly options: MessageOptions;
+}
+
 /**
- * Runs `loom render`.
+ * Parses `loom render` arguments; reads nothing.
  *
  * @param args Arguments after `render`.
- * @param io Where to write.
- * @returns The exit code: 0, or 2 for bad usage or a bad context file.
+ * @returns The arguments, or the help text.
+ * @throws {UsageError} On an unknown option or format, not exactly one
+ *   FILE, or cache flags the format does not use or that are malformed.
  */
-export async function renderCommand(
-  args: string[],
-  io: CliIo,
-): Promise<number> {
-  await Promise.resolve();
-  const { values, positionals } = parseArguments({
-    args,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      format: { type: "string", default: "text" },
-      breakpoints: { type: "string" },
-      ttl: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (values.help) {
-    io.out(USAGE);
-    return ExitCode.ok;
-  }
-  if (positionals.length !== 1) {
-    throw new UsageError("usage", "Expected exactly one context FILE");
-  }
-  const format = values.format as Format;
+export function parseRenderArguments(
+  args: readonly string[],
+): Parsed<RenderArguments> {
+  const { values, positionals } = parseFlags(args, {
+    format: { type: "string", default: "text" },
+    breakpoints: { type: "string" },
+    ttl: { type: "string" },
+  }, true);
+  if (values.help) return help(USAGE);
+  const file = onlyPositional(positionals, "context FILE");
+  const format = values.format as RenderFormat;
   if (!FORMATS.includes(format)) {
     throw new UsageError(
       "usage",
@@ -75,24 +75,27 @@ export async function renderCommand(
     );
   }
   const options = messageOptions(format, values.breakpoints, values.ttl);
-  const file = positionals[0]!;
+  return { file, format, options };
+}
+
+function render(a: RenderArguments, io: CliIo): number {
   try {
-    const ctx = loadContextFile(file);
+    const ctx = loadContextFile(a.file);
     let output: string;
-    switch (format) {
+    switch (a.format) {
       case "text": {
         const text = ctx.render();
         output = text === "" ? "" : `${text}\n`;
         break;
       }
       case "messages":
-        output = json(ctx.toMessages(options));
+        output = json(ctx.toMessages(a.options));
         break;
       case "anthropic":
-        output = json(ctx.toAnthropic(options));
+        output = json(ctx.toAnthropic(a.options));
         break;
       case "openai":
-        output = json(ctx.toOpenAI(options));
+        output = json(ctx.toOpenAI(a.options));
         break;
     }
     io.out(output);
@@ -110,10 +113,10 @@ export async function renderCommand(
 
 /** Only `messages` and `anthropic` carry cache markers. */
 const MAX_CACHE_BREAKPOINTS = 4;
-const CACHING_FORMATS: readonly Format[] = ["messages", "anthropic"];
+const CACHING_FORMATS: readonly RenderFormat[] = ["messages", "anthropic"];
 
 function messageOptions(
-  format: Format,
+  format: RenderFormat,
   breakpoints: string | undefined,
   ttl: string | undefined,
 ): MessageOptions {
@@ -176,3 +179,6 @@ function checkBreakpoints(sections: readonly string[]): void {
 function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
+
+/** `loom render`: exit 0, or 2 for bad usage or a bad context file. */
+export const renderCommand: Command = commandOf(parseRenderArguments, render);

@@ -8,32 +8,34 @@ import {
   type RunOptions,
   type SliceRequest,
   SliceRequestError,
-  type SliceTest,
 } from "../slice/request.ts";
 import type { SliceOutcome } from "../slice/outcome.ts";
+import type { ContextPolicy } from "../briefing/briefing.ts";
 import { displayText } from "../display.ts";
-import {
-  fsReason,
-  parseArguments,
-  parseDuration,
-  positiveInteger,
-} from "./_args.ts";
+import { defined, parseFlags, readFlagFile } from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { checkBeforeStart } from "./_preflight.ts";
 import {
+  parseResumable,
+  parseSlice,
+  RESUMABLE_OPTIONS,
+  type ResumableArguments,
+  SLICE_OPTIONS,
+  type SliceArguments,
+} from "./_run_flags.ts";
+import {
   sandboxOption,
-  TEST_FLAG_OPTIONS,
   TEST_FLAGS_HELP,
   testConfinement,
 } from "./_test_flags.ts";
-import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
-
-export { parseDuration };
+import { type CliIo, exitCodeOf, UsageError } from "./_io.ts";
 import { type StartupReport, startupReport } from "./_failure_report.ts";
 import {
   isResume,
   newSessionHooks,
+  parseResumeArguments,
   prepareResume,
-  RESUME_HELP,
+  type ResumeArguments,
 } from "./_session_run.ts";
 
 /** The help text of `loom run`. */
@@ -90,100 +92,44 @@ unavailable or internal failure; 130/143 interrupted by SIGINT/SIGTERM.
 `;
 
 const DEFAULT_MAX_STEPS = 40;
-const DEFAULT_TEST_TIMEOUT_MS = 120_000;
 const DEFAULT_MODEL_TIMEOUT_MS = 120_000;
 
-/** Parsed `loom run` arguments. */
-export interface RunArguments {
-  readonly workspace: string;
-  readonly intent: string;
-  readonly model: string;
-  readonly baseUrl?: string;
-  readonly test?: SliceTest & { readonly command: string[] };
+/** Parsed `loom run` arguments (a new run; see `ResumeArguments`). */
+export interface RunArguments extends ResumableArguments, SliceArguments {
+  /** Always `run`. */
+  readonly kind: "run";
+  /** `--max-steps N`, default 40. */
   readonly maxSteps: number;
-  /** `--model-timeout`: bound of one model call attempt, in milliseconds. */
+  /** `--model-timeout`, default 120 s. */
   readonly modelTimeoutMs: number;
-  /** `--run-timeout`: bound of the whole run, in milliseconds. */
-  readonly runTimeoutMs?: number;
-  readonly contextPolicy: "legacy" | "bounded";
-  readonly contextReport?: string;
+  /** `--context-policy P`, default `legacy`. */
+  readonly contextPolicy: ContextPolicy;
   /** `--record PATH`. */
   readonly record?: string;
-  readonly json: boolean;
   /** `--session DIR`. */
   readonly session?: string;
-  /** `--persist-config F`. */
-  readonly persistConfig?: string;
-  /** `--persist-threshold T=N` values. */
-  readonly persistThresholds?: string[];
 }
 
 /**
- * Parses `loom run` arguments (without reading the intent file).
+ * Parses `loom run` arguments, a new run or a `--resume`; reads no file,
+ * variable or session.
  *
  * @param args Arguments after `run`.
- * @returns The parsed arguments and the intent file to read, if any.
+ * @returns The arguments, or the help text (of the resume with `--resume`).
  * @throws {UsageError} On unknown, missing or malformed options.
  */
 export function parseRunArguments(
-  args: string[],
-): { help: true } | {
-  help: false;
-  parsed: Omit<RunArguments, "intent">;
-  intent: { text: string } | { file: string };
-} {
-  const { values } = parseArguments({
-    args,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      workspace: { type: "string" },
-      intent: { type: "string" },
-      "intent-file": { type: "string" },
-      model: { type: "string" },
-      "base-url": { type: "string" },
-      test: { type: "string" },
-      "test-timeout": { type: "string" },
-      "model-timeout": { type: "string" },
-      "run-timeout": { type: "string" },
-      ...TEST_FLAG_OPTIONS,
-      "max-steps": { type: "string" },
-      "context-policy": { type: "string" },
-      "context-report": { type: "string" },
-      record: { type: "string" },
-      session: { type: "string" },
-      "persist-config": { type: "string" },
-      "persist-threshold": { type: "string", multiple: true },
-      json: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-    },
+  args: readonly string[],
+): Parsed<RunArguments | ResumeArguments> {
+  if (isResume(args)) return parseResumeArguments(args);
+  const { values } = parseFlags(args, {
+    ...SLICE_OPTIONS,
+    ...RESUMABLE_OPTIONS,
+    record: { type: "string" },
+    session: { type: "string" },
   });
-  if (values.help) return { help: true };
-  const workspace = required(values.workspace, "--workspace DIR");
-  const model = required(values.model, "--model SPEC");
-  const intent = intentSource(values.intent, values["intent-file"]);
-  const policy = values["context-policy"] ?? "legacy";
-  if (policy !== "legacy" && policy !== "bounded") {
-    throw new UsageError(
-      "usage",
-      `Invalid --context-policy ${policy}: expected legacy or bounded`,
-    );
-  }
-  const maxSteps = values["max-steps"] === undefined
-    ? DEFAULT_MAX_STEPS
-    : positiveInteger(values["max-steps"], "--max-steps");
-  const timeoutMs = values["test-timeout"] === undefined
-    ? DEFAULT_TEST_TIMEOUT_MS
-    : parseDuration(values["test-timeout"], "--test-timeout");
-  const modelTimeoutMs = values["model-timeout"] === undefined
-    ? DEFAULT_MODEL_TIMEOUT_MS
-    : parseDuration(values["model-timeout"], "--model-timeout");
-  const runTimeoutMs = values["run-timeout"] === undefined
-    ? undefined
-    : parseDuration(values["run-timeout"], "--run-timeout");
-  if (values["test-timeout"] !== undefined && values.test === undefined) {
-    throw new UsageError("usage", "--test-timeout needs --test");
-  }
+  if (values.help) return help(RUN_HELP);
+  const slice = parseSlice(values);
   if (values.session === undefined) {
     for (const flag of ["persist-config", "persist-threshold"] as const) {
       if (values[flag] !== undefined) {
@@ -194,129 +140,24 @@ export function parseRunArguments(
       }
     }
   }
-  const command = values.test === undefined
-    ? undefined
-    : splitCommand(values.test);
-  const confinement = testConfinement(values);
-  if (command === undefined && Object.keys(confinement).length > 0) {
+  const resumable = parseResumable(values);
+  if (
+    slice.test === undefined && Object.keys(resumable.confinement).length > 0
+  ) {
     throw new UsageError(
       "usage",
       "--test-env, --test-network, --unconfined-tests, --protect and --edit-test-files need --test",
     );
   }
   return {
-    help: false,
-    intent,
-    parsed: {
-      workspace,
-      model,
-      ...(values["base-url"] === undefined
-        ? {}
-        : { baseUrl: values["base-url"] }),
-      ...(command === undefined
-        ? {}
-        : { test: { command, timeoutMs, ...confinement } }),
-      maxSteps,
-      modelTimeoutMs,
-      ...(runTimeoutMs === undefined ? {} : { runTimeoutMs }),
-      contextPolicy: policy,
-      ...(values["context-report"] === undefined
-        ? {}
-        : { contextReport: values["context-report"] }),
-      ...(values.record === undefined ? {} : { record: values.record }),
-      json: values.json,
-      ...(values.session === undefined ? {} : { session: values.session }),
-      ...(values["persist-config"] === undefined
-        ? {}
-        : { persistConfig: values["persist-config"] }),
-      ...(values["persist-threshold"] === undefined
-        ? {}
-        : { persistThresholds: values["persist-threshold"] }),
-    },
+    ...resumable,
+    ...slice,
+    kind: "run",
+    maxSteps: slice.maxSteps ?? DEFAULT_MAX_STEPS,
+    modelTimeoutMs: resumable.modelTimeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
+    contextPolicy: slice.contextPolicy ?? "legacy",
+    ...defined({ record: values.record, session: values.session }),
   };
-}
-
-/**
- * The task from `--intent TEXT` or `--intent-file F` (exactly one).
- *
- * @param text The `--intent` value.
- * @param file The `--intent-file` value.
- * @returns The text, or the file to read it from.
- * @throws {UsageError} When both or neither are given.
- */
-export function intentSource(
-  text: string | undefined,
-  file: string | undefined,
-): { text: string } | { file: string } {
-  if (text !== undefined && file !== undefined) {
-    throw new UsageError("usage", "Give --intent or --intent-file, not both");
-  }
-  if (text !== undefined) return { text };
-  if (file !== undefined) return { file };
-  throw new UsageError(
-    "usage",
-    "Missing the task: give --intent TEXT or --intent-file F",
-  );
-}
-
-/**
- * A required flag's value.
- *
- * @param value The value given.
- * @param what The flag as the message names it, e.g. `--workspace DIR`.
- * @returns The value.
- * @throws {UsageError} When it is missing or empty.
- */
-export function required(value: string | undefined, what: string): string {
-  if (value === undefined || value === "") {
-    throw new UsageError("usage", `Missing ${what}`);
-  }
-  return value;
-}
-
-/**
- * Splits a command line on whitespace; single or double quotes group words
- * and a backslash escapes the next character. No other shell syntax.
- *
- * @param text The command line.
- * @returns Program and arguments.
- * @throws {UsageError} On an empty command or an unterminated quote.
- */
-export function splitCommand(text: string): string[] {
-  const words: string[] = [];
-  let word = "";
-  let inWord = false;
-  let quote: '"' | "'" | null = null;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quote !== null) {
-      if (ch === quote) quote = null;
-      else if (ch === "\\" && quote === '"' && i + 1 < text.length) {
-        word += text[++i];
-      } else word += ch;
-    } else if (ch === '"' || ch === "'") {
-      quote = ch;
-      inWord = true;
-    } else if (ch === "\\" && i + 1 < text.length) {
-      word += text[++i];
-      inWord = true;
-    } else if (/\s/.test(ch)) {
-      if (inWord) words.push(word);
-      word = "";
-      inWord = false;
-    } else {
-      word += ch;
-      inWord = true;
-    }
-  }
-  if (quote !== null) {
-    throw new UsageError("usage", `Invalid --test ${text}: unterminated quote`);
-  }
-  if (inWord) words.push(word);
-  if (words.length === 0) {
-    throw new UsageError("usage", "Invalid --test: empty command");
-  }
-  return words;
 }
 
 /** Exit codes of a run interrupted by a signal: 128 + the signal number. */
@@ -327,60 +168,37 @@ const SIGNAL_EXIT: Readonly<Record<RunSignal, number>> = {
 
 type RunSignal = "SIGINT" | "SIGTERM";
 
-/**
- * `loom run`.
- *
- * @param args Arguments after `run`.
- * @param io Output sinks.
- * @returns The exit code.
- */
-export async function runCommand(args: string[], io: CliIo): Promise<number> {
-  if (isResume(args)) {
-    const resume = await prepareResume(args, io);
-    if (resume.help) {
-      io.out(RESUME_HELP);
-      return ExitCode.ok;
-    }
-    await checkBeforeStart({
-      workspace: resume.request.workspace,
-      model: String(resume.request.provider),
-      baseUrl: resume.options.baseUrl,
-      test: resume.request.test?.command,
-      contextReport: resume.options.contextReport,
-    }).catch(resume.report.fail);
-    return await execute(
-      resume.request,
-      {
-        ...resume.options,
-        ...progressOptions(io),
-      },
-      resume.json,
-      io,
-      resume.report,
-    ).finally(resume.close);
-  }
-  const parsed = parseRunArguments(args);
-  if (parsed.help) {
-    io.out(RUN_HELP);
-    return ExitCode.ok;
-  }
-  const a = parsed.parsed;
+/** `loom run`: the exit code of the slice (see the help's table). */
+export const runCommand: Command = commandOf(
+  parseRunArguments,
+  (a, io) => a.kind === "resume" ? resume(a, io) : run(a, io),
+);
+
+async function resume(a: ResumeArguments, io: CliIo): Promise<number> {
+  const confinement = testConfinement(a.confinement);
+  const resumed = await prepareResume(a, confinement, io);
+  await checkBeforeStart({
+    workspace: resumed.request.workspace,
+    model: String(resumed.request.provider),
+    baseUrl: a.baseUrl,
+    test: resumed.request.test?.command,
+    contextReport: a.contextReport,
+  }).catch(resumed.report.fail);
+  return await execute(
+    resumed.request,
+    { ...resumed.options, ...progressOptions(io) },
+    a.json,
+    io,
+    resumed.report,
+  ).finally(resumed.close);
+}
+
+async function run(a: RunArguments, io: CliIo): Promise<number> {
+  const confinement = testConfinement(a.confinement);
   const report = startupReport(a.contextReport, a.contextPolicy);
-  let intent: string;
-  if ("text" in parsed.intent) {
-    intent = parsed.intent.text;
-  } else {
-    try {
-      intent = await Deno.readTextFile(parsed.intent.file);
-    } catch (error) {
-      throw await report.fail(
-        new UsageError(
-          "usage",
-          `Cannot read --intent-file ${parsed.intent.file}: ${fsReason(error)}`,
-        ),
-      );
-    }
-  }
+  const intent = "text" in a.intent
+    ? a.intent.text
+    : await readFlagFile(a.intent.file, "--intent-file").catch(report.fail);
   await checkBeforeStart({
     workspace: a.workspace,
     model: a.model,
@@ -390,35 +208,36 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     persistConfig: a.persistConfig,
     session: a.session,
   }).catch(report.fail);
+  const test = a.test === undefined ? undefined : { ...a.test, ...confinement };
   const session = a.session === undefined ? undefined : await newSessionHooks({
     root: a.session,
     workspace: a.workspace,
     intent,
     policy: a.contextPolicy,
     model: a.model,
-    test: a.test ?? null,
+    test: test ?? null,
     maxSteps: a.maxSteps,
     persistConfig: a.persistConfig,
     persistThresholds: a.persistThresholds,
   }, io).catch(report.fail);
   return await execute(
-    {
+    defined({
       intent,
       workspace: a.workspace,
       maxSteps: a.maxSteps,
       provider: a.model,
-      ...(a.test === undefined ? {} : { test: a.test }),
-    },
+      test,
+    }),
     {
       contextPolicy: a.contextPolicy,
-      ...(a.contextReport === undefined
-        ? {}
-        : { contextReport: a.contextReport }),
-      ...(a.baseUrl === undefined ? {} : { baseUrl: a.baseUrl }),
-      ...(a.record === undefined ? {} : { record: a.record }),
-      ...(session === undefined ? {} : { session: session.hooks }),
+      ...defined({
+        contextReport: a.contextReport,
+        baseUrl: a.baseUrl,
+        record: a.record,
+        session: session?.hooks,
+        runTimeoutMs: a.runTimeoutMs,
+      }),
       modelTimeoutMs: a.modelTimeoutMs,
-      ...(a.runTimeoutMs === undefined ? {} : { runTimeoutMs: a.runTimeoutMs }),
       ...sandboxOption(),
       ...progressOptions(io),
     },

@@ -8,7 +8,8 @@
 import { sha256Hex } from "../store/digest.ts";
 import type { ResultReference, Selector } from "../store/result_store.ts";
 import { ReferenceFailureError, select } from "../reference/selection.ts";
-import { parseArguments, readInputFile, reportInvalidUtf8 } from "./_args.ts";
+import { defined, onlyPositional, parseFlags, readTextInput } from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 
 const USAGE =
@@ -48,37 +49,38 @@ function forPeople(message: string): string {
   );
 }
 
+/** Parsed `loom select` arguments. */
+export interface SelectArguments {
+  /** The file to select from. */
+  readonly file: string;
+  /** The part of it, from `--bytes`, `--lines` or `--pointer`. */
+  readonly selector: Selector;
+  /** `--json`: print the value's JSON lexeme (with `--pointer` only). */
+  readonly json: boolean;
+  /** `--sha256`, lowercased: the digest to verify the file against. */
+  readonly sha256?: string;
+}
+
 /**
- * Runs `loom select`.
+ * Parses `loom select` arguments; reads nothing.
  *
  * @param args Arguments after `select`.
- * @param io Where to write.
- * @returns The exit code: 0, or 2 for bad usage or a failed selection.
+ * @returns The arguments, or the help text.
+ * @throws {UsageError} On an unknown option, not exactly one FILE or one
+ *   selector, a malformed range or digest, or `--json` without `--pointer`.
  */
-export async function selectCommand(
-  args: string[],
-  io: CliIo,
-): Promise<number> {
-  const { values, positionals } = parseArguments({
-    args,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      bytes: { type: "string" },
-      lines: { type: "string" },
-      pointer: { type: "string" },
-      json: { type: "boolean" },
-      sha256: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (values.help) {
-    io.out(USAGE);
-    return ExitCode.ok;
-  }
-  if (positionals.length !== 1) {
-    throw new UsageError("usage", "Expected exactly one FILE");
-  }
+export function parseSelectArguments(
+  args: readonly string[],
+): Parsed<SelectArguments> {
+  const { values, positionals } = parseFlags(args, {
+    bytes: { type: "string" },
+    lines: { type: "string" },
+    pointer: { type: "string" },
+    json: { type: "boolean", default: false },
+    sha256: { type: "string" },
+  }, true);
+  if (values.help) return help(USAGE);
+  const file = onlyPositional(positionals, "FILE");
   const given = [values.bytes, values.lines, values.pointer].filter((v) =>
     v !== undefined
   );
@@ -102,28 +104,28 @@ export async function selectCommand(
       "--json needs --pointer: byte and line selections print raw text",
     );
   }
-  const expected = values.sha256?.toLowerCase();
-  if (expected !== undefined && !/^[0-9a-f]{64}$/.test(expected)) {
+  const sha256 = values.sha256?.toLowerCase();
+  if (sha256 !== undefined && !/^[0-9a-f]{64}$/.test(sha256)) {
     throw new UsageError(
       "usage",
       `Invalid --sha256 ${values.sha256}: expected 64 hexadecimal digits`,
     );
   }
-  const file = positionals[0]!;
-  const bytes = await readInputFile(file, { command: "select", io });
+  return defined({ file, selector, json: values.json, sha256 });
+}
+
+async function selectPart(a: SelectArguments, io: CliIo): Promise<number> {
+  const bytes = await readTextInput(a.file, { command: "select", io });
   if (bytes === null) return ExitCode.usage;
-  if (!reportInvalidUtf8(bytes, file, { command: "select", io })) {
-    return ExitCode.usage;
-  }
   const sha256 = sha256Hex(bytes);
   const reference: ResultReference = {
-    result: file,
-    sha256: expected ?? sha256,
-    select: selector,
-    rendering: values.json ? "json" : "text",
+    result: a.file,
+    sha256: a.sha256 ?? sha256,
+    select: a.selector,
+    rendering: a.json ? "json" : "text",
   };
   try {
-    const selection = select({ id: file, bytes, sha256 }, reference);
+    const selection = select({ id: a.file, bytes, sha256 }, reference);
     io.out("text" in selection ? selection.text : selection.json);
     return ExitCode.ok;
   } catch (error) {
@@ -134,3 +136,9 @@ export async function selectCommand(
     throw error;
   }
 }
+
+/** `loom select`: exit 0, or 2 for bad usage or a failed selection. */
+export const selectCommand: Command = commandOf(
+  parseSelectArguments,
+  selectPart,
+);

@@ -14,7 +14,8 @@ import {
   type SessionSummary,
   summarizeSession,
 } from "../persist/session_summary.ts";
-import { parseArguments } from "./_args.ts";
+import { parseFlags } from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { type CliIo, ExitCode, exitCodeOfError, UsageError } from "./_io.ts";
 
 const USAGE = `Usage: loom session ls DIR [--json]
@@ -48,37 +49,45 @@ Exit codes: 0 done, 2 bad usage or a missing, invalid, tampered, damaged
 or locked session.
 `;
 
+/** The subcommands of `loom session`. */
+const SUBCOMMANDS = ["ls", "show", "gc"] as const;
+
+/** Parsed `loom session` arguments. */
+export interface SessionArguments {
+  /** The subcommand. */
+  readonly sub: typeof SUBCOMMANDS[number];
+  /** The session directory (for `ls`, the directory holding sessions). */
+  readonly dir: string;
+  /** `--json`. */
+  readonly json: boolean;
+  /** `--verify` (`show` only). */
+  readonly verify: boolean;
+  /** `--dry-run` (`gc` only). */
+  readonly dryRun: boolean;
+}
+
 /**
- * Runs `loom session`.
+ * Parses `loom session` arguments; reads nothing.
  *
  * @param args Arguments after `session`.
- * @param io Where to write.
- * @returns The exit code: 0, or 2 for bad usage or a bad session.
+ * @returns The arguments, or the help text.
+ * @throws {UsageError} On an unknown option or subcommand, not exactly one
+ *   DIR, or a flag of another subcommand.
  */
-export async function sessionCommand(
-  args: string[],
-  io: CliIo,
-): Promise<number> {
-  const parsed = parseArguments({
-    args,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      "dry-run": { type: "boolean" },
-      verify: { type: "boolean" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (parsed.values.help) {
-    io.out(USAGE);
-    return ExitCode.ok;
-  }
-  const [sub, dir, ...extra] = parsed.positionals;
+export function parseSessionArguments(
+  args: readonly string[],
+): Parsed<SessionArguments> {
+  const { values, positionals } = parseFlags(args, {
+    "dry-run": { type: "boolean", default: false },
+    verify: { type: "boolean", default: false },
+    json: { type: "boolean", default: false },
+  }, true);
+  if (values.help) return help(USAGE);
+  const [sub, dir, ...extra] = positionals;
   if (sub === undefined) {
     throw new UsageError("usage", "expected ls, show or gc");
   }
-  if (!["ls", "show", "gc"].includes(sub)) {
+  if (!isSubcommand(sub)) {
     throw new UsageError(
       "usage",
       `unknown subcommand '${sub}'; expected ls, show or gc`,
@@ -87,36 +96,42 @@ export async function sessionCommand(
   if (dir === undefined || extra.length > 0) {
     throw new UsageError("usage", `expected exactly one DIR after '${sub}'`);
   }
-  if (parsed.values["dry-run"] && sub !== "gc") {
+  if (values["dry-run"] && sub !== "gc") {
     throw new UsageError("usage", "--dry-run applies to gc only");
   }
-  if (parsed.values.verify && sub !== "show") {
+  if (values.verify && sub !== "show") {
     throw new UsageError("usage", "--verify applies to show only");
   }
-  const json = parsed.values.json === true;
+  return {
+    sub,
+    dir,
+    json: values.json,
+    verify: values.verify,
+    dryRun: values["dry-run"],
+  };
+}
+
+function isSubcommand(sub: string): sub is SessionArguments["sub"] {
+  return (SUBCOMMANDS as readonly string[]).includes(sub);
+}
+
+async function session(a: SessionArguments, io: CliIo): Promise<number> {
   try {
-    switch (sub) {
+    switch (a.sub) {
       case "ls":
-        return await ls(dir, json, io);
+        return await ls(a.dir, a.json, io);
       case "show":
-        return await show(
-          dir,
-          { json, verify: parsed.values.verify === true },
-          io,
-        );
+        return await show(a.dir, a, io);
       default:
-        return await gc(dir, {
-          json,
-          dryRun: parsed.values["dry-run"] === true,
-        }, io);
+        return await gc(a.dir, a, io);
     }
   } catch (error) {
     if (error instanceof SessionError) {
-      io.err(`loom session ${sub}: ${error.code}: ${error.message}\n`);
+      io.err(`loom session ${a.sub}: ${error.code}: ${error.message}\n`);
       return exitCodeOfError(error);
     }
     if (error instanceof Deno.errors.NotFound) {
-      io.err(`loom session ${sub}: ${dir} does not exist\n`);
+      io.err(`loom session ${a.sub}: ${a.dir} does not exist\n`);
       return ExitCode.usage;
     }
     throw error;
@@ -169,7 +184,7 @@ async function ls(dir: string, json: boolean, io: CliIo): Promise<number> {
 
 async function show(
   dir: string,
-  options: { json: boolean; verify: boolean },
+  options: { readonly json: boolean; readonly verify: boolean },
   io: CliIo,
 ): Promise<number> {
   const summary = await summarizeSession(dir);
@@ -259,7 +274,7 @@ function render(s: SessionSummary): string {
 
 async function gc(
   dir: string,
-  options: { json: boolean; dryRun: boolean },
+  options: { readonly json: boolean; readonly dryRun: boolean },
   io: CliIo,
 ): Promise<number> {
   const report = await collectGarbage(dir, { dryRun: options.dryRun });
@@ -288,3 +303,9 @@ function bytes(n: number): string {
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
+
+/** `loom session`: exit 0, or 2 for bad usage or a bad session. */
+export const sessionCommand: Command = commandOf(
+  parseSessionArguments,
+  session,
+);

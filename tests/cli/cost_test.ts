@@ -1,35 +1,14 @@
 /** `loom cost` in-process through main(). */
 import assert from "node:assert/strict";
-import { main } from "../../lib/cli/main.ts";
-import { parseCostArguments } from "../../lib/cli/cost.ts";
-import { UsageError } from "../../lib/cli/_io.ts";
+import { type CostArguments, parseCostArguments } from "../../lib/cli/cost.ts";
+import { loomIn } from "../_kit.ts";
+import { checkParser } from "./_arguments.ts";
 import {
   fixtureWorkspace,
   intentPath,
   recordingPath,
   snapshotTree,
 } from "../e2e/_workspace.ts";
-
-function capture() {
-  let out = "";
-  let err = "";
-  return {
-    io: {
-      out: (s: string) => {
-        out += s;
-      },
-      err: (s: string) => {
-        err += s;
-      },
-    },
-    get out() {
-      return out;
-    },
-    get err() {
-      return err;
-    },
-  };
-}
 
 const BASE = [
   "cost",
@@ -45,16 +24,15 @@ const BASE = [
 
 Deno.test("loom cost --compare prices legacy and bounded side by side and leaves the workspace alone", async () => {
   const before = await snapshotTree(fixtureWorkspace("bugfix"));
-  const c = capture();
-  const code = await main([
+  const c = await loomIn(
     ...BASE,
     "--model",
     "anthropic:claude-sonnet-4-5",
     "--compare",
     "--json",
-  ], c.io);
-  assert.equal(code, 0, c.err);
-  const { runs } = JSON.parse(c.out);
+  );
+  assert.equal(c.code, 0, c.stderr);
+  const { runs } = JSON.parse(c.stdout);
   assert.deepEqual(runs.map((r: { policy: string }) => r.policy), [
     "legacy",
     "bounded",
@@ -67,18 +45,17 @@ Deno.test("loom cost --compare prices legacy and bounded side by side and leaves
     assert.ok(run.cost.total.cache_read_tokens > 0);
     assert.equal(run.cost.requests.length, 15);
   }
-  assert.match(c.err, /legacy: 15 calls replayed \(completed\)/);
+  assert.match(c.stderr, /legacy: 15 calls replayed \(completed\)/);
   assert.deepEqual(await snapshotTree(fixtureWorkspace("bugfix")), before);
 });
 
 Deno.test("loom cost prints a table with the tokenizer's error bound", async () => {
-  const c = capture();
-  const code = await main([...BASE, "--model", "openai:gpt-4.1"], c.io);
-  assert.equal(code, 0, c.err);
-  assert.match(c.out, /openai:gpt-4\.1 priced as gpt-4\.1/);
-  assert.match(c.out, /o200k_base/);
-  assert.match(c.out, /cache hit ratio\s+\d+\.\d%/);
-  assert.match(c.out, /input \$\s+\$\d+\.\d{4}/);
+  const c = await loomIn(...BASE, "--model", "openai:gpt-4.1");
+  assert.equal(c.code, 0, c.stderr);
+  assert.match(c.stdout, /openai:gpt-4\.1 priced as gpt-4\.1/);
+  assert.match(c.stdout, /o200k_base/);
+  assert.match(c.stdout, /cache hit ratio\s+\d+\.\d%/);
+  assert.match(c.stdout, /input \$\s+\$\d+\.\d{4}/);
 });
 
 Deno.test("loom cost refuses bad input with exit 2", async (t) => {
@@ -98,48 +75,98 @@ Deno.test("loom cost refuses bad input with exit 2", async (t) => {
   ];
   for (const [name, extra, pattern] of cases) {
     await t.step(name, async () => {
-      const c = capture();
-      const code = await main([...BASE, ...extra], c.io);
+      const c = await loomIn(...BASE, ...extra);
       if (name === "an unpriced model") {
         // A coded failure, not a usage error: exit 3 with its code.
-        assert.notEqual(code, 0);
-      } else assert.equal(code, 2, c.err);
-      assert.match(c.err, pattern);
+        assert.notEqual(c.code, 0);
+      } else assert.equal(c.code, 2, c.stderr);
+      assert.match(c.stderr, pattern);
     });
   }
 });
 
-Deno.test("parseCostArguments() reads the settings to compare", () => {
-  const parsed = parseCostArguments([
-    ...BASE.slice(1),
-    "--model",
-    "anthropic:claude-sonnet-4-5",
-    "--context-policy",
-    "bounded",
-    "--retire-target",
-    "24576",
-    "--roll-batch",
-    "8",
-    "--call-interval",
-    "2s",
+const PARSED: CostArguments = {
+  recording: "r.json",
+  workspace: "ws",
+  intent: { text: "x" },
+  wire: "anthropic",
+  model: "claude-sonnet-4-5",
+  maxSteps: 200,
+  policies: ["legacy"],
+  limits: {},
+  callIntervalMs: 5000,
+  perRequest: false,
+  json: false,
+};
+
+Deno.test("parseCostArguments() reads the settings to compare", async (t) => {
+  const args =
+    "--recording r.json --workspace ws --intent x --model anthropic:claude-sonnet-4-5"
+      .split(" ");
+  await checkParser(t, parseCostArguments, [
+    ["with defaults, nothing read", args, PARSED],
+    ["with every setting", [
+      ...args,
+      "--context-policy",
+      "bounded",
+      "--retire-target",
+      "24576",
+      "--roll-batch",
+      "8",
+      "--call-interval",
+      "2s",
+      "--test",
+      "deno run check.ts",
+      "--test-timeout",
+      "1m",
+      "--max-steps",
+      "9",
+      "--prices",
+      "p.json",
+      "--per-request",
+      "--json",
+    ], {
+      ...PARSED,
+      policies: ["bounded"],
+      limits: { transcriptRollBatch: 8, retireTargetBytes: 24576 },
+      callIntervalMs: 2000,
+      test: { command: ["deno", "run", "check.ts"], timeoutMs: 60_000 },
+      maxSteps: 9,
+      prices: "p.json",
+      perRequest: true,
+      json: true,
+    }],
+    ["--compare", [...args.slice(0, 6), "--model", "openai:o3", "--compare"], {
+      ...PARSED,
+      wire: "openai",
+      model: "o3",
+      policies: ["legacy", "bounded"],
+    }],
+    ["--help wins", [...args, "--help"], { help: /^Usage: loom cost / }],
+    ["--compare with a policy", [
+      ...args,
+      "--compare",
+      "--context-policy",
+      "legacy",
+    ], { usage: "Give --context-policy or --compare, not both" }],
+    ["a recorded model", [...args, "--model", "recorded:x.json"], {
+      usage:
+        "Invalid --model recorded:x.json: loom cost prices anthropic:MODEL or openai:MODEL",
+    }],
+    ["no recording", args.slice(2), { usage: "Missing --recording PATH" }],
+    ["a bad --call-interval names its flag", [
+      ...args,
+      "--call-interval",
+      "soon",
+    ], {
+      usage:
+        "Invalid --call-interval soon: expected a duration such as 120s, 2m or 500ms",
+    }],
+    ["a bad --roll-batch", [...args, "--roll-batch", "0"], {
+      usage: "Invalid --roll-batch 0: expected a positive integer",
+    }],
+    ["a bad policy", [...args, "--context-policy", "wide"], {
+      usage: "Invalid --context-policy wide: expected legacy or bounded",
+    }],
   ]);
-  assert.ok(!parsed.help);
-  assert.deepEqual(parsed.parsed.policies, ["bounded"]);
-  assert.deepEqual(parsed.parsed.limits, {
-    transcriptRollBatch: 8,
-    retireTargetBytes: 24576,
-  });
-  assert.equal(parsed.parsed.callIntervalMs, 2000);
-  assert.throws(
-    () =>
-      parseCostArguments([
-        ...BASE.slice(1),
-        "--model",
-        "openai:gpt-4.1",
-        "--compare",
-        "--context-policy",
-        "legacy",
-      ]),
-    UsageError,
-  );
 });

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { VERSION } from "../../lib/version.ts";
-import { loomIn } from "../_kit.ts";
+import { parseMainArguments } from "../../lib/cli/main.ts";
+import { loom, loomIn, tempDir } from "../_kit.ts";
+import { checkParser } from "./_arguments.ts";
+import { staticClosure } from "./_module_graph.ts";
 
 const AGENT = "fixtures/contexts/agent.yaml";
 
@@ -14,11 +17,14 @@ Deno.test("loom --version prints the package version and exits 0", async () => {
 });
 
 Deno.test("loom help <command> prints that command's help", async (t) => {
-  for (const command of ["run", "demo", "inspect", "render", "select"]) {
+  const commands = "run cost demo inspect render select session".split(" ");
+  for (const command of commands) {
     await t.step(command, async () => {
       const help = await loomIn("help", command);
       const own = await loomIn(command, "--help");
       assert.equal(help.code, 0);
+      assert.equal(own.code, 0);
+      assert.equal(own.stderr, "");
       assert.equal(help.stdout, own.stdout);
       assert.match(help.stdout, new RegExp(`^Usage: loom ${command}`));
     });
@@ -103,19 +109,14 @@ Deno.test("The argument parser's messages are reworded with the command's flags"
       /^loom run: Invalid --test deno 'run: unterminated quote; run 'loom help run'\n$/,
     ],
   ];
-  for (const [name, args, expected] of cases) {
-    await t.step(name, async () => {
-      const { code, stdout, stderr } = await loomIn(...args);
-      assert.equal(code, 2);
-      assert.equal(stdout, "");
-      assert.match(stderr, expected);
-      assert.ok(!stderr.includes("'--"), "no quoted flags from node's parser");
-    });
-  }
+  await refusals(t, cases, (stderr) => {
+    assert.ok(!stderr.includes("'--"), "no quoted flags from node's parser");
+  });
 });
 
 Deno.test("Every command exits 2 on bad input and prefixes its messages with loom <command>:", async (t) => {
-  const dir = await Deno.makeTempDir();
+  await using temp = await tempDir();
+  const dir = temp.path;
   const binary = `${dir}/binary.bin`;
   await Deno.writeFile(binary, new Uint8Array([0x61, 0xff]));
   const cases: [string, string[], RegExp][] = [
@@ -152,26 +153,33 @@ Deno.test("Every command exits 2 on bad input and prefixes its messages with loo
     ],
     ["an unknown command", ["frob"], /^loom: Unknown command frob/],
   ];
-  try {
-    for (const [name, args, expected] of cases) {
-      await t.step(name, async () => {
-        const { code, stdout, stderr } = await loomIn(...args);
-        assert.equal(code, 2);
-        assert.equal(stdout, "");
-        assert.match(stderr, expected);
-        assert.ok(!/os error|\(os error/.test(stderr), stderr);
-      });
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await refusals(t, cases, (stderr) => {
+    assert.ok(!/os error|\(os error/.test(stderr), stderr);
+  });
 });
 
+/** Each row exits 2, prints nothing on stdout and its message on stderr. */
+async function refusals(
+  t: Deno.TestContext,
+  cases: readonly [string, string[], RegExp][],
+  check: (stderr: string) => void,
+): Promise<void> {
+  for (const [name, args, expected] of cases) {
+    await t.step(name, async () => {
+      const { code, stdout, stderr } = await loomIn(...args);
+      assert.equal(code, 2);
+      assert.equal(stdout, "");
+      assert.match(stderr, expected);
+      check(stderr);
+    });
+  }
+}
+
 Deno.test("loom select words its errors with its own flags", async (t) => {
-  const dir = await Deno.makeTempDir();
-  const json = `${dir}/doc.json`;
+  await using dir = await tempDir();
+  const json = `${dir.path}/doc.json`;
   await Deno.writeTextFile(json, '{"a": [1, 2]}');
-  try {
+  {
     await t.step("a non-string value suggests --json", async () => {
       const { code, stderr } = await loomIn("select", json, "--pointer", "");
       assert.equal(code, 2);
@@ -200,14 +208,8 @@ Deno.test("loom select words its errors with its own flags", async (t) => {
       assert.equal(stdout, "[1, 2]");
     });
     await t.step("a malformed --sha256 names the flag", async () => {
-      const { code, stderr } = await loomIn(
-        "select",
-        json,
-        "--pointer",
-        "/a",
-        "--sha256",
-        "xyz",
-      );
+      const flags = "--pointer /a --sha256 xyz".split(" ");
+      const { code, stderr } = await loomIn("select", json, ...flags);
       assert.equal(code, 2);
       assert.match(
         stderr,
@@ -215,8 +217,6 @@ Deno.test("loom select words its errors with its own flags", async (t) => {
       );
       assert.ok(!stderr.includes("malformed"));
     });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
   }
 });
 
@@ -269,26 +269,18 @@ Deno.test("loom render refuses flags the chosen format does not use", async (t) 
       /Invalid --breakpoints: expected section names/,
     ],
   ];
-  for (const [name, flags, expected] of cases) {
-    await t.step(name, async () => {
-      const { code, stdout, stderr } = await loomIn("render", AGENT, ...flags);
-      assert.equal(code, 2);
-      assert.equal(stdout, "");
-      assert.match(stderr, /^loom render: /);
-      assert.match(stderr, expected);
-    });
-  }
+  await refusals(
+    t,
+    cases.map(([name, flags, expected]) => [
+      name,
+      ["render", AGENT, ...flags],
+      expected,
+    ]),
+    (stderr) => assert.match(stderr, /^loom render: /),
+  );
   await t.step("anthropic with breakpoints and a TTL still works", async () => {
-    const { code, stdout } = await loomIn(
-      "render",
-      AGENT,
-      "--format",
-      "anthropic",
-      "--breakpoints",
-      "foundation",
-      "--ttl",
-      "1h",
-    );
+    const flags = "--format anthropic --breakpoints foundation --ttl 1h";
+    const { code, stdout } = await loomIn("render", AGENT, ...flags.split(" "));
     assert.equal(code, 0);
     assert.match(stdout, /"ttl": "1h"/);
   });
@@ -328,34 +320,8 @@ Deno.test("The demo, test and loom tasks print no package download or check nois
   }
   // The demo's command module graph holds no provider SDK: it loads only
   // for live runs.
-  const info = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", "lib/cli/demo.ts"],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as {
-    modules: {
-      specifier: string;
-      dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
-    }[];
-  };
-  const statics = new Set<string>();
-  const bySpecifier = new Map(graph.modules.map((m) => [m.specifier, m]));
-  const stack = graph.modules.map((m) => m.specifier).filter((s) =>
-    s.endsWith("/lib/cli/demo.ts")
-  );
-  assert.equal(stack.length, 1);
-  while (stack.length > 0) {
-    const next = stack.pop()!;
-    if (statics.has(next)) continue;
-    statics.add(next);
-    for (const dep of bySpecifier.get(next)?.dependencies ?? []) {
-      if (dep.isDynamic !== true && dep.code !== undefined) {
-        stack.push(dep.code.specifier);
-      }
-    }
-  }
+  const statics = await staticClosure("lib/cli/demo.ts");
+  assert.ok(statics.some((s) => s.endsWith("/lib/cli/demo.ts")));
   const sdks = [...statics].filter((s) =>
     s.startsWith("npm:") && /anthropic-ai|openai/.test(s)
   );
@@ -379,7 +345,8 @@ Deno.test("describeFailure() names the operation and file of a raw OS error", as
 });
 
 Deno.test("Each command's exit codes follow the table", async (t) => {
-  const dir = await Deno.makeTempDir({ prefix: "loom-exit-" });
+  await using temp = await tempDir();
+  const dir = temp.path;
   const text = `${dir}/notes.txt`;
   await Deno.writeTextFile(text, "one\ntwo\n");
   const workspace = `${dir}/ws`;
@@ -412,15 +379,67 @@ Deno.test("Each command's exit codes follow the table", async (t) => {
     ["run: stopped without completing", [...run, "--max-steps", "1"], 1],
     ["run: bad input", [...run, "--model", "claude"], 2],
   ];
-  try {
-    for (const [name, args, expected] of cases) {
-      await t.step(name, async () => {
-        const { code, stderr } = await loomIn(...args);
-        assert.equal(code, expected, stderr);
-        if (expected === 2) assert.match(stderr, /^loom [a-z]+( [a-z]+)?: /);
-      });
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  for (const [name, args, expected] of cases) {
+    await t.step(name, async () => {
+      const { code, stderr } = await loomIn(...args);
+      assert.equal(code, expected, stderr);
+      if (expected === 2) assert.match(stderr, /^loom [a-z]+( [a-z]+)?: /);
+    });
   }
+});
+
+Deno.test("parseMainArguments() picks the command before any module loads", async (t) => {
+  await checkParser(t, parseMainArguments, [
+    ["--version", ["--version", "run"], { kind: "version" }],
+    ["-V", ["-V"], { kind: "version" }],
+    ["no arguments: the help, exit 2", [], { kind: "help", asked: false }],
+    ["--help", ["--help"], { kind: "help", asked: true }],
+    ["help alone", ["help"], { kind: "help", asked: true }],
+    ["a command and its arguments", ["inspect", "f", "--frob"], {
+      kind: "command",
+      name: "inspect",
+      args: ["f", "--frob"],
+    }],
+    ["help <command> is the command's --help", ["help", "session"], {
+      kind: "command",
+      name: "session",
+      args: ["--help"],
+    }],
+    ["help help is the top-level help", ["help", "help"], {
+      kind: "help",
+      asked: true,
+    }],
+    ["an unknown command", ["frob", "x"], {
+      usage:
+        "Unknown command frob; the commands are run, cost, demo, inspect, render, select, session (run 'loom --help')",
+    }],
+    ["a name from Object.prototype is no command", ["toString"], {
+      usage: /^Unknown command toString;/,
+    }],
+    ["help with two commands", ["help", "run", "cost"], {
+      usage: "Expected one command, got run cost",
+    }],
+  ]);
+  await t.step("help with two commands prints loom help:", async () => {
+    const { code, stdout, stderr } = await loomIn("help", "run", "cost");
+    assert.equal(code, 2);
+    assert.equal(stdout, "");
+    assert.equal(stderr, "loom help: Expected one command, got run cost\n");
+  });
+  await t.step("no arguments print the help and exit 2", async () => {
+    const { code, stdout } = await loomIn();
+    assert.equal(code, 2);
+    assert.match(stdout, /^loom [0-9.]+ — /);
+  });
+});
+
+Deno.test("loom --help and a bad command work as a program (subprocess smoke test)", async () => {
+  const help = await loom("--help");
+  assert.equal(help.code, 0, help.stderr);
+  assert.equal(help.stderr, "");
+  assert.equal(help.stdout, (await loomIn("--help")).stdout);
+  const bad = await loom("frob");
+  assert.equal(bad.code, 2);
+  assert.equal(bad.stdout, "");
+  assert.match(bad.stderr, /^loom: Unknown command frob; /);
 });

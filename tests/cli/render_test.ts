@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { loom, loomWith } from "../_kit.ts";
+import { parseRenderArguments } from "../../lib/cli/render.ts";
+import { loomIn as loom, loomWith } from "../_kit.ts";
+import { checkParser } from "./_arguments.ts";
 
 const AGENT = "fixtures/contexts/agent.yaml";
 
@@ -100,82 +102,96 @@ Deno.test("The demo's two commands work with read access to fixtures only", asyn
 });
 
 Deno.test("loom render refuses bad files and options with exit code 2", async (t) => {
-  await t.step("an unknown entry key names the file and the key", async () => {
-    const { code, stdout, stderr } = await loom(
-      "render",
+  const cases: [string, string[], RegExp[]][] = [
+    ["an unknown entry key names the file and the key", [
       "fixtures/contexts/bad/unknown_key.yaml",
-    );
-    assert.equal(code, 2);
-    assert.equal(stdout, "");
-    assert.match(stderr, /fixtures\/contexts\/bad\/unknown_key\.yaml/);
-    assert.match(stderr, /sections\.foundation\[1\]\.colour/);
-  });
-  await t.step("an include cycle names the include", async () => {
-    const { code, stderr } = await loom(
-      "render",
+    ], [
+      /fixtures\/contexts\/bad\/unknown_key\.yaml/,
+      /sections\.foundation\[1\]\.colour/,
+    ]],
+    ["an include cycle names the include", [
       "fixtures/contexts/bad/cycle_a.yaml",
-    );
-    assert.equal(code, 2);
-    assert.match(
-      stderr,
+    ], [
       /cycle_b\.yaml at include\[0\]: including cycle_a\.yaml would make a cycle/,
-    );
-  });
-  await t.step("unparsable YAML", async () => {
-    const { code, stderr } = await loom(
-      "render",
-      "fixtures/contexts/bad/not_yaml.yaml",
-    );
-    assert.equal(code, 2);
-    assert.match(
-      stderr,
+    ]],
+    ["unparsable YAML", ["fixtures/contexts/bad/not_yaml.yaml"], [
       /invalid_context_file: .*not_yaml\.yaml: not valid YAML/,
-    );
-  });
-  await t.step("a missing file", async () => {
-    const { code, stderr } = await loom(
-      "render",
-      "fixtures/contexts/nope.yaml",
-    );
-    assert.equal(code, 2);
-    assert.match(stderr, /unreadable_context_file: .*nope\.yaml/);
-  });
-  await t.step(
-    "an unknown breakpoint section, a bad TTL, a bad format",
-    async () => {
-      const bad = await loom(
-        "render",
-        AGENT,
-        "--format",
-        "anthropic",
-        "--breakpoints",
-        "history",
-      );
-      assert.equal(bad.code, 2);
-      assert.match(bad.stderr, /Unknown section history in --breakpoints/);
-      const ttl = await loom(
-        "render",
-        AGENT,
-        "--format",
-        "anthropic",
-        "--ttl",
-        "2h",
-      );
-      assert.equal(ttl.code, 2);
-      assert.match(ttl.stderr, /Invalid --ttl 2h: expected 5m or 1h/);
-      const format = await loom("render", AGENT, "--format", "xml");
-      assert.equal(format.code, 2);
-      assert.match(format.stderr, /Invalid --format xml: expected one of/);
-    },
-  );
-  await t.step("no file, or an unknown flag", async () => {
-    assert.equal((await loom("render")).code, 2);
-    assert.equal((await loom("render", AGENT, "--colour")).code, 2);
-  });
+    ]],
+    ["a missing file", ["fixtures/contexts/nope.yaml"], [
+      /unreadable_context_file: .*nope\.yaml/,
+    ]],
+    ["an unknown breakpoint section", [
+      AGENT,
+      "--format",
+      "anthropic",
+      "--breakpoints",
+      "history",
+    ], [/Unknown section history in --breakpoints/]],
+    ["a bad TTL", [AGENT, "--format", "anthropic", "--ttl", "2h"], [
+      /Invalid --ttl 2h: expected 5m or 1h/,
+    ]],
+    ["a bad format", [AGENT, "--format", "xml"], [
+      /Invalid --format xml: expected one of/,
+    ]],
+    ["no file", [], [/Expected exactly one context FILE/]],
+    ["an unknown flag", [AGENT, "--colour"], [/Unknown option --colour/]],
+  ];
+  for (const [name, args, patterns] of cases) {
+    await t.step(name, async () => {
+      const { code, stdout, stderr } = await loom("render", ...args);
+      assert.equal(code, 2);
+      assert.equal(stdout, "");
+      for (const pattern of patterns) assert.match(stderr, pattern);
+    });
+  }
 });
 
-Deno.test("loom render --help prints usage and exits 0", async () => {
-  const { code, stdout } = await loom("render", "--help");
-  assert.equal(code, 0);
-  assert.match(stdout, /^Usage: loom render FILE/);
+Deno.test("parseRenderArguments() reads FILE, the format and the cache markers", async (t) => {
+  await checkParser(t, parseRenderArguments, [
+    ["text by default, nothing read", ["/nonexistent.yaml"], {
+      file: "/nonexistent.yaml",
+      format: "text",
+      options: {},
+    }],
+    ["breakpoints and a TTL", [
+      "f.yaml",
+      "--format",
+      "anthropic",
+      "--breakpoints",
+      "Foundation, convo,",
+      "--ttl",
+      "1h",
+    ], {
+      file: "f.yaml",
+      format: "anthropic",
+      options: { cacheBreakpoints: ["Foundation", "convo"], cacheTtl: "1h" },
+    }],
+    ["--help wins", ["--format", "xml", "-h"], {
+      help: /^Usage: loom render FILE/,
+    }],
+    ["two files", ["a.yaml", "b.yaml"], {
+      usage: "Expected exactly one context FILE",
+    }],
+    ["a bad format", ["f.yaml", "--format", "xml"], {
+      usage:
+        "Invalid --format xml: expected one of text, messages, anthropic, openai",
+    }],
+    ["--ttl with openai", ["f.yaml", "--format", "openai", "--ttl", "1h"], {
+      usage:
+        "--ttl has no effect with --format openai: only messages and anthropic carry cache markers",
+    }],
+    ["the same section twice counts once", [
+      "f.yaml",
+      "--format",
+      "messages",
+      "--breakpoints",
+      "focus,FOCUS,topic,convo,attention",
+    ], {
+      file: "f.yaml",
+      format: "messages",
+      options: {
+        cacheBreakpoints: ["focus", "FOCUS", "topic", "convo", "attention"],
+      },
+    }],
+  ]);
 });

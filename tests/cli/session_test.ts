@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
-import { loomWith } from "../_kit.ts";
+import { parseSessionArguments } from "../../lib/cli/session.ts";
 import { saveSnapshot } from "../../lib/persist/session_store.ts";
+import { loomInWith } from "../_kit.ts";
+import { checkParser } from "./_arguments.ts";
 import {
   createSession,
   type Layout,
@@ -12,7 +14,7 @@ import {
 
 /** `loom session ARGS` with the layout's session key. */
 async function loom(layout: Pick<Layout, "keyFile">, ...args: string[]) {
-  const { code, stdout, stderr } = await loomWith(
+  const { code, stdout, stderr } = await loomInWith(
     { env: { LOOM_SESSION_KEY_FILE: layout.keyFile } },
     "session",
     ...args,
@@ -199,4 +201,45 @@ Deno.test("loom session refuses bad usage with exit code 2", async (t) => {
     assert.equal(code, 0);
     assert.match(out, /loom session gc DIR \[--dry-run\]/);
   });
+});
+
+Deno.test("parseSessionArguments() reads the subcommand, DIR and its flags", async (t) => {
+  const flags = { json: false, verify: false, dryRun: false };
+  await checkParser(t, parseSessionArguments, [
+    ["ls, nothing read", ["ls", "/nonexistent"], {
+      sub: "ls",
+      dir: "/nonexistent",
+      ...flags,
+    }],
+    ["show --verify --json", ["show", "d", "--verify", "--json"], {
+      sub: "show",
+      dir: "d",
+      ...flags,
+      json: true,
+      verify: true,
+    }],
+    ["gc --dry-run", ["gc", "--dry-run", "d"], {
+      sub: "gc",
+      dir: "d",
+      ...flags,
+      dryRun: true,
+    }],
+    ["--help wins", ["frob", "--help"], {
+      help: /^Usage: loom session ls DIR/,
+    }],
+    ["no subcommand", [], { usage: "expected ls, show or gc" }],
+    ["an unknown subcommand", ["frobnicate", "x"], {
+      usage: "unknown subcommand 'frobnicate'; expected ls, show or gc",
+    }],
+    ["no DIR", ["ls"], { usage: "expected exactly one DIR after 'ls'" }],
+    ["two DIRs", ["show", "a", "b"], {
+      usage: "expected exactly one DIR after 'show'",
+    }],
+    ["--dry-run with ls", ["ls", "x", "--dry-run"], {
+      usage: "--dry-run applies to gc only",
+    }],
+    ["--verify with gc", ["gc", "x", "--verify"], {
+      usage: "--verify applies to show only",
+    }],
+  ]);
 });

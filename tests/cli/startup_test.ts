@@ -1,46 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { bundle } from "../../tools/bundle.ts";
-
-interface GraphModule {
-  specifier: string;
-  kind?: string;
-  dependencies?: {
-    code?: { specifier: string };
-    isDynamic?: boolean;
-  }[];
-}
-
-/** The modules `root` loads before running any code: static imports only. */
-async function staticClosure(root: string): Promise<string[]> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", root],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
-  const graph = JSON.parse(new TextDecoder().decode(output.stdout)) as {
-    roots: string[];
-    modules: GraphModule[];
-    redirects: Record<string, string>;
-  };
-  const bySpecifier = new Map(graph.modules.map((m) => [m.specifier, m]));
-  const seen = new Set<string>();
-  const stack = [...graph.roots];
-  while (stack.length > 0) {
-    let next = stack.pop()!;
-    next = graph.redirects[next] ?? next;
-    if (seen.has(next)) continue;
-    seen.add(next);
-    for (const dep of bySpecifier.get(next)?.dependencies ?? []) {
-      if (dep.isDynamic !== true && dep.code !== undefined) {
-        stack.push(dep.code.specifier);
-      }
-    }
-  }
-  return [...seen];
-}
+import { staticClosure } from "./_module_graph.ts";
 
 Deno.test("loom --help loads no npm package and no command module", async () => {
   const loaded = await staticClosure("cli.ts");

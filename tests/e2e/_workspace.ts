@@ -11,8 +11,8 @@
 /** The fixture workspaces. */
 export type FixtureName = "bugfix" | "long" | "hostile";
 
-/** A prepared temp copy. */
-export interface PreparedWorkspace {
+/** A prepared temp copy; disposing it removes the temp root. */
+export interface PreparedWorkspace extends AsyncDisposable {
   /** The temp root holding the workspace (and `outside/` for hostile). */
   readonly root: string;
   /** The workspace copy. */
@@ -77,11 +77,8 @@ export async function prepareWorkspace(
       "[core]\n\trepositoryformatversion = 0\n",
     );
   }
-  return {
-    root,
-    workspace,
-    cleanup: () => Deno.remove(root, { recursive: true }),
-  };
+  const cleanup = () => Deno.remove(root, { recursive: true });
+  return { root, workspace, cleanup, [Symbol.asyncDispose]: cleanup };
 }
 
 /** Copies a directory tree (files and directories; symlinks are recreated). */

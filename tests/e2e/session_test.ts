@@ -1,12 +1,13 @@
 /**
- * End-to-end sessions through the real CLI: the long recording run in two
- * halves (`--session`, then `--resume`) against an uninterrupted run, the
- * bugfix recording saved with two persistence thresholds, and a resume
- * after the process was killed in the middle of a step.
+ * End-to-end sessions through `main(args, io)`: the long recording run in
+ * two halves (`--session`, then `--resume`) against an uninterrupted run,
+ * the bugfix recording saved with two persistence thresholds, and a resume
+ * after the real CLI, run as a subprocess, was killed in the middle of a
+ * step.
  */
 import "../_session_key.ts";
 import assert from "node:assert/strict";
-import { CLI_FLAGS, loom } from "../_kit.ts";
+import { loomIn as loom, spawnLoom } from "../_kit.ts";
 import {
   checkCommand,
   type FixtureName,
@@ -67,6 +68,29 @@ function runArgs(
     // The gate lives outside the workspace on purpose: no sandbox shows it.
     ...(test === GATE_COMMAND ? ["--unconfined-tests"] : []),
   ];
+}
+
+/** `loom run --resume SESSION` with the given flags. */
+function resume(
+  session: string,
+  flags: {
+    readonly maxSteps?: number;
+    readonly report?: string;
+    readonly json?: boolean;
+    readonly unconfined?: boolean;
+  } = {},
+) {
+  return loom(
+    "run",
+    "--resume",
+    session,
+    ...(flags.maxSteps === undefined
+      ? []
+      : ["--max-steps", `${flags.maxSteps}`]),
+    ...(flags.report === undefined ? [] : ["--context-report", flags.report]),
+    ...(flags.json ? ["--json"] : []),
+    ...(flags.unconfined ? ["--unconfined-tests"] : []),
+  );
 }
 
 async function readReport(path: string): Promise<Report> {
@@ -161,16 +185,11 @@ for (const policy of ["bounded", "legacy"] as const) {
 
     let resumed: Outcome;
     await t.step("the resume completes the slice", async () => {
-      const second = await loom(
-        "run",
-        "--resume",
-        session,
-        "--max-steps",
-        "200",
-        "--context-report",
+      const second = await resume(session, {
+        maxSteps: 200,
         report,
-        "--json",
-      );
+        json: true,
+      });
       assert.equal(second.code, 0, second.stderr);
       assert.match(second.stderr, new RegExp(`resuming .* after step ${half}`));
       // Where and how it runs, before the first model call's progress line.
@@ -223,7 +242,7 @@ for (const policy of ["bounded", "legacy"] as const) {
     );
 
     await t.step("a completed session cannot be resumed again", async () => {
-      const again = await loom("run", "--resume", session);
+      const again = await resume(session);
       assert.equal(again.code, 2);
       assert.match(again.stderr, /already completed/);
     });
@@ -258,14 +277,7 @@ Deno.test("loom run --session writes a result to tool-results/ only above its th
         assert.equal(first.code, 1, first.stderr);
         assert.equal(JSON.parse(first.stdout).stop, "step_budget");
         // The overrides are stored in the session and apply after the resume.
-        const second = await loom(
-          "run",
-          "--resume",
-          session,
-          "--max-steps",
-          "20",
-          "--json",
-        );
+        const second = await resume(session, { maxSteps: 20, json: true });
         assert.equal(second.code, 0, second.stderr);
         assert.deepEqual(
           totals(JSON.parse(second.stdout)),
@@ -396,14 +408,11 @@ async function testsRunAfter(
   throw new Error(`The long recording runs no tests after step ${after}`);
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
+function exists(path: string): Promise<boolean> {
+  return Deno.lstat(path).then(() => true, (error) => {
     if (error instanceof Deno.errors.NotFound) return false;
     throw error;
-  }
+  });
 }
 
 /** Polls for a file until it appears (`true`) or `gone` settles (`false`). */
@@ -437,17 +446,14 @@ for (const after of [12, 40]) {
     await t.step(
       `the run is killed inside tests.run of step ${blocked.step}`,
       async () => {
-        const child = new Deno.Command(Deno.execPath(), {
-          args: [
-            ...CLI_FLAGS,
+        const child = spawnLoom(
+          [
             ...runArgs(prepared, "bounded", GATE_COMMAND, 200),
             "--session",
             session,
           ],
-          stdin: "null",
-          stdout: "null",
-          stderr: "piped",
-        }).spawn();
+          { stdout: "null" },
+        );
         const stderr = new Response(child.stderr).text();
         assert.ok(
           await waitFor(`${gate}/started`, child.status),
@@ -499,15 +505,11 @@ for (const after of [12, 40]) {
 
     let resumed: Outcome;
     await t.step("the resume completes the slice", async () => {
-      const second = await loom(
-        "run",
-        "--resume",
-        session,
-        "--context-report",
+      const second = await resume(session, {
         report,
-        "--json",
-        "--unconfined-tests",
-      );
+        json: true,
+        unconfined: true,
+      });
       assert.equal(second.code, 0, second.stderr);
       assert.match(
         second.stderr,
@@ -621,7 +623,7 @@ Deno.test("loom run --resume refuses a session edited without the key", async (t
         }
       });
       const tree = await snapshotTree(prepared.workspace);
-      const resumed = await loom("run", "--resume", session, "--json");
+      const resumed = await resume(session, { json: true });
       assert.equal(resumed.code, 2, resumed.stderr);
       assert.match(
         resumed.stderr,
@@ -645,14 +647,7 @@ Deno.test("loom run --resume prints one line about stale inspected results", asy
     const path = (entry.source as { reread: { path: string } }).reread.path;
     await Deno.writeTextFile(`${prepared.workspace}/${path}`, "// changed\n");
   }
-  const resumed = await loom(
-    "run",
-    "--resume",
-    session,
-    "--max-steps",
-    "20",
-    "--json",
-  );
+  const resumed = await resume(session, { maxSteps: 20, json: true });
   const notice = resumed.stderr.split("\nstep ")[0] ?? "";
   const lines = notice.split("\n").filter((l) => /stale/.test(l));
   assert.equal(lines.length, 1, notice);

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
 import type { SliceOutcome } from "../../lib/slice/outcome.ts";
-import { REPO_ROOT } from "../e2e/_workspace.ts";
+import { spawnLoom as startLoom } from "../_kit.ts";
 import {
   chatCompletion,
   type HostileServer,
@@ -16,14 +16,6 @@ import {
 } from "./_hostile_server.ts";
 import { forcedTool, isSelection } from "./_slice_server.ts";
 
-const PERMISSIONS = [
-  "--unstable-worker-options",
-  "--allow-read",
-  "--allow-write",
-  "--allow-run",
-  "--allow-net=127.0.0.1",
-  "--allow-env",
-];
 /** Only a hang exceeds this; the runs themselves take a few seconds. */
 const SLACK_MS = 30_000;
 
@@ -36,14 +28,7 @@ interface Finished {
 
 function spawnLoom(args: string[]) {
   const started = performance.now();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...PERMISSIONS, "cli.ts", ...args],
-    cwd: REPO_ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { OPENAI_API_KEY: "" },
-  }).spawn();
+  const child = startLoom(args, { env: { OPENAI_API_KEY: "" } });
   return {
     child,
     async finished(): Promise<Finished> {

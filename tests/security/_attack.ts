@@ -6,8 +6,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { SliceOutcome } from "../../lib/slice/outcome.ts";
-import { REPO_ROOT } from "../e2e/_workspace.ts";
-import { CLI_FLAGS } from "../_kit.ts";
+import { spawnLoom } from "../_kit.ts";
 
 /**
  * One model step: an action and its arguments, or `null` when the
@@ -137,7 +136,6 @@ export async function runAttack(spec: AttackSpec): Promise<AttackResult> {
     recording(substitute(spec.steps, root)),
   );
   const args = [
-    ...CLI_FLAGS,
     "run",
     "--workspace",
     dirs.workspace,
@@ -157,14 +155,9 @@ export async function runAttack(spec: AttackSpec): Promise<AttackResult> {
       : ["--test", spec.test, "--test-timeout", "30s"]),
     ...(spec.flags ?? []),
   ];
-  const child = new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: REPO_ROOT,
+  const child = spawnLoom(args, {
     env: { ANTHROPIC_API_KEY: dirs.key, ...(spec.env ?? {}) },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  });
   const output = child.output();
   await spec.beside?.(dirs, output);
   const out = await output;
