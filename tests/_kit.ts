@@ -4,6 +4,14 @@
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { main } from "../lib/cli/main.ts";
+import type { ModelProvider } from "../lib/providers/model_provider.ts";
+import type { SliceRequest } from "../lib/slice/request.ts";
+import {
+  checkCommand,
+  type FixtureName,
+  INTENTS,
+  prepareWorkspace,
+} from "./e2e/_workspace.ts";
 import "./_session_key.ts";
 
 /** The repository root, found from this file (not the working directory). */
@@ -111,7 +119,10 @@ export async function loomWith(
   options: LoomOptions,
   ...args: string[]
 ): Promise<CliResult> {
-  const output = await loomCommand(options, args).output();
+  return decoded(await loomCommand(options, args).output());
+}
+
+function decoded(output: Deno.CommandOutput): CliResult {
   const decoder = new TextDecoder();
   return {
     code: output.code,
@@ -134,6 +145,17 @@ export function spawnLoom(
   options: LoomOptions = {},
 ): Deno.ChildProcess {
   return loomCommand(options, args).spawn();
+}
+
+/**
+ * Waits for a `loom` started with {@linkcode spawnLoom} (stdout piped) to
+ * end.
+ *
+ * @param child The running child.
+ * @returns Exit code and decoded output.
+ */
+export async function finished(child: Deno.ChildProcess): Promise<CliResult> {
+  return decoded(await child.output());
 }
 
 /**
@@ -239,3 +261,41 @@ export {
   testsRunRecord,
   type TestsRunRecordOptions,
 } from "./_factories.ts";
+
+// ---------------------------------------------------------------------------
+// Factories of the slice, provider and executor tests.
+
+/** A temp copy of a fixture workspace, removed when disposed. */
+export interface FixtureCopy extends AsyncDisposable {
+  /** The temp root holding the workspace (and `outside/` for `hostile`). */
+  readonly root: string;
+  readonly workspace: string;
+  /**
+   * The request the fixture's recordings were made with, on this copy: its
+   * intent and `deno run check.ts` as the test (60 s).
+   */
+  request(provider: string | ModelProvider, maxSteps: number): SliceRequest;
+}
+
+/**
+ * Copies a fixture workspace (see `tests/e2e/_workspace.ts`) into a fresh
+ * temp root.
+ *
+ * @param name The fixture.
+ * @returns The copy; disposing it removes the temp root.
+ */
+export async function fixtureCopy(name: FixtureName): Promise<FixtureCopy> {
+  const prepared = await prepareWorkspace(name);
+  return {
+    root: prepared.root,
+    workspace: prepared.workspace,
+    request: (provider, maxSteps) => ({
+      intent: INTENTS[name],
+      workspace: prepared.workspace,
+      test: { command: checkCommand(), timeoutMs: 60_000 },
+      maxSteps,
+      provider,
+    }),
+    [Symbol.asyncDispose]: () => prepared.cleanup(),
+  };
+}

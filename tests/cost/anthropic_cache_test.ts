@@ -20,21 +20,37 @@ function blocks(
   });
 }
 
+/** The simulation of requests sent at these times (ms) with these blocks. */
+function simulate(
+  requests: [atMs: number, blocks: CacheBlock[]][],
+  minimum = 1024,
+) {
+  return simulateAnthropicCache(
+    requests.map(([atMs, blocks]) => ({ atMs, blocks })),
+    minimum,
+  );
+}
+
+/**
+ * The first `count` blocks of a chain: a 2,000-token tools block, then
+ * 10-token entries e0, e1, …, with breakpoints at `marks`.
+ */
+function chain(count: number, marks: Record<number, "5m" | "1h">) {
+  const head = ["tools", ...Array.from({ length: 30 }, (_, i) => `e${i}`)];
+  const tokens = head.map((_, i) => (i === 0 ? 2000 : 10));
+  return blocks(head.slice(0, count), tokens.slice(0, count), marks);
+}
+
 Deno.test("a repeated prefix is read from the cache and the new tail is written", () => {
   const first = blocks(["tools", "system", "e1"], [1000, 200, 50], {
     2: "5m",
   });
-  const second = blocks(["tools", "system", "e1", "e2", "step"], [
-    1000,
-    200,
-    50,
-    30,
-    10,
-  ], { 3: "5m" });
-  const [a, b] = simulateAnthropicCache([
-    { atMs: 0, blocks: first },
-    { atMs: 10_000, blocks: second },
-  ], 1024);
+  const second = blocks(
+    ["tools", "system", "e1", "e2", "step"],
+    [1000, 200, 50, 30, 10],
+    { 3: "5m" },
+  );
+  const [a, b] = simulate([[0, first], [10_000, second]]);
   assert.deepEqual(a, {
     inputTokens: 1250,
     cacheReadTokens: 0,
@@ -53,87 +69,59 @@ Deno.test("a repeated prefix is read from the cache and the new tail is written"
 });
 
 Deno.test("an entry more than 20 blocks before the breakpoint is missed", () => {
-  const head = ["tools", ...Array.from({ length: 30 }, (_, i) => `e${i}`)];
-  const tokens = head.map((_, i) => (i === 0 ? 2000 : 10));
-  const first = blocks(head.slice(0, 5), tokens.slice(0, 5), { 4: "5m" });
+  const first = chain(5, { 4: "5m" });
   // 21 blocks later: block 4 is outside the lookback of block 25.
-  const far = blocks(head.slice(0, 26), tokens.slice(0, 26), { 25: "5m" });
-  const near = blocks(head.slice(0, 25), tokens.slice(0, 25), { 24: "5m" });
-  const [, missed] = simulateAnthropicCache([
-    { atMs: 0, blocks: first },
-    { atMs: 1000, blocks: far },
-  ], 1024);
+  const far = chain(26, { 25: "5m" });
+  const near = chain(25, { 24: "5m" });
+  const [, missed] = simulate([[0, first], [1000, far]]);
   assert.equal(missed?.cacheReadTokens, 0);
   assert.equal(missed?.cacheWrite5mTokens, 2250);
-  const [, hit] = simulateAnthropicCache([
-    { atMs: 0, blocks: first },
-    { atMs: 1000, blocks: near },
-  ], 1024);
+  const [, hit] = simulate([[0, first], [1000, near]]);
   // Exactly 20 blocks back still hits: 2,000 + 4 × 10.
   assert.equal(hit?.cacheReadTokens, 2040);
   assert.equal(hit?.cacheWrite5mTokens, 200);
 });
 
 Deno.test("a second breakpoint keeps a far entry reachable", () => {
-  const head = ["tools", ...Array.from({ length: 30 }, (_, i) => `e${i}`)];
-  const tokens = head.map((_, i) => (i === 0 ? 2000 : 10));
-  const first = blocks(head.slice(0, 5), tokens.slice(0, 5), { 4: "5m" });
-  const far = blocks(head.slice(0, 26), tokens.slice(0, 26), {
-    4: "5m",
-    25: "5m",
-  });
-  const [, b] = simulateAnthropicCache([
-    { atMs: 0, blocks: first },
-    { atMs: 1000, blocks: far },
-  ], 1024);
+  const first = chain(5, { 4: "5m" });
+  const far = chain(26, { 4: "5m", 25: "5m" });
+  const [, b] = simulate([[0, first], [1000, far]]);
   assert.equal(b?.cacheReadTokens, 2040);
   assert.equal(b?.cacheWrite5mTokens, 210);
 });
 
 Deno.test("an entry expires 5 minutes after its last use, 1h entries later", () => {
   const prompt = blocks(["tools", "e1"], [1500, 100], { 1: "5m" });
-  const [, fresh, expired] = simulateAnthropicCache([
-    { atMs: 0, blocks: prompt },
-    { atMs: 299_000, blocks: prompt },
-    // 5 minutes and 1 s after the read at 299 s: gone.
-    { atMs: 600_000, blocks: prompt },
-  ], 1024);
+  // The third request comes 5 minutes and 1 s after the read at 299 s: gone.
+  const [, fresh, expired] = simulate([
+    [0, prompt],
+    [299_000, prompt],
+    [600_000, prompt],
+  ]);
   assert.equal(fresh?.cacheReadTokens, 1600);
   assert.equal(expired?.cacheReadTokens, 0);
   assert.equal(expired?.cacheWrite5mTokens, 1600);
   const long = blocks(["tools", "e1"], [1500, 100], { 1: "1h" });
-  const [w, kept] = simulateAnthropicCache([
-    { atMs: 0, blocks: long },
-    { atMs: 3_000_000, blocks: long },
-  ], 1024);
+  const [w, kept] = simulate([[0, long], [3_000_000, long]]);
   assert.equal(w?.cacheWrite1hTokens, 1600);
   assert.equal(kept?.cacheReadTokens, 1600);
 });
 
 Deno.test("a prefix below the model's minimum is not cached", () => {
   const prompt = blocks(["tools", "e1"], [900, 100], { 1: "5m" });
-  const [a, b] = simulateAnthropicCache([
-    { atMs: 0, blocks: prompt },
-    { atMs: 1000, blocks: prompt },
-  ], 1024);
+  const [a, b] = simulate([[0, prompt], [1000, prompt]]);
   assert.equal(a?.cacheWrite5mTokens, 0);
   assert.equal(b?.cacheReadTokens, 0);
   assert.equal(b?.uncachedTokens, 1000);
   // The same prefix caches for a model whose minimum it reaches.
-  const [, c] = simulateAnthropicCache([
-    { atMs: 0, blocks: prompt },
-    { atMs: 1000, blocks: prompt },
-  ], 1000);
+  const [, c] = simulate([[0, prompt], [1000, prompt]], 1000);
   assert.equal(c?.cacheReadTokens, 1000);
 });
 
 Deno.test("a changed first block (the tools) misses everything after it", () => {
   const a = blocks(["tools A", "system", "e1"], [1000, 200, 50], { 2: "5m" });
   const b = blocks(["tools B", "system", "e1"], [1000, 200, 50], { 2: "5m" });
-  const [, second] = simulateAnthropicCache([
-    { atMs: 0, blocks: a },
-    { atMs: 1000, blocks: b },
-  ], 1024);
+  const [, second] = simulate([[0, a], [1000, b]]);
   assert.equal(second?.cacheReadTokens, 0);
 });
 
@@ -146,7 +134,7 @@ Deno.test("more than 4 breakpoints are refused", () => {
     4: "5m",
   });
   assert.throws(
-    () => simulateAnthropicCache([{ atMs: 0, blocks: prompt }], 1024),
+    () => simulate([[0, prompt]]),
     RangeError,
   );
 });

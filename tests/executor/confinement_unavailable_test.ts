@@ -4,6 +4,7 @@
  * process.
  */
 import assert from "node:assert/strict";
+import { tempDir } from "../_kit.ts";
 
 const EXECUTOR = new URL(
   "../../lib/executor/workspace_executor.ts",
@@ -24,108 +25,96 @@ try {
 }
 `;
 
+/** Deno flags: `--unstable-worker-options` when `workerOptions`, then `--allow-NAME` for each name. */
+function flags(workerOptions: boolean, ...allow: string[]): string[] {
+  return [
+    ...(workerOptions ? ["--unstable-worker-options"] : []),
+    ...allow.map((name) => `--allow-${name}`),
+  ];
+}
+
 async function probe(
   flags: string[],
   args: string[],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const dir = await Deno.makeTempDir();
-  try {
-    const script = `${dir}/probe.ts`;
-    await Deno.writeTextFile(script, PROBE);
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--no-lock", ...flags, script, ...args],
-      stdin: "null",
-    }).output();
-    const decoder = new TextDecoder();
-    return {
-      code: output.code,
-      stdout: decoder.decode(output.stdout).trim(),
-      stderr: decoder.decode(output.stderr),
-    };
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  const script = `${dir.path}/probe.ts`;
+  await Deno.writeTextFile(script, PROBE);
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-lock", ...flags, script, ...args],
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout).trim(),
+    stderr: decoder.decode(output.stderr),
+  };
 }
 
 Deno.test("WorkspaceExecutor.start() throws ConfinementUnavailableError without worker permissions", async (t) => {
-  const workspace = await Deno.realPath(await Deno.makeTempDir());
-  try {
-    await t.step(
-      "with --unstable-worker-options and the permissions it starts",
-      async () => {
-        const result = await probe(
-          [
-            "--unstable-worker-options",
-            "--allow-read",
-            "--allow-write",
-            "--allow-run",
-            "--allow-env",
-          ],
-          [workspace],
-        );
-        assert.equal(result.stdout, "started", result.stderr);
-      },
-    );
+  await using dir = await tempDir();
+  const workspace = dir.path;
+  await t.step(
+    "with --unstable-worker-options and the permissions it starts",
+    async () => {
+      const result = await probe(
+        flags(true, "read", "write", "run", "env"),
+        [workspace],
+      );
+      assert.equal(result.stdout, "started", result.stderr);
+    },
+  );
 
-    await t.step(
-      "without --unstable-worker-options it is confinement_unavailable, not an exit",
-      async () => {
-        const result = await probe(
-          ["--allow-read", "--allow-write", "--allow-run", "--allow-env"],
-          [workspace, "true"],
-        );
-        assert.equal(result.code, 0, result.stderr);
-        assert.equal(result.stdout, "confinement_unavailable", result.stderr);
-        assert.match(result.stderr, /--unstable-worker-options/);
-      },
-    );
+  await t.step(
+    "without --unstable-worker-options it is confinement_unavailable, not an exit",
+    async () => {
+      const result = await probe(
+        flags(false, "read", "write", "run", "env"),
+        [workspace, "true"],
+      );
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, "confinement_unavailable", result.stderr);
+      assert.match(result.stderr, /--unstable-worker-options/);
+    },
+  );
 
-    await t.step(
-      "without run permission (no bubblewrap can run) a non-Deno test is confinement_unavailable",
-      async () => {
-        const result = await probe(
-          [
-            "--unstable-worker-options",
-            "--allow-read",
-            "--allow-write",
-            "--allow-env",
-          ],
-          [workspace, "true"],
-        );
-        assert.equal(result.stdout, "confinement_unavailable", result.stderr);
-        assert.match(result.stderr, /Cannot confine the test command "true"/);
-      },
-    );
+  await t.step(
+    "without run permission (no bubblewrap can run) a non-Deno test is confinement_unavailable",
+    async () => {
+      const result = await probe(
+        flags(true, "read", "write", "env"),
+        [workspace, "true"],
+      );
+      assert.equal(result.stdout, "confinement_unavailable", result.stderr);
+      assert.match(result.stderr, /Cannot confine the test command "true"/);
+    },
+  );
 
-    await t.step(
-      "without write permission for the workspace it is confinement_unavailable",
-      async () => {
-        const result = await probe(
-          ["--unstable-worker-options", "--allow-read", "--allow-env"],
-          [workspace],
-        );
-        assert.equal(result.stdout, "confinement_unavailable", result.stderr);
-      },
-    );
+  await t.step(
+    "without write permission for the workspace it is confinement_unavailable",
+    async () => {
+      const result = await probe(
+        flags(true, "read", "env"),
+        [workspace],
+      );
+      assert.equal(result.stdout, "confinement_unavailable", result.stderr);
+    },
+  );
 
-    await t.step(
-      "without the flag and without any way to read the command line, Deno itself ends the process rather than run unconfined",
-      async () => {
-        const result = await probe([
-          "--allow-read",
-          "--allow-write",
-          "--allow-env",
-        ], [workspace]);
-        assert.notEqual(result.stdout, "started");
-        assert.equal(result.code, 70, result.stderr);
-        assert.match(result.stderr, /--unstable-worker-options/);
-      },
-    );
+  await t.step(
+    "without the flag and without any way to read the command line, Deno itself ends the process rather than run unconfined",
+    async () => {
+      const result = await probe(flags(false, "read", "write", "env"), [
+        workspace,
+      ]);
+      assert.notEqual(result.stdout, "started");
+      assert.equal(result.code, 70, result.stderr);
+      assert.match(result.stderr, /--unstable-worker-options/);
+    },
+  );
 
-    await t.step("nothing was written to the workspace", async () => {
-      assert.deepEqual(await Array.fromAsync(Deno.readDir(workspace)), []);
-    });
-  } finally {
-    await Deno.remove(workspace, { recursive: true });
-  }
+  await t.step("nothing was written to the workspace", async () => {
+    assert.deepEqual(await Array.fromAsync(Deno.readDir(workspace)), []);
+  });
 });

@@ -6,20 +6,23 @@ import type {
 } from "../../lib/store/result_store.ts";
 import {
   type LoadedSession,
+  saveSnapshot,
   type SessionRun,
+  type SessionSaveInfo,
   SessionStore,
 } from "../../lib/persist/session_store.ts";
 import type { PersistenceOverrides } from "../../lib/persist/tool_policy.ts";
 import type { SliceSnapshot } from "../../lib/slice/run_state.ts";
 import { storeWith, testsRunRecord } from "../_factories.ts";
 
-/** A workspace, a session root and a key file in one temp dir. */
-export interface Layout {
+/** A workspace, a session root and a key file in one temp dir, removed when disposed. */
+export interface Layout extends AsyncDisposable {
   readonly base: string;
   readonly workspace: string;
   readonly root: string;
   /** The session key, outside root and workspace. */
   readonly keyFile: string;
+  /** Removes the temp dir (what disposing does). */
   cleanup(): Promise<void>;
 }
 
@@ -42,6 +45,7 @@ export async function tempLayout(): Promise<Layout> {
     root,
     keyFile: `${base}/keys/session.key`,
     cleanup: () => Deno.remove(base, { recursive: true }),
+    [Symbol.asyncDispose]: () => Deno.remove(base, { recursive: true }),
   };
 }
 
@@ -131,6 +135,37 @@ export async function sampleRun(): Promise<
     },
   ];
   return { results, records, snapshot: snapshotOf(results, records) };
+}
+
+/** A layout whose session holds the sample run, with what was saved. */
+export interface SavedSample extends Layout {
+  readonly results: ResultStore;
+  readonly records: ActionRecord[];
+  /** What the last save reported. */
+  readonly info: SessionSaveInfo;
+}
+
+/**
+ * Saves the sample run in a fresh layout and closes the session: as one
+ * snapshot, or `stepwise` as one per step (header + 3 step records).
+ */
+export async function savedSample(
+  options: { overrides?: PersistenceOverrides; stepwise?: boolean } = {},
+): Promise<SavedSample> {
+  const layout = await tempLayout();
+  const { results, records, snapshot } = await sampleRun();
+  const session = await createSession(layout, options.overrides);
+  let info: SessionSaveInfo | undefined;
+  for (let n = options.stepwise === true ? 1 : 3; n <= 3; n += 1) {
+    info = await saveSnapshot(session, {
+      ...snapshot,
+      steps: n,
+      modelCalls: 2 * n,
+      records: records.slice(0, n),
+    });
+  }
+  await session.close();
+  return { ...layout, results, records, info: info! };
 }
 
 /** The snapshot after these records (one step per record). */

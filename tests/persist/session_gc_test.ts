@@ -2,13 +2,12 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { collectGarbage } from "../../lib/persist/session_gc.ts";
 import { SessionError } from "../../lib/persist/session_error.ts";
-import { saveSnapshot } from "../../lib/persist/session_store.ts";
 import {
   createSession,
   type Layout,
   reload,
   rewriteJournal,
-  sampleRun,
+  savedSample,
   snapshotTree,
   tempLayout,
   TEST_OUTPUT,
@@ -16,12 +15,9 @@ import {
 
 const ORPHAN = `${"b".repeat(64)}.txt`;
 
-async function withGarbage() {
-  const layout = await tempLayout();
-  const { snapshot } = await sampleRun();
-  const session = await createSession(layout);
-  await saveSnapshot(session, snapshot);
-  await session.close();
+/** The sample run saved, plus an orphan, two temp files and a foreign file. */
+async function withGarbage(): Promise<Layout> {
+  const layout = await savedSample();
   await Deno.writeTextFile(
     `${layout.root}/tool-results/${ORPHAN}`,
     "orphaned output",
@@ -36,7 +32,7 @@ async function withGarbage() {
 }
 
 Deno.test("collectGarbage() with dryRun deletes nothing", async () => {
-  const layout = await withGarbage();
+  await using layout = await withGarbage();
   const before = await snapshotTree(layout.base);
   const report = await collectGarbage(layout.root, {
     dryRun: true,
@@ -51,11 +47,10 @@ Deno.test("collectGarbage() with dryRun deletes nothing", async () => {
   assert.equal(report.kept, 1);
   assert.deepEqual(report.ignored, ["tool-results/notes.md"]);
   assert.deepEqual(await snapshotTree(layout.base), before);
-  await layout.cleanup();
 });
 
 Deno.test("collectGarbage() deletes only unreferenced files", async () => {
-  const layout = await withGarbage();
+  await using layout = await withGarbage();
   const report = await gc(layout);
   assert.equal(report.deleted.length, 3);
   assert.ok(report.freedBytes > 0);
@@ -67,7 +62,6 @@ Deno.test("collectGarbage() deletes only unreferenced files", async () => {
   // The session still loads: every referenced file is there.
   const loaded = await reload(layout);
   assert.equal(loaded.results.length, 3);
-  await layout.cleanup();
 });
 
 Deno.test("collectGarbage() deletes nothing when the journal does not verify", async (t) => {
@@ -86,7 +80,7 @@ Deno.test("collectGarbage() deletes nothing when the journal does not verify", a
     ] as const
   ) {
     await t.step(code, async () => {
-      const layout = await withGarbage();
+      await using layout = await withGarbage();
       await damage(layout);
       const before = await snapshotTree(layout.base);
       await assert.rejects(
@@ -94,24 +88,22 @@ Deno.test("collectGarbage() deletes nothing when the journal does not verify", a
         (e: unknown) => e instanceof SessionError && e.code === code,
       );
       assert.deepEqual(await snapshotTree(layout.base), before);
-      await layout.cleanup();
     });
   }
 });
 
 Deno.test("collectGarbage() refuses a session a run holds", async () => {
-  const layout = await tempLayout();
+  await using layout = await tempLayout();
   const session = await createSession(layout);
   await assert.rejects(
     gc(layout),
     (e: unknown) => e instanceof SessionError && e.code === "session_locked",
   );
   await session.close();
-  await layout.cleanup();
 });
 
 Deno.test("collectGarbage() leaves a symlink alone", async () => {
-  const layout = await withGarbage();
+  await using layout = await withGarbage();
   await Deno.writeTextFile(`${layout.base}/target.txt`, "keep me");
   await Deno.symlink(
     `${layout.base}/target.txt`,
@@ -120,15 +112,13 @@ Deno.test("collectGarbage() leaves a symlink alone", async () => {
   const report = await gc(layout);
   assert.ok(report.ignored.includes(`tool-results/${"c".repeat(64)}.txt`));
   assert.equal(await Deno.readTextFile(`${layout.base}/target.txt`), "keep me");
-  await layout.cleanup();
 });
 
 Deno.test("collectGarbage() treats inline results as referencing no file", async () => {
-  const layout = await tempLayout();
-  const { results, snapshot } = await sampleRun();
-  const session = await createSession(layout, { "tests.run": 1_000_000 });
-  const info = await saveSnapshot(session, snapshot);
-  await session.close();
+  await using layout = await savedSample({
+    overrides: { "tests.run": 1_000_000 },
+  });
+  const { results, info } = layout;
   assert.equal(info.inline, 1);
   // A file of the same digest, e.g. from a crashed writer, is not referenced.
   await Deno.writeTextFile(
@@ -144,7 +134,6 @@ Deno.test("collectGarbage() treats inline results as referencing no file", async
     [...results.stored()].map((r) => r.bytes),
   );
   assert.equal((await gc(layout)).deleted.length, 0);
-  await layout.cleanup();
 });
 
 function gc(layout: Layout) {

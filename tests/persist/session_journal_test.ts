@@ -21,7 +21,7 @@ import {
   openSession,
   reload,
   rewriteJournal,
-  sampleRun,
+  savedSample,
   snapshotOf,
   snapshotTree,
   tempLayout,
@@ -42,21 +42,22 @@ function isError(code: string, message?: RegExp, line?: number) {
     (line === undefined || e.line === line);
 }
 
-/** The sample run saved as three steps (header + 3 step records), closed. */
-async function threeSteps(overrides?: Record<string, unknown>) {
-  const layout = await tempLayout();
-  const { results, records, snapshot } = await sampleRun();
-  const session = await createSession(layout, overrides);
-  for (let n = 1; n <= 3; n += 1) {
-    await saveSnapshot(session, {
-      ...snapshot,
-      steps: n,
-      modelCalls: 2 * n,
-      records: records.slice(0, n),
-    });
-  }
-  await session.close();
-  return { layout, results, records };
+/**
+ * The sample run saved stepwise, its journal then rewritten by `edit`
+ * (which may change the records in place), sealed again with the key when
+ * `reseal` is set.
+ */
+async function rewritten(
+  edit: (records: Json[]) => Json[] | void,
+  reseal = false,
+): Promise<Layout> {
+  const layout = await savedSample({ stepwise: true });
+  await rewriteJournal(
+    layout.root,
+    (records) => edit(records) ?? records,
+    reseal ? layout.keyFile : undefined,
+  );
+  return layout;
 }
 
 /** Opening refuses the session and changes nothing. */
@@ -90,11 +91,7 @@ Deno.test("a record changed without the key is refused as session_tampered, nami
   ];
   for (const [what, bad, edit] of cases) {
     await t.step(what, async () => {
-      const { layout } = await threeSteps();
-      await rewriteJournal(layout.root, (records) => {
-        edit(records);
-        return records;
-      });
+      await using layout = await rewritten(edit);
       await refused(
         layout,
         isError(
@@ -103,14 +100,13 @@ Deno.test("a record changed without the key is refused as session_tampered, nami
           bad + 1,
         ),
       );
-      await layout.cleanup();
     });
   }
 
   await t.step(
     "a result body replaced together with its recomputed SHA-256 digest",
     async () => {
-      const { layout } = await threeSteps();
+      await using layout = await savedSample({ stepwise: true });
       const forged = TEST_OUTPUT.replace("expected 3, got 4", "all passed");
       const digest = sha(forged);
       await Deno.writeTextFile(
@@ -127,18 +123,16 @@ Deno.test("a record changed without the key is refused as session_tampered, nami
         return records;
       });
       await refused(layout, isError("session_tampered", /record 2/, 3));
-      await layout.cleanup();
     },
   );
 
   await t.step("a session sealed with another key", async () => {
-    const { layout } = await threeSteps();
+    await using layout = await savedSample({ stepwise: true });
     const other = { ...layout, keyFile: `${layout.base}/other/session.key` };
     await assert.rejects(
       openSession(other),
       isError("session_tampered", /record 0/, 1),
     );
-    await layout.cleanup();
   });
 });
 
@@ -151,23 +145,20 @@ Deno.test("reordered, dropped and duplicated records are refused", async (t) => 
   ];
   for (const [what, bad, edit] of cases) {
     await t.step(what, async () => {
-      const { layout } = await threeSteps();
-      await rewriteJournal(
-        layout.root,
-        (records) => edit(records) as Json[],
+      await using layout = await rewritten((records) =>
+        edit(records) as Json[]
       );
       await refused(
         layout,
         isError("session_tampered", new RegExp(`record ${bad} `), bad + 1),
       );
-      await layout.cleanup();
     });
   }
 });
 
 Deno.test("a malformed journal is a typed error naming file and line", async (t) => {
   await t.step("a line that is not JSON, before the last", async () => {
-    const { layout } = await threeSteps();
+    await using layout = await savedSample({ stepwise: true });
     const file = `${layout.root}/journal.jsonl`;
     const lines = (await Deno.readTextFile(file)).split("\n");
     lines[2] = lines[2]!.slice(0, 40);
@@ -178,7 +169,6 @@ Deno.test("a malformed journal is a typed error naming file and line", async (t)
         isError("session_invalid", /line 3: it is not valid JSON/, 3)(e) &&
         (e as SessionError).file === file,
     );
-    await layout.cleanup();
   });
 
   // Sealed again with the key: these reach the checks behind the chain.
@@ -207,37 +197,30 @@ Deno.test("a malformed journal is a typed error naming file and line", async (t)
   ];
   for (const [what, message, edit] of sealed) {
     await t.step(what, async () => {
-      const { layout } = await threeSteps();
-      await rewriteJournal(layout.root, (records) => {
-        edit(records);
-        return records;
-      }, layout.keyFile);
+      await using layout = await rewritten(edit, true);
       await refused(layout, isError("session_invalid", message));
-      await layout.cleanup();
     });
   }
 
   await t.step(
     "a persisted path that does not come from the digest",
     async () => {
-      const { layout } = await threeSteps();
-      await rewriteJournal(layout.root, (records) => {
+      await using layout = await rewritten((records) => {
         records[2]!.results["result-3"].source.persisted = "../../ws/src/a.ts";
-        return records;
-      }, layout.keyFile);
+      }, true);
       const store = await openSession(layout);
       await assert.rejects(
         store.load(),
         isError("session_invalid", /names come only from digests/),
       );
       await store.close();
-      await layout.cleanup();
     },
   );
 });
 
 Deno.test("a torn last line is ignored and cut off by the next writer", async () => {
-  const { layout, records, results } = await threeSteps();
+  await using layout = await savedSample({ stepwise: true });
+  const { records, results } = layout;
   const file = `${layout.root}/journal.jsonl`;
   const whole = await Deno.readTextFile(file);
   await Deno.writeTextFile(file, `${whole}{"seq":4,"type":"step","coun`);
@@ -258,13 +241,12 @@ Deno.test("a torn last line is ignored and cut off by the next writer", async ()
   const again = await reload(layout);
   assert.equal(again.state.steps, 4);
   assert.deepEqual(runStateOf(again).notes, ["after the tear"]);
-  await layout.cleanup();
 });
 
 Deno.test("a writer killed with SIGKILL at any point loses no acknowledged step", async (t) => {
   for (const acks of [1, 7, 23]) {
     await t.step(`killed after ${acks} acknowledged steps`, async () => {
-      const layout = await tempLayout();
+      await using layout = await tempLayout();
       const child = new Deno.Command(Deno.execPath(), {
         args: [
           "run",
@@ -309,14 +291,13 @@ Deno.test("a writer killed with SIGKILL at any point loses no acknowledged step"
         Array.from({ length: loaded.state.steps }, (_, i) => i + 1),
       );
       assert.equal(loaded.results.length, loaded.state.steps);
-      await layout.cleanup();
     });
   }
 });
 
 Deno.test("one writer at a time: a second one is refused with session_locked", async (t) => {
   await t.step("while the first holds the session", async () => {
-    const { layout } = await threeSteps();
+    await using layout = await savedSample({ stepwise: true });
     const first = await openSession(layout);
     await assert.rejects(
       openSession(layout),
@@ -325,21 +306,19 @@ Deno.test("one writer at a time: a second one is refused with session_locked", a
     await first.close();
     const second = await openSession(layout);
     await second.close();
-    await layout.cleanup();
   });
 
   await t.step("a new session holds its lock from creation", async () => {
-    const layout = await tempLayout();
+    await using layout = await tempLayout();
     const created = await createSession(layout);
     await assert.rejects(openSession(layout), isError("session_locked"));
     await created.close();
-    await layout.cleanup();
   });
 
   await t.step(
     "a stale lock of a process that is gone is taken over",
     async () => {
-      const { layout } = await threeSteps();
+      await using layout = await savedSample({ stepwise: true });
       const gone = new Deno.Command("true").spawn();
       const pid = gone.pid;
       await gone.status;
@@ -354,27 +333,25 @@ Deno.test("one writer at a time: a second one is refused with session_locked", a
       );
       await store.close();
       assert.equal(await exists(`${layout.root}/lock`), false);
-      await layout.cleanup();
     },
   );
 
   await t.step(
     "a lock Loom did not write is explained, not removed",
     async () => {
-      const { layout } = await threeSteps();
+      await using layout = await savedSample({ stepwise: true });
       await Deno.writeTextFile(`${layout.root}/lock`, "");
       await assert.rejects(
         openSession(layout),
         isError("session_locked", /not a lock Loom wrote; remove it/),
       );
       assert.equal(await exists(`${layout.root}/lock`), true);
-      await layout.cleanup();
     },
   );
 });
 
 Deno.test("a session of the old session.json format gets a clear error", async () => {
-  const layout = await tempLayout();
+  await using layout = await tempLayout();
   await Deno.mkdir(layout.root, { recursive: true });
   await Deno.writeTextFile(
     `${layout.root}/session.json`,
@@ -387,12 +364,11 @@ Deno.test("a session of the old session.json format gets a clear error", async (
   await assert.rejects(createSession(layout), isError("session_exists"));
   const listed = await listSessions(`${layout.base}/sessions`);
   assert.match(listed[0]?.error ?? "", /older Loom/);
-  await layout.cleanup();
 });
 
 Deno.test("the session key lives outside the session, owner-only", async (t) => {
   await t.step("it is created on first use with mode 0600", async () => {
-    const layout = await tempLayout();
+    await using layout = await tempLayout();
     const store = await createSession(layout);
     await store.close();
     const info = await Deno.stat(layout.keyFile);
@@ -404,21 +380,19 @@ Deno.test("the session key lives outside the session, owner-only", async (t) => 
       ),
       false,
     );
-    await layout.cleanup();
   });
 
   await t.step("a key other users may read is refused", async () => {
-    const { layout } = await threeSteps();
+    await using layout = await savedSample({ stepwise: true });
     await Deno.chmod(layout.keyFile, 0o644);
     await assert.rejects(
       openSession(layout),
       isError("session_key_invalid", /other users .*chmod 600/),
     );
-    await layout.cleanup();
   });
 
   await t.step("a key inside the session root is refused", async () => {
-    const layout = await tempLayout();
+    await using layout = await tempLayout();
     await assert.rejects(
       SessionStore.create(layout.root, {
         workspace: layout.workspace,
@@ -433,12 +407,11 @@ Deno.test("the session key lives outside the session, owner-only", async (t) => 
       }),
       isError("session_key_invalid", /lies inside/),
     );
-    await layout.cleanup();
   });
 });
 
 Deno.test("opening a directory without a session creates neither key nor lock", async () => {
-  const layout = await tempLayout();
+  await using layout = await tempLayout();
   await Deno.mkdir(layout.root, { recursive: true });
   await assert.rejects(openSession(layout), isError("session_missing"));
   await assert.rejects(
@@ -447,5 +420,4 @@ Deno.test("opening a directory without a session creates neither key nor lock", 
   );
   assert.equal(await exists(layout.keyFile), false);
   assert.deepEqual([...(await snapshotTree(layout.root)).keys()], []);
-  await layout.cleanup();
 });

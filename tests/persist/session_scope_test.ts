@@ -6,7 +6,7 @@ import { shouldPersist } from "../../lib/persist/tool_policy.ts";
 import { RUN, sampleRun, snapshotTree, tempLayout } from "./_session.ts";
 
 Deno.test("an ephemeral stage with the same session id writes nothing", async (t) => {
-  const layout = await tempLayout();
+  await using layout = await tempLayout();
   const { snapshot } = await sampleRun();
   const owner = await openSession({
     kind: "owner",
@@ -95,6 +95,4 @@ Deno.test("an ephemeral stage with the same session id writes nothing", async (t
       TypeError,
     );
   });
-
-  await layout.cleanup();
 });

@@ -17,6 +17,7 @@ import {
   openSession,
   reload,
   sampleRun,
+  savedSample,
   snapshotOf,
   snapshotTree,
   tempLayout,
@@ -55,18 +56,9 @@ function isSessionError(code: string, message?: RegExp) {
     (message === undefined || message.test(e.message));
 }
 
-/** A layout whose session holds the sample run, closed. */
-async function savedSample(overrides?: Record<string, unknown>) {
-  const layout = await tempLayout();
-  const { results, records, snapshot } = await sampleRun();
-  const session = await createSession(layout, overrides);
-  const info = await saveSnapshot(session, snapshot);
-  await session.close();
-  return { layout, results, records, info };
-}
-
-Deno.test("saveSnapshot() and SessionStore.load() restore results and events with the same ids and digests", async (t) => {
-  const { layout, results, records, info } = await savedSample();
+Deno.test("saveSnapshot() and load() restore results and events with the same ids and digests", async (t) => {
+  await using layout = await savedSample();
+  const { results, records, info } = layout;
 
   await t.step(
     "externally bounded results are persisted, self-bounding ones catalogued",
@@ -228,12 +220,10 @@ Deno.test("saveSnapshot() and SessionStore.load() restore results and events wit
       );
     },
   );
-
-  await layout.cleanup();
 });
 
 Deno.test("saveSnapshot() costs the same at every length: one appended line of new items", async () => {
-  const layout = await tempLayout();
+  await using layout = await tempLayout();
   const session = await createSession(layout);
   const results = new ResultStore();
   const records: ActionRecord[] = [];
@@ -255,15 +245,17 @@ Deno.test("saveSnapshot() costs the same at every length: one appended line of n
   const loaded = await reload(layout);
   assert.equal(runStateOf(loaded).records.length, 60);
   assert.equal(loaded.results.length, 60);
-  await layout.cleanup();
 });
 
 Deno.test("saveSnapshot() never persists a self-bounding result, whatever the overrides", async () => {
-  const { layout, info } = await savedSample({
-    "repository.inspect": 1,
-    "tests.run": 1,
-    "$read_result": 1,
+  await using layout = await savedSample({
+    overrides: {
+      "repository.inspect": 1,
+      "tests.run": 1,
+      "$read_result": 1,
+    },
   });
+  const { info } = layout;
   assert.equal(info.reread, 2);
   assert.equal(info.persisted, 1);
   const [header] = await journalOf(layout.root);
@@ -277,20 +269,19 @@ Deno.test("saveSnapshot() never persists a self-bounding result, whatever the ov
     Object.keys(catalogue).filter((id) => "persisted" in catalogue[id].source),
     ["result-3"],
   );
-  await layout.cleanup();
 });
 
 /** Saves the sample run with these overrides; returns what landed on disk. */
 async function savedWith(overrides: Record<string, unknown>) {
-  const saved = await savedSample(overrides);
-  const text = await Deno.readTextFile(`${saved.layout.root}/journal.jsonl`);
+  const saved = await savedSample({ overrides });
+  const text = await Deno.readTextFile(`${saved.root}/journal.jsonl`);
   const files =
-    (await Array.fromAsync(Deno.readDir(`${saved.layout.root}/tool-results`)))
+    (await Array.fromAsync(Deno.readDir(`${saved.root}/tool-results`)))
       .map((e) => e.name).sort();
   return {
     ...saved,
     text,
-    catalogue: await catalogueOf(saved.layout.root),
+    catalogue: await catalogueOf(saved.root),
     files,
   };
 }
@@ -299,19 +290,20 @@ Deno.test("saveSnapshot() persists an externally bounded result only above its t
   await t.step(
     "above the threshold the body goes to tool-results/",
     async () => {
-      const saved = await savedWith({ "tests.run": TEST_OUTPUT.length - 1 });
+      await using saved = await savedWith({
+        "tests.run": TEST_OUTPUT.length - 1,
+      });
       assert.equal(saved.info.persisted, 1);
       assert.equal(saved.info.inline, 0);
       assert.deepEqual(saved.files, [`${sha(TEST_OUTPUT)}.txt`]);
       assert.equal(saved.text.includes("TEST_OUTPUT_BODY"), false);
-      await saved.layout.cleanup();
     },
   );
 
   await t.step(
     "at the threshold the body stays inline in the journal",
     async () => {
-      const saved = await savedWith({ "tests.run": TEST_OUTPUT.length });
+      await using saved = await savedWith({ "tests.run": TEST_OUTPUT.length });
       assert.equal(saved.info.persisted, 0);
       assert.equal(saved.info.inline, 1);
       assert.equal(saved.info.written, 0);
@@ -321,7 +313,7 @@ Deno.test("saveSnapshot() persists an externally bounded result only above its t
       });
       assert.equal(saved.catalogue["result-3"].sha256, sha(TEST_OUTPUT));
       assert.equal(saved.text.includes("preview"), false);
-      const loaded = await reload(saved.layout);
+      const loaded = await reload(saved);
       assert.deepEqual(
         loaded.results.map((r) => [r.id, r.sha256]),
         [...saved.results.stored()].map((r) => [r.id, r.sha256]),
@@ -332,33 +324,31 @@ Deno.test("saveSnapshot() persists an externally bounded result only above its t
       );
       // The preview is rebuilt from the inline body, as it was.
       assert.deepEqual(runStateOf(loaded).records[1], saved.records[1]);
-      await saved.layout.cleanup();
     },
   );
 
   await t.step(
     "two overrides of the same run write different sets of files",
     async () => {
-      const low = await savedWith({ "tests.run": 1 });
-      const high = await savedWith({ "tests.run": 1_000_000 });
+      await using low = await savedWith({ "tests.run": 1 });
+      await using high = await savedWith({ "tests.run": 1_000_000 });
       assert.deepEqual(low.files, [`${sha(TEST_OUTPUT)}.txt`]);
       assert.deepEqual(high.files, []);
       const events = async (l: Layout) =>
         (await journalOf(l.root)).flatMap((r) => r.records ?? []);
-      assert.deepEqual(await events(low.layout), await events(high.layout));
+      assert.deepEqual(await events(low), await events(high));
       for (const saved of [low, high]) {
-        const loaded = await reload(saved.layout);
+        const loaded = await reload(saved);
         assert.deepEqual(
           loaded.results.map((r) => r.bytes),
           [...saved.results.stored()].map((r) => r.bytes),
         );
-        await saved.layout.cleanup();
       }
     },
   );
 
   await t.step("the threshold counts characters, not bytes", async () => {
-    const layout = await tempLayout();
+    await using layout = await tempLayout();
     const results = new ResultStore();
     const body = "é".repeat(10); // 10 characters, 20 UTF-8 bytes
     const output = await results.put(body, {
@@ -386,14 +376,13 @@ Deno.test("saveSnapshot() persists an externally bounded result only above its t
     assert.equal(info.inline, 1);
     const loaded = await reload(layout);
     assert.equal(new TextDecoder().decode(loaded.results[0]?.bytes), body);
-    await layout.cleanup();
   });
 });
 
 Deno.test("saveSnapshot() stores nothing of repository.inspect, whatever its override", async (t) => {
   for (const value of [1, 1_000_000_000, 0, -5, Infinity, "50"]) {
     await t.step(`repository.inspect=${String(value)}`, async () => {
-      const saved = await savedWith({
+      await using saved = await savedWith({
         "repository.inspect": value,
         "tests.run": 1_000_000,
       });
@@ -406,13 +395,12 @@ Deno.test("saveSnapshot() stores nothing of repository.inspect, whatever its ove
       for (const body of ["INSPECTED_BODY", "Readme body text"]) {
         assert.equal(saved.text.includes(body), false, body);
       }
-      await saved.layout.cleanup();
     });
   }
 });
 
 Deno.test("saveSnapshot() leaves out results no acknowledged record produced", async () => {
-  const layout = await tempLayout();
+  await using layout = await tempLayout();
   const { results, records } = await sampleRun();
   await results.put("ORPHAN_BODY", {
     origin: "tests.run x",
@@ -423,16 +411,15 @@ Deno.test("saveSnapshot() leaves out results no acknowledged record produced", a
   await session.close();
   assert.deepEqual(info.skipped, ["result-4"]);
   assert.equal((await allText(layout.root)).includes("ORPHAN_BODY"), false);
-  await layout.cleanup();
 });
 
 Deno.test("SessionStore.load() detects damaged result files with a typed error naming the file", async (t) => {
+  /** The saved sample and the file its test output was persisted to. */
   async function saved() {
-    const { layout } = await savedSample();
-    return {
-      layout,
+    const layout = await savedSample();
+    return Object.assign(layout, {
       file: `${layout.root}/tool-results/${sha(TEST_OUTPUT)}.txt`,
-    };
+    });
   }
   async function loadFails(layout: Layout, check: (e: unknown) => boolean) {
     const store = await openSession(layout);
@@ -441,7 +428,8 @@ Deno.test("SessionStore.load() detects damaged result files with a typed error n
   }
 
   await t.step("a tampered result file", async () => {
-    const { layout, file } = await saved();
+    await using layout = await saved();
+    const { file } = layout;
     await Deno.writeTextFile(file, TEST_OUTPUT.replace("got 4", "got 3"));
     const before = await snapshotTree(layout.base);
     await loadFails(
@@ -455,18 +443,18 @@ Deno.test("SessionStore.load() detects damaged result files with a typed error n
       before,
       "nothing was overwritten",
     );
-    await layout.cleanup();
   });
 
   await t.step("a truncated result file", async () => {
-    const { layout, file } = await saved();
+    await using layout = await saved();
+    const { file } = layout;
     await Deno.writeTextFile(file, "");
     await loadFails(layout, isSessionError("result_corrupted"));
-    await layout.cleanup();
   });
 
   await t.step("a missing result file", async () => {
-    const { layout, file } = await saved();
+    await using layout = await saved();
+    const { file } = layout;
     await Deno.remove(file);
     await loadFails(
       layout,
@@ -474,22 +462,22 @@ Deno.test("SessionStore.load() detects damaged result files with a typed error n
         isSessionError("result_missing", new RegExp(sha(TEST_OUTPUT)))(e) &&
         (e as SessionError).file === file,
     );
-    await layout.cleanup();
   });
 
   await t.step("a result file replaced by a symlink", async () => {
-    const { layout, file } = await saved();
+    await using layout = await saved();
+    const { file } = layout;
     const elsewhere = `${layout.base}/elsewhere.txt`;
     await Deno.writeTextFile(elsewhere, TEST_OUTPUT);
     await Deno.remove(file);
     await Deno.symlink(elsewhere, file);
     await loadFails(layout, isSessionError("result_corrupted"));
-    await layout.cleanup();
   });
 });
 
 Deno.test("SessionStore.load() marks results whose source changed as digest_mismatch", async (t) => {
-  const { layout, results } = await savedSample();
+  await using layout = await savedSample();
+  const { results } = layout;
 
   await t.step("a changed file", async () => {
     await Deno.writeTextFile(
@@ -555,12 +543,10 @@ Deno.test("SessionStore.load() marks results whose source changed as digest_mism
       );
     },
   );
-
-  await layout.cleanup();
 });
 
 Deno.test("SessionStore refuses a session root that overlaps the workspace", async (t) => {
-  const layout = await tempLayout();
+  await using layout = await tempLayout();
   const create = (root: string) => createSession({ ...layout, root } as Layout);
   await t.step("inside the workspace", async () => {
     await assert.rejects(
@@ -604,18 +590,16 @@ Deno.test("SessionStore refuses a session root that overlaps the workspace", asy
     await session.close();
     assert.ok(session.forbiddenRoots.includes(await Deno.realPath(other)));
   });
-  await layout.cleanup();
 });
 
 Deno.test("SessionStore.create() refuses a root that already holds a session", async () => {
-  const { layout } = await savedSample();
+  await using layout = await savedSample();
   const before = await snapshotTree(layout.root);
   await assert.rejects(
     createSession(layout),
     isSessionError("session_exists", /journal\.jsonl/),
   );
   assert.deepEqual(await snapshotTree(layout.root), before);
-  await layout.cleanup();
 });
 
 Deno.test("SessionStore cannot be constructed without create() or open()", () => {

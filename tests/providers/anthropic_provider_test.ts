@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import type { TurnRequest } from "../../lib/briefing/turn_request.ts";
 import { CompileOptionsError } from "../../lib/context/errors.ts";
-import { createProvider } from "../../lib/providers/create_provider.ts";
+import {
+  createProvider,
+  type CreateProviderOptions,
+} from "../../lib/providers/create_provider.ts";
 import type { ModelCall } from "../../lib/providers/model_provider.ts";
-import { ProviderError } from "../../lib/providers/provider_error.ts";
-import { closedPortUrl, fakeServer, RETRY_SOON } from "./_fake_server.ts";
-import { selectionCall, selectionRequest } from "./_requests.ts";
-
-const ENV = { ANTHROPIC_API_KEY: "sk-ant-test" };
+import { providerContract, providerError } from "./_contract.ts";
+import { fakeServer } from "./_fake_server.ts";
+import { selectionRequest } from "./_requests.ts";
 
 function message(
   content: unknown[],
@@ -43,10 +44,6 @@ const OK = {
   body: message([{ type: "text", text: "Let me look first" }, TOOL_USE]),
 };
 
-function anthropicError(type: string, text: string): Record<string, unknown> {
-  return { type: "error", error: { type, message: text } };
-}
-
 function withMarkers(count: number): ModelCall {
   const base = selectionRequest();
   const blocks = Array.from({ length: count }, (_, i) => ({
@@ -62,81 +59,58 @@ function withMarkers(count: number): ModelCall {
   return { phase: "selection", tool: "select_action", request };
 }
 
-function providerError(code: string, pattern?: RegExp) {
-  return (error: unknown): boolean => {
-    assert.ok(error instanceof ProviderError, `not a ProviderError: ${error}`);
-    assert.equal(error.code, code);
-    if (pattern !== undefined) assert.match(error.message, pattern);
-    return true;
-  };
-}
+const ANTHROPIC = providerContract({
+  name: "Anthropic",
+  spec: "anthropic:claude-test",
+  env: { ANTHROPIC_API_KEY: "sk-ant-test" },
+  baseUrl: (url) => url,
+  ok: OK,
+  okArguments: { action: "repository.inspect" },
+  errorBody: (type, text) => ({
+    type: "error",
+    error: { type, message: text },
+  }),
+  retried: [429, 500, 529],
+  retriedError: ["overloaded_error", "Try again"],
+  persistent: {
+    label: "5xx",
+    status: 503,
+    error: ["api_error", "Down"],
+    maxRetries: 1,
+    message: /HTTP 503: Down \(2 attempts\)/,
+  },
+  unauthorized: {
+    error: ["authentication_error", "invalid x-api-key"],
+    message:
+      /^Anthropic rejected the API key with HTTP 401: check ANTHROPIC_API_KEY: invalid x-api-key$/,
+  },
+  unreachable: /^Cannot reach Anthropic/,
+});
 
 Deno.test("the Anthropic provider sends the exact Messages request with a forced tool", async () => {
-  await using server = fakeServer([OK]);
-  const provider = createProvider("anthropic:claude-test", {
-    env: ENV,
-    baseUrl: server.url,
-  });
-  assert.equal(provider.spec, "anthropic:claude-test");
-  await provider.call(selectionCall());
-
-  assert.equal(server.received.length, 1);
-  const [sent] = server.received;
-  assert.ok(sent);
-  assert.equal(sent.method, "POST");
+  const sent = await ANTHROPIC.sent();
   assert.equal(sent.path, "/v1/messages");
   // The SDK decides the header (x-api-key or a bearer token); the key must travel in one.
   const credential = sent.headers.get("x-api-key") ??
     sent.headers.get("authorization");
   assert.match(credential ?? "", /^(Bearer )?sk-ant-test$/);
   assert.ok(sent.headers.get("anthropic-version"));
+  // The turn's system, messages and tool go out as they are, markers included.
+  const { system, messages, tool, tool_choice } = selectionRequest();
   assert.deepEqual(sent.body, {
     model: "claude-test",
     max_tokens: 8192,
-    system: [
-      { type: "text", text: "You are a careful engineer" },
-      {
-        type: "text",
-        text: "Tool guidance",
-        cache_control: { type: "ephemeral", ttl: "1h" },
-      },
-    ],
-    messages: [{
-      role: "user",
-      content: [
-        { type: "text", text: "Intent: fix the bug" },
-        {
-          type: "text",
-          text: "Recent events",
-          cache_control: { type: "ephemeral" },
-        },
-        { type: "text", text: "Candidates: repository.inspect, tests.run" },
-      ],
-    }],
-    tools: [{
-      name: "select_action",
-      description: "Choose the next action",
-      input_schema: {
-        type: "object",
-        properties: {
-          action: { type: "string", enum: ["repository.inspect", "tests.run"] },
-        },
-        required: ["action"],
-        additionalProperties: false,
-      },
-    }],
-    tool_choice: { type: "tool", name: "select_action" },
+    system,
+    messages,
+    tools: [tool],
+    tool_choice,
   });
+  assert.deepEqual(tool_choice, { type: "tool", name: "select_action" });
+  assert.equal(JSON.stringify(sent.body).match(/"cache_control"/g)?.length, 2);
 });
 
 Deno.test("the Anthropic provider returns the tool_use input and maps usage with cache counters", async () => {
-  await using server = fakeServer([OK]);
-  const provider = createProvider("anthropic:claude-test", {
-    env: ENV,
-    baseUrl: server.url,
-  });
-  const reply = await provider.call(selectionCall());
-  assert.deepEqual(reply, {
+  assert.deepEqual(await ANTHROPIC.reply(), {
     arguments: { action: "repository.inspect" },
     usage: {
       input_tokens: 120,
@@ -149,15 +123,10 @@ Deno.test("the Anthropic provider returns the tool_use input and maps usage with
 });
 
 Deno.test("the Anthropic provider reports absent cache counters as null", async () => {
-  await using server = fakeServer([{
+  const reply = await ANTHROPIC.reply({
     status: 200,
     body: message([TOOL_USE], { usage: { input_tokens: 5, output_tokens: 2 } }),
-  }]);
-  const provider = createProvider("anthropic:claude-test", {
-    env: ENV,
-    baseUrl: server.url,
   });
-  const reply = await provider.call(selectionCall());
   assert.deepEqual(reply.usage, {
     input_tokens: 5,
     output_tokens: 2,
@@ -169,10 +138,7 @@ Deno.test("the Anthropic provider reports absent cache counters as null", async 
 Deno.test("the Anthropic provider never sends more than 4 cache breakpoints", async (t) => {
   await t.step("4 markers are sent as given", async () => {
     await using server = fakeServer([OK]);
-    const provider = createProvider("anthropic:claude-test", {
-      env: ENV,
-      baseUrl: server.url,
-    });
+    const provider = ANTHROPIC.at(server.url);
     await provider.call(withMarkers(4));
     const body = server.received[0]?.body as {
       messages: { content: { cache_control?: unknown }[] }[];
@@ -183,10 +149,7 @@ Deno.test("the Anthropic provider never sends more than 4 cache breakpoints", as
 
   await t.step("5 markers are a RangeError and nothing is sent", async () => {
     await using server = fakeServer([OK]);
-    const provider = createProvider("anthropic:claude-test", {
-      env: ENV,
-      baseUrl: server.url,
-    });
+    const provider = ANTHROPIC.at(server.url);
     await assert.rejects(provider.call(withMarkers(5)), (error: unknown) => {
       assert.ok(error instanceof RangeError);
       assert.ok(error instanceof CompileOptionsError);
@@ -201,10 +164,7 @@ Deno.test("the Anthropic provider never sends more than 4 cache breakpoints", as
     "a 1h marker after a 5m one is a RangeError and nothing is sent",
     async () => {
       await using server = fakeServer([OK]);
-      const provider = createProvider("anthropic:claude-test", {
-        env: ENV,
-        baseUrl: server.url,
-      });
+      const provider = ANTHROPIC.at(server.url);
       const base = selectionRequest();
       const request: TurnRequest = {
         ...base,
@@ -233,146 +193,40 @@ Deno.test("the Anthropic provider never sends more than 4 cache breakpoints", as
   );
 });
 
-Deno.test("the Anthropic SDK retries 429 and 5xx answers", async (t) => {
-  for (const status of [429, 500, 529]) {
-    await t.step(`HTTP ${status} once, then success`, async () => {
-      await using server = fakeServer([
-        {
-          status,
-          body: anthropicError("overloaded_error", "Try again"),
-          headers: RETRY_SOON,
-        },
-        OK,
-      ]);
-      const provider = createProvider("anthropic:claude-test", {
-        env: ENV,
-        baseUrl: server.url,
-      });
-      const reply = await provider.call(selectionCall());
-      assert.deepEqual(reply.arguments, { action: "repository.inspect" });
-      assert.equal(server.received.length, 2);
-      assert.deepEqual(server.received[1]?.body, server.received[0]?.body);
+Deno.test("the Anthropic provider refuses an answer without the forced tool call", async (t) => {
+  const cases: [string, unknown, RegExp, CreateProviderOptions][] = [
+    [
+      "text only is a provider_protocol error carrying the partial usage",
+      message([{ type: "text", text: "I would rather chat" }], {
+        stop_reason: "end_turn",
+      }),
+      /without the forced select_action tool call/,
+      {},
+    ],
+    [
+      "a call of another tool is a provider_protocol error",
+      message([{ ...TOOL_USE, name: "action_arguments" }]),
+      /called tool "action_arguments" instead of the forced select_action/,
+      {},
+    ],
+    [
+      "stopping at max_tokens is a provider_protocol error",
+      message([TOOL_USE], { stop_reason: "max_tokens" }),
+      /max_tokens \(64\)/,
+      { maxTokens: 64 },
+    ],
+  ];
+  for (const [name, body, pattern, options] of cases) {
+    await t.step(name, async () => {
+      const { error, received } = await ANTHROPIC.failure(body, options);
+      providerError("provider_protocol", pattern)(error);
+      assert.equal(error.usage?.input_tokens, 120);
+      assert.equal(
+        (received[0]?.body as { max_tokens: number }).max_tokens,
+        options.maxTokens ?? 8192,
+      );
     });
   }
-
-  await t.step(
-    "a 5xx that persists past the retries is a provider_http error",
-    async () => {
-      await using server = fakeServer([
-        {
-          status: 503,
-          body: anthropicError("api_error", "Down"),
-          headers: RETRY_SOON,
-        },
-      ]);
-      const provider = createProvider("anthropic:claude-test", {
-        env: ENV,
-        baseUrl: server.url,
-        maxRetries: 1,
-      });
-      await assert.rejects(provider.call(selectionCall()), (error: unknown) => {
-        providerError(
-          "provider_http",
-          /HTTP 503: Down \(2 attempts\)/,
-        )(error);
-        assert.equal((error as ProviderError).status, 503);
-        return true;
-      });
-      assert.equal(server.received.length, 2);
-    },
-  );
-});
-
-Deno.test("the Anthropic provider explains a 401 and does not retry it", async () => {
-  await using server = fakeServer([
-    {
-      status: 401,
-      body: anthropicError("authentication_error", "invalid x-api-key"),
-    },
-  ]);
-  const provider = createProvider("anthropic:claude-test", {
-    env: ENV,
-    baseUrl: server.url,
-  });
-  await assert.rejects(provider.call(selectionCall()), (error: unknown) => {
-    providerError(
-      "provider_http",
-      /^Anthropic rejected the API key with HTTP 401: check ANTHROPIC_API_KEY: invalid x-api-key$/,
-    )(error);
-    assert.equal((error as ProviderError).status, 401);
-    return true;
-  });
-  assert.equal(server.received.length, 1);
-});
-
-Deno.test("the Anthropic provider refuses an answer without the forced tool call", async (t) => {
-  await t.step(
-    "text only is a provider_protocol error carrying the partial usage",
-    async () => {
-      await using server = fakeServer([{
-        status: 200,
-        body: message([{ type: "text", text: "I would rather chat" }], {
-          stop_reason: "end_turn",
-        }),
-      }]);
-      const provider = createProvider("anthropic:claude-test", {
-        env: ENV,
-        baseUrl: server.url,
-      });
-      await assert.rejects(provider.call(selectionCall()), (error: unknown) => {
-        providerError(
-          "provider_protocol",
-          /without the forced select_action tool call/,
-        )(error);
-        assert.equal((error as ProviderError).usage?.input_tokens, 120);
-        return true;
-      });
-    },
-  );
-
-  await t.step(
-    "a call of another tool is a provider_protocol error",
-    async () => {
-      await using server = fakeServer([{
-        status: 200,
-        body: message([{ ...TOOL_USE, name: "action_arguments" }]),
-      }]);
-      const provider = createProvider("anthropic:claude-test", {
-        env: ENV,
-        baseUrl: server.url,
-      });
-      await assert.rejects(
-        provider.call(selectionCall()),
-        providerError(
-          "provider_protocol",
-          /called tool "action_arguments" instead of the forced select_action/,
-        ),
-      );
-    },
-  );
-
-  await t.step(
-    "stopping at max_tokens is a provider_protocol error",
-    async () => {
-      await using server = fakeServer([{
-        status: 200,
-        body: message([TOOL_USE], { stop_reason: "max_tokens" }),
-      }]);
-      const provider = createProvider("anthropic:claude-test", {
-        env: ENV,
-        baseUrl: server.url,
-        maxTokens: 64,
-      });
-      await assert.rejects(
-        provider.call(selectionCall()),
-        providerError("provider_protocol", /max_tokens \(64\)/),
-      );
-      assert.equal(
-        (server.received[0]?.body as { max_tokens: number }).max_tokens,
-        64,
-      );
-    },
-  );
 });
 
 Deno.test("the Anthropic provider needs ANTHROPIC_API_KEY before any work", async (t) => {
@@ -392,17 +246,4 @@ Deno.test("the Anthropic provider needs ANTHROPIC_API_KEY before any work", asyn
       );
     });
   }
-});
-
-Deno.test("the Anthropic provider reports an unreachable server as provider_connection", async () => {
-  const url = await closedPortUrl();
-  const provider = createProvider("anthropic:claude-test", {
-    env: ENV,
-    baseUrl: url,
-    maxRetries: 0,
-  });
-  await assert.rejects(
-    provider.call(selectionCall()),
-    providerError("provider_connection", /^Cannot reach Anthropic/),
-  );
 });

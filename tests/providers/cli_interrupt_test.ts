@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
 import type { SliceOutcome } from "../../lib/slice/outcome.ts";
-import { spawnLoom as startLoom } from "../_kit.ts";
+import { type CliResult, finished, spawnLoom } from "../_kit.ts";
 import {
   chatCompletion,
   type HostileServer,
@@ -19,29 +19,13 @@ import { forcedTool, isSelection } from "./_slice_server.ts";
 /** Only a hang exceeds this; the runs themselves take a few seconds. */
 const SLACK_MS = 30_000;
 
-interface Finished {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly elapsedMs: number;
-}
-
-function spawnLoom(args: string[]) {
-  const started = performance.now();
-  const child = startLoom(args, { env: { OPENAI_API_KEY: "" } });
-  return {
-    child,
-    async finished(): Promise<Finished> {
-      const out = await child.output();
-      const decoder = new TextDecoder();
-      return {
-        code: out.code,
-        stdout: decoder.decode(out.stdout),
-        stderr: decoder.decode(out.stderr),
-        elapsedMs: performance.now() - started,
-      };
-    },
-  };
+/** The real CLI, with no OpenAI key in its environment, still running. */
+function spawn(
+  args: string[],
+): { child: Deno.ChildProcess; finished(): Promise<CliResult> } {
+  const child = spawnLoom(args, { env: { OPENAI_API_KEY: "" } });
+  const output = finished(child);
+  return { child, finished: () => output };
 }
 
 async function until(what: string, test: () => boolean): Promise<void> {
@@ -109,7 +93,7 @@ for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     await using server = hostileServer((c) =>
       answering ? complete(c.body) : stall(c)
     );
-    const run = spawnLoom(s.args(server, "--session", s.session, "--json"));
+    const run = spawn(s.args(server, "--session", s.session, "--json"));
     await until("the model call started", () => server.requests >= 1);
     run.child.kill(signal);
     const result = await run.finished();
@@ -125,7 +109,7 @@ for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
 
     // The session continues where the interrupt left it.
     answering = true;
-    const resumed = await spawnLoom([
+    const resumed = await spawn([
       "run",
       "--resume",
       s.session,
@@ -154,7 +138,8 @@ Deno.test("a second SIGINT exits at once, without waiting for the running test",
       isSelection(body) ? '{"action":"tests.run"}' : "{}",
     ));
   });
-  const run = spawnLoom(
+  const started = performance.now();
+  const run = spawn(
     s.args(server, "--test", `${Deno.execPath()} run slow.ts`),
   );
   await until("the test started", () => server.requests >= 2);
@@ -166,28 +151,36 @@ Deno.test("a second SIGINT exits at once, without waiting for the running test",
   assert.equal(result.code, 130, result.stderr);
   assert.match(result.stderr, /SIGINT received/);
   assert.match(result.stderr, /second SIGINT, exiting without a report/);
-  assert.ok(result.elapsedMs < 15_000, `took ${result.elapsedMs} ms`);
+  const elapsedMs = performance.now() - started;
+  assert.ok(elapsedMs < 15_000, `took ${elapsedMs} ms`);
 });
 
-Deno.test("--model-timeout ends a stalled call as provider_timeout with exit 3 and a report", async () => {
+/** A run against a server that never answers, with these flags. */
+async function stalled(...extra: string[]): Promise<
+  { result: CliResult; report: ContextReport; requests: number }
+> {
   await using s = await scene();
   await using server = hostileServer(stall);
-  const result = await spawnLoom(s.args(server, "--model-timeout", "300ms"))
-    .finished();
+  const result = await spawn(s.args(server, ...extra)).finished();
+  return { result, report: await s.readReport(), requests: server.requests };
+}
+
+Deno.test("--model-timeout ends a stalled call as provider_timeout with exit 3 and a report", async () => {
+  const { result, report, requests } = await stalled(
+    "--model-timeout",
+    "300ms",
+  );
   assert.equal(result.code, 3, result.stderr);
   assert.match(
     result.stdout,
     /detail: provider_timeout: The server at http:\/\/127\.0\.0\.1:\d+\/v1 sent no complete reply within the model timeout of 300 ms \(3 attempts\)/,
   );
-  assert.equal(server.requests, 3);
-  assert.equal((await s.readReport()).outcome.stop, "provider_error");
+  assert.equal(requests, 3);
+  assert.equal(report.outcome.stop, "provider_error");
 });
 
 Deno.test("--run-timeout interrupts a slow call after the progress said it was waiting", async () => {
-  await using s = await scene();
-  await using server = hostileServer(stall);
-  const result = await spawnLoom(s.args(server, "--run-timeout", "5500ms"))
-    .finished();
+  const { result, report } = await stalled("--run-timeout", "5500ms");
   assert.equal(result.code, 1, result.stderr);
   assert.match(
     result.stderr,
@@ -198,7 +191,7 @@ Deno.test("--run-timeout interrupts a slow call after the progress said it was w
     /^loom run: interrupted before the first step \(1 model call\)/,
   );
   assert.match(result.stdout, /the run timeout of 5\.5 s ran out/);
-  assert.equal((await s.readReport()).outcome.stop, "interrupted");
+  assert.equal(report.outcome.stop, "interrupted");
 });
 
 Deno.test("control characters from the model never reach the terminal raw", async () => {
@@ -218,7 +211,7 @@ Deno.test("control characters from the model never reach the terminal raw", asyn
         : JSON.stringify({ summary: `done\u001b]0;pwned\u0007\r\nfake line` }),
     ));
   });
-  const result = await spawnLoom(s.args(server)).finished();
+  const result = await spawn(s.args(server)).finished();
   assert.equal(result.code, 0, result.stderr);
   for (
     const [name, text] of [["stderr", result.stderr], ["stdout", result.stdout]]

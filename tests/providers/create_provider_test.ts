@@ -1,16 +1,6 @@
 import assert from "node:assert/strict";
 import { createProvider } from "../../lib/providers/create_provider.ts";
-import { ProviderError } from "../../lib/providers/provider_error.ts";
-
-function providerError(code: string, pattern?: RegExp) {
-  return (error: unknown): boolean => {
-    assert.ok(error instanceof ProviderError, `not a ProviderError: ${error}`);
-    assert.equal(error.code, code);
-    assert.equal(error.name, "ProviderError");
-    if (pattern !== undefined) assert.match(error.message, pattern);
-    return true;
-  };
-}
+import { providerError } from "./_contract.ts";
 
 Deno.test("createProvider() refuses specs it does not know", async (t) => {
   const cases: [string, RegExp][] = [

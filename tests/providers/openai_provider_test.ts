@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
 import { createProvider } from "../../lib/providers/create_provider.ts";
-import { ProviderError } from "../../lib/providers/provider_error.ts";
-import { closedPortUrl, fakeServer, RETRY_SOON } from "./_fake_server.ts";
-import { selectionCall } from "./_requests.ts";
-
-const ENV = { OPENAI_API_KEY: "sk-openai-test" };
+import { providerContract, providerError } from "./_contract.ts";
+import { fakeServer } from "./_fake_server.ts";
+import { selectionCall, selectionRequest } from "./_requests.ts";
 
 function completion(
   message: Record<string, unknown>,
@@ -43,34 +41,39 @@ const OK = {
   body: completion(toolCallMessage("select_action", '{"action":"tests.run"}')),
 };
 
-function openAIError(type: string, text: string): Record<string, unknown> {
-  return { error: { message: text, type, param: null, code: null } };
-}
-
-function providerError(code: string, pattern?: RegExp) {
-  return (error: unknown): boolean => {
-    assert.ok(error instanceof ProviderError, `not a ProviderError: ${error}`);
-    assert.equal(error.code, code);
-    if (pattern !== undefined) assert.match(error.message, pattern);
-    return true;
-  };
-}
+const OPENAI = providerContract({
+  name: "OpenAI",
+  spec: "openai:gpt-test",
+  env: { OPENAI_API_KEY: "sk-openai-test" },
+  baseUrl: (url) => `${url}/v1`,
+  ok: OK,
+  okArguments: { action: "tests.run" },
+  errorBody: (type, text) => ({
+    error: { message: text, type, param: null, code: null },
+  }),
+  retried: [429, 500, 503],
+  retriedError: ["server_error", "Busy"],
+  persistent: {
+    label: "429",
+    status: 429,
+    error: ["rate_limit", "Slow down"],
+    maxRetries: 2,
+    message: /HTTP 429.*Slow down/,
+  },
+  unauthorized: {
+    error: ["invalid_request_error", "Incorrect API key provided"],
+    message:
+      /^The server at http:\/\/127\.0\.0\.1:\d+\/v1 rejected the API key with HTTP 401: check OPENAI_API_KEY: Incorrect API key provided$/,
+  },
+  unreachable: /^Cannot reach the server at http:\/\/127\.0\.0\.1/,
+});
 
 Deno.test("the OpenAI provider sends the exact Chat Completions request with a forced function", async () => {
-  await using server = fakeServer([OK]);
-  const provider = createProvider("openai:gpt-test", {
-    env: ENV,
-    baseUrl: `${server.url}/v1`,
-  });
-  assert.equal(provider.spec, "openai:gpt-test");
-  await provider.call(selectionCall());
-
-  assert.equal(server.received.length, 1);
-  const [sent] = server.received;
-  assert.ok(sent);
-  assert.equal(sent.method, "POST");
+  const sent = await OPENAI.sent();
   assert.equal(sent.path, "/v1/chat/completions");
   assert.equal(sent.headers.get("authorization"), "Bearer sk-openai-test");
+  // Each side's blocks are joined by blank lines; the tool becomes a function.
+  const { tool } = selectionRequest();
   assert.deepEqual(sent.body, {
     model: "gpt-test",
     messages: [
@@ -87,34 +90,19 @@ Deno.test("the OpenAI provider sends the exact Chat Completions request with a f
     tools: [{
       type: "function",
       function: {
-        name: "select_action",
-        description: "Choose the next action",
-        parameters: {
-          type: "object",
-          properties: {
-            action: {
-              type: "string",
-              enum: ["repository.inspect", "tests.run"],
-            },
-          },
-          required: ["action"],
-          additionalProperties: false,
-        },
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.input_schema,
       },
     }],
     tool_choice: { type: "function", function: { name: "select_action" } },
   });
+  assert.equal(tool.name, "select_action");
   assert.doesNotMatch(JSON.stringify(sent.body), /cache_control/);
 });
 
 Deno.test("the OpenAI provider parses the function arguments and maps usage", async () => {
-  await using server = fakeServer([OK]);
-  const provider = createProvider("openai:gpt-test", {
-    env: ENV,
-    baseUrl: `${server.url}/v1`,
-  });
-  const reply = await provider.call(selectionCall());
-  assert.deepEqual(reply, {
+  assert.deepEqual(await OPENAI.reply(), {
     arguments: { action: "tests.run" },
     usage: {
       input_tokens: 1500,
@@ -127,96 +115,19 @@ Deno.test("the OpenAI provider parses the function arguments and maps usage", as
 });
 
 Deno.test("the OpenAI provider reports missing usage as null counters", async () => {
-  await using server = fakeServer([{
+  const reply = await OPENAI.reply({
     status: 200,
     body: completion(
       toolCallMessage("select_action", '{"action":"tests.run"}'),
-      {
-        usage: undefined,
-      },
+      { usage: undefined },
     ),
-  }]);
-  const provider = createProvider("openai:gpt-test", {
-    env: ENV,
-    baseUrl: `${server.url}/v1`,
   });
-  const reply = await provider.call(selectionCall());
   assert.deepEqual(reply.usage, {
     input_tokens: null,
     output_tokens: null,
     cache_read_tokens: null,
     cache_write_tokens: null,
   });
-});
-
-Deno.test("the OpenAI SDK retries 429 and 5xx answers", async (t) => {
-  for (const status of [429, 500, 503]) {
-    await t.step(`HTTP ${status} once, then success`, async () => {
-      await using server = fakeServer([
-        {
-          status,
-          body: openAIError("server_error", "Busy"),
-          headers: RETRY_SOON,
-        },
-        OK,
-      ]);
-      const provider = createProvider("openai:gpt-test", {
-        env: ENV,
-        baseUrl: `${server.url}/v1`,
-      });
-      const reply = await provider.call(selectionCall());
-      assert.deepEqual(reply.arguments, { action: "tests.run" });
-      assert.equal(server.received.length, 2);
-      assert.deepEqual(server.received[1]?.body, server.received[0]?.body);
-    });
-  }
-
-  await t.step(
-    "a 429 that persists past the retries is a provider_http error",
-    async () => {
-      await using server = fakeServer([
-        {
-          status: 429,
-          body: openAIError("rate_limit", "Slow down"),
-          headers: RETRY_SOON,
-        },
-      ]);
-      const provider = createProvider("openai:gpt-test", {
-        env: ENV,
-        baseUrl: `${server.url}/v1`,
-        maxRetries: 2,
-      });
-      await assert.rejects(provider.call(selectionCall()), (error: unknown) => {
-        providerError("provider_http", /HTTP 429.*Slow down/)(error);
-        assert.equal((error as ProviderError).status, 429);
-        return true;
-      });
-      assert.equal(server.received.length, 3);
-    },
-  );
-});
-
-Deno.test("the OpenAI provider explains a 401 and does not retry it", async () => {
-  await using server = fakeServer([
-    {
-      status: 401,
-      body: openAIError("invalid_request_error", "Incorrect API key provided"),
-    },
-  ]);
-  const base = `${server.url}/v1`;
-  const provider = createProvider("openai:gpt-test", {
-    env: ENV,
-    baseUrl: base,
-  });
-  await assert.rejects(provider.call(selectionCall()), (error: unknown) => {
-    providerError(
-      "provider_http",
-      /^The server at http:\/\/127\.0\.0\.1:\d+\/v1 rejected the API key with HTTP 401: check OPENAI_API_KEY: Incorrect API key provided$/,
-    )(error);
-    assert.equal((error as ProviderError).status, 401);
-    return true;
-  });
-  assert.equal(server.received.length, 1);
 });
 
 Deno.test("the OpenAI provider refuses an answer without a usable forced call", async (t) => {
@@ -255,19 +166,9 @@ Deno.test("the OpenAI provider refuses an answer without a usable forced call", 
     await t.step(
       `${name} is a provider_protocol error carrying the partial usage`,
       async () => {
-        await using server = fakeServer([{ status: 200, body }]);
-        const provider = createProvider("openai:gpt-test", {
-          env: ENV,
-          baseUrl: `${server.url}/v1`,
-        });
-        await assert.rejects(
-          provider.call(selectionCall()),
-          (error: unknown) => {
-            providerError("provider_protocol", pattern)(error);
-            assert.equal((error as ProviderError).usage?.input_tokens, 1500);
-            return true;
-          },
-        );
+        const { error } = await OPENAI.failure(body);
+        providerError("provider_protocol", pattern)(error);
+        assert.equal(error.usage?.input_tokens, 1500);
       },
     );
   }
@@ -296,21 +197,5 @@ Deno.test("the OpenAI provider's key rules", async (t) => {
       assert.deepEqual(reply.arguments, { action: "tests.run" });
       assert.equal(server.received[0]?.headers.get("authorization"), null);
     },
-  );
-});
-
-Deno.test("the OpenAI provider reports an unreachable server as provider_connection", async () => {
-  const url = await closedPortUrl();
-  const provider = createProvider("openai:gpt-test", {
-    env: ENV,
-    baseUrl: url,
-    maxRetries: 0,
-  });
-  await assert.rejects(
-    provider.call(selectionCall()),
-    providerError(
-      "provider_connection",
-      /^Cannot reach the server at http:\/\/127\.0\.0\.1/,
-    ),
   );
 });

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { createProvider } from "../../lib/providers/create_provider.ts";
-import { ProviderError } from "../../lib/providers/provider_error.ts";
 import { RecordedProvider } from "../../lib/providers/recorded_provider.ts";
 import { argumentsCall, selectionCall } from "./_requests.ts";
+import { providerError } from "./_contract.ts";
+import { tempDir } from "../_kit.ts";
 
 const TWO_CALLS = {
   format: "loom-recording/1",
@@ -21,62 +22,50 @@ const TWO_CALLS = {
   ],
 };
 
-async function withRecording<T>(
+/** A temporary recording file holding `content` (JSON unless a string), removed when disposed. */
+async function recordingFile(
   content: unknown,
-  body: (path: string) => Promise<T>,
-): Promise<T> {
-  const path = await Deno.makeTempFile({ suffix: ".json" });
-  try {
-    await Deno.writeTextFile(
-      path,
-      typeof content === "string" ? content : JSON.stringify(content),
-    );
-    return await body(path);
-  } finally {
-    await Deno.remove(path);
-  }
-}
-
-function providerError(code: string, pattern?: RegExp) {
-  return (error: unknown): boolean => {
-    assert.ok(error instanceof ProviderError, `not a ProviderError: ${error}`);
-    assert.equal(error.code, code);
-    if (pattern !== undefined) assert.match(error.message, pattern);
-    return true;
-  };
+): Promise<AsyncDisposable & { readonly path: string }> {
+  const dir = await tempDir();
+  const path = `${dir.path}/recording.json`;
+  await Deno.writeTextFile(
+    path,
+    typeof content === "string" ? content : JSON.stringify(content),
+  );
+  return { path, [Symbol.asyncDispose]: dir[Symbol.asyncDispose] };
 }
 
 Deno.test("a recorded provider replays calls in order with their usage", async () => {
-  await withRecording(TWO_CALLS, async (path) => {
-    const provider = createProvider(`recorded:${path}`);
-    assert.ok(provider instanceof RecordedProvider);
-    assert.equal(provider.spec, `recorded:${path}`);
-    assert.equal(provider.callsUsed, 0);
-    assert.equal(provider.callsTotal, 2);
+  await using recording = await recordingFile(TWO_CALLS);
+  const { path } = recording;
+  const provider = createProvider(`recorded:${path}`);
+  assert.ok(provider instanceof RecordedProvider);
+  assert.equal(provider.spec, `recorded:${path}`);
+  assert.equal(provider.callsUsed, 0);
+  assert.equal(provider.callsTotal, 2);
 
-    const first = await provider.call(selectionCall());
-    assert.deepEqual(first, {
-      arguments: { action: "repository.inspect" },
-      usage: {
-        input_tokens: 1200,
-        output_tokens: 9,
-        cache_read_tokens: null,
-        cache_write_tokens: null,
-      },
-      final_usage: true,
-    });
-    assert.equal(provider.callsUsed, 1);
-
-    const second = await provider.call(argumentsCall());
-    assert.deepEqual(second.arguments, { paths: ["README.md"] });
-    assert.deepEqual(second.usage, {
-      input_tokens: null,
-      output_tokens: null,
+  const first = await provider.call(selectionCall());
+  assert.deepEqual(first, {
+    arguments: { action: "repository.inspect" },
+    usage: {
+      input_tokens: 1200,
+      output_tokens: 9,
       cache_read_tokens: null,
       cache_write_tokens: null,
-    });
-    assert.equal(provider.callsUsed, 2);
+    },
+    final_usage: true,
   });
+  assert.equal(provider.callsUsed, 1);
+
+  const second = await provider.call(argumentsCall());
+  assert.deepEqual(second.arguments, { paths: ["README.md"] });
+  assert.deepEqual(second.usage, {
+    input_tokens: null,
+    output_tokens: null,
+    cache_read_tokens: null,
+    cache_write_tokens: null,
+  });
+  assert.equal(provider.callsUsed, 2);
 });
 
 Deno.test("a recorded provider hands out copies, so callers cannot alter the recording", async () => {
@@ -97,21 +86,21 @@ Deno.test("a recorded provider fails explicitly when phase or tool differ", asyn
   await t.step(
     "a phase mismatch names the call index, expected and recorded",
     async () => {
-      await withRecording(TWO_CALLS, async (path) => {
-        const provider = createProvider(`recorded:${path}`) as RecordedProvider;
-        await assert.rejects(
-          provider.call(argumentsCall()),
-          providerError(
-            "recording_mismatch",
-            /at call 0: expected arguments\/action_arguments, recorded selection\/select_action/,
-          ),
-        );
-        assert.equal(
-          provider.callsUsed,
-          0,
-          "a mismatched call is not consumed",
-        );
-      });
+      await using recording = await recordingFile(TWO_CALLS);
+      const { path } = recording;
+      const provider = createProvider(`recorded:${path}`) as RecordedProvider;
+      await assert.rejects(
+        provider.call(argumentsCall()),
+        providerError(
+          "recording_mismatch",
+          /at call 0: expected arguments\/action_arguments, recorded selection\/select_action/,
+        ),
+      );
+      assert.equal(
+        provider.callsUsed,
+        0,
+        "a mismatched call is not consumed",
+      );
     },
   );
 
@@ -141,52 +130,52 @@ Deno.test("a recorded provider fails explicitly when phase or tool differ", asyn
 });
 
 Deno.test("a recorded provider fails explicitly when the recording runs out", async () => {
-  await withRecording(TWO_CALLS, async (path) => {
-    const provider = createProvider(`recorded:${path}`);
-    await provider.call(selectionCall());
-    await provider.call(argumentsCall());
-    await assert.rejects(
-      provider.call(selectionCall()),
-      providerError("recording_exhausted", /asked for call 2 .*holds 2 calls/),
-    );
-  });
+  await using recording = await recordingFile(TWO_CALLS);
+  const { path } = recording;
+  const provider = createProvider(`recorded:${path}`);
+  await provider.call(selectionCall());
+  await provider.call(argumentsCall());
+  await assert.rejects(
+    provider.call(selectionCall()),
+    providerError("recording_exhausted", /asked for call 2 .*holds 2 calls/),
+  );
 });
 
 Deno.test("startAtCall resumes a recording at the next unused call", async (t) => {
-  await withRecording(TWO_CALLS, async (path) => {
-    await t.step("calls before the start are skipped", async () => {
-      const provider = createProvider(`recorded:${path}`, {
-        startAtCall: 1,
-      }) as RecordedProvider;
-      assert.equal(provider.callsUsed, 1);
-      const reply = await provider.call(argumentsCall());
-      assert.deepEqual(reply.arguments, { paths: ["README.md"] });
-      assert.equal(provider.callsUsed, 2);
-    });
-
-    await t.step(
-      "starting at the end leaves the recording exhausted",
-      async () => {
-        const provider = createProvider(`recorded:${path}`, { startAtCall: 2 });
-        await assert.rejects(
-          provider.call(selectionCall()),
-          providerError("recording_exhausted"),
-        );
-      },
-    );
-
-    await t.step(
-      "a start beyond the end or not an integer is refused at creation",
-      () => {
-        for (const startAtCall of [3, -1, 1.5]) {
-          assert.throws(
-            () => createProvider(`recorded:${path}`, { startAtCall }),
-            providerError("bad_option", /holds 2 calls/),
-          );
-        }
-      },
-    );
+  await using recording = await recordingFile(TWO_CALLS);
+  const { path } = recording;
+  await t.step("calls before the start are skipped", async () => {
+    const provider = createProvider(`recorded:${path}`, {
+      startAtCall: 1,
+    }) as RecordedProvider;
+    assert.equal(provider.callsUsed, 1);
+    const reply = await provider.call(argumentsCall());
+    assert.deepEqual(reply.arguments, { paths: ["README.md"] });
+    assert.equal(provider.callsUsed, 2);
   });
+
+  await t.step(
+    "starting at the end leaves the recording exhausted",
+    async () => {
+      const provider = createProvider(`recorded:${path}`, { startAtCall: 2 });
+      await assert.rejects(
+        provider.call(selectionCall()),
+        providerError("recording_exhausted"),
+      );
+    },
+  );
+
+  await t.step(
+    "a start beyond the end or not an integer is refused at creation",
+    () => {
+      for (const startAtCall of [3, -1, 1.5]) {
+        assert.throws(
+          () => createProvider(`recorded:${path}`, { startAtCall }),
+          providerError("bad_option", /holds 2 calls/),
+        );
+      }
+    },
+  );
 });
 
 Deno.test("an invalid recording fails at creation naming the file and the offending key", async (t) => {
@@ -249,20 +238,20 @@ Deno.test("an invalid recording fails at creation naming the file and the offend
   ];
   for (const [name, content, pattern] of cases) {
     await t.step(name, async () => {
-      await withRecording(content, (path) => {
-        assert.throws(
-          () => createProvider(`recorded:${path}`),
-          (error: unknown) => {
-            providerError("recording_invalid", pattern)(error);
-            assert.ok(
-              (error as Error).message.includes(path),
-              "names the file",
-            );
-            return true;
-          },
-        );
-        return Promise.resolve();
-      });
+      await using recording = await recordingFile(content);
+      const { path } = recording;
+      assert.throws(
+        () => createProvider(`recorded:${path}`),
+        (error: unknown) => {
+          providerError("recording_invalid", pattern)(error);
+          assert.ok(
+            (error as Error).message.includes(path),
+            "names the file",
+          );
+          return true;
+        },
+      );
+      return Promise.resolve();
     });
   }
 

@@ -16,9 +16,9 @@ import {
   type FixtureName,
   fixtureWorkspace,
   INTENTS,
-  prepareWorkspace,
   recordingPath,
 } from "../e2e/_workspace.ts";
+import { fixtureCopy } from "../_kit.ts";
 import { replayServer, type ReplayWire } from "./_replay_server.ts";
 import type { ContextPolicy } from "../../lib/briefing/briefing.ts";
 
@@ -36,35 +36,25 @@ async function replayBodies(
   policy: ContextPolicy,
   maxSteps: number,
 ): Promise<{ bodies: string[]; report: ContextReport }> {
-  const prepared = await prepareWorkspace(fixture);
-  try {
-    const contextReport = `${prepared.root}/report.json`;
-    await using server = await replayServer(wire, recordingPath(fixture));
-    const outcome = await runSlice({
-      intent: INTENTS[fixture],
-      workspace: prepared.workspace,
-      test: { command: checkCommand(), timeoutMs: 60_000 },
-      maxSteps,
-      provider: MODEL[wire],
-    }, {
-      contextPolicy: policy,
-      contextReport,
-      baseUrl: server.url,
-      env: { ANTHROPIC_API_KEY: "sk-test", OPENAI_API_KEY: "sk-test" },
-    });
-    // The hostile recording ends on a ninth lookup, by design.
-    assert.equal(
-      outcome.stop,
-      fixture === "hostile" ? "suspended" : "completed",
-      outcome.detail,
-    );
-    return {
-      bodies: [...server.bodies],
-      report: JSON.parse(await Deno.readTextFile(contextReport)),
-    };
-  } finally {
-    await prepared.cleanup();
-  }
+  await using copy = await fixtureCopy(fixture);
+  const contextReport = `${copy.root}/report.json`;
+  await using server = await replayServer(wire, recordingPath(fixture));
+  const outcome = await runSlice(copy.request(MODEL[wire], maxSteps), {
+    contextPolicy: policy,
+    contextReport,
+    baseUrl: server.url,
+    env: { ANTHROPIC_API_KEY: "sk-test", OPENAI_API_KEY: "sk-test" },
+  });
+  // The hostile recording ends on a ninth lookup, by design.
+  assert.equal(
+    outcome.stop,
+    fixture === "hostile" ? "suspended" : "completed",
+    outcome.detail,
+  );
+  return {
+    bodies: [...server.bodies],
+    report: JSON.parse(await Deno.readTextFile(contextReport)),
+  };
 }
 
 function toolParts(body: string): string {

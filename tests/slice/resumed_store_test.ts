@@ -1,18 +1,13 @@
 import assert from "node:assert/strict";
 import { LookupSession } from "../../lib/reference/lookup_session.ts";
-import { ResultStore } from "../../lib/store/result_store.ts";
 import { ResumedResultStore } from "../../lib/slice/_resumed_store.ts";
+import { storeWith } from "../_kit.ts";
 
 Deno.test("a resumed store answers references to a changed source with digest_mismatch", async (t) => {
-  const old = new ResultStore();
-  const a = await old.put("first body\n", {
-    origin: "repository.inspect a.ts",
-    capture: "complete",
-  });
-  const b = await old.put("second body\n", {
-    origin: "tests.run x",
-    capture: "partial",
-  });
+  const { results: old, descriptors: [a, b] } = await storeWith(
+    ["first body\n", "repository.inspect a.ts"],
+    ["second body\n", "tests.run x", "partial"],
+  );
   const store = new ResumedResultStore();
   store.restoreUnavailable({
     id: "result-1",

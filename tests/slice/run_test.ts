@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { WorkspaceExecutor } from "../../lib/executor/workspace_executor.ts";
 import { createHash } from "node:crypto";
 import { RecordedProvider } from "../../lib/providers/recorded_provider.ts";
@@ -7,24 +8,25 @@ import { ProviderError } from "../../lib/providers/provider_error.ts";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
 import { runSlice } from "../../lib/slice/run.ts";
 import {
+  type RunOptions,
   type SliceRequest,
   SliceRequestError,
 } from "../../lib/slice/request.ts";
+import type { SliceOutcome } from "../../lib/slice/outcome.ts";
 import { revisionId } from "../../lib/slice/revision.ts";
 import {
   sessionHooks,
   type SliceResume,
   type SliceSnapshot,
 } from "../../lib/slice/run_state.ts";
-import {
-  checkCommand,
-  INTENTS,
-  prepareWorkspace,
-  recordingPath,
-} from "../e2e/_workspace.ts";
+import { recordingPath } from "../e2e/_workspace.ts";
 import type { StepPhase } from "../../lib/reference/lookup_session.ts";
+import { ScriptedProvider } from "../../lib/testing/scripted_provider.ts";
+import { fixtureCopy, tempDir } from "../_kit.ts";
 
 type Call = { phase: StepPhase; arguments: unknown };
+/** The environment a run reads provider keys from; the process's when undefined. */
+type RunEnv = Record<string, string> | undefined;
 
 function recorded(calls: Call[]): RecordedProvider {
   return RecordedProvider.parse(
@@ -48,30 +50,68 @@ const arg = (value: unknown): Call => ({
   phase: "arguments",
   arguments: value,
 });
+/** One step: the selection of `action`, then its arguments. */
+const step = (
+  action: string,
+  args: unknown,
+): Call[] => [sel(action), arg(args)];
+/** The edit that makes the tiny workspace's check pass. */
+const EDIT_42 = { files: [{ path: "answer.txt", contents: "42\n" }] };
 /** Inspects answer.txt, then writes `contents` to it. */
 const inspectAndEdit = (contents: unknown): Call[] => [
-  sel("repository.inspect"),
-  arg({ paths: ["answer.txt"] }),
-  sel("repository.edit"),
-  arg({ files: [{ path: "answer.txt", contents }] }),
+  ...step("repository.inspect", { paths: ["answer.txt"] }),
+  ...step("repository.edit", { files: [{ path: "answer.txt", contents }] }),
 ];
-const sha256 = (text: string) =>
-  createHash("sha256").update(text).digest("hex");
+/** A reference to the whole of `result`. */
+const wholeRef = (result: string, sha256: string) => ({
+  result,
+  sha256,
+  select: { kind: "whole" },
+});
+/** An edit of `path` composed from one whole-result reference. */
+const wholeRefEdit = (path: string, result: string, sha256: string) => ({
+  files: [{
+    path,
+    contents: { segments: [{ ref: wholeRef(result, sha256) }] },
+  }],
+});
+const sha256 = (body: string | Uint8Array) =>
+  createHash("sha256").update(body).digest("hex");
 
-/** A tiny workspace whose check passes once answer.txt says 42. */
-async function tinyWorkspace(): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix: "loom-slice-" });
-  await Deno.writeTextFile(`${dir}/answer.txt`, "41\n");
-  await Deno.writeTextFile(
-    `${dir}/check.ts`,
-    [
-      'const text = await Deno.readTextFile("answer.txt");',
-      'console.log(text.trim() === "42" ? "pass" : "fail");',
-      'Deno.exit(text.trim() === "42" ? 0 : 1);',
-      "",
-    ].join("\n"),
-  );
-  return dir;
+/** A tiny workspace with a report path beside it, removed when disposed. */
+interface TinyWorkspace extends AsyncDisposable {
+  readonly dir: string;
+  readonly reportPath: string;
+}
+
+/** The tiny workspace's check: it passes once answer.txt says 42. */
+const CHECK_TS = [
+  'const text = await Deno.readTextFile("answer.txt");',
+  'console.log(text.trim() === "42" ? "pass" : "fail");',
+  'Deno.exit(text.trim() === "42" ? 0 : 1);',
+  "",
+].join("\n");
+
+/** Extra files of a tiny workspace: path → text or bytes. */
+type Files = Readonly<Record<string, string | Uint8Array>>;
+
+/** A tiny workspace whose check passes once answer.txt says 42, plus `files`. */
+async function tinyWorkspace(files: Files = {}): Promise<TinyWorkspace> {
+  const root = await tempDir();
+  const dir = join(root.path, "workspace");
+  await Deno.mkdir(dir);
+  const all: Files = { "answer.txt": "41\n", "check.ts": CHECK_TS, ...files };
+  for (const [path, body] of Object.entries(all)) {
+    await Deno.writeFile(
+      join(dir, path),
+      typeof body === "string" ? new TextEncoder().encode(body) : body,
+    );
+  }
+  return {
+    dir,
+    reportPath: join(root.path, "report.json"),
+    [Symbol.asyncDispose]: () => root[Symbol.asyncDispose](),
+  };
 }
 
 function tinyRequest(
@@ -95,436 +135,321 @@ async function readReport(path: string): Promise<ContextReport> {
   return JSON.parse(await Deno.readTextFile(path));
 }
 
-/** Runs `body` in a fresh tiny workspace with a report path beside it; removes both. */
-async function inTinyWorkspace(
-  body: (dir: string, reportPath: string) => Promise<void>,
-): Promise<void> {
-  const dir = await tinyWorkspace();
-  const reportPath = `${dir}-report.json`;
+/** A slice run on a tiny workspace, which stays until disposed. */
+interface TinyRun extends TinyWorkspace {
+  readonly outcome: SliceOutcome;
+  /** The progress lines (unless the options bring their own `onProgress`). */
+  readonly lines: string[];
+}
+
+/** Options of {@linkcode tinyRun}: the run's own, and the request's. */
+interface TinyRunOptions extends RunOptions {
+  readonly maxSteps?: number;
+  /** Extra files of the workspace. */
+  readonly files?: Files;
+  /** Write the context report to the workspace's `reportPath`. */
+  readonly report?: boolean;
+}
+
+/** Runs `script` (recorded calls, or a provider) on a fresh tiny workspace. */
+async function tinyRun(
+  script: Call[] | ModelProvider,
+  options: TinyRunOptions = {},
+): Promise<TinyRun> {
+  const { maxSteps, files, report, ...runOptions } = options;
+  const ws = await tinyWorkspace(files);
+  const lines: string[] = [];
+  const provider = Array.isArray(script) ? recorded(script) : script;
   try {
-    await body(dir, reportPath);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-    await Deno.remove(reportPath).catch(() => {});
+    const outcome = await runSlice(tinyRequest(ws.dir, provider, maxSteps), {
+      onProgress: (line) => lines.push(line),
+      ...(report === true ? { contextReport: ws.reportPath } : {}),
+      ...runOptions,
+    });
+    return { ...ws, outcome, lines };
+  } catch (error) {
+    await ws[Symbol.asyncDispose]();
+    throw error;
   }
+}
+
+/** A session hook that keeps every snapshot. */
+function keepSnapshots(): {
+  readonly snapshots: SliceSnapshot[];
+  onSnapshot(snapshot: SliceSnapshot): Promise<void>;
+} {
+  const snapshots: SliceSnapshot[] = [];
+  return {
+    snapshots,
+    onSnapshot: (snapshot) => {
+      snapshots.push(snapshot);
+      return Promise.resolve();
+    },
+  };
 }
 
 Deno.test("runSlice() replays the bug-fix recording to completion", async (t) => {
   for (const policy of ["legacy", "bounded"] as const) {
     await t.step(`under the ${policy} policy`, async () => {
-      const prepared = await prepareWorkspace("bugfix");
-      try {
-        const recording = JSON.parse(
-          await Deno.readTextFile(recordingPath("bugfix")),
-        );
-        const provider = RecordedProvider.load(recordingPath("bugfix"));
-        const reportPath = `${prepared.root}/report.json`;
-        const lines: string[] = [];
-        const outcome = await runSlice({
-          intent: INTENTS.bugfix,
-          workspace: prepared.workspace,
-          test: { command: checkCommand(), timeoutMs: 60_000 },
-          maxSteps: 20,
-          provider,
-        }, {
-          contextPolicy: policy,
-          contextReport: reportPath,
-          onProgress: (line) => lines.push(line),
-        });
-        assert.equal(outcome.stop, "completed", outcome.detail);
-        assert.equal(outcome.completed, true);
-        assert.equal(outcome.model_calls, recording.calls.length);
-        assert.equal(provider.callsUsed, recording.calls.length);
-        assert.equal(outcome.refusals, 0);
-        assert.equal(outcome.tests_validate_latest_revision, true);
-        assert.match(outcome.revision ?? "", /^rev-2-[0-9a-f]{12}$/);
-        assert.equal(outcome.latest_test?.tested_revision, outcome.revision);
-        assert.equal(lines.length, outcome.steps);
-        const stats = await Deno.readTextFile(
-          `${prepared.workspace}/src/stats.ts`,
-        );
-        assert.match(stats, /return total \/ values\.length;/);
-        assert.match(stats, /\[\.\.\.values\]\.sort\(\(a, b\) => a - b\)/);
-        const report = await readReport(reportPath);
-        assert.equal(report.policy, policy);
-        assert.equal(report.outcome.stop, "completed");
-        assert.equal(report.model_calls, recording.calls.length);
-        assert.equal(report.requests.length, recording.calls.length);
-        assert.equal(report.requests[0]?.prefix_stable_bytes, 0);
-        assert.ok(report.retrievals >= 1);
-        if (policy === "bounded") {
-          for (const r of report.requests) assert.ok(r.request_bytes <= 65_536);
-        }
-      } finally {
-        await prepared.cleanup();
+      await using copy = await fixtureCopy("bugfix");
+      const recording = JSON.parse(
+        await Deno.readTextFile(recordingPath("bugfix")),
+      );
+      const provider = RecordedProvider.load(recordingPath("bugfix"));
+      const reportPath = `${copy.root}/report.json`;
+      const lines: string[] = [];
+      const outcome = await runSlice(copy.request(provider, 20), {
+        contextPolicy: policy,
+        contextReport: reportPath,
+        onProgress: (line) => lines.push(line),
+      });
+      assert.equal(outcome.stop, "completed", outcome.detail);
+      assert.equal(outcome.completed, true);
+      assert.equal(outcome.model_calls, recording.calls.length);
+      assert.equal(provider.callsUsed, recording.calls.length);
+      assert.equal(outcome.refusals, 0);
+      assert.equal(outcome.tests_validate_latest_revision, true);
+      assert.match(outcome.revision ?? "", /^rev-2-[0-9a-f]{12}$/);
+      assert.equal(outcome.latest_test?.tested_revision, outcome.revision);
+      assert.equal(lines.length, outcome.steps);
+      const stats = await Deno.readTextFile(
+        `${copy.workspace}/src/stats.ts`,
+      );
+      assert.match(stats, /return total \/ values\.length;/);
+      assert.match(stats, /\[\.\.\.values\]\.sort\(\(a, b\) => a - b\)/);
+      const report = await readReport(reportPath);
+      assert.equal(report.policy, policy);
+      assert.equal(report.outcome.stop, "completed");
+      assert.equal(report.model_calls, recording.calls.length);
+      assert.equal(report.requests.length, recording.calls.length);
+      assert.equal(report.requests[0]?.prefix_stable_bytes, 0);
+      assert.ok(report.retrievals >= 1);
+      if (policy === "bounded") {
+        for (const r of report.requests) assert.ok(r.request_bytes <= 65_536);
       }
     });
   }
 });
 
 Deno.test("runSlice() names each revision after the edited paths and contents", async () => {
-  const dir = await tinyWorkspace();
+  await using run = await tinyRun(step("repository.edit", EDIT_42), {
+    maxSteps: 1,
+  });
+  assert.equal(run.outcome.stop, "step_budget");
+  // The revision names the whole tree the edit left.
+  const executor = await WorkspaceExecutor.start({ workspace: run.dir });
   try {
-    const outcome = await runSlice(tinyRequest(
-      dir,
-      recorded([
-        sel("repository.edit"),
-        arg({ files: [{ path: "answer.txt", contents: "42\n" }] }),
-      ]),
-      1,
-    ));
-    assert.equal(outcome.stop, "step_budget");
-    // The revision names the whole tree the edit left.
-    const executor = await WorkspaceExecutor.start({ workspace: dir });
-    try {
-      assert.equal(
-        outcome.revision,
-        revisionId(1, (await executor.survey()).digest),
-      );
-    } finally {
-      executor.close();
-    }
-    assert.equal(await Deno.readTextFile(`${dir}/answer.txt`), "42\n");
+    assert.equal(
+      run.outcome.revision,
+      revisionId(1, (await executor.survey()).digest),
+    );
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    executor.close();
   }
+  assert.equal(await Deno.readTextFile(`${run.dir}/answer.txt`), "42\n");
 });
 
 Deno.test("runSlice() offers slice.complete only while tests validate the latest revision", async (t) => {
   await t.step(
     "completion before any test run is refused and the loop goes on",
     async () => {
-      const dir = await tinyWorkspace();
-      try {
-        const lines: string[] = [];
-        const outcome = await runSlice(
-          tinyRequest(
-            dir,
-            recorded([
-              sel("slice.complete"),
-              sel("repository.edit"),
-              arg({ files: [{ path: "answer.txt", contents: "42\n" }] }),
-              sel("tests.run"),
-              arg({}),
-              sel("slice.complete"),
-              arg({ summary: "answer.txt says 42" }),
-            ]),
-          ),
-          { onProgress: (line) => lines.push(line) },
-        );
-        assert.equal(outcome.stop, "completed", outcome.detail);
-        assert.equal(outcome.steps, 4);
-        assert.equal(outcome.refusals, 1);
-        assert.match(lines[0]!, /refused \(not_a_candidate\)/);
-        assert.equal(outcome.summary, "answer.txt says 42");
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-      }
+      await using run = await tinyRun([
+        sel("slice.complete"),
+        ...step("repository.edit", EDIT_42),
+        ...step("tests.run", {}),
+        ...step("slice.complete", { summary: "answer.txt says 42" }),
+      ]);
+      const { outcome } = run;
+      assert.equal(outcome.stop, "completed", outcome.detail);
+      assert.equal(outcome.steps, 4);
+      assert.equal(outcome.refusals, 1);
+      assert.match(run.lines[0]!, /refused \(not_a_candidate\)/);
+      assert.equal(outcome.summary, "answer.txt says 42");
     },
   );
 
   await t.step(
     "a pass on one revision does not validate the next",
     async () => {
-      const dir = await tinyWorkspace();
-      try {
-        const outcome = await runSlice(tinyRequest(
-          dir,
-          recorded([
-            sel("repository.edit"),
-            arg({ files: [{ path: "answer.txt", contents: "42\n" }] }),
-            sel("tests.run"),
-            arg({}),
-            sel("repository.edit"),
-            arg({ files: [{ path: "notes.txt", contents: "done\n" }] }),
-            sel("slice.complete"),
-          ]),
-          4,
-        ));
-        assert.equal(outcome.stop, "step_budget");
-        assert.equal(outcome.refusals, 1);
-        assert.equal(outcome.latest_test?.exit_code, 0);
-        assert.equal(outcome.tests_validate_latest_revision, false);
-        assert.match(outcome.revision ?? "", /^rev-2-/);
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-      }
+      const notes = { files: [{ path: "notes.txt", contents: "done\n" }] };
+      await using run = await tinyRun([
+        ...step("repository.edit", EDIT_42),
+        ...step("tests.run", {}),
+        ...step("repository.edit", notes),
+        sel("slice.complete"),
+      ], { maxSteps: 4 });
+      const { outcome } = run;
+      assert.equal(outcome.stop, "step_budget");
+      assert.equal(outcome.refusals, 1);
+      assert.equal(outcome.latest_test?.exit_code, 0);
+      assert.equal(outcome.tests_validate_latest_revision, false);
+      assert.match(outcome.revision ?? "", /^rev-2-/);
     },
   );
 
   await t.step(
     "without a test command completion is admissible at once",
     async () => {
-      const dir = await tinyWorkspace();
-      try {
-        const outcome = await runSlice({
-          intent: "Nothing to do",
-          workspace: dir,
-          maxSteps: 2,
-          provider: recorded([sel("slice.complete"), arg({ summary: "ok" })]),
-        });
-        assert.equal(outcome.stop, "completed");
-        assert.equal(outcome.steps, 1);
-        assert.equal(outcome.latest_test, null);
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-      }
+      await using ws = await tinyWorkspace();
+      const outcome = await runSlice({
+        intent: "Nothing to do",
+        workspace: ws.dir,
+        maxSteps: 2,
+        provider: recorded(step("slice.complete", { summary: "ok" })),
+      });
+      assert.equal(outcome.stop, "completed");
+      assert.equal(outcome.steps, 1);
+      assert.equal(outcome.latest_test, null);
     },
   );
 });
 
 Deno.test("runSlice() refuses edits whose segments do not resolve and leaves the file alone", async () => {
-  const dir = await tinyWorkspace();
-  try {
-    const lines: string[] = [];
-    const outcome = await runSlice(
-      tinyRequest(
-        dir,
-        recorded([
-          sel("repository.inspect"),
-          arg({ paths: ["answer.txt"] }),
-          sel("repository.edit"),
-          arg({
-            files: [{
-              path: "answer.txt",
-              contents: {
-                segments: [{
-                  ref: {
-                    result: "result-1",
-                    sha256: "0".repeat(64),
-                    select: { kind: "whole" },
-                  },
-                }],
-              },
-            }],
-          }),
-          sel("repository.edit"),
-          arg({
-            files: [{
-              path: "answer.txt",
-              contents: {
-                segments: [{
-                  ref: {
-                    result: "result-9",
-                    sha256: sha256("41\n"),
-                    select: { kind: "whole" },
-                  },
-                }],
-              },
-            }],
-          }),
-        ]),
-        3,
-      ),
-      { contextPolicy: "bounded", onProgress: (line) => lines.push(line) },
-    );
-    assert.equal(outcome.stop, "step_budget");
-    assert.equal(outcome.refusals, 2);
-    assert.match(lines[1]!, /refused \(digest_mismatch\)/);
-    assert.match(lines[2]!, /refused \(unknown_result\)/);
-    assert.equal(outcome.revision, null);
-    assert.equal(await Deno.readTextFile(`${dir}/answer.txt`), "41\n");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using run = await tinyRun([
+    ...step("repository.inspect", { paths: ["answer.txt"] }),
+    ...step(
+      "repository.edit",
+      wholeRefEdit("answer.txt", "result-1", "0".repeat(64)),
+    ),
+    ...step(
+      "repository.edit",
+      wholeRefEdit("answer.txt", "result-9", sha256("41\n")),
+    ),
+  ], { maxSteps: 3, contextPolicy: "bounded" });
+  assert.equal(run.outcome.stop, "step_budget");
+  assert.equal(run.outcome.refusals, 2);
+  assert.match(run.lines[1]!, /refused \(digest_mismatch\)/);
+  assert.match(run.lines[2]!, /refused \(unknown_result\)/);
+  assert.equal(run.outcome.revision, null);
+  assert.equal(await Deno.readTextFile(`${run.dir}/answer.txt`), "41\n");
 });
 
 Deno.test("runSlice() composes edits from stored segments", async () => {
-  const dir = await tinyWorkspace();
-  try {
-    const ref = {
-      result: "result-1",
-      sha256: sha256("41\n"),
-      select: { kind: "bytes", start: 2, end: 3 },
-    };
-    const outcome = await runSlice(tinyRequest(
-      dir,
-      recorded([
-        ...inspectAndEdit({ segments: [{ literal: "42" }, { ref }] }),
-        sel("tests.run"),
-        arg({}),
-        sel("slice.complete"),
-        arg({ summary: "done" }),
-      ]),
-    ));
-    assert.equal(outcome.stop, "completed", outcome.detail);
-    assert.equal(await Deno.readTextFile(`${dir}/answer.txt`), "42\n");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  const ref = {
+    result: "result-1",
+    sha256: sha256("41\n"),
+    select: { kind: "bytes", start: 2, end: 3 },
+  };
+  await using run = await tinyRun([
+    ...inspectAndEdit({ segments: [{ literal: "42" }, { ref }] }),
+    ...step("tests.run", {}),
+    ...step("slice.complete", { summary: "done" }),
+  ]);
+  assert.equal(run.outcome.stop, "completed", run.outcome.detail);
+  assert.equal(await Deno.readTextFile(`${run.dir}/answer.txt`), "42\n");
 });
 
 Deno.test("runSlice() applies the lookup budgets per stage", async (t) => {
   await t.step(
     "a ninth argument lookup refuses the step and the loop goes on",
     async () => {
-      const dir = await tinyWorkspace();
-      try {
-        const lookups = Array.from(
-          { length: 9 },
-          () => arg({ $list_results: 0 }),
-        );
-        const outcome = await runSlice(tinyRequest(
-          dir,
-          recorded([
-            sel("repository.inspect"),
-            ...lookups,
-            sel("repository.inspect"),
-            arg({ paths: ["answer.txt"] }),
-          ]),
-          2,
-        ));
-        assert.equal(outcome.stop, "step_budget");
-        assert.equal(outcome.steps, 2);
-        assert.equal(outcome.refusals, 1);
-        assert.equal(outcome.model_calls, 12);
-        assert.equal(outcome.retrievals, 8);
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-      }
+      const lookups = Array.from(
+        { length: 9 },
+        () => arg({ $list_results: 0 }),
+      );
+      await using run = await tinyRun([
+        sel("repository.inspect"),
+        ...lookups,
+        ...step("repository.inspect", { paths: ["answer.txt"] }),
+      ], { maxSteps: 2 });
+      assert.equal(run.outcome.stop, "step_budget");
+      assert.equal(run.outcome.steps, 2);
+      assert.equal(run.outcome.refusals, 1);
+      assert.equal(run.outcome.model_calls, 12);
+      assert.equal(run.outcome.retrievals, 8);
     },
   );
 
   await t.step("a ninth selection lookup suspends the run", async () => {
-    const dir = await tinyWorkspace();
-    try {
-      const lookups: Call[] = Array.from({ length: 9 }, () => ({
-        phase: "selection",
-        arguments: { $list_results: 0 },
-      }));
-      const outcome = await runSlice(tinyRequest(dir, recorded(lookups)));
-      assert.equal(outcome.stop, "suspended");
-      assert.match(outcome.detail, /ninth lookup/i);
-      assert.equal(outcome.steps, 1);
-      assert.equal(outcome.model_calls, 9);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    const lookups: Call[] = Array.from({ length: 9 }, () => ({
+      phase: "selection",
+      arguments: { $list_results: 0 },
+    }));
+    await using run = await tinyRun(lookups);
+    assert.equal(run.outcome.stop, "suspended");
+    assert.match(run.outcome.detail, /ninth lookup/i);
+    assert.equal(run.outcome.steps, 1);
+    assert.equal(run.outcome.model_calls, 9);
   });
 
   await t.step(
     "history lookups under legacy are answered as not available",
     async () => {
-      const dir = await tinyWorkspace();
-      try {
-        const outcome = await runSlice(tinyRequest(
-          dir,
-          recorded([
-            { phase: "selection", arguments: { $list_history: 0 } },
-            sel("repository.inspect"),
-            arg({ paths: ["answer.txt"] }),
-          ]),
-          1,
-        ));
-        assert.equal(outcome.stop, "step_budget");
-        assert.equal(outcome.retrievals, 0);
-        assert.equal(outcome.refusals, 0);
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-      }
+      await using run = await tinyRun([
+        { phase: "selection", arguments: { $list_history: 0 } },
+        ...step("repository.inspect", { paths: ["answer.txt"] }),
+      ], { maxSteps: 1 });
+      assert.equal(run.outcome.stop, "step_budget");
+      assert.equal(run.outcome.retrievals, 0);
+      assert.equal(run.outcome.refusals, 0);
     },
   );
 });
 
 Deno.test("runSlice() stops with refused after too many refusals in a row", async () => {
-  const dir = await tinyWorkspace();
-  try {
-    const escape = [
-      sel("repository.inspect"),
-      arg({ paths: ["../x"] }),
-    ];
-    const outcome = await runSlice(
-      tinyRequest(dir, recorded([...escape, ...escape, ...escape])),
-      { maxConsecutiveRefusals: 3 },
-    );
-    assert.equal(outcome.stop, "refused");
-    assert.equal(outcome.steps, 3);
-    assert.equal(outcome.refusals, 3);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  const escape = step("repository.inspect", { paths: ["../x"] });
+  await using run = await tinyRun([...escape, ...escape, ...escape], {
+    maxConsecutiveRefusals: 3,
+  });
+  assert.equal(run.outcome.stop, "refused");
+  assert.equal(run.outcome.steps, 3);
+  assert.equal(run.outcome.refusals, 3);
 });
 
 Deno.test("runSlice() reports provider failures as provider_error with a report", async (t) => {
   await t.step("a recording that runs out", async () => {
-    const dir = await tinyWorkspace();
-    try {
-      const reportPath = `${dir}/../${dir.split("/").at(-1)}-report.json`;
+    await using run = await tinyRun([sel("repository.inspect")], {
+      report: true,
+      contextPolicy: "bounded",
+    });
+    assert.equal(run.outcome.stop, "provider_error");
+    assert.match(run.outcome.detail, /^recording_exhausted: /);
+    // The failed second call counts too.
+    assert.equal(run.outcome.model_calls, 2);
+    const report = await readReport(run.reportPath);
+    assert.equal(report.outcome.stop, "provider_error");
+    assert.equal(report.model_calls, 2);
+    assert.equal(report.requests.length, 2);
+    assert.equal(report.requests[1]?.final_usage, false);
+  });
+
+  const failures: [string, string, RunEnv, RegExp][] = [
+    ["a bad model spec", "nonsense:model", undefined, /^bad_spec: /],
+    [
+      "a missing API key",
+      "anthropic:claude-sonnet-4-5",
+      {},
+      /^missing_api_key: /,
+    ],
+  ];
+  for (const [name, provider, env, detail] of failures) {
+    await t.step(`${name}, before any work`, async () => {
+      await using ws = await tinyWorkspace();
       const outcome = await runSlice(
-        tinyRequest(dir, recorded([sel("repository.inspect")])),
-        { contextReport: reportPath, contextPolicy: "bounded" },
+        { intent: "x", workspace: ws.dir, maxSteps: 1, provider },
+        env === undefined ? {} : { env },
       );
       assert.equal(outcome.stop, "provider_error");
-      assert.match(outcome.detail, /^recording_exhausted: /);
-      // The failed second call counts too.
-      assert.equal(outcome.model_calls, 2);
-      const report = await readReport(reportPath);
-      assert.equal(report.outcome.stop, "provider_error");
-      assert.equal(report.model_calls, 2);
-      assert.equal(report.requests.length, 2);
-      assert.equal(report.requests[1]?.final_usage, false);
-      await Deno.remove(reportPath);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  });
-
-  await t.step("a bad model spec, before any work", async () => {
-    const dir = await tinyWorkspace();
-    try {
-      const outcome = await runSlice({
-        intent: "x",
-        workspace: dir,
-        maxSteps: 1,
-        provider: "nonsense:model",
-      });
-      assert.equal(outcome.stop, "provider_error");
-      assert.match(outcome.detail, /^bad_spec: /);
+      assert.match(outcome.detail, detail);
       assert.equal(outcome.steps, 0);
       assert.equal(outcome.model_calls, 0);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  });
-
-  await t.step("a missing API key, before any work", async () => {
-    const dir = await tinyWorkspace();
-    try {
-      const outcome = await runSlice({
-        intent: "x",
-        workspace: dir,
-        maxSteps: 1,
-        provider: "anthropic:claude-sonnet-4-5",
-      }, { env: {} });
-      assert.equal(outcome.stop, "provider_error");
-      assert.match(outcome.detail, /^missing_api_key: /);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  });
+    });
+  }
 });
 
 Deno.test("runSlice() stops interrupted when the embedder aborts", async () => {
-  const dir = await tinyWorkspace();
-  try {
-    const controller = new AbortController();
-    const outcome = await runSlice(
-      tinyRequest(
-        dir,
-        recorded([sel("repository.inspect"), arg({ paths: ["answer.txt"] })]),
-      ),
-      {
-        signal: controller.signal,
-        onProgress: () => controller.abort("enough"),
-      },
-    );
-    assert.equal(outcome.stop, "interrupted");
-    assert.match(outcome.detail, /^The run was interrupted: enough$/);
-    assert.equal(outcome.steps, 1);
-    assert.equal(outcome.model_calls, 2);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  const controller = new AbortController();
+  await using run = await tinyRun(
+    step("repository.inspect", { paths: ["answer.txt"] }),
+    {
+      signal: controller.signal,
+      onProgress: () => controller.abort("enough"),
+    },
+  );
+  assert.equal(run.outcome.stop, "interrupted");
+  assert.match(run.outcome.detail, /^The run was interrupted: enough$/);
+  assert.equal(run.outcome.steps, 1);
+  assert.equal(run.outcome.model_calls, 2);
 });
 
 Deno.test("runSlice() rejects malformed requests before starting", async (t) => {
@@ -552,69 +477,39 @@ Deno.test("runSlice() rejects malformed requests before starting", async (t) => 
 });
 
 Deno.test("runSlice() stops with capacity when mandatory content cannot fit the bounded ceiling", async () => {
-  const dir = await tinyWorkspace();
-  const reportPath = `${dir}-report.json`;
-  try {
-    const provider = recorded([sel("tests.run"), arg({})]);
-    const outcome = await runSlice(
-      { ...tinyRequest(dir, provider), intent: "x".repeat(70_000) },
-      { contextReport: reportPath, contextPolicy: "bounded" },
-    );
-    assert.equal(outcome.stop, "capacity");
-    assert.match(outcome.detail, /^request_too_large: /);
-    assert.equal(outcome.model_calls, 0);
-    assert.equal(provider.callsUsed, 0);
-    const report = await readReport(reportPath);
-    assert.equal(report.outcome.stop, "capacity");
-    assert.equal(report.model_calls, 0);
-    // The report never carries prompt text, not even the oversized intent.
-    assert.ok(!JSON.stringify(report).includes("xxxxxxxx"));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-    await Deno.remove(reportPath).catch(() => {});
-  }
+  await using ws = await tinyWorkspace();
+  const provider = recorded(step("tests.run", {}));
+  const outcome = await runSlice(
+    { ...tinyRequest(ws.dir, provider), intent: "x".repeat(70_000) },
+    { contextReport: ws.reportPath, contextPolicy: "bounded" },
+  );
+  assert.equal(outcome.stop, "capacity");
+  assert.match(outcome.detail, /^request_too_large: /);
+  assert.equal(outcome.model_calls, 0);
+  assert.equal(provider.callsUsed, 0);
+  const report = await readReport(ws.reportPath);
+  assert.equal(report.outcome.stop, "capacity");
+  assert.equal(report.model_calls, 0);
+  // The report never carries prompt text, not even the oversized intent.
+  assert.ok(!JSON.stringify(report).includes("xxxxxxxx"));
 });
 
 Deno.test("runSlice() writes an edit composed from a whole selection of a BOM file back byte-identical", async () => {
-  const dir = await tinyWorkspace();
-  try {
-    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, 0x34, 0x31, 0x0a]);
-    await Deno.writeFile(`${dir}/answer.txt`, bytes);
-    const whole = {
-      result: "result-1",
-      sha256: createHash("sha256").update(bytes).digest("hex"),
-      select: { kind: "whole" },
-    };
-    const outcome = await runSlice(tinyRequest(
-      dir,
-      recorded(inspectAndEdit({ segments: [{ ref: whole }] })),
-      2,
-    ));
-    assert.equal(outcome.stop, "step_budget", outcome.detail);
-    assert.notEqual(outcome.revision, null);
-    assert.deepEqual(await Deno.readFile(`${dir}/answer.txt`), bytes);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  const bytes = new Uint8Array([0xef, 0xbb, 0xbf, 0x34, 0x31, 0x0a]);
+  const whole = wholeRef("result-1", sha256(bytes));
+  await using run = await tinyRun(
+    inspectAndEdit({ segments: [{ ref: whole }] }),
+    { maxSteps: 2, files: { "answer.txt": bytes } },
+  );
+  assert.equal(run.outcome.stop, "step_budget", run.outcome.detail);
+  assert.notEqual(run.outcome.revision, null);
+  assert.deepEqual(await Deno.readFile(`${run.dir}/answer.txt`), bytes);
 });
 
 Deno.test("runSlice() clips model-controlled paths in refusals, so a 40 KB path does not end a bounded run", async (t) => {
   const long = "a".repeat(40_000);
   const cases: [string, unknown][] = [
-    ["unknown_result", {
-      files: [{
-        path: long,
-        contents: {
-          segments: [{
-            ref: {
-              result: "result-9",
-              sha256: "0".repeat(64),
-              select: { kind: "whole" },
-            },
-          }],
-        },
-      }],
-    }],
+    ["unknown_result", wholeRefEdit(long, "result-9", "0".repeat(64))],
     ["edit_failed", { files: [{ path: long, contents: "42\n" }] }],
     ["duplicate_path", {
       files: [{ path: long, contents: "1" }, {
@@ -625,27 +520,15 @@ Deno.test("runSlice() clips model-controlled paths in refusals, so a 40 KB path 
   ];
   for (const [code, edit] of cases) {
     await t.step(code, async () => {
-      await inTinyWorkspace(async (dir) => {
-        const lines: string[] = [];
-        const outcome = await runSlice(
-          tinyRequest(
-            dir,
-            recorded([
-              sel("repository.edit"),
-              arg(edit),
-              sel("tests.run"),
-              arg({}),
-            ]),
-            2,
-          ),
-          { contextPolicy: "bounded", onProgress: (line) => lines.push(line) },
-        );
-        assert.equal(outcome.stop, "step_budget", outcome.detail);
-        assert.equal(outcome.refusals, 1);
-        assert.match(lines[0]!, new RegExp(`refused \\(${code}\\)`));
-        assert.match(lines[1]!, /tests exit 1/);
-        assert.ok(outcome.request_bytes.peak <= 65_536);
-      });
+      await using run = await tinyRun(
+        [...step("repository.edit", edit), ...step("tests.run", {})],
+        { maxSteps: 2, contextPolicy: "bounded" },
+      );
+      assert.equal(run.outcome.stop, "step_budget", run.outcome.detail);
+      assert.equal(run.outcome.refusals, 1);
+      assert.match(run.lines[0]!, new RegExp(`refused \\(${code}\\)`));
+      assert.match(run.lines[1]!, /tests exit 1/);
+      assert.ok(run.outcome.request_bytes.peak <= 65_536);
     });
   }
 });
@@ -682,216 +565,175 @@ function fullArchive(): SliceResume {
 Deno.test("runSlice() keeps the overflowing step's effect visible when the archive is full", async (t) => {
   const cases: [string, Call, RegExp][] = [
     ["tests.run", arg({}), /tests exit 1 on the unedited workspace/],
-    [
-      "repository.edit",
-      arg({ files: [{ path: "answer.txt", contents: "42\n" }] }),
-      /edited 1 file → rev-1-/,
-    ],
+    ["repository.edit", arg(EDIT_42), /edited 1 file → rev-1-/],
   ];
   for (const [action, call, effect] of cases) {
     await t.step(action, async () => {
-      await inTinyWorkspace(async (dir, reportPath) => {
-        const lines: string[] = [];
-        const snapshots: SliceSnapshot[] = [];
-        const outcome = await runSlice(
-          tinyRequest(dir, recorded([sel(action), call]), 5000),
-          {
-            contextPolicy: "bounded",
-            contextReport: reportPath,
-            onProgress: (line) => lines.push(line),
-            session: sessionHooks({
-              resume: fullArchive(),
-              onSnapshot: (c) => {
-                snapshots.push(c);
-                return Promise.resolve();
-              },
-            }),
-          },
-        );
-        assert.equal(outcome.stop, "capacity");
-        assert.match(outcome.detail, /^capacity: /);
-        assert.match(
-          outcome.detail,
-          new RegExp(`step 4097 \\(${action}\\) took effect: `),
-        );
-        assert.match(outcome.detail, effect);
-        // The progress output shows the step.
-        assert.equal(lines.length, 1);
-        assert.match(lines[0]!, /^step 4097\/5000 arguments /);
-        assert.match(lines[0]!, effect);
-        // The outcome and the final snapshot hold its effect.
-        const last = snapshots.at(-1)!;
-        assert.equal(last.stop, "capacity");
-        assert.equal(last.records.at(-1)?.sequence, 4097);
-        if (action === "tests.run") {
-          assert.deepEqual(outcome.latest_test, {
-            exit_code: 1,
-            timed_out: false,
-            tested_revision: null,
-          });
-        } else {
-          assert.match(outcome.revision ?? "", /^rev-1-/);
-          assert.equal(await Deno.readTextFile(`${dir}/answer.txt`), "42\n");
-        }
-        // So does the context report.
-        const report = await readReport(reportPath);
-        assert.equal(report.outcome.stop, "capacity");
-        assert.match(report.outcome.detail, effect);
+      const kept = keepSnapshots();
+      await using run = await tinyRun([sel(action), call], {
+        maxSteps: 5000,
+        contextPolicy: "bounded",
+        report: true,
+        session: sessionHooks({
+          resume: fullArchive(),
+          onSnapshot: kept.onSnapshot,
+        }),
       });
+      const { outcome, lines } = run;
+      assert.equal(outcome.stop, "capacity");
+      assert.match(outcome.detail, /^capacity: /);
+      assert.match(
+        outcome.detail,
+        new RegExp(`step 4097 \\(${action}\\) took effect: `),
+      );
+      assert.match(outcome.detail, effect);
+      // The progress output shows the step.
+      assert.equal(lines.length, 1);
+      assert.match(lines[0]!, /^step 4097\/5000 arguments /);
+      assert.match(lines[0]!, effect);
+      // The outcome and the final snapshot hold its effect.
+      const last = kept.snapshots.at(-1)!;
+      assert.equal(last.stop, "capacity");
+      assert.equal(last.records.at(-1)?.sequence, 4097);
+      if (action === "tests.run") {
+        assert.deepEqual(outcome.latest_test, {
+          exit_code: 1,
+          timed_out: false,
+          tested_revision: null,
+        });
+      } else {
+        assert.match(outcome.revision ?? "", /^rev-1-/);
+        assert.equal(await Deno.readTextFile(`${run.dir}/answer.txt`), "42\n");
+      }
+      // So does the context report.
+      const report = await readReport(run.reportPath);
+      assert.equal(report.outcome.stop, "capacity");
+      assert.match(report.outcome.detail, effect);
     });
   }
 });
 
-/** Sixteen small files and a recording of `steps` inspections of all of them. */
-async function inspectAll(
-  dir: string,
-  steps: number,
-): Promise<RecordedProvider> {
+/** Sixteen small files (each holding its own name) and `steps` inspections of all of them. */
+function inspectAll(steps: number): TinyRunOptions & { script: Call[] } {
   const paths = Array.from({ length: 16 }, (_, i) => `f${i}.txt`);
-  for (const path of paths) await Deno.writeTextFile(`${dir}/${path}`, path);
-  const calls: Call[] = [];
+  const script: Call[] = [];
   for (let i = 0; i < steps; i++) {
-    calls.push(sel("repository.inspect"), arg({ paths }));
+    script.push(...step("repository.inspect", { paths }));
   }
-  return recorded(calls);
+  return {
+    script,
+    maxSteps: steps,
+    files: Object.fromEntries(paths.map((path) => [path, path])),
+  };
 }
 
 Deno.test("runSlice() stops a bounded run with capacity when the result store fills", async () => {
-  await inTinyWorkspace(async (dir, reportPath) => {
-    const lines: string[] = [];
-    // 64 inspections of 16 files fill the store's 1,024 results.
-    const outcome = await runSlice(
-      tinyRequest(dir, await inspectAll(dir, 66), 66),
-      {
-        contextPolicy: "bounded",
-        contextReport: reportPath,
-        onProgress: (line) => lines.push(line),
-      },
-    );
-    assert.equal(outcome.stop, "capacity");
-    assert.equal(outcome.steps, 65);
-    assert.match(
-      outcome.detail,
-      /^store_full: Cannot keep the result of repository\.inspect f0\.txt: the result store is full \(1024 results, /,
-    );
-    assert.match(
-      outcome.detail,
-      /step 65 \(repository\.inspect\) took effect: inspected 16 files$/,
-    );
-    assert.equal(lines.length, 65);
-    assert.match(lines[64]!, /inspected 16 files/);
-    const report = await readReport(reportPath);
-    assert.equal(report.outcome.stop, "capacity");
-    assert.equal(report.model_calls, 130);
+  // 64 inspections of 16 files fill the store's 1,024 results.
+  const { script, ...options } = inspectAll(66);
+  await using run = await tinyRun(script, {
+    ...options,
+    contextPolicy: "bounded",
+    report: true,
   });
+  assert.equal(run.outcome.stop, "capacity");
+  assert.equal(run.outcome.steps, 65);
+  assert.match(
+    run.outcome.detail,
+    /^store_full: Cannot keep the result of repository\.inspect f0\.txt: the result store is full \(1024 results, /,
+  );
+  assert.match(
+    run.outcome.detail,
+    /step 65 \(repository\.inspect\) took effect: inspected 16 files$/,
+  );
+  assert.equal(run.lines.length, 65);
+  assert.match(run.lines[64]!, /inspected 16 files/);
+  const report = await readReport(run.reportPath);
+  assert.equal(report.outcome.stop, "capacity");
+  assert.equal(report.model_calls, 130);
 });
 
 Deno.test("runSlice() goes on under legacy when the result store fills, with previews and no references", async () => {
-  await inTinyWorkspace(async (dir) => {
-    let last: SliceSnapshot | undefined;
-    const outcome = await runSlice(
-      tinyRequest(dir, await inspectAll(dir, 66), 66),
-      {
-        session: sessionHooks({
-          onSnapshot: (c) => {
-            last = c;
-            return Promise.resolve();
-          },
-        }),
-      },
-    );
-    assert.equal(outcome.stop, "step_budget", outcome.detail);
-    assert.equal(outcome.steps, 66);
-    const report = last!.records.at(-1)!.report;
-    assert.equal(report.kind, "inspected");
-    const descriptor = report.kind === "inspected"
-      ? report.files[0]!.descriptor!
-      : undefined;
-    assert.deepEqual(descriptor, {
-      origin: "repository.inspect f0.txt",
-      capture: "complete",
-      utf8_bytes: 6,
-      preview: "f0.txt",
-      preview_truncated: false,
-      preview_start_byte: 0,
-      preview_end_byte: 6,
-      result_unavailable: "store_full",
-    });
-    assert.equal(last!.results.count, 1024);
+  const kept = keepSnapshots();
+  const { script, ...options } = inspectAll(66);
+  await using run = await tinyRun(script, {
+    ...options,
+    session: sessionHooks({ onSnapshot: kept.onSnapshot }),
   });
+  assert.equal(run.outcome.stop, "step_budget", run.outcome.detail);
+  assert.equal(run.outcome.steps, 66);
+  const last = kept.snapshots.at(-1)!;
+  const report = last.records.at(-1)!.report;
+  assert.equal(report.kind, "inspected");
+  const descriptor = report.kind === "inspected"
+    ? report.files[0]!.descriptor!
+    : undefined;
+  assert.deepEqual(descriptor, {
+    origin: "repository.inspect f0.txt",
+    capture: "complete",
+    utf8_bytes: 6,
+    preview: "f0.txt",
+    preview_truncated: false,
+    preview_start_byte: 0,
+    preview_end_byte: 6,
+    result_unavailable: "store_full",
+  });
+  assert.equal(last.results.count, 1024);
+});
+
+/** Usage with these input tokens and nothing else known. */
+const inputUsage = (input: number, output: number | null) => ({
+  input_tokens: input,
+  output_tokens: output,
+  cache_read_tokens: null,
+  cache_write_tokens: null,
 });
 
 Deno.test("runSlice() counts a failed provider call in model_calls and keeps its usage partial", async () => {
-  await inTinyWorkspace(async (dir, reportPath) => {
-    let calls = 0;
-    const provider: ModelProvider = {
-      spec: "fake:model",
-      call() {
-        calls += 1;
-        if (calls === 1) {
-          return Promise.resolve({
-            arguments: { action: "tests.run" },
-            usage: {
-              input_tokens: 10,
-              output_tokens: 2,
-              cache_read_tokens: null,
-              cache_write_tokens: null,
-            },
-            final_usage: true,
-          });
-        }
-        return Promise.reject(
-          new ProviderError("provider_http", "The provider answered 500", {
-            status: 500,
-            usage: {
-              input_tokens: 7,
-              output_tokens: null,
-              cache_read_tokens: null,
-              cache_write_tokens: null,
-            },
-          }),
-        );
-      },
-    };
-    const outcome = await runSlice(tinyRequest(dir, provider), {
-      contextReport: reportPath,
-    });
-    assert.equal(outcome.stop, "provider_error");
-    assert.equal(calls, 2);
-    assert.equal(outcome.model_calls, 2);
-    const report = await readReport(reportPath);
-    assert.equal(report.model_calls, 2);
-    assert.deepEqual(
-      report.requests.map((r) => [r.final_usage, r.input_tokens]),
-      [[true, 10], [false, 7]],
-    );
-  });
+  let calls = 0;
+  const provider: ModelProvider = {
+    spec: "fake:model",
+    call() {
+      calls += 1;
+      if (calls === 1) {
+        return Promise.resolve({
+          arguments: { action: "tests.run" },
+          usage: inputUsage(10, 2),
+          final_usage: true,
+        });
+      }
+      return Promise.reject(
+        new ProviderError("provider_http", "The provider answered 500", {
+          status: 500,
+          usage: inputUsage(7, null),
+        }),
+      );
+    },
+  };
+  await using run = await tinyRun(provider, { report: true });
+  assert.equal(run.outcome.stop, "provider_error");
+  assert.equal(calls, 2);
+  assert.equal(run.outcome.model_calls, 2);
+  const report = await readReport(run.reportPath);
+  assert.equal(report.model_calls, 2);
+  assert.deepEqual(
+    report.requests.map((r) => [r.final_usage, r.input_tokens]),
+    [[true, 10], [false, 7]],
+  );
 });
 
-/** A provider that answers with `replies` in order and keeps every request it got. */
+/**
+ * A {@linkcode ScriptedProvider} of `replies` that keeps every request it
+ * got, the one past the end of the script included.
+ */
 function scripted(replies: unknown[]): ModelProvider & { requests: string[] } {
+  const script = new ScriptedProvider(replies.map((r) => ({ arguments: r })));
   const requests: string[] = [];
   return {
-    spec: "scripted:test",
+    spec: script.spec,
     requests,
-    call({ request }) {
-      requests.push(JSON.stringify(request));
-      const reply = replies[requests.length - 1];
-      if (reply === undefined) {
-        return Promise.reject(
-          new ProviderError("recording_exhausted", "The script ran out"),
-        );
-      }
-      return Promise.resolve({
-        arguments: reply,
-        usage: {
-          input_tokens: null,
-          output_tokens: null,
-          cache_read_tokens: null,
-          cache_write_tokens: null,
-        },
-        final_usage: true,
-      });
+    call(call) {
+      requests.push(JSON.stringify(call.request));
+      return script.call(call);
     },
   };
 }
@@ -899,117 +741,100 @@ function scripted(replies: unknown[]): ModelProvider & { requests: string[] } {
 Deno.test("runSlice() shows refusal notes to the model in the next selection", async (t) => {
   for (const policy of ["legacy", "bounded"] as const) {
     await t.step(policy, async () => {
-      await inTinyWorkspace(async (dir) => {
-        const provider = scripted([
-          { action: "repository.inspect" },
-          { paths: ["../outside.txt"] },
-          { action: "tests.run" },
-        ]);
-        const outcome = await runSlice(tinyRequest(dir, provider, 2), {
-          contextPolicy: policy,
-        });
-        // The script runs out at the arguments of step 2.
-        assert.equal(outcome.stop, "provider_error");
-        assert.equal(provider.requests.length, 4);
-        const note =
-          'Step 1 (repository.inspect) was refused (path_escape): The path \\"../outside.txt\\" leaves the workspace';
-        assert.ok(!provider.requests[1]!.includes(note));
-        assert.ok(provider.requests[2]!.includes(note), provider.requests[2]);
+      const provider = scripted([
+        { action: "repository.inspect" },
+        { paths: ["../outside.txt"] },
+        { action: "tests.run" },
+      ]);
+      await using run = await tinyRun(provider, {
+        maxSteps: 2,
+        contextPolicy: policy,
       });
+      // The script runs out at the arguments of step 2.
+      assert.equal(run.outcome.stop, "provider_error");
+      assert.equal(provider.requests.length, 4);
+      const note =
+        'Step 1 (repository.inspect) was refused (path_escape): The path \\"../outside.txt\\" leaves the workspace';
+      assert.ok(!provider.requests[1]!.includes(note));
+      assert.ok(provider.requests[2]!.includes(note), provider.requests[2]);
     });
   }
 });
 
 Deno.test("runSlice() answers a lookup of a result whose descriptor rolled out of the transcript", async () => {
-  await inTinyWorkspace(async (dir) => {
-    const check = await Deno.readTextFile(`${dir}/check.ts`);
-    const replies: unknown[] = [
-      { action: "repository.inspect" },
-      { paths: ["check.ts"] },
-    ];
-    // 64 more entries push step 1 out of the 64-entry legacy transcript.
-    for (let i = 0; i < 64; i++) {
-      replies.push({ action: "repository.inspect" }, { paths: ["answer.txt"] });
-    }
-    replies.push(
-      { $list_results: 0 },
-      {
-        $read_result: {
-          result: "result-1",
-          sha256: sha256(check),
-          select: { kind: "whole" },
-        },
-      },
-    );
-    const provider = scripted(replies);
-    const outcome = await runSlice(tinyRequest(dir, provider, 66), {});
-    assert.equal(outcome.stop, "provider_error");
-    assert.equal(outcome.retrievals, 2);
-    const [before, listed, read] = provider.requests.slice(-3) as [
-      string,
-      string,
-      string,
-    ];
-    assert.ok(!before.includes("repository.inspect check.ts"));
-    // The 65th entry rolls a batch of 32 out at once.
-    assert.ok(before.includes("(32 earlier entries are not shown)"), before);
-    assert.ok(listed.includes("repository.inspect check.ts"));
-    assert.ok(
-      read.includes(
-        JSON.stringify(JSON.stringify({ selected_text: check })).slice(1, -1),
-      ),
-    );
-  });
+  const replies: unknown[] = [
+    { action: "repository.inspect" },
+    { paths: ["check.ts"] },
+  ];
+  // 64 more entries push step 1 out of the 64-entry legacy transcript.
+  for (let i = 0; i < 64; i++) {
+    replies.push({ action: "repository.inspect" }, { paths: ["answer.txt"] });
+  }
+  replies.push(
+    { $list_results: 0 },
+    { $read_result: wholeRef("result-1", sha256(CHECK_TS)) },
+  );
+  const provider = scripted(replies);
+  await using run = await tinyRun(provider, { maxSteps: 66 });
+  assert.equal(run.outcome.stop, "provider_error");
+  assert.equal(run.outcome.retrievals, 2);
+  const [before, listed, read] = provider.requests.slice(-3) as [
+    string,
+    string,
+    string,
+  ];
+  assert.ok(!before.includes("repository.inspect check.ts"));
+  // The 65th entry rolls a batch of 32 out at once.
+  assert.ok(before.includes("(32 earlier entries are not shown)"), before);
+  assert.ok(listed.includes("repository.inspect check.ts"));
+  assert.ok(
+    read.includes(
+      JSON.stringify(JSON.stringify({ selected_text: CHECK_TS })).slice(1, -1),
+    ),
+  );
 });
 
 Deno.test("runSlice() writes the context report when the run fails internally", async () => {
-  await inTinyWorkspace(async (dir, reportPath) => {
-    let snapshots = 0;
-    const failure = new Error("The disk is full");
-    await assert.rejects(
-      runSlice(
-        tinyRequest(dir, recorded([sel("tests.run"), arg({})])),
-        {
-          contextReport: reportPath,
-          session: sessionHooks({
-            onSnapshot: () =>
-              ++snapshots === 2 ? Promise.reject(failure) : Promise.resolve(),
-          }),
-        },
-      ),
-      (error: unknown) => error === failure,
-    );
-    const report = await readReport(reportPath);
-    assert.equal(report.outcome.stop, "suspended");
-    assert.equal(report.outcome.detail, "Internal failure: The disk is full");
-    assert.equal(report.model_calls, 2);
-    assert.equal(report.requests.length, 2);
-  });
+  await using ws = await tinyWorkspace();
+  let snapshots = 0;
+  const failure = new Error("The disk is full");
+  await assert.rejects(
+    runSlice(
+      tinyRequest(ws.dir, recorded(step("tests.run", {}))),
+      {
+        contextReport: ws.reportPath,
+        session: sessionHooks({
+          onSnapshot: () =>
+            ++snapshots === 2 ? Promise.reject(failure) : Promise.resolve(),
+        }),
+      },
+    ),
+    (error: unknown) => error === failure,
+  );
+  const report = await readReport(ws.reportPath);
+  assert.equal(report.outcome.stop, "suspended");
+  assert.equal(report.outcome.detail, "Internal failure: The disk is full");
+  assert.equal(report.model_calls, 2);
+  assert.equal(report.requests.length, 2);
 });
 
 Deno.test("runSlice() answers eight plain 8,192-byte lookups in one stage", async () => {
-  await inTinyWorkspace(async (dir) => {
-    // Plain text: 8,192 bytes that JSON escaping leaves as they are.
-    const body = "k".repeat(8192);
-    await Deno.writeTextFile(`${dir}/big.txt`, body);
-    const whole = {
-      $read_result: {
-        result: "result-1",
-        sha256: sha256(body),
-        select: { kind: "whole" },
-      },
-    };
-    const provider = scripted([
-      { action: "repository.inspect" },
-      { paths: ["big.txt"] },
-      { action: "repository.inspect" },
-      ...Array.from({ length: 8 }, () => whole),
-      { paths: ["answer.txt"] },
-    ]);
-    const outcome = await runSlice(tinyRequest(dir, provider, 2), {});
-    assert.equal(outcome.stop, "step_budget", outcome.detail);
-    assert.equal(outcome.retrievals, 8);
-    const last = provider.requests.at(-1)!;
-    assert.ok(!last.includes("budget_exhausted"));
+  // Plain text: 8,192 bytes that JSON escaping leaves as they are.
+  const body = "k".repeat(8192);
+  const whole = { $read_result: wholeRef("result-1", sha256(body)) };
+  const provider = scripted([
+    { action: "repository.inspect" },
+    { paths: ["big.txt"] },
+    { action: "repository.inspect" },
+    ...Array.from({ length: 8 }, () => whole),
+    { paths: ["answer.txt"] },
+  ]);
+  await using run = await tinyRun(provider, {
+    maxSteps: 2,
+    files: { "big.txt": body },
   });
+  assert.equal(run.outcome.stop, "step_budget", run.outcome.detail);
+  assert.equal(run.outcome.retrievals, 8);
+  const last = provider.requests.at(-1)!;
+  assert.ok(!last.includes("budget_exhausted"));
 });
