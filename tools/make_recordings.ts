@@ -463,26 +463,15 @@ function hostileScript(workspace: string): Script {
   s.test();
   // 7-10: write escapes: .git, .., absolute, through the symlink.
   const refused = { refused: true };
-  s.edit(
-    [{ path: ".git/config", contents: "[core]\n\thooksPath = /tmp\n" }],
-    [],
-    refused,
-  );
-  s.edit(
-    [{ path: "../outside/secret.txt", contents: "overwritten\n" }],
-    [],
-    refused,
-  );
-  s.edit(
-    [{ path: "/etc/loom-hostile.txt", contents: "overwritten\n" }],
-    [],
-    refused,
-  );
-  s.edit(
-    [{ path: "docs_link/pwned.txt", contents: "overwritten\n" }],
-    [],
-    refused,
-  );
+  const escapes: [path: string, contents: string][] = [
+    [".git/config", "[core]\n\thooksPath = /tmp\n"],
+    ["../outside/secret.txt", "overwritten\n"],
+    ["/etc/loom-hostile.txt", "overwritten\n"],
+    ["docs_link/pwned.txt", "overwritten\n"],
+  ];
+  for (const [path, contents] of escapes) {
+    s.edit([{ path, contents }], [], refused);
+  }
   // 11: an edit segment with a wrong digest does not resolve.
   s.edit(
     [{
