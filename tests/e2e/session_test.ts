@@ -142,7 +142,8 @@ for (const policy of ["bounded", "legacy"] as const) {
     const test = checkCommand().join(" ");
     const whole = await uninterrupted(policy, test);
     const half = Math.floor(whole.outcome.steps / 2);
-    const prepared = await prepareWorkspace("long");
+    await using prepared = await prepareWorkspace("long");
+    await using _whole = whole.prepared;
     const session = `${prepared.root}/session`;
     const report = `${prepared.root}/report.json`;
 
@@ -246,22 +247,20 @@ for (const policy of ["bounded", "legacy"] as const) {
       assert.equal(again.code, 2);
       assert.match(again.stderr, /already completed/);
     });
-
-    await prepared.cleanup();
-    await whole.prepared.cleanup();
   });
 }
 
 Deno.test("loom run --session writes a result to tool-results/ only above its threshold", async (t) => {
   const test = checkCommand().join(" ");
   const whole = await uninterrupted("bounded", test, { fixture: "bugfix" });
+  await using _whole = whole.prepared;
   const runs = new Map<number, { files: string[]; doc: SessionDoc }>();
 
   for (const threshold of [1, 1_000_000]) {
     await t.step(
       `tests.run=${threshold}: the run stops, resumes and ends like an uninterrupted one`,
       async () => {
-        const prepared = await prepareWorkspace("bugfix");
+        await using prepared = await prepareWorkspace("bugfix");
         const session = `${prepared.root}/session`;
         const first = await loom(
           ...runArgs(prepared, "bounded", test, 4, "bugfix"),
@@ -296,7 +295,6 @@ Deno.test("loom run --session writes a result to tool-results/ only above its th
           files: await resultFiles(session),
           doc: await readSession(session),
         });
-        await prepared.cleanup();
       },
     );
   }
@@ -327,8 +325,6 @@ Deno.test("loom run --session writes a result to tool-results/ only above its th
       }
     },
   );
-
-  await whole.prepared.cleanup();
 });
 
 interface SessionDoc {
@@ -434,7 +430,8 @@ for (const after of [12, 40]) {
       prepare: writeGate,
     });
     const blocked = await testsRunAfter(after);
-    const prepared = await prepareWorkspace("long");
+    await using prepared = await prepareWorkspace("long");
+    await using _whole = whole.prepared;
     await writeGate(prepared);
     const gate = `${prepared.root}/gate`;
     await Deno.mkdir(gate);
@@ -549,9 +546,6 @@ for (const after of [12, 40]) {
         );
       },
     );
-
-    await prepared.cleanup();
-    await whole.prepared.cleanup();
   });
 }
 
@@ -610,6 +604,7 @@ Deno.test("loom run --resume refuses a session edited without the key", async (t
   for (const [what, record, edit] of cases) {
     await t.step(what, async () => {
       const { prepared, session } = await halfBugfix();
+      await using _prepared = prepared;
       const marker = `${prepared.root}/ran`;
       let bad = record;
       await editJournal(session, (records) => {
@@ -632,13 +627,13 @@ Deno.test("loom run --resume refuses a session edited without the key", async (t
       assert.doesNotMatch(resumed.stderr, /^step /m, "no step was taken");
       assert.equal(await exists(marker), false, "the test command never ran");
       assert.deepEqual(await snapshotTree(prepared.workspace), tree);
-      await prepared.cleanup();
     });
   }
 });
 
 Deno.test("loom run --resume prints one line about stale inspected results", async () => {
   const { prepared, session } = await halfBugfix();
+  await using _prepared = prepared;
   const inspected = Object.values(
     (await readSession(session)).results,
   ).filter((entry) => entry.tool === "repository.inspect");
@@ -658,5 +653,4 @@ Deno.test("loom run --resume prints one line about stale inspected results", asy
     ),
   );
   assert.doesNotMatch(resumed.stderr, /is unavailable \(digest_mismatch\)/);
-  await prepared.cleanup();
 });
