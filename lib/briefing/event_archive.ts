@@ -73,8 +73,10 @@ const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
  * ```
  */
 export class EventArchive implements HistorySource {
-  readonly #maxEvents: number;
-  readonly #maxBytes: number;
+  /** The event limit. */
+  readonly maxEvents: number;
+  /** The byte limit. */
+  readonly maxBytes: number;
   readonly #items: Archived[] = [];
   readonly #bySequence = new Map<number, number>();
   #bytes = 0;
@@ -86,11 +88,11 @@ export class EventArchive implements HistorySource {
    * @throws {RangeError} When a limit is not a positive integer.
    */
   constructor(options: EventArchiveOptions = {}) {
-    this.#maxEvents = positive(
+    this.maxEvents = positive(
       options.maxEvents ?? MAX_ARCHIVED_EVENTS,
       "maxEvents",
     );
-    this.#maxBytes = positive(
+    this.maxBytes = positive(
       options.maxBytes ?? MAX_ARCHIVED_BYTES,
       "maxBytes",
     );
@@ -104,16 +106,6 @@ export class EventArchive implements HistorySource {
   /** Total bytes of serialized events. */
   get bytes(): number {
     return this.#bytes;
-  }
-
-  /** The event limit. */
-  get maxEvents(): number {
-    return this.#maxEvents;
-  }
-
-  /** The byte limit. */
-  get maxBytes(): number {
-    return this.#maxBytes;
   }
 
   /** Sequence of the last archived event, or 0 when empty. */
@@ -136,18 +128,18 @@ export class EventArchive implements HistorySource {
         `Cannot archive event ${event.sequence}: sequences must increase and the last archived is ${this.lastSequence}`,
       );
     }
-    if (this.#items.length + 1 > this.#maxEvents) {
+    if (this.#items.length + 1 > this.maxEvents) {
       throw new ArchiveCapacityError(
         "capacity",
-        `Cannot archive event ${event.sequence}: the archive holds its limit of ${this.#maxEvents} events`,
+        `Cannot archive event ${event.sequence}: the archive holds its limit of ${this.maxEvents} events`,
         { limit: "events" },
       );
     }
     const bytes = encoder.encode(serializeEvent(event));
-    if (this.#bytes + bytes.byteLength > this.#maxBytes) {
+    if (this.#bytes + bytes.byteLength > this.maxBytes) {
       throw new ArchiveCapacityError(
         "capacity",
-        `Cannot archive event ${event.sequence}: its ${bytes.byteLength} bytes would pass the archive limit of ${this.#maxBytes} bytes (${this.#bytes} used)`,
+        `Cannot archive event ${event.sequence}: its ${bytes.byteLength} bytes would pass the archive limit of ${this.maxBytes} bytes (${this.#bytes} used)`,
         { limit: "bytes" },
       );
     }
