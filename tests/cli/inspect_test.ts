@@ -26,15 +26,16 @@ Deno.test("parseInspectArguments() reads FILE and the flags, and nothing else", 
 Deno.test("loom inspect prints the descriptor the model sees", async (t) => {
   await using temp = await tempDir();
   const dir = temp.path;
+  // Written by the first step, described again by the --compact one.
+  const notes = `${dir}/notes.txt`;
   await t.step(
     "a small file: whole preview and a whole reference",
     async () => {
-      const path = `${dir}/notes.txt`;
-      await Deno.writeTextFile(path, "héllo\nworld\n");
+      await Deno.writeTextFile(notes, "héllo\nworld\n");
       const sha256 = createHash("sha256").update("héllo\nworld\n").digest(
         "hex",
       );
-      const { code, stdout, stderr } = await loom("inspect", path);
+      const { code, stdout, stderr } = await loom("inspect", notes);
       assert.equal(stderr, "");
       assert.equal(code, 0);
       assert.ok(
@@ -44,7 +45,7 @@ Deno.test("loom inspect prints the descriptor the model sees", async (t) => {
       assert.deepEqual(JSON.parse(stdout), {
         result: "result-1",
         sha256,
-        origin: `repository.inspect ${path}`,
+        origin: `repository.inspect ${notes}`,
         capture: "complete",
         utf8_bytes: 13,
         preview: "héllo\nworld\n",
@@ -79,9 +80,8 @@ Deno.test("loom inspect prints the descriptor the model sees", async (t) => {
   );
 
   await t.step("--compact prints the bounded policy's form", async () => {
-    const path = `${dir}/notes.txt`;
     const compact = JSON.parse(
-      (await loom("inspect", "--compact", path)).stdout,
+      (await loom("inspect", "--compact", notes)).stdout,
     );
     assert.deepEqual(Object.keys(compact), [
       "result",
