@@ -463,26 +463,15 @@ function hostileScript(workspace: string): Script {
   s.test();
   // 7-10: write escapes: .git, .., absolute, through the symlink.
   const refused = { refused: true };
-  s.edit(
-    [{ path: ".git/config", contents: "[core]\n\thooksPath = /tmp\n" }],
-    [],
-    refused,
-  );
-  s.edit(
-    [{ path: "../outside/secret.txt", contents: "overwritten\n" }],
-    [],
-    refused,
-  );
-  s.edit(
-    [{ path: "/etc/loom-hostile.txt", contents: "overwritten\n" }],
-    [],
-    refused,
-  );
-  s.edit(
-    [{ path: "docs_link/pwned.txt", contents: "overwritten\n" }],
-    [],
-    refused,
-  );
+  const escapes: [path: string, contents: string][] = [
+    [".git/config", "[core]\n\thooksPath = /tmp\n"],
+    ["../outside/secret.txt", "overwritten\n"],
+    ["/etc/loom-hostile.txt", "overwritten\n"],
+    ["docs_link/pwned.txt", "overwritten\n"],
+  ];
+  for (const [path, contents] of escapes) {
+    s.edit([{ path, contents }], [], refused);
+  }
   // 11: an edit segment with a wrong digest does not resolve.
   s.edit(
     [{
@@ -557,53 +546,49 @@ const PLANS: readonly Plan[] = [
 ];
 
 async function make(plan: Plan): Promise<SliceOutcome> {
-  const prepared = await prepareWorkspace(plan.fixture);
-  try {
-    const script = plan.script(prepared.workspace);
-    const provider = new ScriptedProvider(script.calls.map((c) => ({
-      phase: c.phase,
-      arguments: typeof c.args === "function"
-        ? (call: ModelCall) => (c.args as Compute)(lookupAnswers(call.request))
-        : c.args,
-    })));
-    const outcome = await runSlice({
-      intent: INTENTS[plan.fixture],
-      workspace: prepared.workspace,
-      test: { command: checkCommand(), timeoutMs: 60_000 },
-      maxSteps: plan.maxSteps,
-      provider,
-    }, {
-      contextPolicy: "bounded",
-      onProgress: (line) => {
-        if (Deno.env.get("LOOM_VERBOSE")) {
-          console.error(`${plan.name}: ${line}`);
-        }
-      },
-    });
-    const problems: string[] = [];
-    if (outcome.stop !== plan.stop) {
-      problems.push(
-        `stopped ${outcome.stop} (${outcome.detail}), expected ${plan.stop}`,
-      );
-    }
-    if (outcome.refusals !== plan.refusals) {
-      problems.push(`${outcome.refusals} refusals, expected ${plan.refusals}`);
-    }
-    if (provider.remaining !== 0) {
-      problems.push(`${provider.remaining} scripted calls were not used`);
-    }
-    if (problems.length > 0) {
-      throw new Error(`${plan.name}: ${problems.join("; ")}`);
-    }
-    const recording = { format: "loom-recording/1", calls: provider.recorded };
-    await Deno.writeTextFile(
-      recordingPath(plan.name),
-      JSON.stringify(recording, null, 1) + "\n",
+  await using prepared = await prepareWorkspace(plan.fixture);
+  const script = plan.script(prepared.workspace);
+  const provider = new ScriptedProvider(script.calls.map((c) => ({
+    phase: c.phase,
+    arguments: typeof c.args === "function"
+      ? (call: ModelCall) => (c.args as Compute)(lookupAnswers(call.request))
+      : c.args,
+  })));
+  const outcome = await runSlice({
+    intent: INTENTS[plan.fixture],
+    workspace: prepared.workspace,
+    test: { command: checkCommand(), timeoutMs: 60_000 },
+    maxSteps: plan.maxSteps,
+    provider,
+  }, {
+    contextPolicy: "bounded",
+    onProgress: (line) => {
+      if (Deno.env.get("LOOM_VERBOSE")) {
+        console.error(`${plan.name}: ${line}`);
+      }
+    },
+  });
+  const problems: string[] = [];
+  if (outcome.stop !== plan.stop) {
+    problems.push(
+      `stopped ${outcome.stop} (${outcome.detail}), expected ${plan.stop}`,
     );
-    return outcome;
-  } finally {
-    await prepared.cleanup();
   }
+  if (outcome.refusals !== plan.refusals) {
+    problems.push(`${outcome.refusals} refusals, expected ${plan.refusals}`);
+  }
+  if (provider.remaining !== 0) {
+    problems.push(`${provider.remaining} scripted calls were not used`);
+  }
+  if (problems.length > 0) {
+    throw new Error(`${plan.name}: ${problems.join("; ")}`);
+  }
+  const recording = { format: "loom-recording/1", calls: provider.recorded };
+  await Deno.writeTextFile(
+    recordingPath(plan.name),
+    JSON.stringify(recording, null, 1) + "\n",
+  );
+  return outcome;
 }
 
 if (import.meta.main) {

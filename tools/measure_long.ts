@@ -49,37 +49,33 @@ export async function costAsSent(
   policy: ContextPolicy,
   wire: ProviderWire,
 ): Promise<{ report: CostReport; bodies: string[] }> {
-  const prepared = await prepareWorkspace("long");
-  try {
-    await using server = await replayServer(wire, recordingPath("long"));
-    const outcome = await runSlice({
-      intent: INTENTS.long,
-      workspace: prepared.workspace,
-      test: { command: checkCommand(), timeoutMs: 60_000 },
-      maxSteps: 200,
-      provider: `${wire}:${COST_MODELS[wire]}`,
-    }, {
-      contextPolicy: policy,
-      baseUrl: server.url,
-      env: { ANTHROPIC_API_KEY: "sk-local", OPENAI_API_KEY: "sk-local" },
-    });
-    if (outcome.stop !== "completed") {
-      throw new Error(`${policy}/${wire}: ${outcome.stop}: ${outcome.detail}`);
-    }
-    const calls = JSON.parse(await Deno.readTextFile(recordingPath("long")))
-      .calls as { arguments: unknown }[];
-    const report = priceRun(
-      server.bodies.map((body, i) => ({
-        body: JSON.parse(body),
-        atMs: i * CALL_INTERVAL_MS,
-        reply: calls[i]?.arguments,
-      })),
-      { wire, model: COST_MODELS[wire], prices: DEFAULT_PRICES },
-    );
-    return { report, bodies: [...server.bodies] };
-  } finally {
-    await prepared.cleanup();
+  await using prepared = await prepareWorkspace("long");
+  await using server = await replayServer(wire, recordingPath("long"));
+  const outcome = await runSlice({
+    intent: INTENTS.long,
+    workspace: prepared.workspace,
+    test: { command: checkCommand(), timeoutMs: 60_000 },
+    maxSteps: 200,
+    provider: `${wire}:${COST_MODELS[wire]}`,
+  }, {
+    contextPolicy: policy,
+    baseUrl: server.url,
+    env: { ANTHROPIC_API_KEY: "sk-local", OPENAI_API_KEY: "sk-local" },
+  });
+  if (outcome.stop !== "completed") {
+    throw new Error(`${policy}/${wire}: ${outcome.stop}: ${outcome.detail}`);
   }
+  const calls = JSON.parse(await Deno.readTextFile(recordingPath("long")))
+    .calls as { arguments: unknown }[];
+  const report = priceRun(
+    server.bodies.map((body, i) => ({
+      body: JSON.parse(body),
+      atMs: i * CALL_INTERVAL_MS,
+      reply: calls[i]?.arguments,
+    })),
+    { wire, model: COST_MODELS[wire], prices: DEFAULT_PRICES },
+  );
+  return { report, bodies: [...server.bodies] };
 }
 
 /** The same figure offline, as `loom cost` computes it. */
@@ -121,42 +117,38 @@ async function measure(
   policy: ContextPolicy,
   tests: "deno run check.ts" | "true",
 ): Promise<Row> {
-  const prepared = await prepareWorkspace("long");
-  try {
-    const report = `${prepared.root}/report.json`;
-    const outcome = await runSlice({
-      intent: INTENTS.long,
-      workspace: prepared.workspace,
-      test: {
-        command: tests === "true" ? ["true"] : checkCommand(),
-        timeoutMs: 60_000,
-      },
-      maxSteps: 200,
-      provider: `recorded:${recordingPath("long")}`,
-    }, { contextPolicy: policy, contextReport: report });
-    if (outcome.stop !== "completed") {
-      throw new Error(`${policy}: ${outcome.stop}: ${outcome.detail}`);
-    }
-    const json: ContextReport = JSON.parse(await Deno.readTextFile(report));
-    const later = json.requests.slice(1);
-    return {
-      policy,
-      tests,
-      steps: outcome.steps,
-      calls: outcome.model_calls,
-      total: json.requests.reduce((s, r) => s + r.request_bytes, 0),
-      peak: Math.max(...json.requests.map((r) => r.request_bytes)),
-      meanShare: later.reduce(
-        (s, r) => s + r.prefix_stable_bytes / r.request_bytes,
-        0,
-      ) / later.length,
-      checkpoints: json.checkpoints,
-      retrievals: json.retrievals,
-      msPerStep: (outcome.elapsed_ms - outcome.model_ms) / outcome.steps,
-    };
-  } finally {
-    await prepared.cleanup();
+  await using prepared = await prepareWorkspace("long");
+  const report = `${prepared.root}/report.json`;
+  const outcome = await runSlice({
+    intent: INTENTS.long,
+    workspace: prepared.workspace,
+    test: {
+      command: tests === "true" ? ["true"] : checkCommand(),
+      timeoutMs: 60_000,
+    },
+    maxSteps: 200,
+    provider: `recorded:${recordingPath("long")}`,
+  }, { contextPolicy: policy, contextReport: report });
+  if (outcome.stop !== "completed") {
+    throw new Error(`${policy}: ${outcome.stop}: ${outcome.detail}`);
   }
+  const json: ContextReport = JSON.parse(await Deno.readTextFile(report));
+  const later = json.requests.slice(1);
+  return {
+    policy,
+    tests,
+    steps: outcome.steps,
+    calls: outcome.model_calls,
+    total: json.requests.reduce((s, r) => s + r.request_bytes, 0),
+    peak: Math.max(...json.requests.map((r) => r.request_bytes)),
+    meanShare: later.reduce(
+      (s, r) => s + r.prefix_stable_bytes / r.request_bytes,
+      0,
+    ) / later.length,
+    checkpoints: json.checkpoints,
+    retrievals: json.retrievals,
+    msPerStep: (outcome.elapsed_ms - outcome.model_ms) / outcome.steps,
+  };
 }
 
 if (import.meta.main) {

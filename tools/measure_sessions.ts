@@ -13,6 +13,7 @@
  * ```
  */
 import { runSlice } from "../lib/slice/run.ts";
+import { tempWorkspace } from "../lib/testing/temp_workspace.ts";
 import { SessionStore } from "../lib/persist/session_store.ts";
 import { sliceSessionHooks } from "../lib/persist/slice_session.ts";
 import { sessionHookParts, sessionHooks } from "../lib/slice/run_state.ts";
@@ -55,71 +56,68 @@ interface Row {
 }
 
 async function measure(steps: number): Promise<Row> {
-  const base = await Deno.makeTempDir({ prefix: "loom-sessions-" });
-  try {
-    const workspace = `${base}/ws`;
-    await Deno.mkdir(`${workspace}/src`, { recursive: true });
-    for (let i = 0; i < 7; i += 1) {
-      await Deno.writeTextFile(
-        `${workspace}/src/f${i}.ts`,
-        `export const F${i} = ${i};\n`.repeat(20),
-      );
-    }
-    const path = `${base}/recording.json`;
-    await Deno.writeTextFile(path, JSON.stringify(recording(steps)));
-    const request = {
-      intent: "Measure sessions",
-      workspace,
-      test: { command: ["true"], timeoutMs: 60_000 },
-      maxSteps: steps,
-      provider: `recorded:${path}`,
-    };
-    const loop = (o: { elapsed_ms: number; model_ms: number; steps: number }) =>
-      (o.elapsed_ms - o.model_ms) / o.steps;
-    const without = await runSlice(request, { contextPolicy: "bounded" });
-    const store = await SessionStore.create(`${base}/session`, {
-      workspace,
-      keyFile: `${base}/key/session.key`,
-      run: {
-        intent: request.intent,
-        policy: "bounded",
-        model: request.provider,
-        test: request.test,
-        maxSteps: steps,
-      },
-    });
-    const inner = sessionHookParts(sliceSessionHooks(store));
-    const times: number[] = [];
-    const session = sessionHooks({
-      ...inner,
-      onSnapshot: async (snapshot) => {
-        const started = performance.now();
-        await inner.onSnapshot(snapshot);
-        times.push(performance.now() - started);
-      },
-    });
-    const with_ = await runSlice(request, {
-      contextPolicy: "bounded",
-      session,
-    });
-    await store.close();
-    if (with_.steps !== steps || without.steps !== steps) {
-      throw new Error(
-        `${steps}: the runs took ${without.steps}/${with_.steps}`,
-      );
-    }
-    const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
-    return {
-      steps,
-      saveMs: mean(times),
-      lastTenthSaveMs: mean(times.slice(-Math.ceil(times.length / 10))),
-      loopMsWithout: loop(without),
-      loopMsWith: loop(with_),
-      journalBytes: (await Deno.stat(`${base}/session/journal.jsonl`)).size,
-    };
-  } finally {
-    await Deno.remove(base, { recursive: true });
+  await using temp = await tempWorkspace();
+  const base = temp.path;
+  const workspace = `${base}/ws`;
+  await Deno.mkdir(`${workspace}/src`, { recursive: true });
+  for (let i = 0; i < 7; i += 1) {
+    await Deno.writeTextFile(
+      `${workspace}/src/f${i}.ts`,
+      `export const F${i} = ${i};\n`.repeat(20),
+    );
   }
+  const path = `${base}/recording.json`;
+  await Deno.writeTextFile(path, JSON.stringify(recording(steps)));
+  const request = {
+    intent: "Measure sessions",
+    workspace,
+    test: { command: ["true"], timeoutMs: 60_000 },
+    maxSteps: steps,
+    provider: `recorded:${path}`,
+  };
+  const loop = (o: { elapsed_ms: number; model_ms: number; steps: number }) =>
+    (o.elapsed_ms - o.model_ms) / o.steps;
+  const without = await runSlice(request, { contextPolicy: "bounded" });
+  const store = await SessionStore.create(`${base}/session`, {
+    workspace,
+    keyFile: `${base}/key/session.key`,
+    run: {
+      intent: request.intent,
+      policy: "bounded",
+      model: request.provider,
+      test: request.test,
+      maxSteps: steps,
+    },
+  });
+  const inner = sessionHookParts(sliceSessionHooks(store));
+  const times: number[] = [];
+  const session = sessionHooks({
+    ...inner,
+    onSnapshot: async (snapshot) => {
+      const started = performance.now();
+      await inner.onSnapshot(snapshot);
+      times.push(performance.now() - started);
+    },
+  });
+  const with_ = await runSlice(request, {
+    contextPolicy: "bounded",
+    session,
+  });
+  await store.close();
+  if (with_.steps !== steps || without.steps !== steps) {
+    throw new Error(
+      `${steps}: the runs took ${without.steps}/${with_.steps}`,
+    );
+  }
+  const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+  return {
+    steps,
+    saveMs: mean(times),
+    lastTenthSaveMs: mean(times.slice(-Math.ceil(times.length / 10))),
+    loopMsWithout: loop(without),
+    loopMsWith: loop(with_),
+    journalBytes: (await Deno.stat(`${base}/session/journal.jsonl`)).size,
+  };
 }
 
 if (import.meta.main) {

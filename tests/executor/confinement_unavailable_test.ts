@@ -55,13 +55,16 @@ async function probe(
 Deno.test("WorkspaceExecutor.start() throws ConfinementUnavailableError without worker permissions", async (t) => {
   await using dir = await tempDir();
   const workspace = dir.path;
+  /** The probe on the workspace, with a test command when given. */
+  const start = (deno: string[], testCommand?: string) =>
+    probe(
+      deno,
+      testCommand === undefined ? [workspace] : [workspace, testCommand],
+    );
   await t.step(
     "with --unstable-worker-options and the permissions it starts",
     async () => {
-      const result = await probe(
-        flags(true, "read", "write", "run", "env"),
-        [workspace],
-      );
+      const result = await start(flags(true, "read", "write", "run", "env"));
       assert.equal(result.stdout, "started", result.stderr);
     },
   );
@@ -69,9 +72,9 @@ Deno.test("WorkspaceExecutor.start() throws ConfinementUnavailableError without 
   await t.step(
     "without --unstable-worker-options it is confinement_unavailable, not an exit",
     async () => {
-      const result = await probe(
+      const result = await start(
         flags(false, "read", "write", "run", "env"),
-        [workspace, "true"],
+        "true",
       );
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stdout, "confinement_unavailable", result.stderr);
@@ -82,10 +85,7 @@ Deno.test("WorkspaceExecutor.start() throws ConfinementUnavailableError without 
   await t.step(
     "without run permission (no bubblewrap can run) a non-Deno test is confinement_unavailable",
     async () => {
-      const result = await probe(
-        flags(true, "read", "write", "env"),
-        [workspace, "true"],
-      );
+      const result = await start(flags(true, "read", "write", "env"), "true");
       assert.equal(result.stdout, "confinement_unavailable", result.stderr);
       assert.match(result.stderr, /Cannot confine the test command "true"/);
     },
@@ -94,10 +94,7 @@ Deno.test("WorkspaceExecutor.start() throws ConfinementUnavailableError without 
   await t.step(
     "without write permission for the workspace it is confinement_unavailable",
     async () => {
-      const result = await probe(
-        flags(true, "read", "env"),
-        [workspace],
-      );
+      const result = await start(flags(true, "read", "env"));
       assert.equal(result.stdout, "confinement_unavailable", result.stderr);
     },
   );
@@ -105,9 +102,7 @@ Deno.test("WorkspaceExecutor.start() throws ConfinementUnavailableError without 
   await t.step(
     "without the flag and without any way to read the command line, Deno itself ends the process rather than run unconfined",
     async () => {
-      const result = await probe(flags(false, "read", "write", "env"), [
-        workspace,
-      ]);
+      const result = await start(flags(false, "read", "write", "env"));
       assert.notEqual(result.stdout, "started");
       assert.equal(result.code, 70, result.stderr);
       assert.match(result.stderr, /--unstable-worker-options/);

@@ -7,6 +7,7 @@ import {
   PersistenceConfigError,
 } from "../../lib/persist/persistence_config.ts";
 import { persistenceThreshold } from "../../lib/persist/tool_policy.ts";
+import { tempDir } from "../_kit.ts";
 
 function rejects(text: string, pattern: RegExp, key?: string): void {
   assert.throws(
@@ -86,13 +87,12 @@ Deno.test("parsePersistenceConfig() validates the file and names the file and ke
 });
 
 Deno.test("loadPersistenceConfig() names an unreadable file", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dir = await tempDir();
   await assert.rejects(
-    loadPersistenceConfig(`${dir}/missing.json`),
+    loadPersistenceConfig(`${dir.path}/missing.json`),
     (e: unknown) =>
       e instanceof PersistenceConfigError && e.message.includes("missing.json"),
   );
-  await Deno.remove(dir, { recursive: true });
 });
 
 Deno.test("parseThresholdFlags() reads TOOL=N and refuses anything else", () => {

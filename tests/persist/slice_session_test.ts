@@ -13,7 +13,7 @@ import {
 } from "./_session.ts";
 
 Deno.test("sliceSessionHooks() saves every snapshot and resumes from the loaded run state", async (t) => {
-  const layout = await tempLayout();
+  await using layout = await tempLayout();
   const { snapshot } = await sampleRun();
   const session = await createSession(layout);
   const saved: number[] = [];
@@ -50,6 +50,4 @@ Deno.test("sliceSessionHooks() saves every snapshot and resumes from the loaded 
       assert.equal(resume?.unavailable, loaded.unavailable);
     },
   );
-
-  await layout.cleanup();
 });

@@ -50,21 +50,22 @@ interface Dialect {
   /** A successful answer to the selection call, and the arguments in it. */
   readonly ok: CannedResponse;
   readonly okArguments: unknown;
+  /** The usage the provider reports for `ok`. */
+  readonly okUsage: ModelReply["usage"];
   /** The API's error body. */
   errorBody(type: string, text: string): unknown;
   /** Statuses retried once before a success, and the error they carry. */
   readonly retried: readonly number[];
   readonly retriedError: ApiError;
-  /** A failure that outlasts `maxRetries` (`label` names it in the step). */
-  readonly persistent: {
-    readonly label: string;
-    readonly status: number;
-    readonly error: ApiError;
-    readonly maxRetries: number;
-    readonly message: RegExp;
-  };
-  /** The 401 answer and the message the provider makes of it. */
-  readonly unauthorized: { readonly error: ApiError; readonly message: RegExp };
+  /** A failure that outlasts `maxRetries`: its status and error, and the message it becomes. */
+  readonly persistent: readonly [
+    status: number,
+    error: ApiError,
+    maxRetries: number,
+    message: RegExp,
+  ];
+  /** The 401 answer's error and the message the provider makes of it. */
+  readonly unauthorized: readonly [error: ApiError, message: RegExp];
   /** The message for a server nobody listens at. */
   readonly unreachable: RegExp;
 }
@@ -168,7 +169,18 @@ export function providerContract(dialect: Dialect): DialectTools {
 }
 
 function registerContract(dialect: Dialect): void {
-  const { name, persistent, unauthorized } = dialect;
+  const { name } = dialect;
+  const [status, persistentError, maxRetries, persistentMessage] =
+    dialect.persistent;
+  const [unauthorizedError, unauthorizedMessage] = dialect.unauthorized;
+
+  Deno.test(`the ${name} provider returns the forced call's arguments and maps its usage`, async () => {
+    assert.deepEqual(await replyTo(dialect), {
+      arguments: dialect.okArguments,
+      usage: dialect.okUsage,
+      final_usage: true,
+    });
+  });
 
   Deno.test(`the ${name} SDK retries 429 and 5xx answers`, async (t) => {
     for (const status of dialect.retried) {
@@ -187,31 +199,31 @@ function registerContract(dialect: Dialect): void {
     }
 
     await t.step(
-      `a ${persistent.label} that persists past the retries is a provider_http error`,
+      `a ${
+        status >= 500 ? "5xx" : status
+      } that persists past the retries is a provider_http error`,
       async () => {
         await using server = fakeServer([
-          errorAnswer(dialect, persistent.status, persistent.error, RETRY_SOON),
+          errorAnswer(dialect, status, persistentError, RETRY_SOON),
         ]);
-        const provider = providerAt(dialect, server.url, {
-          maxRetries: persistent.maxRetries,
-        });
+        const provider = providerAt(dialect, server.url, { maxRetries });
         await assert.rejects(provider.call(selectionCall()), (error) => {
-          providerError("provider_http", persistent.message)(error);
-          assert.equal((error as ProviderError).status, persistent.status);
+          providerError("provider_http", persistentMessage)(error);
+          assert.equal((error as ProviderError).status, status);
           return true;
         });
-        assert.equal(server.received.length, persistent.maxRetries + 1);
+        assert.equal(server.received.length, maxRetries + 1);
       },
     );
   });
 
   Deno.test(`the ${name} provider explains a 401 and does not retry it`, async () => {
     await using server = fakeServer([
-      errorAnswer(dialect, 401, unauthorized.error),
+      errorAnswer(dialect, 401, unauthorizedError),
     ]);
     const provider = providerAt(dialect, server.url);
     await assert.rejects(provider.call(selectionCall()), (error) => {
-      providerError("provider_http", unauthorized.message)(error);
+      providerError("provider_http", unauthorizedMessage)(error);
       assert.equal((error as ProviderError).status, 401);
       return true;
     });

@@ -112,30 +112,46 @@ export function raw(text: string, status = 200): Response {
   });
 }
 
-/** A chat completion whose one choice calls `name` with `args` (a JSON string). */
-export function chatCompletion(
+/** The assistant message that calls `name` with `args` (a JSON string). */
+export function toolCallMessage(
   name: string,
   args: string,
-  extra: { finish_reason?: string; content?: string } = {},
+  content: string | null = null,
+): Record<string, unknown> {
+  return {
+    role: "assistant",
+    content,
+    tool_calls: [{
+      id: "call_1",
+      type: "function",
+      function: { name, arguments: args },
+    }],
+  };
+}
+
+/** A chat completion of one choice, `message`, ended by `finishReason`. */
+export function completionOf(
+  message: Record<string, unknown>,
+  finishReason = "tool_calls",
 ): Record<string, unknown> {
   return {
     id: "chatcmpl-h",
     object: "chat.completion",
     created: 1_700_000_000,
     model: "fuzz",
-    choices: [{
-      index: 0,
-      finish_reason: extra.finish_reason ?? "tool_calls",
-      message: {
-        role: "assistant",
-        content: extra.content ?? null,
-        tool_calls: [{
-          id: "call_1",
-          type: "function",
-          function: { name, arguments: args },
-        }],
-      },
-    }],
+    choices: [{ index: 0, finish_reason: finishReason, message }],
     usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
   };
+}
+
+/** A chat completion whose one choice calls `name` with `args` (a JSON string). */
+export function chatCompletion(
+  name: string,
+  args: string,
+  extra: { finish_reason?: string; content?: string } = {},
+): Record<string, unknown> {
+  return completionOf(
+    toolCallMessage(name, args, extra.content ?? null),
+    extra.finish_reason,
+  );
 }

@@ -5,6 +5,7 @@ import type { RunOptions } from "../../lib/slice/request.ts";
 import { runSlice } from "../../lib/slice/run.ts";
 import type { SliceOutcome } from "../../lib/slice/outcome.ts";
 import type { HostileServer } from "./_hostile_server.ts";
+import { tempDir } from "../_kit.ts";
 
 /** The forced tool a Chat Completions request body names. */
 export function forcedTool(body: unknown): string {
@@ -38,8 +39,10 @@ export async function runAgainst(
     readonly timeoutMs?: number;
   } = {},
 ): Promise<SliceRunResult> {
-  const workspace = await Deno.makeTempDir({ prefix: "loom-hostile-" });
-  const reportPath = `${workspace}.report.json`;
+  await using dir = await tempDir();
+  const workspace = `${dir.path}/workspace`;
+  const reportPath = `${dir.path}/report.json`;
+  await Deno.mkdir(workspace);
   await Deno.writeTextFile(`${workspace}/a.txt`, "hello\n");
   const progress: string[] = [];
   const waiting: string[] = [];
@@ -52,23 +55,18 @@ export async function runAgainst(
     maxRetries: 0,
   });
   const started = performance.now();
-  try {
-    const outcome = await runSlice({
-      intent: "Say hello",
-      workspace,
-      maxSteps: options.maxSteps ?? 6,
-      provider,
-    }, {
-      contextReport: reportPath,
-      onProgress: (line) => progress.push(line),
-      onWaiting: (line) => waiting.push(line),
-      ...options,
-    });
-    const elapsedMs = performance.now() - started;
-    const report = JSON.parse(await Deno.readTextFile(reportPath));
-    return { outcome, report, progress, waiting, elapsedMs };
-  } finally {
-    await Deno.remove(workspace, { recursive: true });
-    await Deno.remove(reportPath).catch(() => {});
-  }
+  const outcome = await runSlice({
+    intent: "Say hello",
+    workspace,
+    maxSteps: options.maxSteps ?? 6,
+    provider,
+  }, {
+    contextReport: reportPath,
+    onProgress: (line) => progress.push(line),
+    onWaiting: (line) => waiting.push(line),
+    ...options,
+  });
+  const elapsedMs = performance.now() - started;
+  const report = JSON.parse(await Deno.readTextFile(reportPath));
+  return { outcome, report, progress, waiting, elapsedMs };
 }

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
 import type { SliceOutcome } from "../../lib/slice/outcome.ts";
-import { type CliResult, finished, spawnLoom } from "../_kit.ts";
+import { type CliResult, finished, spawnLoom, tempDir } from "../_kit.ts";
 import {
   chatCompletion,
   type HostileServer,
@@ -36,18 +36,18 @@ async function until(what: string, test: () => boolean): Promise<void> {
   }
 }
 
-interface Scene {
+interface Scene extends AsyncDisposable {
   readonly root: string;
   readonly workspace: string;
   readonly report: string;
   readonly session: string;
   args(server: HostileServer, ...extra: string[]): string[];
   readReport(): Promise<ContextReport>;
-  [Symbol.asyncDispose](): Promise<void>;
 }
 
 async function scene(): Promise<Scene> {
-  const root = await Deno.makeTempDir({ prefix: "loom-cli-hostile-" });
+  const temp = await tempDir();
+  const root = temp.path;
   const workspace = `${root}/ws`;
   await Deno.mkdir(workspace);
   await Deno.writeTextFile(`${workspace}/a.txt`, "hello\n");
@@ -72,7 +72,7 @@ async function scene(): Promise<Scene> {
       ...extra,
     ],
     readReport: async () => JSON.parse(await Deno.readTextFile(report)),
-    [Symbol.asyncDispose]: () => Deno.remove(root, { recursive: true }),
+    [Symbol.asyncDispose]: temp[Symbol.asyncDispose],
   };
 }
 

@@ -2,16 +2,16 @@ import assert from "node:assert/strict";
 import { createProvider } from "../../lib/providers/create_provider.ts";
 import { providerContract, providerError } from "./_contract.ts";
 import { fakeServer } from "./_fake_server.ts";
+import { completionOf, toolCallMessage } from "./_hostile_server.ts";
 import { selectionCall, selectionRequest } from "./_requests.ts";
 
+/** A completion as OpenAI sends it, with usage counters (1,024 tokens cached). */
 function completion(
   message: Record<string, unknown>,
   extra: Record<string, unknown> = {},
 ): Record<string, unknown> {
   return {
-    id: "chatcmpl-1",
-    object: "chat.completion",
-    created: 1_700_000_000,
+    ...completionOf(message),
     model: "gpt-test",
     choices: [{ index: 0, message, finish_reason: "stop", logprobs: null }],
     usage: {
@@ -24,21 +24,14 @@ function completion(
   };
 }
 
-function toolCallMessage(name: string, args: string): Record<string, unknown> {
-  return {
-    role: "assistant",
-    content: "Sure, running the tests",
-    tool_calls: [{
-      id: "call_1",
-      type: "function",
-      function: { name, arguments: args },
-    }],
-  };
+/** A call of `name` with `args`, with some text beside it. */
+function toolCall(name: string, args: string): Record<string, unknown> {
+  return toolCallMessage(name, args, "Sure, running the tests");
 }
 
 const OK = {
   status: 200,
-  body: completion(toolCallMessage("select_action", '{"action":"tests.run"}')),
+  body: completion(toolCall("select_action", '{"action":"tests.run"}')),
 };
 
 const OPENAI = providerContract({
@@ -48,23 +41,22 @@ const OPENAI = providerContract({
   baseUrl: (url) => `${url}/v1`,
   ok: OK,
   okArguments: { action: "tests.run" },
+  okUsage: {
+    input_tokens: 1500,
+    output_tokens: 12,
+    cache_read_tokens: 1024,
+    cache_write_tokens: null,
+  },
   errorBody: (type, text) => ({
     error: { message: text, type, param: null, code: null },
   }),
   retried: [429, 500, 503],
   retriedError: ["server_error", "Busy"],
-  persistent: {
-    label: "429",
-    status: 429,
-    error: ["rate_limit", "Slow down"],
-    maxRetries: 2,
-    message: /HTTP 429.*Slow down/,
-  },
-  unauthorized: {
-    error: ["invalid_request_error", "Incorrect API key provided"],
-    message:
-      /^The server at http:\/\/127\.0\.0\.1:\d+\/v1 rejected the API key with HTTP 401: check OPENAI_API_KEY: Incorrect API key provided$/,
-  },
+  persistent: [429, ["rate_limit", "Slow down"], 2, /HTTP 429.*Slow down/],
+  unauthorized: [
+    ["invalid_request_error", "Incorrect API key provided"],
+    /^The server at http:\/\/127\.0\.0\.1:\d+\/v1 rejected the API key with HTTP 401: check OPENAI_API_KEY: Incorrect API key provided$/,
+  ],
   unreachable: /^Cannot reach the server at http:\/\/127\.0\.0\.1/,
 });
 
@@ -101,24 +93,11 @@ Deno.test("the OpenAI provider sends the exact Chat Completions request with a f
   assert.doesNotMatch(JSON.stringify(sent.body), /cache_control/);
 });
 
-Deno.test("the OpenAI provider parses the function arguments and maps usage", async () => {
-  assert.deepEqual(await OPENAI.reply(), {
-    arguments: { action: "tests.run" },
-    usage: {
-      input_tokens: 1500,
-      output_tokens: 12,
-      cache_read_tokens: 1024,
-      cache_write_tokens: null,
-    },
-    final_usage: true,
-  });
-});
-
 Deno.test("the OpenAI provider reports missing usage as null counters", async () => {
   const reply = await OPENAI.reply({
     status: 200,
     body: completion(
-      toolCallMessage("select_action", '{"action":"tests.run"}'),
+      toolCall("select_action", '{"action":"tests.run"}'),
       { usage: undefined },
     ),
   });
@@ -134,7 +113,7 @@ Deno.test("the OpenAI provider refuses an answer without a usable forced call", 
   const cases: [string, Record<string, unknown>, RegExp][] = [
     [
       "invalid JSON arguments",
-      completion(toolCallMessage("select_action", '{"action": "tests.run"')),
+      completion(toolCall("select_action", '{"action": "tests.run"')),
       /select_action call's arguments are not valid JSON/,
     ],
     [
@@ -144,16 +123,16 @@ Deno.test("the OpenAI provider refuses an answer without a usable forced call", 
     ],
     [
       "another function",
-      completion(toolCallMessage("action_arguments", "{}")),
+      completion(toolCall("action_arguments", "{}")),
       /called "action_arguments" instead of the forced select_action/,
     ],
     [
       "the length limit",
       {
-        ...completion(toolCallMessage("select_action", '{"act')),
+        ...completion(toolCall("select_action", '{"act')),
         choices: [{
           index: 0,
-          message: toolCallMessage("select_action", '{"act'),
+          message: toolCall("select_action", '{"act'),
           finish_reason: "length",
           logprobs: null,
         }],

@@ -14,6 +14,7 @@ import {
   stall,
 } from "./_hostile_server.ts";
 import { forcedTool, isSelection, runAgainst } from "./_slice_server.ts";
+import { tempDir } from "../_kit.ts";
 
 const DEEP = 100_000;
 const deepText = "[".repeat(DEEP) + "]".repeat(DEEP);
@@ -146,7 +147,8 @@ Deno.test("a lookup nested 100,000 deep in the argument stage is refused, never 
 });
 
 Deno.test("an embedder's provider that returns arguments nested 100,000 deep is refused too_deep", async () => {
-  const workspace = await Deno.makeTempDir();
+  await using dir = await tempDir();
+  const workspace = dir.path;
   const deep = JSON.parse(deepText);
   const seen: string[] = [];
   let n = 0;
@@ -169,19 +171,15 @@ Deno.test("an embedder's provider that returns arguments nested 100,000 deep is 
       return Promise.resolve({ arguments: args, usage, final_usage: true });
     },
   };
-  try {
-    const outcome = await runSlice({
-      intent: "Nothing",
-      workspace,
-      maxSteps: 4,
-      provider,
-    }, {});
-    assert.equal(outcome.stop, "completed", outcome.detail);
-    assert.equal(outcome.refusals, 1);
-    assert.match(seen[1] ?? "", /too_deep/);
-  } finally {
-    await Deno.remove(workspace, { recursive: true });
-  }
+  const outcome = await runSlice({
+    intent: "Nothing",
+    workspace,
+    maxSteps: 4,
+    provider,
+  }, {});
+  assert.equal(outcome.stop, "completed", outcome.detail);
+  assert.equal(outcome.refusals, 1);
+  assert.match(seen[1] ?? "", /too_deep/);
 });
 
 Deno.test("a stalled server ends the run provider_timeout with a valid report", async () => {

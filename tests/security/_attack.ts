@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { SliceOutcome } from "../../lib/slice/outcome.ts";
-import { spawnLoom } from "../_kit.ts";
+import { finished, spawnLoom } from "../_kit.ts";
 
 /**
  * One model step: an action and its arguments, or `null` when the
@@ -54,8 +54,8 @@ export interface AttackDirs {
   readonly key: string;
 }
 
-/** What the run left. */
-export interface AttackResult {
+/** What the run left; disposing it removes the attack's temp root. */
+export interface AttackResult extends AsyncDisposable {
   /** Exit code of loom. */
   readonly code: number;
   /** Its stderr (progress lines). */
@@ -158,17 +158,14 @@ export async function runAttack(spec: AttackSpec): Promise<AttackResult> {
   const child = spawnLoom(args, {
     env: { ANTHROPIC_API_KEY: dirs.key, ...(spec.env ?? {}) },
   });
-  const output = child.output();
+  const output = finished(child);
   await spec.beside?.(dirs, output);
-  const out = await output;
-  const decoder = new TextDecoder();
-  const stdout = decoder.decode(out.stdout);
-  const stderr = decoder.decode(out.stderr);
+  const { code, stdout, stderr } = await output;
   let outcome: SliceOutcome;
   try {
     outcome = JSON.parse(stdout);
   } catch {
-    throw new Error(`loom printed no outcome (exit ${out.code}): ${stderr}`);
+    throw new Error(`loom printed no outcome (exit ${code}): ${stderr}`);
   }
   let session = "";
   let events: AttackResult["events"] = [];
@@ -190,12 +187,13 @@ export async function runAttack(spec: AttackSpec): Promise<AttackResult> {
     // No report.
   }
   return {
-    code: out.code,
+    code,
     stderr,
     outcome,
     events,
     produced: [session, report, stdout, stderr].join("\n"),
     dirs,
+    [Symbol.asyncDispose]: () => Deno.remove(root, { recursive: true }),
   };
 }
 
@@ -250,11 +248,6 @@ export function reportsOf(
   );
 }
 
-/** Removes the attack's temp root. */
-export async function cleanup(result: AttackResult): Promise<void> {
-  await Deno.remove(result.dirs.root, { recursive: true });
-}
-
 /**
  * Runs the attack, checks it was contained ({@linkcode assertContained}),
  * then the attack's own checks, and removes its temp root in any case.
@@ -263,11 +256,7 @@ export async function attack(
   spec: AttackSpec,
   check: (result: AttackResult) => Promise<void> | void,
 ): Promise<void> {
-  const result = await runAttack(spec);
-  try {
-    await assertContained(result);
-    await check(result);
-  } finally {
-    await cleanup(result);
-  }
+  await using result = await runAttack(spec);
+  await assertContained(result);
+  await check(result);
 }

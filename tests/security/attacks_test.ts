@@ -8,7 +8,6 @@ import {
   assertContained,
   attack,
   type AttackDirs,
-  cleanup,
   reportsOf,
   runAttack,
   type Step,
@@ -104,21 +103,17 @@ bwrapTest(
 spawn("sh", ["-c", "sleep 1; echo late > {{ROOT}}/late.txt; echo late > late.txt"], { detached: true, stdio: "ignore" }).unref();
 spawn("setsid", ["sh", "-c", "sleep 1; echo late > late2.txt"], { detached: true, stdio: "ignore" }).unref();
 ${FIXED}`;
-    const result = await runAttack({
+    await using result = await runAttack({
       files: NODE_FILES,
       test: "node check.mjs",
       steps: [edit("src/add.mjs", payload), RUN, COMPLETE],
     });
-    try {
-      await new Promise((resolve) => setTimeout(resolve, 2_500));
-      await assertContained(result);
-      const { workspace } = result.dirs;
-      assert.equal(await exists(`${workspace}/late.txt`), false);
-      assert.equal(await exists(`${workspace}/late2.txt`), false);
-      assert.equal(result.outcome.completed, true);
-    } finally {
-      await cleanup(result);
-    }
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await assertContained(result);
+    const { workspace } = result.dirs;
+    assert.equal(await exists(`${workspace}/late.txt`), false);
+    assert.equal(await exists(`${workspace}/late2.txt`), false);
+    assert.equal(result.outcome.completed, true);
   },
 );
 
@@ -347,7 +342,7 @@ Deno.test("Attack: a file that grows as it is read is refused, never read past t
     steps.push(["repository.inspect", { paths: ["big.log"] }]);
   }
   const chunk = new TextEncoder().encode("a".repeat(256 * 1024));
-  const result = await runAttack({
+  await using result = await runAttack({
     files: {},
     env: { LOOM_BWRAP: "" },
     prepare: (dirs) =>
@@ -376,24 +371,20 @@ Deno.test("Attack: a file that grows as it is read is refused, never read past t
       }
     },
   });
-  try {
-    await assertContained(result);
-    for (const report of reportsOf(result, "repository.inspect")) {
-      const [file] = report.files as {
-        descriptor?: { utf8_bytes: number };
-        error?: { code: string };
-      }[];
-      if (file?.descriptor !== undefined) {
-        assert.ok(
-          file.descriptor.utf8_bytes <= limit,
-          `read ${file.descriptor.utf8_bytes} bytes`,
-        );
-      } else {
-        assert.match(String(file?.error?.code), /^(too_large|binary_file)$/);
-      }
+  await assertContained(result);
+  for (const report of reportsOf(result, "repository.inspect")) {
+    const [file] = report.files as {
+      descriptor?: { utf8_bytes: number };
+      error?: { code: string };
+    }[];
+    if (file?.descriptor !== undefined) {
+      assert.ok(
+        file.descriptor.utf8_bytes <= limit,
+        `read ${file.descriptor.utf8_bytes} bytes`,
+      );
+    } else {
+      assert.match(String(file?.error?.code), /^(too_large|binary_file)$/);
     }
-  } finally {
-    await cleanup(result);
   }
 });
 
@@ -544,27 +535,23 @@ console.log(tryIt(() => Deno.readTextFileSync(".git/evil")));
 });
 
 Deno.test("--unconfined-tests runs the test unconfined and says so loudly", async () => {
-  const result = await runAttack({
+  await using result = await runAttack({
     files: { ...NODE_FILES, "src/add.mjs": FIXED },
     env: { LOOM_BWRAP: "" },
     test: "node check.mjs",
     flags: ["--unconfined-tests"],
     steps: [RUN, COMPLETE],
   });
-  try {
-    assert.equal(result.outcome.test_confinement, "unconfined");
-    assert.match(result.outcome.detail, /tests ran UNCONFINED/);
-    const report = JSON.parse(
-      await Deno.readTextFile(`${result.dirs.root}/report.json`),
-    );
-    assert.match(report.outcome.detail, /tests ran UNCONFINED/);
-    assert.match(summary(result.outcome), /WARNING: the tests ran UNCONFINED/);
-    const [run] = reportsOf(result, "tests.run");
-    assert.match(String(run?.confinement), /^UNCONFINED/);
-    assert.equal(result.outcome.completed, true);
-  } finally {
-    await cleanup(result);
-  }
+  assert.equal(result.outcome.test_confinement, "unconfined");
+  assert.match(result.outcome.detail, /tests ran UNCONFINED/);
+  const report = JSON.parse(
+    await Deno.readTextFile(`${result.dirs.root}/report.json`),
+  );
+  assert.match(report.outcome.detail, /tests ran UNCONFINED/);
+  assert.match(summary(result.outcome), /WARNING: the tests ran UNCONFINED/);
+  const [run] = reportsOf(result, "tests.run");
+  assert.match(String(run?.confinement), /^UNCONFINED/);
+  assert.equal(result.outcome.completed, true);
 });
 
 Deno.test("--protect GLOB protects more files; --edit-test-files lifts the default", async (t) => {
