@@ -4,11 +4,13 @@
  * `render()` of the unchanged context, `render()` after one step was added
  * (a new text to write, the agent loop's case), `toAnthropic()` and the join
  * of the same pieces (tests/bench/_context_fixture.ts), their ratios, and the
- * growth from 10k to 100k. With `--expose-gc` each sample starts from a
- * collected heap and one untimed call, so one sample's garbage is not
- * charged to the next.
+ * growth from 10k to 100k. Each sample's collections are part of its cost
+ * (interleaving spreads them fairly); a full collection is not forced
+ * between samples, because one drops the compiled code of loops over the
+ * heap's objects ("embedded weak objects cleared"), and the samples after it
+ * would time the compiler rather than the code.
  *
- *   deno run --v8-flags=--expose-gc --allow-read --allow-write --allow-env tests/bench/context_figures.ts [rounds] [--min]
+ *   deno run --allow-read --allow-write --allow-env tests/bench/context_figures.ts [rounds] [--min]
  */
 import { build } from "./_context_fixture.ts";
 
@@ -20,13 +22,7 @@ const times = new Map<string, number[]>();
 let sink = 0;
 let steps = 0;
 
-const collect = (globalThis as { gc?: () => void }).gc ?? (() => {});
-
 function record(key: string, fn: () => number, reps: number): void {
-  collect();
-  // One untimed call: the first after a forced full collection pays for the
-  // collector's leftovers (sweeping, cold caches), at every size alike.
-  sink += fn();
   const start = performance.now();
   for (let i = 0; i < reps; i++) sink += fn();
   const list = times.get(key) ?? [];
