@@ -1,10 +1,12 @@
 /**
  * Builds `dist/loom.js` (or the path given): `deno bundle` of `cli.ts` with
- * the provider SDKs left out. The CLI imports `@anthropic-ai/sdk` and
- * `openai` only when a live provider makes its first call, so the bundle
- * keeps those imports external and rewrites their bare names to the `npm:`
- * specifiers of deno.json's import map: the single file still runs without
- * the map, and Deno fetches an SDK the first time a live run needs it.
+ * the provider SDKs and the tokenizers left out. The CLI imports
+ * `@anthropic-ai/sdk` and `openai` only when a live provider makes its first
+ * call, and `loom cost` imports `gpt-tokenizer` and `ai-tokenizer` (7 MB of
+ * tables) when it counts, so the bundle keeps those imports external and
+ * rewrites their bare names (and subpaths) to the `npm:` specifiers of
+ * deno.json's import map: the single file still runs without the map, and
+ * Deno fetches a package the first time a run needs it.
  *
  * ```sh
  * deno run --allow-read --allow-write --allow-run --allow-env tools/bundle.ts [OUT]
@@ -13,8 +15,13 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** Import-map names the bundle leaves external (loaded on first live call). */
-export const EXTERNAL: readonly string[] = ["@anthropic-ai/sdk", "openai"];
+/** Import-map names the bundle leaves external (loaded on first use). */
+export const EXTERNAL: readonly string[] = [
+  "@anthropic-ai/sdk",
+  "openai",
+  "gpt-tokenizer",
+  "ai-tokenizer",
+];
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -29,7 +36,9 @@ export async function bundle(out: string): Promise<string[]> {
     await Deno.readTextFile(join(root, "deno.json")),
   ) as { imports: Record<string, string> };
   const args = ["bundle", "--platform=deno", "-o", out];
-  for (const name of EXTERNAL) args.push(`--external=${name}`);
+  for (const name of EXTERNAL) {
+    args.push(`--external=${name}`, `--external=${name}/*`);
+  }
   args.push(join(root, "cli.ts"));
   const { code, stderr } = await new Deno.Command(Deno.execPath(), {
     args,
@@ -56,13 +65,17 @@ export async function bundle(out: string): Promise<string[]> {
         }, not an npm: specifier`,
       );
     }
-    const bare = `import(${JSON.stringify(name)})`;
-    if (!text.includes(bare)) {
+    // `import("name")` or `import("name/sub/path")`, as the bundler left it.
+    const bare = new RegExp(
+      `import\\("${name.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}(/[^"]*)?"\\)`,
+      "g",
+    );
+    if (!bare.test(text)) {
       throw new Error(
-        `Cannot rewrite ${name} in the bundle: it has no ${bare} (is the SDK still imported lazily?)`,
+        `Cannot rewrite ${name} in the bundle: it has no import("${name}") (is it still imported lazily?)`,
       );
     }
-    text = text.replaceAll(bare, `import(${JSON.stringify(target)})`);
+    text = text.replace(bare, (_, sub = "") => `import("${target}${sub}")`);
     specifiers.push(target);
   }
   await Deno.writeTextFile(out, text);

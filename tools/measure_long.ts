@@ -67,7 +67,7 @@ export async function costAsSent(
   }
   const calls = JSON.parse(await Deno.readTextFile(recordingPath("long")))
     .calls as { arguments: unknown }[];
-  const report = priceRun(
+  const report = await priceRun(
     server.bodies.map((body, i) => ({
       body: JSON.parse(body),
       atMs: i * CALL_INTERVAL_MS,
@@ -93,7 +93,7 @@ export async function costOffline(
     model: COST_MODELS[wire],
     callIntervalMs: CALL_INTERVAL_MS,
   });
-  return priceRun(run.calls, {
+  return await priceRun(run.calls, {
     wire,
     model: COST_MODELS[wire],
     prices: DEFAULT_PRICES,

@@ -10,6 +10,7 @@ import type { ContextPolicy } from "../briefing/briefing.ts";
 import type { RunOptions } from "../slice/request.ts";
 import {
   DEFAULT_PRICES,
+  modelPrice,
   parsePriceOverrides,
   type PriceTable,
 } from "../cost/prices.ts";
@@ -173,7 +174,7 @@ async function cost(a: CostArguments, io: CliIo): Promise<number> {
     );
   }
   // Fails on an unknown model before any replay.
-  priceRun([], { wire: a.wire, model: a.model, prices });
+  modelPrice(prices, a.model);
   const runs: CostRun[] = [];
   for (const policy of a.policies) {
     const replayed = await replayRecording({
@@ -207,7 +208,7 @@ async function cost(a: CostArguments, io: CliIo): Promise<number> {
     runs.push({
       policy,
       stop: replayed.outcome.stop,
-      cost: priceRun(replayed.calls, {
+      cost: await priceRun(replayed.calls, {
         wire: a.wire,
         model: a.model,
         prices,

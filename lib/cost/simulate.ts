@@ -96,16 +96,16 @@ export const MESSAGE_FRAMING_TOKENS = 4;
  * @param calls The bodies as sent, in order, with times and replies.
  * @param options Provider, model and prices.
  * @returns Per-request and total figures.
- * @throws {PriceTableError} When the model is not priced.
+ * @throws {PriceTableError} When the model is not priced (before any
+ * tokenizer is loaded).
  */
-export function priceRun(
+export async function priceRun(
   calls: readonly PricedCall[],
   options: PriceRunOptions,
-): CostReport {
+): Promise<CostReport> {
   const { name, price } = modelPrice(options.prices, options.model);
-  const counter = options.wire === "anthropic"
-    ? claudeCounter()
-    : o200kCounter();
+  const counter =
+    await (options.wire === "anthropic" ? claudeCounter() : o200kCounter());
   const outputs = calls.map((c) => counter.count(JSON.stringify(c.reply)));
   let figures: CostFigures[];
   if (options.wire === "anthropic") {

@@ -3,13 +3,12 @@
  * `gpt-tokenizer` (the tokenizer of the GPT-4o, GPT-4.1 and GPT-5 families),
  * and, for Claude, which has no official offline tokenizer, `ai-tokenizer`'s
  * Claude encoding. Counts are memoized by text: consecutive requests repeat
- * most of their blocks.
+ * most of their blocks. The encodings are megabytes of tables, so each is
+ * imported when its first counter is made (the bundle keeps them external,
+ * like the provider SDKs: tools/bundle.ts).
  *
  * @module
  */
-import { Tokenizer } from "ai-tokenizer";
-import * as claudeEncoding from "ai-tokenizer/encoding/claude";
-import { countTokens, encode } from "gpt-tokenizer/encoding/o200k_base";
 
 /** How the tokens of a figure were counted. */
 export interface TokenizerInfo {
@@ -73,18 +72,22 @@ function memoized(
 /**
  * A counter for Claude models (an estimate; see its `info`).
  *
- * @returns A memoizing counter.
+ * @returns A memoizing counter, once the encoding is loaded.
  *
  * @example
  * ```ts
  * import { claudeCounter } from "./tokens.ts";
  * import assert from "node:assert/strict";
- * const counter = claudeCounter();
+ * const counter = await claudeCounter();
  * assert.ok(counter.count("Fix the failing test") > 0);
  * assert.equal(counter.info.estimate, true);
  * ```
  */
-export function claudeCounter(): TokenCounter {
+export async function claudeCounter(): Promise<TokenCounter> {
+  const [{ Tokenizer }, claudeEncoding] = await Promise.all([
+    import("ai-tokenizer"),
+    import("ai-tokenizer/encoding/claude"),
+  ]);
   const tokenizer = new Tokenizer(claudeEncoding);
   return memoized(
     CLAUDE_INFO,
@@ -96,17 +99,20 @@ export function claudeCounter(): TokenCounter {
 /**
  * A counter for OpenAI's o200k models.
  *
- * @returns A memoizing counter.
+ * @returns A memoizing counter, once the encoding is loaded.
  *
  * @example
  * ```ts
  * import { o200kCounter } from "./tokens.ts";
  * import assert from "node:assert/strict";
- * const counter = o200kCounter();
+ * const counter = await o200kCounter();
  * assert.equal(counter.encode("hello world").length, counter.count("hello world"));
  * ```
  */
-export function o200kCounter(): TokenCounter {
+export async function o200kCounter(): Promise<TokenCounter> {
+  const { countTokens, encode } = await import(
+    "gpt-tokenizer/encoding/o200k_base"
+  );
   return memoized(
     O200K_INFO,
     (text) => countTokens(text),

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { bundle } from "../../tools/bundle.ts";
+import { tempDir } from "../_kit.ts";
 import { staticClosure } from "./_module_graph.ts";
 
 Deno.test("loom --help loads no npm package and no command module", async () => {
@@ -24,33 +25,35 @@ Deno.test("each command still loads what it needs when it runs", async () => {
   assert.ok(loaded.some((s) => s.startsWith("npm:") && s.includes("yaml")));
 });
 
-Deno.test("the bundle keeps the provider SDKs out and loads them by npm: specifier", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const out = join(dir, "loom.js");
-    const specifiers = await bundle(out);
-    const config = JSON.parse(await Deno.readTextFile("deno.json")) as {
-      imports: Record<string, string>;
-    };
-    assert.deepEqual(specifiers, [
-      config.imports["@anthropic-ai/sdk"],
-      config.imports["openai"],
-    ]);
-    const text = await Deno.readTextFile(out);
-    for (const specifier of specifiers) {
-      assert.ok(text.includes(`import(${JSON.stringify(specifier)})`));
-    }
-    assert.ok(!text.includes('import("openai")'));
-    const help = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--allow-read", out, "--help"],
-      cwd: dir,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(help.code, 0, new TextDecoder().decode(help.stderr));
-    assert.match(new TextDecoder().decode(help.stdout), /^loom [0-9.]+ — /);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+Deno.test("the bundle keeps the provider SDKs and tokenizers out and loads them by npm: specifier", async () => {
+  await using dir = await tempDir();
+  const out = join(dir.path, "loom.js");
+  const specifiers = await bundle(out);
+  const config = JSON.parse(await Deno.readTextFile("deno.json")) as {
+    imports: Record<string, string>;
+  };
+  const names = [
+    "@anthropic-ai/sdk",
+    "openai",
+    "gpt-tokenizer",
+    "ai-tokenizer",
+  ];
+  assert.deepEqual(specifiers, names.map((name) => config.imports[name]));
+  const text = await Deno.readTextFile(out);
+  for (const [i, name] of names.entries()) {
+    // The tokenizers are imported by subpath ("gpt-tokenizer/encoding/…").
+    assert.ok(text.includes(`import("${specifiers[i]}`), name);
+    assert.ok(!text.includes(`import("${name}`), name);
   }
+  // The tokenizers' tables alone are 7 MB; without them the CLI is ~1.6 MB.
+  assert.ok(text.length < 3_000_000, `the bundle is ${text.length} bytes`);
+  const help = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-read", out, "--help"],
+    cwd: dir.path,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(help.code, 0, new TextDecoder().decode(help.stderr));
+  assert.match(new TextDecoder().decode(help.stdout), /^loom [0-9.]+ — /);
 });

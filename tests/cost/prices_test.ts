@@ -38,7 +38,7 @@ Deno.test("a price file overrides fields, adds models and names its version", ()
   assert.match(table.version, /^team-2026-01 over loom-prices/);
 });
 
-Deno.test("a bad price file or an unknown model is a typed error naming it", () => {
+Deno.test("a bad price file or an unknown model is a typed error naming it", async () => {
   const bad = [
     ["not json", /not JSON/],
     ['{"models": {}}', /version/],
@@ -62,14 +62,14 @@ Deno.test("a bad price file or an unknown model is a typed error naming it", () 
     () => modelPrice(DEFAULT_PRICES, "gpt-99"),
     (e: unknown) => e instanceof PriceTableError && e.code === "unknown_model",
   );
-  assert.throws(
+  await assert.rejects(
     () =>
       priceRun([], { wire: "openai", model: "gpt-99", prices: DEFAULT_PRICES }),
     PriceTableError,
   );
 });
 
-Deno.test("priceRun prices reads, writes and output by the table", () => {
+Deno.test("priceRun prices reads, writes and output by the table", async () => {
   const body = {
     tools: [{ name: "t", description: "d", input_schema: { type: "object" } }],
     tool_choice: { type: "tool", name: "t" },
@@ -83,7 +83,7 @@ Deno.test("priceRun prices reads, writes and output by the table", () => {
       }, { type: "text", text: "step" }],
     }],
   };
-  const report = priceRun([
+  const report = await priceRun([
     { body, atMs: 0, reply: { action: "tests.run" } },
     { body, atMs: 1000, reply: { action: "tests.run" } },
   ], { wire: "anthropic", model: "claude-sonnet-4-5", prices: DEFAULT_PRICES });
