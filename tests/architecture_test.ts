@@ -24,6 +24,7 @@ const RANK: Readonly<Record<string, number>> = {
   "version.ts": 0,
   "fs_reason.ts": 0,
   "display.ts": 0,
+  "copy_tree.ts": 0,
   context: 1,
   store: 1,
   reference: 2,

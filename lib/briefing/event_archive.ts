@@ -8,6 +8,7 @@
  */
 import { LoomError } from "../errors.ts";
 import { sha256Hex } from "../store/digest.ts";
+import { cutUtf8 } from "../store/preview.ts";
 import type {
   HistoryItem,
   HistoryPage,
@@ -209,7 +210,7 @@ export class EventArchive implements HistorySource {
       if (item === undefined) break;
       const entry: HistoryItem = {
         event: item.record.id,
-        action: cutUtf8(item.action, ACTION_LISTING_BYTES),
+        action: cutUtf8(item.action, ACTION_LISTING_BYTES).text,
         utf8_bytes: item.record.bytes.byteLength,
         reference: {
           result: item.record.id,
@@ -247,12 +248,4 @@ function positive(value: number, name: string): number {
     );
   }
   return value;
-}
-
-function cutUtf8(text: string, maxBytes: number): string {
-  const bytes = encoder.encode(text);
-  if (bytes.byteLength <= maxBytes) return text;
-  let end = maxBytes;
-  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end -= 1;
-  return decoder.decode(bytes.subarray(0, end));
 }

@@ -12,6 +12,7 @@ import { checkWritableFile } from "./_preflight.ts";
 import { type CliIo, exitCodeOf, UsageError } from "./_io.ts";
 import { summary } from "./run.ts";
 import { sandboxOption } from "./_test_flags.ts";
+import { copyTree } from "../copy_tree.ts";
 
 /** The help text of `loom demo`. */
 export const DEMO_HELP =
@@ -125,16 +126,6 @@ async function findFixtures(): Promise<string> {
       candidates.join(", ")
     }`,
   );
-}
-
-async function copyTree(from: string, to: string): Promise<void> {
-  await Deno.mkdir(to, { recursive: true });
-  for await (const entry of Deno.readDir(from)) {
-    const source = `${from}/${entry.name}`;
-    const target = `${to}/${entry.name}`;
-    if (entry.isDirectory) await copyTree(source, target);
-    else if (entry.isFile) await Deno.copyFile(source, target);
-  }
 }
 
 /** `loom demo`: the exit code of the replayed slice. */

@@ -25,7 +25,7 @@ import type { SliceOutcome } from "../slice/outcome.ts";
 import { runSlice } from "../slice/run.ts";
 import type { RunOptions, SliceTest } from "../slice/request.ts";
 import type { PricedCall } from "./simulate.ts";
-import { copyTree } from "./_copy.ts";
+import { copyTree } from "../copy_tree.ts";
 
 /** Options of {@linkcode replayRecording}. */
 export interface ReplayOptions {

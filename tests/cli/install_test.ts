@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { dirname, join, resolve } from "node:path";
+import { copyTree } from "../../lib/copy_tree.ts";
 
 const REPO = resolve(".");
 const decoder = new TextDecoder();
@@ -34,15 +35,6 @@ function baseEnv(): Record<string, string> {
     if (value !== undefined) env[name] = value;
   }
   return env;
-}
-
-async function copyTree(from: string, to: string): Promise<void> {
-  await Deno.mkdir(to, { recursive: true });
-  for await (const entry of Deno.readDir(from)) {
-    if (entry.isDirectory) {
-      await copyTree(join(from, entry.name), join(to, entry.name));
-    } else await Deno.copyFile(join(from, entry.name), join(to, entry.name));
-  }
 }
 
 Deno.test("deno task install puts a loom command that resolves paths against the caller's folder", async (t) => {

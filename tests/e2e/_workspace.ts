@@ -7,6 +7,7 @@
  * `outside/` directory with a secret, a `docs_link` symlink leading to it,
  * and a `.git/` directory.
  */
+import { copyTree } from "../../lib/copy_tree.ts";
 
 /** The fixture workspaces. */
 export type FixtureName = "bugfix" | "long" | "hostile";
@@ -79,22 +80,6 @@ export async function prepareWorkspace(
   }
   const cleanup = () => Deno.remove(root, { recursive: true });
   return { root, workspace, cleanup, [Symbol.asyncDispose]: cleanup };
-}
-
-/** Copies a directory tree (files and directories; symlinks are recreated). */
-export async function copyTree(from: string, to: string): Promise<void> {
-  await Deno.mkdir(to, { recursive: true });
-  for await (const entry of Deno.readDir(from)) {
-    const source = `${from}/${entry.name}`;
-    const target = `${to}/${entry.name}`;
-    if (entry.isDirectory) {
-      await copyTree(source, target);
-    } else if (entry.isSymlink) {
-      await Deno.symlink(await Deno.readLink(source), target);
-    } else {
-      await Deno.copyFile(source, target);
-    }
-  }
 }
 
 /**
