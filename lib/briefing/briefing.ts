@@ -66,7 +66,8 @@ import { WorkingState, type WorkingStateJson } from "./working_state.ts";
 import { RequestCeilingError } from "./request_ceiling_error.ts";
 import { placeBreakpoints, type PlacedBreakpoint } from "./_breakpoints.ts";
 import {
-  checkpointLine,
+  checkpointText,
+  currentStateText,
   EVENTS_HEADER,
   omittedLine,
   toolGuidance,
@@ -180,7 +181,7 @@ export interface TurnInfo {
 }
 
 interface Retained {
-  readonly sequence: number;
+  readonly record: ActionRecord;
   readonly text: string;
   readonly entry: Entry;
 }
@@ -232,6 +233,8 @@ export class Briefing {
   readonly #cacheTtl: "5m" | "1h" | undefined;
   readonly #ctx: Context;
   readonly #state = new WorkingState();
+  /** Bounded: the working state of the events retired from the tail. */
+  readonly #retiredState = new WorkingState();
   readonly #retained: Retained[] = [];
   readonly #intentText: string;
   #topic: Entry | undefined;
@@ -295,7 +298,7 @@ export class Briefing {
     this.#ctx.focus.add(new StringEntry(this.#intentText, { role: "user" }));
     if (bounded) {
       this.#topic = this.#ctx.topic.add(
-        new StringEntry(checkpointLine(this.#archived), { role: "user" }),
+        new StringEntry(this.#checkpointText(), { role: "user" }),
       );
       this.#header = this.#ctx.convo.add(
         new StringEntry(EVENTS_HEADER, { role: "user" }),
@@ -369,12 +372,9 @@ export class Briefing {
         if (error instanceof ArchiveCapacityError) this.#failure = error;
         throw error;
       }
-      this.#retain(record.sequence, serializeEvent(event));
+      this.#retain(record, serializeEvent(event));
     } else {
-      this.#retain(
-        record.sequence,
-        transcriptEntry(record, this.#limits.entryBytes),
-      );
+      this.#retain(record, transcriptEntry(record, this.#limits.entryBytes));
       this.#rollTranscript();
     }
     this.#lastSequence = record.sequence;
@@ -434,13 +434,7 @@ export class Briefing {
         `Cannot restore ${state.archived} archived events: ${this.#retained.length} events are in the tail`,
       );
     }
-    if (retire > 0) {
-      for (const item of this.#retained.splice(0, retire)) {
-        this.#ctx.convo.remove(item.entry);
-      }
-      this.#archived += retire;
-      this.#setTopic(checkpointLine(this.#archived));
-    }
+    if (retire > 0) this.#retire(retire);
     this.#checkpoints = state.checkpoints;
   }
 
@@ -513,9 +507,9 @@ export class Briefing {
     return built.request;
   }
 
-  #retain(sequence: number, text: string): void {
+  #retain(record: ActionRecord, text: string): void {
     const entry = this.#ctx.convo.add(new StringEntry(text, { role: "user" }));
-    this.#retained.push({ sequence, text, entry });
+    this.#retained.push({ record, text, entry });
   }
 
   #rollTranscript(): void {
@@ -534,14 +528,29 @@ export class Briefing {
   }
 
   #retireBatch(): number {
-    const batch = this.#retained.splice(
-      0,
+    return this.#retire(
       Math.min(this.#limits.retireBatch, this.#retained.length),
     );
-    for (const item of batch) this.#ctx.convo.remove(item.entry);
+  }
+
+  /**
+   * Retires the `count` oldest events of the tail: the checkpoint block
+   * (line and working state of every retired event) is rewritten.
+   */
+  #retire(count: number): number {
+    const batch = this.#retained.splice(0, count);
+    for (const item of batch) {
+      this.#ctx.convo.remove(item.entry);
+      this.#retiredState.apply(item.record);
+    }
     this.#archived += batch.length;
-    this.#setTopic(checkpointLine(this.#archived));
+    this.#setTopic(this.#checkpointText());
     return batch.length;
+  }
+
+  /** The checkpoint block: line, then the retired events' working state. */
+  #checkpointText(): string {
+    return checkpointText(this.#archived, this.#retiredState.toJSON());
   }
 
   #setTopic(text: string): void {
@@ -557,12 +566,13 @@ export class Briefing {
     if (bounded) {
       ctx.step.add(
         new StringEntry(
-          `Current working state:\n${JSON.stringify(this.#state.toJSON())}`,
+          `${currentStateText(this.#state.toJSON())}\n${this.#stepText(turn)}`,
           { role: "user" },
         ),
       );
+    } else {
+      ctx.step.add(new StringEntry(this.#stepText(turn), { role: "user" }));
     }
-    ctx.step.add(new StringEntry(this.#stepText(turn), { role: "user" }));
     if (answers.length > 0) {
       const per = this.#limits.lookupsPerStage;
       ctx.attention.add(
@@ -610,6 +620,9 @@ export class Briefing {
   }
 
   #stepText(turn: TurnOptions): string {
+    if (this.#archive !== undefined) {
+      return boundedStageText(turn, this.#results.count, this.#archive.count);
+    }
     const answer = turn.phase === "selection"
       ? 'with {"action": <one of the candidate actions>}'
       : "with the chosen action's arguments";
@@ -623,12 +636,8 @@ export class Briefing {
         }: ${JSON.stringify(turn.candidates)}`,
       );
     }
-    const stored =
-      `Stored results: ${this.#results.count} (list them with {"$list_results": 0}).`;
     lines.push(
-      this.#archive === undefined
-        ? stored
-        : `${stored} Archived events: ${this.#archive.count} (list them with {"$list_history": 0}).`,
+      `Stored results: ${this.#results.count} (list them with {"$list_results": 0}).`,
     );
     return lines.join("\n");
   }
@@ -658,6 +667,24 @@ export class Briefing {
       ? textEndOffset(request, { message: "system", block: index })
       : 0;
   }
+}
+
+/**
+ * The bounded stage line: stage, candidates or chosen action, and counts.
+ * How to answer is in the (cached) tool guidance, so this volatile line
+ * stays a few dozen tokens.
+ */
+function boundedStageText(
+  turn: TurnOptions,
+  results: number,
+  events: number,
+): string {
+  const candidates = turn.candidates === undefined
+    ? ""
+    : ` ${
+      turn.phase === "selection" ? "Candidate actions" : "Chosen action"
+    }: ${JSON.stringify(turn.candidates)}.`;
+  return `Current stage: ${turn.phase}.${candidates} Answer with the ${turn.tool.name} tool. Stored results: ${results}. Archived events: ${events}.`;
 }
 
 interface AnthropicTextBlock {

@@ -10,7 +10,7 @@
 import { copyTree } from "../../lib/copy_tree.ts";
 
 /** The fixture workspaces. */
-export type FixtureName = "bugfix" | "long" | "hostile";
+export type FixtureName = "bugfix" | "long" | "longer" | "hostile";
 
 /** A prepared temp copy; disposing it removes the temp root. */
 export interface PreparedWorkspace extends AsyncDisposable {
@@ -50,6 +50,7 @@ export function intentPath(name: FixtureName): string {
 export const INTENTS: Readonly<Record<FixtureName, string>> = {
   bugfix: Deno.readTextFileSync(intentPath("bugfix")),
   long: Deno.readTextFileSync(intentPath("long")),
+  longer: Deno.readTextFileSync(intentPath("longer")),
   hostile: Deno.readTextFileSync(intentPath("hostile")),
 };
 
