@@ -28,9 +28,9 @@
  * | ---------- | ------ | ------------------------------------------------------------ |
  * | foundation | system | instructions, tool guidance                                  |
  * | focus      | user   | `Intent:` and the intent, intact             (breakpoint)    |
- * | topic      | user   | checkpoint line (bounded) / omitted-entries line (legacy)    |
+ * | topic      | user   | checkpoint block (bounded) / omitted-entries line (legacy)   |
  * | convo      | user   | events header + one event a line / transcript (breakpoint)   |
- * | step       | user   | working state (bounded), phase, candidates, store counts     |
+ * | step       | user   | current working state (bounded), stage, candidates, counts   |
  * | attention  | user   | lookup answers, lookup budget reminder, notes                |
  *
  * The run's one tool (identical in every request) comes first in the
@@ -42,10 +42,27 @@
  * new last event, and when the tail grew by more than Anthropic's 20-block
  * lookback the previous one is kept as well (at most 4 breakpoints).
  *
+ * ## The bounded briefing caches like a transcript
+ *
+ * Between checkpoints a bounded request is the previous request plus the
+ * events recorded since, then a short volatile end. The checkpoint block
+ * holds the checkpoint line and, in full, the working state of every event
+ * retired so far (recent artifacts included); it changes only when events
+ * retire, so it belongs to the cached prefix. The events after it arrive in
+ * order, each with its own artifacts. Only the last block changes on every
+ * request: the current working state after every event (latest revision,
+ * latest test, latest refusal, whether the tests validate the latest
+ * revision; its recent artifacts are the checkpoint's and the events'), and
+ * one line naming the stage, the candidates and the store counts — about
+ * 120 tokens that no cache can serve, where the whole working state used to
+ * be about 700. Which end is cheapest was measured in dollars (docs/cost.md):
+ * appending a state line per change instead puts more bytes in every later
+ * request's prefix than the volatile end costs.
+ *
  * ## Bounded sizing
  *
  * Retirement triggers when the tail holds more than 64 events or the whole
- * request (lookup answers included) passes 48 KiB; it then retires the
+ * request (lookup answers included) passes 40 KiB; it then retires the
  * oldest events in batches of 8 until the request is ≤ 16 KiB and the tail
  * ≤ 64 (or the tail is empty), which counts as one checkpoint. If the
  * request still passes 64 KiB, whole lookup answers are replaced by
@@ -87,15 +104,25 @@ import type { StepPhase } from "../reference/lookup_session.ts";
 /** The two context policies. `legacy` is the default of the slice. */
 export type ContextPolicy = "legacy" | "bounded";
 
-/** Size limits of the briefings; the defaults are the seeds' numbers. */
+/**
+ * Size limits of the briefings; the defaults are the seeds' numbers, except
+ * the retirement trigger and target, chosen by the simulated cost of whole
+ * runs (docs/cost.md).
+ */
 export interface BriefingLimits {
   /** Hard ceiling of a bounded request (65,536 bytes). */
   readonly ceilingBytes: number;
-  /** A bounded request above this triggers retirement (49,152 bytes). */
+  /**
+   * A bounded request above this triggers retirement (40,960 bytes: the
+   * seeds' 48 KiB re-reads a longer tail on every request; 40 KiB costs
+   * 13% less on the long recording with a cache hit ratio of 96.9%; see
+   * docs/cost.md).
+   */
   readonly retireAboveBytes: number;
   /**
-   * Retirement aims at this size (16,384 bytes: fewer, deeper checkpoints
-   * cost less than 24 or 32 KiB; see the README's cost table).
+   * Retirement aims at this size (16,384 bytes: after a checkpoint the
+   * re-warm writes this prefix once; 8 and 12 KiB cost the same within
+   * 0.2%, so the longest tail of those wins; see docs/cost.md).
    */
   readonly retireTargetBytes: number;
   /** At most this many events in the bounded tail (64). */
@@ -119,7 +146,7 @@ export interface BriefingLimits {
 /** The seeds' limits. */
 export const DEFAULT_BRIEFING_LIMITS: BriefingLimits = Object.freeze({
   ceilingBytes: 65_536,
-  retireAboveBytes: 49_152,
+  retireAboveBytes: 40_960,
   retireTargetBytes: 16_384,
   maxTailEvents: 64,
   retireBatch: 8,

@@ -56,6 +56,7 @@ Options:
   --compare                Price legacy and bounded side by side
   --roll-batch N           Legacy entries dropped at once (default 32)
   --retire-target BYTES    Bounded retirement target (default 16384)
+  --retire-above BYTES     Bounded retirement trigger (default 49152)
   --prices FILE            Price overrides: {"version", "models": {NAME: {…}}}
   --call-interval DUR      Assumed time between model calls, for cache
                            expiry (default 5s)
@@ -97,6 +98,7 @@ export function parseCostArguments(
     compare: { type: "boolean", default: false },
     "roll-batch": { type: "string" },
     "retire-target": { type: "string" },
+    "retire-above": { type: "string" },
     prices: { type: "string" },
     "call-interval": { type: "string" },
     "per-request": { type: "boolean", default: false },
@@ -133,6 +135,10 @@ export function parseCostArguments(
       retireTargetBytes: positiveInteger(
         values["retire-target"],
         "--retire-target",
+      ),
+      retireAboveBytes: positiveInteger(
+        values["retire-above"],
+        "--retire-above",
       ),
     }),
     ...defined({ prices: values.prices }),
