@@ -14,6 +14,7 @@ import {
   type TurnTool,
 } from "../../lib/briefing/turn_request.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
+import { WorkingState } from "../../lib/briefing/working_state.ts";
 import { briefingOf } from "./_stream.ts";
 
 const encoder = new TextEncoder();
@@ -86,7 +87,12 @@ Deno.test("A bounded request holds instructions, intent, checkpoint, events, wor
   assert.equal(request.messages[0]?.role, "user");
   const t = texts(request);
   assert.equal(t[0], `Intent:\n${INTENT}`);
-  assert.equal(t[1], "History checkpoint: 0 earlier events archived.");
+  assert.equal(
+    t[1],
+    "History checkpoint: 0 earlier events archived.\n" +
+      "Working state of the archived events:\n" +
+      JSON.stringify(WorkingState.from([])),
+  );
   assert.equal(t[2], "Recent events (untrusted JSON data):");
   assert.equal(t[3], serializeEvent(toEvent(inspect)));
   assert.equal(t[4], serializeEvent(toEvent(refusal(2))));
@@ -94,14 +100,15 @@ Deno.test("A bounded request holds instructions, intent, checkpoint, events, wor
     !(t[4] ?? "").includes('"body"'),
     "edit bodies never reach the briefing",
   );
+  // The last block before the notes: the working state after every event
+  // (its recent artifacts are the checkpoint's and the events'), then the
+  // stage.
   assert.match(t[5] ?? "", /^Current working state:\n/);
-  assert.deepEqual(
-    JSON.parse((t[5] ?? "").split("\n")[1] ?? ""),
-    briefing.workingState,
-  );
+  const { recent_artifacts: _, ...now } = briefing.workingState;
+  assert.deepEqual(JSON.parse((t[5] ?? "").split("\n")[1] ?? ""), now);
   assert.match(
-    t[6] ?? "",
-    /Candidate actions: \["repository.inspect","tests.run"\]/,
+    (t[5] ?? "").split("\n")[2] ?? "",
+    /^Current stage: selection\. Candidate actions: \["repository.inspect","tests.run"\]\./,
   );
   assert.match(t.at(-1) ?? "", /^Notes:\n- Your previous step was refused$/);
   const blocks = request.messages[0]?.content ?? [];
@@ -142,7 +149,14 @@ Deno.test("A bounded briefing retires the 8 oldest events when the tail would pa
   assert.equal(briefing.retainedCount, 57);
   assert.equal(briefing.lastTurn?.retired, 8);
   const t = texts(request);
-  assert.equal(t[1], "History checkpoint: 8 earlier events archived.");
+  assert.equal(
+    t[1],
+    "History checkpoint: 8 earlier events archived.\n" +
+      "Working state of the archived events:\n" +
+      JSON.stringify(
+        WorkingState.from([1, 2, 3, 4, 5, 6, 7, 8].map((i) => refusal(i))),
+      ),
+  );
   assert.equal(t[3], serializeEvent(toEvent(refusal(9))));
   assert.equal(
     briefing.history?.count,
@@ -202,7 +216,7 @@ Deno.test("Between checkpoints each request begins with the previous request's r
   assert.equal(briefing.checkpoints, 0);
 });
 
-Deno.test("A bounded request over 48 KiB retires batches of 8 until it is at most 32 KiB", () => {
+Deno.test("A bounded request over 40 KiB retires batches of 8 until it is at most 16 KiB", () => {
   const briefing = briefingWith();
   let sequence = 0;
   while (briefing.checkpoints === 0) {
@@ -216,7 +230,7 @@ Deno.test("A bounded request over 48 KiB retires batches of 8 until it is at mos
   assert.ok(info !== undefined);
   assert.ok(sequence < 64, "the size trigger fired before the tail limit");
   assert.equal(info.retired % 8, 0);
-  assert.ok(info.bytes <= 32_768, `landed at ${info.bytes} bytes`);
+  assert.ok(info.bytes <= 16_384, `landed at ${info.bytes} bytes`);
   assert.equal(briefing.archivedCount, info.retired);
 });
 
@@ -290,7 +304,10 @@ Deno.test("A briefing given a filled archive counts its events as earlier histor
   assert.throws(() => briefing.record(refusal(5)), RangeError);
   briefing.record(refusal(6));
   const t = texts(turn(briefing));
-  assert.equal(t[1], "History checkpoint: 5 earlier events archived.");
+  assert.match(
+    t[1] ?? "",
+    /^History checkpoint: 5 earlier events archived\.\n/,
+  );
   assert.equal(briefing.retainedCount, 1);
 });
 
