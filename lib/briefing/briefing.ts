@@ -134,7 +134,7 @@ export interface BriefingLimits {
   /**
    * Legacy entries dropped at once when the transcript passes its window
    * (32): between rolls the transcript only grows at its end, so the cached
-   * prefix survives; see the README's cost table for how it was chosen.
+   * prefix survives; see the cost table in docs/cost.md for how it was chosen.
    */
   readonly transcriptRollBatch: number;
   /** Each legacy entry is cut at this many bytes, marker included (16,384). */
