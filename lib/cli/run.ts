@@ -225,6 +225,12 @@ async function dryRun(a: RunArguments, io: CliIo): Promise<number> {
   const intent = "text" in a.intent
     ? a.intent.text
     : await readFlagFile(a.intent.file, "--intent-file");
+  if (intent.trim() === "") {
+    throw new UsageError(
+      "usage",
+      "Cannot run a slice without an intent: give the task as text",
+    );
+  }
   const request = firstTurnRequest(
     defined({ intent, test: a.test }),
     { contextPolicy: a.contextPolicy },
