@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Briefing, type ContextPolicy } from "../briefing/briefing.ts";
+import type { Briefing, ContextPolicy } from "../briefing/briefing.ts";
 import { ContextReportBuilder } from "../briefing/context_report.ts";
 import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
