@@ -182,8 +182,9 @@ function anthropicTool(tool: Json, i: number): RuleBreach[] {
   const where = dotted("tools", i, "custom", "input_schema");
   // `input_schema` is a JSON Schema object of type "object".
   // Source: https://docs.anthropic.com/en/api/messages (tools.input_schema.type:
-  // "object", required); message in the service's validation wording, as in
-  // https://github.com/anthropics/claude-code/issues/5973 for its siblings.
+  // "object", required). The exact refusal is not quoted in a public thread;
+  // this message follows the wording of the service's other field checks
+  // ("tools.0.custom.name: String should match pattern …").
   if (!isObject(schema) || schema["type"] !== "object") {
     breaches.push(anthropic(
       "tool_schema_type",
