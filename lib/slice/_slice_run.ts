@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Briefing, type ContextPolicy } from "../briefing/briefing.ts";
+import type { Briefing, ContextPolicy } from "../briefing/briefing.ts";
 import { ContextReportBuilder } from "../briefing/context_report.ts";
 import type { ActionRecord, ExecutionReport } from "../briefing/report.ts";
 import type { TurnRequest } from "../briefing/turn_request.ts";
@@ -30,7 +30,7 @@ import {
 import { expandEdit } from "./_expand_edit.ts";
 import { clipMessage, clipModelText } from "./_clip.ts";
 import { round, writeContextReport } from "./_finish.ts";
-import { sliceInstructions } from "./_instructions.ts";
+import { sliceBriefing } from "./first_request.ts";
 import { formatDuration } from "../display.ts";
 import { describe, progressLine, waitingLine } from "./_progress.ts";
 import type { RunOptions, SliceRequest, StepProgress } from "./request.ts";
@@ -81,6 +81,7 @@ export class SliceRun {
     lastRequestBytes: 0,
     stepCalls: 0,
     protocolFailures: 0,
+    argumentsReparsed: 0,
   };
   readonly #facts: WorkspaceFacts = {
     edits: 0,
@@ -191,15 +192,12 @@ export class SliceRun {
   ): Promise<{ stop: StopReason; detail: string }> {
     const request = this.#request;
     const bounded = this.#policy === "bounded";
-    const briefing = new Briefing({
-      policy: this.#policy,
-      intent: request.intent,
-      instructions: sliceInstructions(request.test?.command),
-      results: this.#results,
-      ...(this.#options.briefingLimits === undefined
-        ? {}
-        : { limits: this.#options.briefingLimits }),
-    });
+    const briefing = sliceBriefing(
+      request,
+      this.#options,
+      this.#policy,
+      this.#results,
+    );
     this.#briefing = briefing;
     const ctx: StageContext = {
       provider,
@@ -605,6 +603,7 @@ export class SliceRun {
       refusals: this.#refusals,
       consecutiveRefusals: this.#consecutiveRefusals,
       retrievals: c.retrievals,
+      argumentsReparsed: c.argumentsReparsed,
       bytesTotal: c.bytesTotal,
       bytesPeak: c.bytesPeak,
       modelMs: c.modelMs,
@@ -636,6 +635,7 @@ export class SliceRun {
     const c = this.#counters;
     c.modelCalls = resume.modelCalls;
     c.retrievals = resume.retrievals;
+    c.argumentsReparsed = resume.argumentsReparsed;
     c.bytesTotal = resume.bytesTotal;
     c.bytesPeak = resume.bytesPeak;
     c.modelMs = resume.modelMs;
@@ -686,7 +686,12 @@ export class SliceRun {
   async #writeReport(outcome: SliceOutcome): Promise<void> {
     const path = this.#options.contextReport;
     if (path === undefined) return;
-    await writeContextReport(path, this.#report, outcome);
+    await writeContextReport(
+      path,
+      this.#report,
+      outcome,
+      this.#counters.argumentsReparsed,
+    );
   }
 }
 
