@@ -111,6 +111,8 @@ Deno.test("parseCostArguments() reads the settings to compare", async (t) => {
       "bounded",
       "--retire-target",
       "24576",
+      "--retire-above",
+      "40960",
       "--roll-batch",
       "8",
       "--call-interval",
@@ -128,7 +130,11 @@ Deno.test("parseCostArguments() reads the settings to compare", async (t) => {
     ], {
       ...PARSED,
       policies: ["bounded"],
-      limits: { transcriptRollBatch: 8, retireTargetBytes: 24576 },
+      limits: {
+        transcriptRollBatch: 8,
+        retireTargetBytes: 24576,
+        retireAboveBytes: 40960,
+      },
       callIntervalMs: 2000,
       test: { command: ["deno", "run", "check.ts"], timeoutMs: 60_000 },
       maxSteps: 9,
