@@ -192,7 +192,7 @@ if (import.meta.main) {
   );
   for (const name of ["long", "longer"] as const) {
     console.log(
-      `\n${name}: | provider (model) | policy | requests | input tokens | cache hit ratio | cache writes | input $ as sent | output $ | \`loom cost\` offline | bounded/legacy |`,
+      `\n${name}:\n\n| provider (model) | policy | requests | input tokens | cache hit ratio | cache writes | input $ as sent | output $ | \`loom cost\` offline | bounded/legacy |`,
     );
     console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (const wire of ["anthropic", "openai"] as const) {
