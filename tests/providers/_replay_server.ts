@@ -35,7 +35,17 @@ interface RecordedCall {
 export async function replayServer(
   wire: ReplayWire,
   recordingPath: string,
+  options: {
+    /**
+     * How the reply holds a recorded answer: under `step` when the tool
+     * takes one (`step`, the default), under `step` as a JSON-encoded
+     * string, as Claude models at times send it (`string`), or bare, as
+     * models answered the tool before the `step` wrapper (`bare`).
+     */
+    readonly answer?: "step" | "string" | "bare";
+  } = {},
 ): Promise<ReplayServer> {
+  const answer = options.answer ?? "step";
   const calls = (JSON.parse(await Deno.readTextFile(recordingPath)) as {
     calls: RecordedCall[];
   }).calls;
@@ -54,7 +64,11 @@ export async function replayServer(
         return new Response("recording exhausted", { status: 599 });
       }
       served += 1;
-      const args = takesStep(body) ? { step: call.arguments } : call.arguments;
+      const args = answer === "bare" || !takesStep(body) ? call.arguments : {
+        step: answer === "string"
+          ? JSON.stringify(call.arguments)
+          : call.arguments,
+      };
       const output = Math.ceil(JSON.stringify(args).length / 4);
       return Response.json(
         wire === "anthropic"

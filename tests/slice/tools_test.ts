@@ -9,7 +9,9 @@ import { stepAnswer, stepTool } from "../../lib/slice/_tools.ts";
 import { ScriptedProvider } from "../../lib/testing/scripted_provider.ts";
 import { tempWorkspace } from "../../lib/testing/temp_workspace.ts";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
-import { tempDir } from "../_kit.ts";
+import { fixtureCopy, tempDir } from "../_kit.ts";
+import { recordingPath } from "../e2e/_workspace.ts";
+import { replayServer } from "../providers/_replay_server.ts";
 
 Deno.test("stepTool() has an object root with one required step and no root combinator", () => {
   for (const bounded of [false, true]) {
@@ -108,3 +110,31 @@ Deno.test("a reply whose step is a string that is not a JSON object is still ref
   assert.equal(outcome.refusals, 1);
   assert.equal(report.arguments_reparsed, 0);
 });
+
+for (const answer of ["bare", "string"] as const) {
+  Deno.test(`a live run whose model answers ${answer === "bare" ? "in the bare shape of older recordings" : "with step as a JSON string"} still completes`, async () => {
+    const calls = (JSON.parse(
+      await Deno.readTextFile(recordingPath("bugfix")),
+    ) as { calls: unknown[] }).calls.length;
+    await using copy = await fixtureCopy("bugfix");
+    await using server = await replayServer(
+      "anthropic",
+      recordingPath("bugfix"),
+      { answer },
+    );
+    const path = `${copy.root}/report.json`;
+    const outcome = await runSlice(
+      copy.request("anthropic:claude-sonnet-4-5", 30),
+      {
+        baseUrl: server.url,
+        env: { ANTHROPIC_API_KEY: "sk-local" },
+        contextReport: path,
+      },
+    );
+    assert.equal(outcome.stop, "completed", outcome.detail);
+    assert.equal(outcome.refusals, 0);
+    assert.equal(outcome.model_calls, calls);
+    const report = JSON.parse(await Deno.readTextFile(path)) as ContextReport;
+    assert.equal(report.arguments_reparsed, answer === "string" ? calls : 0);
+  });
+}
