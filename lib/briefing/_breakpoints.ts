@@ -9,8 +9,8 @@
  *    (and nothing rolled), the previous request's last breakpoint again, so
  *    the next lookup starts from an entry that exists.
  *
- * Volatile blocks (working state, candidates, lookup answers, notes) come
- * after the last breakpoint.
+ * Volatile blocks (stage, candidates, lookup answers, notes) come after the
+ * last breakpoint.
  *
  * @module
  */

@@ -29,40 +29,41 @@
  * | foundation | system | instructions, tool guidance                                  |
  * | focus      | user   | `Intent:` and the intent, intact             (breakpoint)    |
  * | topic      | user   | checkpoint block (bounded) / omitted-entries line (legacy)   |
- * | convo      | user   | events header + one event a line / transcript (breakpoint)   |
- * | step       | user   | current working state (bounded), stage, candidates, counts   |
+ * | convo      | user   | events header, events and state lines / transcript (breakpt) |
+ * | step       | user   | stage, candidates, store counts                              |
  * | attention  | user   | lookup answers, lookup budget reminder, notes                |
  *
  * The run's one tool (identical in every request) comes first in the
  * provider's cache prefix, so tools, system and intent share the intent's
  * breakpoint. Between checkpoints (bounded) and rolls (legacy, in batches of
  * 32 entries) convo only grows at its end, so each request begins with the
- * previous request's bytes up to the end of its last retained event's text
- * ({@linkcode TurnInfo.retainedPrefixBytes}); its breakpoint moves to the
- * new last event, and when the tail grew by more than Anthropic's 20-block
+ * previous request's bytes up to the end of its last retained block's text
+ * (an event, a state line or a transcript entry:
+ * {@linkcode TurnInfo.retainedPrefixBytes}); its breakpoint moves to the
+ * new last block, and when the tail grew by more than Anthropic's 20-block
  * lookback the previous one is kept as well (at most 4 breakpoints).
  *
  * ## The bounded briefing caches like a transcript
  *
- * Between checkpoints a bounded request is the previous request plus the
- * events recorded since, then a short volatile end. The checkpoint block
+ * Between checkpoints a bounded request is the previous request plus what
+ * was recorded since, then one short volatile line. The checkpoint block
  * holds the checkpoint line and, in full, the working state of every event
  * retired so far (recent artifacts included); it changes only when events
  * retire, so it belongs to the cached prefix. The events after it arrive in
- * order, each with its own artifacts. Only the last block changes on every
- * request: the current working state after every event (latest revision,
- * latest test, latest refusal, whether the tests validate the latest
- * revision; its recent artifacts are the checkpoint's and the events'), and
- * one line naming the stage, the candidates and the store counts — about
- * 120 tokens that no cache can serve, where the whole working state used to
- * be about 700. Which end is cheapest was measured in dollars (docs/cost.md):
- * appending a state line per change instead puts more bytes in every later
- * request's prefix than the volatile end costs.
+ * order, each with its own artifacts, and each event that changed the
+ * latest revision, test or refusal is followed by a state line: the working
+ * state after it, but for the artifacts. The current working state is the
+ * last state line, or the checkpoint's when no retained event changed it.
+ * Only the stage line (stage, candidates, store counts: a few dozen tokens)
+ * changes on every request, where the whole working state used to be about
+ * 700 tokens after the last breakpoint. The layout was chosen by dollars
+ * (docs/cost.md): state lines in the tail cost less than the same state in
+ * the volatile end on both long recordings.
  *
  * ## Bounded sizing
  *
  * Retirement triggers when the tail holds more than 64 events or the whole
- * request (lookup answers included) passes 40 KiB; it then retires the
+ * request (lookup answers included) passes 32 KiB; it then retires the
  * oldest events in batches of 8 until the request is ≤ 16 KiB and the tail
  * ≤ 64 (or the tail is empty), which counts as one checkpoint. If the
  * request still passes 64 KiB, whole lookup answers are replaced by
@@ -84,9 +85,9 @@ import { RequestCeilingError } from "./request_ceiling_error.ts";
 import { placeBreakpoints, type PlacedBreakpoint } from "./_breakpoints.ts";
 import {
   checkpointText,
-  currentStateText,
   EVENTS_HEADER,
   omittedLine,
+  stateLine,
   toolGuidance,
   transcriptEntry,
 } from "./_text.ts";
@@ -113,16 +114,17 @@ export interface BriefingLimits {
   /** Hard ceiling of a bounded request (65,536 bytes). */
   readonly ceilingBytes: number;
   /**
-   * A bounded request above this triggers retirement (40,960 bytes: the
-   * seeds' 48 KiB re-reads a longer tail on every request; 40 KiB costs
-   * 13% less on the long recording with a cache hit ratio of 96.9%; see
+   * A bounded request above this triggers retirement (32,768 bytes: the
+   * seeds' 48 KiB re-reads a longer tail on every request; 32 KiB costs
+   * 15% less on the long recording with a cache hit ratio of 96.9%; see
    * docs/cost.md).
    */
   readonly retireAboveBytes: number;
   /**
    * Retirement aims at this size (16,384 bytes: after a checkpoint the
-   * re-warm writes this prefix once; 8 and 12 KiB cost the same within
-   * 0.2%, so the longest tail of those wins; see docs/cost.md).
+   * re-warm writes this prefix once; 8 or 12 KiB would cost about 10% less
+   * but leave only a handful of events after a checkpoint; see
+   * docs/cost.md).
    */
   readonly retireTargetBytes: number;
   /** At most this many events in the bounded tail (64). */
@@ -146,7 +148,7 @@ export interface BriefingLimits {
 /** The seeds' limits. */
 export const DEFAULT_BRIEFING_LIMITS: BriefingLimits = Object.freeze({
   ceilingBytes: 65_536,
-  retireAboveBytes: 40_960,
+  retireAboveBytes: 32_768,
   retireTargetBytes: 16_384,
   maxTailEvents: 64,
   retireBatch: 8,
@@ -195,8 +197,8 @@ export interface TurnInfo {
   /**
    * Bytes at the start of this request that the next request repeats
    * unless a checkpoint (bounded) or a rolled-out entry (legacy) intervenes:
-   * system, intent, checkpoint line and convo up to the end of the last
-   * retained event's text.
+   * system, intent, checkpoint block and convo up to the end of the last
+   * retained block's text.
    */
   readonly retainedPrefixBytes: number;
   /** Events retired while building this request. */
@@ -209,8 +211,10 @@ export interface TurnInfo {
 
 interface Retained {
   readonly record: ActionRecord;
+  /** Text of the item's last block (its state line, else its event). */
   readonly text: string;
-  readonly entry: Entry;
+  /** The item's blocks: the event or transcript entry, then a state line. */
+  readonly entries: readonly Entry[];
 }
 
 interface Built {
@@ -399,13 +403,20 @@ export class Briefing {
         if (error instanceof ArchiveCapacityError) this.#failure = error;
         throw error;
       }
-      this.#retain(record, serializeEvent(event));
+      this.#state.apply(record);
+      const texts = [serializeEvent(event)];
+      if (record.report.kind !== "inspected") {
+        texts.push(stateLine(record.sequence, this.#state.toJSON()));
+      }
+      this.#retain(record, texts);
     } else {
-      this.#retain(record, transcriptEntry(record, this.#limits.entryBytes));
+      this.#state.apply(record);
+      this.#retain(record, [
+        transcriptEntry(record, this.#limits.entryBytes),
+      ]);
       this.#rollTranscript();
     }
     this.#lastSequence = record.sequence;
-    this.#state.apply(record);
   }
 
   /**
@@ -534,9 +545,11 @@ export class Briefing {
     return built.request;
   }
 
-  #retain(record: ActionRecord, text: string): void {
-    const entry = this.#ctx.convo.add(new StringEntry(text, { role: "user" }));
-    this.#retained.push({ record, text, entry });
+  #retain(record: ActionRecord, texts: readonly string[]): void {
+    const entries = texts.map((text) =>
+      this.#ctx.convo.add(new StringEntry(text, { role: "user" }))
+    );
+    this.#retained.push({ record, text: texts.at(-1) ?? "", entries });
   }
 
   #rollTranscript(): void {
@@ -548,7 +561,7 @@ export class Briefing {
       Math.max(over, transcriptRollBatch),
     );
     for (const oldest of this.#retained.splice(0, rolled)) {
-      this.#ctx.convo.remove(oldest.entry);
+      for (const entry of oldest.entries) this.#ctx.convo.remove(entry);
     }
     this.#omitted += rolled;
     this.#setTopic(omittedLine(this.#omitted));
@@ -567,7 +580,7 @@ export class Briefing {
   #retire(count: number): number {
     const batch = this.#retained.splice(0, count);
     for (const item of batch) {
-      this.#ctx.convo.remove(item.entry);
+      for (const entry of item.entries) this.#ctx.convo.remove(entry);
       this.#retiredState.apply(item.record);
     }
     this.#archived += batch.length;
@@ -589,17 +602,7 @@ export class Briefing {
   #build(turn: TurnOptions, answers: readonly string[]): Built {
     const ctx = this.#ctx;
     this.#clearVolatile();
-    const bounded = this.#policy === "bounded";
-    if (bounded) {
-      ctx.step.add(
-        new StringEntry(
-          `${currentStateText(this.#state.toJSON())}\n${this.#stepText(turn)}`,
-          { role: "user" },
-        ),
-      );
-    } else {
-      ctx.step.add(new StringEntry(this.#stepText(turn), { role: "user" }));
-    }
+    ctx.step.add(new StringEntry(this.#stepText(turn), { role: "user" }));
     if (answers.length > 0) {
       const per = this.#limits.lookupsPerStage;
       ctx.attention.add(

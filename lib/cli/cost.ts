@@ -56,7 +56,7 @@ Options:
   --compare                Price legacy and bounded side by side
   --roll-batch N           Legacy entries dropped at once (default 32)
   --retire-target BYTES    Bounded retirement target (default 16384)
-  --retire-above BYTES     Bounded retirement trigger (default 40960)
+  --retire-above BYTES     Bounded retirement trigger (default 32768)
   --prices FILE            Price overrides: {"version", "models": {NAME: {…}}}
   --call-interval DUR      Assumed time between model calls, for cache
                            expiry (default 5s)

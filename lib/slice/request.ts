@@ -79,7 +79,7 @@ export interface RunOptions {
     readonly transcriptRollBatch?: number;
     /** Bounded retirement target in bytes (16,384). */
     readonly retireTargetBytes?: number;
-    /** A bounded request above this many bytes triggers retirement (40,960). */
+    /** A bounded request above this many bytes triggers retirement (32,768). */
     readonly retireAboveBytes?: number;
   };
   /** Path of the JSON context report; written at the end and when a started slice fails. */

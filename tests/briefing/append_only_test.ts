@@ -39,7 +39,7 @@ interface Block {
 interface CacheOrder {
   /** Every part's JSON, breakpoint markers left out (they key nothing). */
   readonly bytes: string;
-  /** End of the last breakpoint's block (Anthropic) or last event (OpenAI). */
+  /** End of the last breakpoint's block (Anthropic) or last retained block (OpenAI). */
   readonly cachedEnd: number;
   /** End of the intent block: what even a checkpoint keeps. */
   readonly intentEnd: number;
@@ -85,11 +85,9 @@ function cacheOrder(wire: ProviderWire, body: ProviderRequestBody): CacheOrder {
   const parts = providerRequestParts(wire, body).map((p) => p.json);
   const user = messages.at(-1)?.content as string;
   const head = parts.slice(0, -1).join("") + JSON.stringify({ role: "user" });
-  // Events come before the current working state; lookup answers after it
-  // may quote events too.
-  const volatile = user.indexOf("\n\nCurrent working state:\n");
-  const lastEvent = user.lastIndexOf('\n\n{"sequence":', volatile);
-  const eventEnd = user.indexOf("\n\n", lastEvent + 2);
+  // The last event or state line ends where the stage line begins; lookup
+  // answers after it may quote events too.
+  const volatile = user.indexOf("\n\nCurrent stage: ");
   const intentEnd = user.indexOf("\n\n");
   // JSON escapes character by character: a prefix of the content serializes
   // to a prefix of the content's JSON, less its closing quote.
@@ -97,7 +95,7 @@ function cacheOrder(wire: ProviderWire, body: ProviderRequestBody): CacheOrder {
     head.length + JSON.stringify(user.slice(0, i)).length - 1;
   return {
     bytes: parts.join(""),
-    cachedEnd: upTo(lastEvent < 0 ? intentEnd : eventEnd),
+    cachedEnd: upTo(volatile),
     intentEnd: upTo(intentEnd),
     checkpoint,
   };
@@ -163,17 +161,19 @@ for (const name of RECORDINGS) {
           previous = next;
         }
         assert.equal(checkpoints, run.outcome.checkpoints);
-        // What no cache serves stays small: the current working state
-        // without artifacts and the stage line (the whole working state,
-        // re-sent on every call, took about 1.4 KB here).
+        // What no cache serves stays small: the stage line (the whole
+        // working state, re-sent on every call, took about 1.4 KB here).
         for (const call of run.calls) {
           const volatile = JSON.stringify(call.body).match(
-            /Current working state:\\n.*?Archived events: \d+\./,
+            /Current stage: .*?Archived events: \d+\./,
           );
           assert.ok(volatile !== null);
           assert.ok(
-            utf8(JSON.parse(`"${volatile[0]}"`)) <= 640,
+            utf8(JSON.parse(`"${volatile[0]}"`)) <= 320,
             `volatile end of ${utf8(volatile[0])} bytes`,
+          );
+          assert.ok(
+            !JSON.stringify(call.body).includes("Current working state"),
           );
         }
         assert.ok(checkpoints >= 3, `${checkpoints} checkpoints`);
@@ -352,12 +352,20 @@ async function recordsOf(steps: readonly Step[]): Promise<ActionRecord[]> {
   return out;
 }
 
-/** What a reader of the briefing's text alone finds as the current state. */
+/**
+ * What a reader of the briefing's text alone finds as the current state, by
+ * the tool guidance's rule: the last state line, or the checkpoint's state
+ * when no recent event changed it.
+ */
 function currentState(request: TurnRequest): Record<string, unknown> {
   const blocks = request.messages.flatMap((m) => m.content.map((b) => b.text));
-  const state = blocks.filter((b) => b.startsWith("Current working state:\n"));
-  assert.equal(state.length, 1, "exactly one current working state");
-  return JSON.parse(state[0]!.split("\n")[1]!);
+  const lines = blocks.filter((b) =>
+    /^Working state after event-\d+:\n/.test(b)
+  );
+  const checkpoint = blocks.find((b) => b.startsWith("History checkpoint: "));
+  const text = lines.at(-1)?.split("\n")[1] ?? checkpoint?.split("\n")[2];
+  assert.ok(text !== undefined, "the briefing shows a working state");
+  return JSON.parse(text);
 }
 
 Deno.test("The latest test, its revision and whether it validates the latest revision can be read from the briefing after any sequence of events", async (t) => {

@@ -59,7 +59,7 @@ function turn(
   });
 }
 
-Deno.test("A bounded request holds instructions, intent, checkpoint, events, working state and candidates in that order", async () => {
+Deno.test("A bounded request holds instructions, intent, checkpoint, events with their state lines, and the stage in that order", async () => {
   const store = new ResultStore();
   const briefing = briefingWith({ results: store });
   const d = await store.put("const x = 1;\n", {
@@ -100,21 +100,21 @@ Deno.test("A bounded request holds instructions, intent, checkpoint, events, wor
     !(t[4] ?? "").includes('"body"'),
     "edit bodies never reach the briefing",
   );
-  // The last block before the notes: the working state after every event
-  // (its recent artifacts are the checkpoint's and the events'), then the
-  // stage.
-  assert.match(t[5] ?? "", /^Current working state:\n/);
+  // The refusal changed the working state: a state line follows its event
+  // (its recent artifacts are the checkpoint's and the events'); the
+  // inspection changed only the artifacts, so it has none.
+  assert.match(t[5] ?? "", /^Working state after event-2:\n/);
   const { recent_artifacts: _, ...now } = briefing.workingState;
   assert.deepEqual(JSON.parse((t[5] ?? "").split("\n")[1] ?? ""), now);
   assert.match(
-    (t[5] ?? "").split("\n")[2] ?? "",
+    t[6] ?? "",
     /^Current stage: selection\. Candidate actions: \["repository.inspect","tests.run"\]\./,
   );
   assert.match(t.at(-1) ?? "", /^Notes:\n- Your previous step was refused$/);
   const blocks = request.messages[0]?.content ?? [];
   assert.deepEqual(
     blocks.map((b) => b.cache_control !== undefined),
-    blocks.map((_, i) => i === 0 || i === 4),
+    blocks.map((_, i) => i === 0 || i === 5),
   );
   assert.deepEqual(request.tool, TOOL);
   assert.deepEqual(request.tool_choice, {
@@ -130,14 +130,15 @@ Deno.test("The event lines of a bounded request are the archived bytes $read_his
   const t = texts(turn(briefing));
   for (let i = 1; i <= 3; i++) {
     const record = briefing.history?.record(`event-${i}`);
-    assert.equal(new TextDecoder().decode(record?.bytes), t[2 + i]);
+    assert.equal(new TextDecoder().decode(record?.bytes), t[1 + 2 * i]);
   }
 });
 
 Deno.test("A bounded briefing retires the 8 oldest events when the tail would pass 64", () => {
   const briefing = briefingWith({
-    // 64 refusals pass the default 16 KiB target, which would retire more.
-    limits: { retireTargetBytes: 32_768 },
+    // 64 refusals with their state lines pass the default 40 KiB trigger
+    // and 16 KiB target, which would retire earlier and more.
+    limits: { retireAboveBytes: 65_536, retireTargetBytes: 49_152 },
   });
   for (let i = 1; i <= 64; i++) briefing.record(refusal(i));
   const before = encoder.encode(serializeTurnRequest(turn(briefing)));
@@ -201,14 +202,22 @@ Deno.test("Between checkpoints each request begins with the previous request's r
       }
       previous = bytes;
       prefix = briefing.lastTurn?.retainedPrefixBytes ?? 0;
-      // The retained prefix covers everything up to the newest event's text.
+      // The retained prefix covers everything up to the text of the newest
+      // event's state line.
       const json = serializeTurnRequest(
         briefing.request({ phase, tool, candidates: ["tests.run"] }),
       );
-      const newest = JSON.stringify(serializeEvent(toEvent(refusal(i))));
+      const newest = new RegExp(
+        `"text":"Working state after event-${i}:(?:[^"\\\\]|\\\\.)*"`,
+      ).exec(json);
+      assert.ok(newest !== null);
+      assert.ok(
+        json.indexOf(JSON.stringify(serializeEvent(toEvent(refusal(i))))) <
+          newest.index,
+      );
       assert.equal(
         prefix,
-        encoder.encode(json.slice(0, json.indexOf(newest) + newest.length))
+        encoder.encode(json.slice(0, newest.index + newest[0].length))
           .byteLength,
       );
     }
@@ -216,7 +225,7 @@ Deno.test("Between checkpoints each request begins with the previous request's r
   assert.equal(briefing.checkpoints, 0);
 });
 
-Deno.test("A bounded request over 40 KiB retires batches of 8 until it is at most 16 KiB", () => {
+Deno.test("A bounded request over 32 KiB retires batches of 8 until it is at most 16 KiB", () => {
   const briefing = briefingWith();
   let sequence = 0;
   while (briefing.checkpoints === 0) {

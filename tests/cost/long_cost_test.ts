@@ -21,22 +21,22 @@ const GOLDEN = {
     calls: 319,
     anthropic: {
       legacy: { dollars: 1.999, hit: 0.979 },
-      bounded: { dollars: 0.953, hit: 0.968 },
+      bounded: { dollars: 0.872, hit: 0.969 },
     },
     openai: {
       legacy: { dollars: 2.806, hit: 0.976 },
-      bounded: { dollars: 1.232, hit: 0.966 },
+      bounded: { dollars: 1.118, hit: 0.96 },
     },
   },
   longer: {
     calls: 436,
     anthropic: {
       legacy: { dollars: 3.497, hit: 0.979 },
-      bounded: { dollars: 1.364, hit: 0.966 },
+      bounded: { dollars: 1.109, hit: 0.967 },
     },
     openai: {
       legacy: { dollars: 4.935, hit: 0.976 },
-      bounded: { dollars: 1.735, hit: 0.963 },
+      bounded: { dollars: 1.403, hit: 0.955 },
     },
   },
 } as const;
