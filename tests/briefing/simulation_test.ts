@@ -356,8 +356,9 @@ Deno.test("Bounded retirement retires whole batches of 8 and lands at or below 1
 Deno.test("Bounded retirement triggers when the tail would pass 64 small events", async () => {
   const run = await drive("bounded", Array(65).fill("refusal"), 3, {
     lookups: false,
-    // Small events stay under a 32 KiB target; the tail count triggers.
-    limits: { retireTargetBytes: 32_768 },
+    // Small events with their state lines stay under a 64 KiB trigger and
+    // a 48 KiB target; the tail count triggers.
+    limits: { retireAboveBytes: 65_536, retireTargetBytes: 49_152 },
   });
   assert.equal(run.briefing.checkpoints, 1);
   assert.equal(run.briefing.archivedCount, 8);
