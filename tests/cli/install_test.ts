@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { dirname, join, resolve } from "node:path";
 import { copyTree } from "../../lib/copy_tree.ts";
+import { LOOM_FLAGS, shimFor } from "../../tools/install.ts";
 
 const REPO = resolve(".");
 const decoder = new TextDecoder();
@@ -178,4 +179,43 @@ Deno.test("deno task loom resolves paths against the folder it was started from"
   );
   assert.equal(code, 0, stderr);
   assert.match(stdout, /^> FOUNDATION\n/);
+});
+
+Deno.test("The loom launcher passes a clone path with spaces and quotes, and the caller's arguments, to deno unchanged", async () => {
+  const root = await Deno.makeTempDir({ prefix: "loom-shim-" });
+  try {
+    const repo = join(root, `it's a "clone"`);
+    const shim = shimFor(root, repo, "linux");
+    await Deno.mkdir(join(root, "bin"));
+    await Deno.writeTextFile(shim.path, shim.text, { mode: 0o755 });
+    // A stand-in `deno` that prints the arguments it got, one per line.
+    const fake = join(root, "fake");
+    await Deno.mkdir(fake);
+    await Deno.writeTextFile(
+      join(fake, "deno"),
+      '#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done\n',
+      { mode: 0o755 },
+    );
+    const { code, stdout } = await run(shim.path, [
+      "render",
+      "a b.yaml",
+      "$HOME",
+    ], {
+      cwd: root,
+      env: { PATH: `${fake}:/usr/bin:/bin` },
+    });
+    assert.equal(code, 0);
+    assert.deepEqual(stdout.split("\n").slice(0, -1), [
+      "run",
+      ...LOOM_FLAGS,
+      "--config",
+      join(repo, "deno.json"),
+      new URL(`file://${join(repo, "cli.ts")}`).href,
+      "render",
+      "a b.yaml",
+      "$HOME",
+    ]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });
