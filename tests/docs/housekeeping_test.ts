@@ -97,7 +97,9 @@ Deno.test("deno publish ships only what users need", async () => {
     );
   }
   assert.ok(files.length > 0);
-  for (const excluded of ["tools/", "tests/", "fixtures/", ".ci/"]) {
+  for (
+    const excluded of ["tools/", "tests/", "fixtures/", ".ci/", ".github/"]
+  ) {
     assert.ok(config.publish.exclude.includes(excluded), excluded);
   }
 });
