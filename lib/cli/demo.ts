@@ -82,7 +82,14 @@ async function demo(a: DemoArguments, io: CliIo): Promise<number> {
       intent,
       workspace,
       test: {
-        command: [Deno.execPath(), "run", "check.ts"],
+        // A compiled loom is not a Deno CLI (it cannot `run` a script), so
+        // its demo tests with `deno` from PATH; otherwise the very Deno
+        // running loom.
+        command: [
+          Deno.build.standalone ? "deno" : Deno.execPath(),
+          "run",
+          "check.ts",
+        ],
         timeoutMs: 60_000,
       },
       maxSteps: 20,
@@ -103,7 +110,8 @@ async function demo(a: DemoArguments, io: CliIo): Promise<number> {
 
 /**
  * The repository's fixtures/ directory: next to the sources (lib/cli/ is two
- * levels down), next to a bundle in dist/, or under the working directory.
+ * levels down; in a compiled binary, the copy `deno compile --include` embeds),
+ * next to a bundle in dist/, or under the working directory.
  */
 async function findFixtures(): Promise<string> {
   const candidates = [

@@ -97,7 +97,9 @@ Deno.test("deno publish ships only what users need", async () => {
     );
   }
   assert.ok(files.length > 0);
-  for (const excluded of ["tools/", "tests/", "fixtures/", ".ci/"]) {
+  for (
+    const excluded of ["tools/", "tests/", "fixtures/", ".ci/", ".github/"]
+  ) {
     assert.ok(config.publish.exclude.includes(excluded), excluded);
   }
 });
@@ -158,4 +160,22 @@ Deno.test("Every relative link of the README and the docs pages resolves, anchor
     }
   }
   assert.ok(checked >= Object.keys(pages).length, `checked ${checked} links`);
+});
+
+Deno.test("Every deno task command the documentation shows runs with --quiet", () => {
+  let commands = 0;
+  for (const [path, text] of Object.entries(documentation)) {
+    for (const block of text.matchAll(/^```sh\n([\s\S]*?)^```/gm)) {
+      for (const line of block[1]!.split("\n")) {
+        if (!/\bdeno(@[\d.]+)? task\b/.test(line)) continue;
+        commands++;
+        assert.match(
+          line,
+          /\bdeno(@[\d.]+)? task --quiet /,
+          `${path}: ${line} would print Deno's own lines before its output`,
+        );
+      }
+    }
+  }
+  assert.ok(commands >= 2, `found ${commands} commands`);
 });

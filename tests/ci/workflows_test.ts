@@ -1,0 +1,165 @@
+// The GitHub Actions workflows, checked with GitHub's own parser: every file
+// of .github/workflows/ parses without an error, a deliberately broken copy of
+// each one does not, and the release workflow builds and publishes what the
+// README says it does.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { REPO_ROOT } from "../_kit.ts";
+import { workflowErrors } from "./_workflow_parser.ts";
+
+const FOLDER = join(REPO_ROOT, ".github", "workflows");
+
+const workflows: Record<string, string> = {};
+for await (const entry of Deno.readDir(FOLDER)) {
+  if (entry.isFile && /\.ya?ml$/.test(entry.name)) {
+    workflows[entry.name] = await Deno.readTextFile(join(FOLDER, entry.name));
+  }
+}
+
+/** The release targets the README promises. */
+const TARGETS = [
+  "x86_64-unknown-linux-gnu",
+  "aarch64-unknown-linux-gnu",
+  "x86_64-apple-darwin",
+  "aarch64-apple-darwin",
+  "x86_64-pc-windows-msvc",
+];
+
+interface Step {
+  name?: string;
+  uses?: string;
+  run?: string;
+  with?: Record<string, unknown>;
+}
+interface Job {
+  "runs-on": string;
+  needs?: string | string[];
+  permissions?: Record<string, string>;
+  steps: Step[];
+}
+interface Workflow {
+  on: Record<string, unknown>;
+  jobs: Record<string, Job>;
+}
+
+function workflow(name: string): Workflow {
+  const text = workflows[name];
+  assert.ok(text !== undefined, `.github/workflows/${name} exists`);
+  return parse(text) as Workflow;
+}
+
+/** Every `run` script of a workflow, joined. */
+function scripts(w: Workflow): string {
+  return Object.values(w.jobs).flatMap((job) => job.steps)
+    .map((step) => step.run ?? "").join("\n");
+}
+
+Deno.test("Every workflow parses with GitHub's parser without an error", () => {
+  assert.deepEqual(Object.keys(workflows).sort(), ["ci.yml", "release.yml"]);
+  for (const [name, text] of Object.entries(workflows)) {
+    assert.deepEqual(workflowErrors(name, text), [], name);
+  }
+});
+
+Deno.test("GitHub's parser rejects a deliberately broken copy of each workflow", async (t) => {
+  // Each breakage is one a YAML linter would let through.
+  const breakages: [string, (text: string) => string, RegExp][] = [
+    [
+      "a misspelt job key",
+      (text) => text.replace(/^( {4})runs-on:/m, "$1runs_on:"),
+      /Required property is missing: runs-on/,
+    ],
+    [
+      "a step with both uses and run",
+      (text) =>
+        text.replace(
+          /^( {6})- uses: actions\/checkout@v4$/m,
+          "$1- uses: actions/checkout@v4\n$1  run: echo both",
+        ),
+      /Unexpected value 'run'/,
+    ],
+    [
+      "an unknown event",
+      (text) => text.replace(/^on:\n/m, "on:\n  pushed:\n"),
+      /Unexpected value 'pushed'/,
+    ],
+    [
+      "an expression that does not close",
+      (text) =>
+        text.replace(
+          /^( {6})- uses: actions\/checkout@v4$/m,
+          "$1- uses: actions/checkout@v4\n$1  if: ${{ github.ref == 'x' }",
+        ),
+      /The expression is not closed/,
+    ],
+    [
+      "a permission level that does not exist",
+      (text) =>
+        text.replace(/^( {2})contents: (read|write)$/m, "$1contents: all"),
+      /Unexpected value 'all'/,
+    ],
+  ];
+  for (const [name, text] of Object.entries(workflows)) {
+    for (const [breakage, breakCopy, expected] of breakages) {
+      await t.step(`${name}: ${breakage}`, () => {
+        const broken = breakCopy(text);
+        assert.notEqual(broken, text, "the breakage applies to this workflow");
+        const errors = workflowErrors(name, broken);
+        assert.ok(errors.length > 0, `no error for:\n${broken}`);
+        assert.match(errors.join("\n"), expected);
+      });
+    }
+  }
+});
+
+Deno.test("CI runs .ci/run on Ubuntu with bubblewrap on every push and pull request", () => {
+  const ci = workflow("ci.yml");
+  assert.deepEqual(Object.keys(ci.on).sort(), ["pull_request", "push"]);
+  const jobs = Object.values(ci.jobs);
+  assert.equal(jobs.length, 1);
+  assert.match(jobs[0]!["runs-on"], /^ubuntu-/);
+  const run = scripts(ci);
+  assert.match(run, /apt-get install -y bubblewrap/);
+  assert.match(run, /^bash \.ci\/run$/m);
+  assert.ok(
+    run.indexOf("bubblewrap") < run.indexOf(".ci/run"),
+    "bubblewrap is installed before .ci/run",
+  );
+});
+
+Deno.test("The release compiles for Linux, macOS and Windows, smoke-tests Linux, attaches checksums and publishes to JSR with OIDC", async () => {
+  const release = workflow("release.yml");
+  assert.deepEqual(Object.keys(release.on), ["push"]);
+  assert.deepEqual((release.on.push as { tags: string[] }).tags, ["v*.*.*"]);
+  const run = scripts(release);
+  for (const target of TARGETS) assert.ok(run.includes(target), target);
+  // The binaries get the permissions the `loom` task runs with.
+  const tasks = (JSON.parse(
+    await Deno.readTextFile(join(REPO_ROOT, "deno.json")),
+  ) as { tasks: Record<string, string> }).tasks;
+  const flags = tasks.loom!.match(/ --(unstable-worker-options|allow-\w+)/g)!;
+  const compile = /deno compile ([^\n]*)/.exec(run)?.[1] ?? "";
+  for (const flag of flags) assert.ok(compile.includes(flag.trim()), flag);
+  assert.match(run, /--version\)" = "loom /);
+  assert.match(run, /" demo /);
+  assert.match(run, /sha256sum/);
+  assert.match(run, /gh release upload/);
+
+  // Deno 2.9.6 everywhere.
+  const setups = Object.values(release.jobs).flatMap((job) => job.steps)
+    .filter((step) => step.uses?.startsWith("denoland/setup-deno@"));
+  assert.equal(setups.length, Object.keys(release.jobs).length);
+  for (const step of setups) assert.equal(step.with?.["deno-version"], "2.9.6");
+
+  const publish = Object.values(release.jobs).find((job) =>
+    job.steps.some((step) => step.run?.trim() === "deno publish")
+  );
+  assert.ok(publish, "a job runs deno publish");
+  assert.equal(publish.permissions?.["id-token"], "write");
+  assert.equal(
+    publish.needs,
+    "binaries",
+    "publishing waits for the smoke test",
+  );
+});
