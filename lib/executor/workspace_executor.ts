@@ -78,7 +78,8 @@ export interface InspectedFileText {
   text?: string;
   /**
    * Why there is no text: `not_found`, `too_large`, `binary_file`,
-   * `invalid_utf8`, `not_a_file`, `hard_link`, `symlink_escape`,
+   * `invalid_utf8`, `not_a_file` (a directory), `not_regular_file` (a FIFO,
+   * socket or device node, never opened), `hard_link`, `symlink_escape`,
    * `outside_workspace`, `permission_denied` or `io_error`.
    */
   code?: string;
@@ -129,6 +130,12 @@ export interface WorkspaceSurvey {
   escapes: string[];
   /** Files sharing their inode with a file outside the workspace. */
   externalLinks: string[];
+  /**
+   * Files whose contents this survey read and hashed; the others had the
+   * same path, size, mtime, ctime, inode, device and mode as when they were
+   * last hashed, with times safely older than that (git's racy rule).
+   */
+  hashedFiles: number;
 }
 
 /**
@@ -187,10 +194,8 @@ export class WorkspaceExecutor {
   readonly #workspace: string;
   readonly #test: TestPlan | null;
   readonly #protect: ProtectedPaths | null;
-  readonly #pending = new Map<
-    number,
-    { resolve(value: unknown): void; reject(error: Error): void }
-  >();
+  readonly #pending = new Map<number, Pending>();
+  #watchdog: ReturnType<typeof setTimeout> | undefined;
   #nextId = 1;
   #closed: Error | null = null;
   #sandboxed = false;
@@ -210,9 +215,16 @@ export class WorkspaceExecutor {
       reply: (reply) => {
         const waiting = this.#pending.get(reply.id);
         if (waiting === undefined) return;
+        this.#watch();
+        if ("part" in reply) {
+          waiting.parts.push(reply.part);
+          return;
+        }
+        if ("alive" in reply) return;
         this.#pending.delete(reply.id);
+        this.#watch();
         if (reply.ok) {
-          waiting.resolve(reply.value);
+          waiting.resolve({ value: reply.value, parts: waiting.parts });
         } else {
           const error = new Error(reply.error.message);
           error.name = reply.error.name;
@@ -292,13 +304,14 @@ export class WorkspaceExecutor {
     }
     let reply: InitReply;
     try {
-      reply = await executor.#call({
+      const answer = await executor.#call({
         op: "init",
         id: 0,
         workspace,
         maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
         digestFileBytes: DIGEST_FILE_BYTES,
-      }) as InitReply;
+      });
+      reply = answer.value as InitReply;
     } catch (error) {
       executor.close();
       throw new ConfinementUnavailableError(
@@ -344,9 +357,12 @@ export class WorkspaceExecutor {
   /**
    * Reads files as UTF-8 text, at most the size limit plus one byte from
    * each opened file. Each path resolves against the workspace; a file that
-   * is missing, binary, not valid UTF-8, too large, not a regular file,
-   * hard-linked, or outside the workspace gets a `code` and an `error`
-   * (naming workspace-relative paths only) instead of `text`.
+   * is missing, binary, not valid UTF-8, too large, a directory, hard-linked,
+   * or outside the workspace gets a `code` and an `error` (naming
+   * workspace-relative paths only) instead of `text`. A FIFO, a socket or a
+   * device node is refused as `not_regular_file` from its metadata, without
+   * being opened; the other files are read as usual. Each file crosses from
+   * the worker as its own message of raw bytes.
    *
    * @param paths Workspace-relative paths (commissioned).
    * @returns One entry per path, in order.
@@ -367,12 +383,12 @@ export class WorkspaceExecutor {
    * ```
    */
   async inspect(paths: readonly string[]): Promise<InspectedFileText[]> {
-    const entries = await this.#call({
+    const { parts } = await this.#call({
       op: "inspect",
       id: 0,
       paths: [...paths],
-    }) as InspectEntry[];
-    return entries;
+    });
+    return (parts as InspectEntry[]).map(inspectedText);
   }
 
   /**
@@ -405,12 +421,18 @@ export class WorkspaceExecutor {
   async edit(
     files: readonly { path: string; contents: string }[],
   ): Promise<{ files: EditedFileDigest[] }> {
+    const encoder = new TextEncoder();
+    const encoded = files.map((f) => ({
+      path: f.path,
+      contents: encoder.encode(f.contents),
+    }));
+    const digests = encoded.map((f) => ({
+      path: f.path,
+      utf8_bytes: f.contents.length,
+      sha256: createHash("sha256").update(f.contents).digest("hex"),
+    }));
     try {
-      await this.#call({
-        op: "edit",
-        id: 0,
-        files: files.map((f) => ({ path: f.path, contents: f.contents })),
-      });
+      await this.#call({ op: "edit", id: 0, files: encoded });
     } catch (error) {
       if (error instanceof ExecutorError) throw error;
       const name = (error as Error).name;
@@ -431,16 +453,7 @@ export class WorkspaceExecutor {
         { cause: error },
       );
     }
-    return {
-      files: files.map((f) => {
-        const bytes = new TextEncoder().encode(f.contents);
-        return {
-          path: f.path,
-          utf8_bytes: bytes.length,
-          sha256: createHash("sha256").update(bytes).digest("hex"),
-        };
-      }),
-    };
+    return { files: digests };
   }
 
   /**
@@ -466,11 +479,13 @@ export class WorkspaceExecutor {
    * ```
    */
   async survey(): Promise<WorkspaceSurvey> {
-    const reply = await this.#call({ op: "survey", id: 0 }) as SurveyReply;
+    const { value } = await this.#call({ op: "survey", id: 0 });
+    const reply = value as SurveyReply;
     return {
       digest: reply.digest,
       escapes: [...reply.escapes],
       externalLinks: [...reply.externalLinks],
+      hashedFiles: reply.hashed,
     };
   }
 
@@ -583,22 +598,98 @@ export class WorkspaceExecutor {
   #shutDown(reason: Error): void {
     if (this.#closed !== null) return;
     this.#closed = reason;
+    clearTimeout(this.#watchdog);
     this.#channel?.close();
     for (const waiting of this.#pending.values()) waiting.reject(reason);
     this.#pending.clear();
   }
 
-  #call(request: Request): Promise<unknown> {
+  /**
+   * (Re)arms the watchdog while a request waits: a worker silent for
+   * {@linkcode SILENCE_MS} (no part, no beat, no answer) is stopped, and the
+   * request it served fails with `worker_failed` saying so, so no action
+   * can hang the run.
+   */
+  #watch(): void {
+    clearTimeout(this.#watchdog);
+    this.#watchdog = undefined;
+    const oldest = this.#pending.values().next();
+    if (oldest.done) return;
+    const op = oldest.value.op;
+    this.#watchdog = setTimeout(() => {
+      this.#shutDown(
+        new ExecutorError(
+          "worker_failed",
+          `The executor's worker sent nothing for ${
+            SILENCE_MS / 1000
+          } s while serving ${op}, so it was stopped; the workspace may hold a file that cannot be read without waiting`,
+        ),
+      );
+    }, SILENCE_MS);
+  }
+
+  #call(request: Request): Promise<Answer> {
     if (this.#closed !== null) return Promise.reject(this.#closed);
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      this.#pending.set(id, { op: request.op, parts: [], resolve, reject });
+      if (this.#pending.size === 1) this.#watch();
       this.#channel?.post({ ...request, id });
     });
   }
 }
 
 const EDIT_CODES = new Set(["hard_link", "symlink_escape", "not_a_file"]);
+/** How long a worker serving a request may stay silent. */
+const SILENCE_MS = 60_000;
+
+/** A request's final value and the parts that came before it. */
+interface Answer {
+  readonly value: unknown;
+  readonly parts: readonly unknown[];
+}
+
+/** A request waiting for its answer. */
+interface Pending {
+  readonly op: string;
+  readonly parts: unknown[];
+  resolve(answer: Answer): void;
+  reject(error: Error): void;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+function quoted(path: string): string {
+  return JSON.stringify(path.length > 200 ? path.slice(0, 200) + "…" : path);
+}
+
+/** A file's text from its bytes, or why it is not text. */
+function inspectedText(entry: InspectEntry): InspectedFileText {
+  const { path, bytes } = entry;
+  if (bytes === undefined) {
+    const file: InspectedFileText = { path };
+    if (entry.code !== undefined) file.code = entry.code;
+    if (entry.error !== undefined) file.error = entry.error;
+    if (entry.missing === true) file.missing = true;
+    return file;
+  }
+  if (bytes.includes(0)) {
+    return {
+      path,
+      code: "binary_file",
+      error: `${quoted(path)} holds NUL bytes: it is not text`,
+    };
+  }
+  try {
+    return { path, text: utf8.decode(bytes) };
+  } catch {
+    return {
+      path,
+      code: "invalid_utf8",
+      error: `${quoted(path)} is not valid UTF-8 text`,
+    };
+  }
+}
 
 function listed(paths: readonly string[]): string {
   const shown = paths.slice(0, 5).map((p) => JSON.stringify(p)).join(", ");
