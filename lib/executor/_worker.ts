@@ -261,17 +261,26 @@ export function workerMain(): void {
 
   /**
    * Opens a checked path for reading without blocking and without
-   * following a final symlink, then checks the open file is still a regular
+   * following a final symlink. Whatever was swapped in after the check, the
+   * open cannot wait (a FIFO opens at once, a read of it never waits) and
+   * the reads after it are bounded by the size limit.
+   */
+  function openQuick(real: string): number {
+    const api = nodeFs();
+    const c = api.constants;
+    return api.openSync(real, c.O_RDONLY | c.O_NONBLOCK | c.O_NOFOLLOW);
+  }
+
+  /**
+   * {@linkcode openQuick}, then checks the open file is still a regular
    * file with a single link. Returns the descriptor and its size.
    */
   function openRegular(
     real: string,
     shown: string,
-    links = false,
   ): { fd: number; size: number } {
     const api = nodeFs();
-    const c = api.constants;
-    const fd = api.openSync(real, c.O_RDONLY | c.O_NONBLOCK | c.O_NOFOLLOW);
+    const fd = openQuick(real);
     try {
       const info = api.fstatSync(fd);
       if (!info.isFile()) {
@@ -282,7 +291,7 @@ export function workerMain(): void {
           } is not a regular file: it was replaced after it was checked`,
         );
       }
-      if (info.nlink > 1 && !links) {
+      if (info.nlink > 1) {
         throw fail(
           "hard_link",
           `${
@@ -600,9 +609,11 @@ export function workerMain(): void {
           info.ctime?.getTime() ?? 0
         }:${info.ino}`;
       }
-      const { fd, size } = openRegular(full, rel, true);
+      // No fstat here (it is slow through node:fs, and a survey opens every
+      // file): lstat said regular, and the open and reads cannot block.
+      const fd = openQuick(full);
       try {
-        const bytes = readLimited(fd, size, digestFileBytes, rel);
+        const bytes = readLimited(fd, info.size, digestFileBytes, rel);
         hashed += 1;
         return hasher!.createHash("sha256").update(bytes).digest("hex");
       } catch (error) {

@@ -116,7 +116,14 @@ export interface TestRunOutcome {
   confinement: string;
   /** The mechanism: `bubblewrap`, `deno` or `unconfined`. */
   confined_by: TestConfinement;
-  /** Digest of the workspace tree just before the test started. */
+  /**
+   * Digest of the workspace tree just before the test started: a fresh
+   * survey, or the executor's last one when nothing it ran or wrote can
+   * have changed the tree since (the survey after its previous test run, or
+   * one made after its last edit). Anything else that changed the tree
+   * meanwhile shows as `tree_before !== tree_after`, so the run validates
+   * nothing either way.
+   */
   tree_before: string;
   /** Digest of the workspace tree just after the test ended. */
   tree_after: string;
@@ -199,6 +206,11 @@ export class WorkspaceExecutor {
   #nextId = 1;
   #closed: Error | null = null;
   #sandboxed = false;
+  /**
+   * The last survey, while nothing the executor ran or wrote can have
+   * changed the tree since: an edit forgets it, a test run replaces it.
+   */
+  #current: WorkspaceSurvey | null = null;
 
   private constructor(
     workspace: string,
@@ -421,6 +433,8 @@ export class WorkspaceExecutor {
   async edit(
     files: readonly { path: string; contents: string }[],
   ): Promise<{ files: EditedFileDigest[] }> {
+    // Whatever the outcome, the tree may differ from the last survey.
+    this.#current = null;
     const encoder = new TextEncoder();
     const encoded = files.map((f) => ({
       path: f.path,
@@ -481,11 +495,17 @@ export class WorkspaceExecutor {
   async survey(): Promise<WorkspaceSurvey> {
     const { value } = await this.#call({ op: "survey", id: 0 });
     const reply = value as SurveyReply;
-    return {
+    const survey = {
       digest: reply.digest,
       escapes: [...reply.escapes],
       externalLinks: [...reply.externalLinks],
       hashedFiles: reply.hashed,
+    };
+    this.#current = survey;
+    return {
+      ...survey,
+      escapes: [...survey.escapes],
+      externalLinks: [...survey.externalLinks],
     };
   }
 
@@ -493,8 +513,11 @@ export class WorkspaceExecutor {
    * Runs the configured test command in the workspace under its
    * confinement, kills it (and with bubblewrap every process it started) at
    * the end or at the timeout, and keeps the tail of its combined output.
-   * The tree is surveyed before and after: a test that changes it shows in
-   * `tree_before !== tree_after`.
+   * The tree is surveyed before (or the last survey reused, when nothing
+   * the executor ran or wrote can have changed it since) and after: a test
+   * that changes it shows in `tree_before !== tree_after`. A survey reads
+   * again only the files whose stat changed (see
+   * {@linkcode WorkspaceSurvey.hashedFiles}).
    *
    * @returns Exit code, timeout flag, output tail, the confinement note and
    *   the tree digests.
@@ -530,7 +553,11 @@ export class WorkspaceExecutor {
         "Cannot run tests: no test command is configured",
       );
     }
-    const before = await this.survey();
+    // The survey after the previous run (or after the last edit) is the
+    // tree as it still is, unless something outside the executor changed
+    // it; then the survey after this run differs from it.
+    const before = this.#current ?? await this.survey();
+    this.#current = null;
     if (test.confinement !== "unconfined") {
       if (before.externalLinks.length > 0) {
         throw new ExecutorError(

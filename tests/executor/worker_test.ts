@@ -263,6 +263,21 @@ touch -m -d "$m" rewritten.txt
           assert.notEqual(after, before);
         });
 
+        await t.step(
+          "a change made outside the executor between two test runs makes the next run validate nothing",
+          async () => {
+            // The hostile test writes what rewritten.txt already holds.
+            const first = await executor.runTests();
+            assert.equal(first.tree_after, first.tree_before);
+            await Deno.writeTextFile(`${ws}/kept.txt`, "changed\n");
+            changed += 1;
+            const second = await executor.runTests();
+            assert.equal(second.tree_before, first.tree_after);
+            assert.notEqual(second.tree_after, second.tree_before);
+            last = await executor.survey();
+          },
+        );
+
         await t.step("a changed mode is seen", async () => {
           const { before, after } = await surveyAfter(async () => {
             const [atime, mtime] = await times(`${ws}/mode.sh`);
