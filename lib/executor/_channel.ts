@@ -78,8 +78,8 @@ const permissions = ${JSON.stringify(workerPermissions("WORKSPACE"))};
 permissions.read = [workspace];
 permissions.write = [workspace];
 const source = ${JSON.stringify(WORKER_SOURCE)};
-${encodeFrame.toString()}
-${frameReader.toString()}
+const encodeFrame = ${encodeFrame.toString()};
+const frameReader = ${frameReader.toString()};
 const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
 const worker = new Worker(url, { type: "module", deno: { permissions } });
 const write = (value) => {

@@ -331,7 +331,58 @@ async function workspaceTable(rounds: number): Promise<string> {
   }
 }
 
-if (Deno.args[0] === "workspace") {
+/** A test run printing 128 MiB, against the same command to /dev/null. */
+async function outputTable(rounds: number): Promise<string> {
+  const workspace = await Deno.makeTempDir({ prefix: "loom-bench-" });
+  const script = "yes 0123456789abcdef0123456789abcdef | head -c 134217728";
+  try {
+    const runs = {
+      loud: [] as number[],
+      quiet: [] as number[],
+      direct: [] as number[],
+    };
+    for (
+      const [key, command] of [
+        ["loud", ["sh", "-c", script]],
+        ["quiet", ["true"]],
+      ] as const
+    ) {
+      const executor = await WorkspaceExecutor.start({
+        workspace,
+        testCommand: command,
+      });
+      try {
+        for (let round = 0; round < rounds; round++) {
+          runs[key].push(await timed(() => executor.runTests()));
+        }
+      } finally {
+        executor.close();
+      }
+    }
+    for (let round = 0; round < rounds; round++) {
+      runs.direct.push(
+        await timed(() =>
+          new Deno.Command("sh", { args: ["-c", script], stdout: "null" })
+            .output()
+        ),
+      );
+    }
+    const extra = median(runs.loud) - median(runs.quiet);
+    return [
+      "| test output | `tests.run` extra time | the command alone, to /dev/null | ratio |",
+      "|---|---:|---:|---:|",
+      `| 128 MiB | ${s(extra)} | ${s(median(runs.direct))} | ${
+        x(extra / median(runs.direct))
+      } |`,
+    ].join("\n");
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
+  }
+}
+
+if (Deno.args[0] === "output") {
+  console.log(await outputTable(Number(Deno.args[1] ?? 3)));
+} else if (Deno.args[0] === "workspace") {
   console.log(await workspaceTable(Number(Deno.args[1] ?? 3)));
 } else if (Deno.args[0] === "case") {
   const [, workspace, channel, count, op] = Deno.args;
@@ -350,6 +401,8 @@ if (Deno.args[0] === "workspace") {
   console.log(await inspectTable(rounds));
   console.log();
   console.log(await workspaceTable(rounds));
+  console.log();
+  console.log(await outputTable(rounds));
   const after = new TextDecoder().decode(
     (await new Deno.Command("uptime").output()).stdout,
   ).trim();
