@@ -84,8 +84,8 @@ Deno.test("The relay's reader does work linear in the chunks of a 32 MiB message
   }
   assert.equal(received?.length, size);
   assert.equal(chunks, 513);
-  // One pass per chunk, plus one for the chunk holding the prefix; each
-  // byte examined once. The old JSON-lines relay rescanned its whole buffer
+  // One pass per chunk (the prefix's chunk included; at most one more for
+  // a chunk ending inside the prefix); each byte examined once. The old JSON-lines relay rescanned its whole buffer
   // for a newline on every chunk: about chunks² / 2 passes' worth of bytes.
   assert.ok(counter.scans <= chunks + 1, String(counter.scans));
   assert.equal(counter.bytes, stream.length);
