@@ -32,6 +32,7 @@ import {
   type TestPlan,
 } from "./_test_plan.ts";
 import { runTestProcess } from "./_test_process.ts";
+import { Watchdog } from "./_watchdog.ts";
 import { workerOptionsState } from "./_worker_options.ts";
 import type { ProtectedPaths } from "./protected_paths.ts";
 
@@ -202,7 +203,15 @@ export class WorkspaceExecutor {
   readonly #test: TestPlan | null;
   readonly #protect: ProtectedPaths | null;
   readonly #pending = new Map<number, Pending>();
-  #watchdog: ReturnType<typeof setTimeout> | undefined;
+  readonly #watchdog = new Watchdog(SILENCE_MS, (op) =>
+    this.#shutDown(
+      new ExecutorError(
+        "worker_failed",
+        `The executor's worker sent nothing for ${
+          SILENCE_MS / 1000
+        } s while serving ${op}, so it was stopped; the workspace may hold a file that cannot be read without waiting`,
+      ),
+    ));
   #nextId = 1;
   #closed: Error | null = null;
   #sandboxed = false;
@@ -625,7 +634,7 @@ export class WorkspaceExecutor {
   #shutDown(reason: Error): void {
     if (this.#closed !== null) return;
     this.#closed = reason;
-    clearTimeout(this.#watchdog);
+    this.#watchdog.stop();
     this.#channel?.close();
     for (const waiting of this.#pending.values()) waiting.reject(reason);
     this.#pending.clear();
@@ -638,21 +647,7 @@ export class WorkspaceExecutor {
    * can hang the run.
    */
   #watch(): void {
-    clearTimeout(this.#watchdog);
-    this.#watchdog = undefined;
-    const oldest = this.#pending.values().next();
-    if (oldest.done) return;
-    const op = oldest.value.op;
-    this.#watchdog = setTimeout(() => {
-      this.#shutDown(
-        new ExecutorError(
-          "worker_failed",
-          `The executor's worker sent nothing for ${
-            SILENCE_MS / 1000
-          } s while serving ${op}, so it was stopped; the workspace may hold a file that cannot be read without waiting`,
-        ),
-      );
-    }, SILENCE_MS);
+    this.#watchdog.watch(this.#pending.values().next().value?.op);
   }
 
   #call(request: Request): Promise<Answer> {
