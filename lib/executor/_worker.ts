@@ -18,8 +18,8 @@
  * process could swap the file for a FIFO, whose blocking open would wait
  * for a writer forever; so files are opened through `node:fs` with
  * `O_NONBLOCK | O_NOFOLLOW` (an open that cannot block and never follows a
- * symlink swapped in last), and `fstat` on the open descriptor is checked
- * again before any byte is read.
+ * symlink swapped in last), reads are bounded by the size limit, and
+ * `inspect` checks `fstat` on the open descriptor before it reads a byte.
  *
  * Every failure crosses the boundary as `{name: code, message}` where the
  * message names workspace-relative paths only, never a host path.
