@@ -651,8 +651,9 @@ export function workerMain(): void {
       }
       const sum = contentSum(full, rel, info);
       // Deno reports ctime in whole seconds: its true value may be up to a
-      // second later than shown.
-      const clean = stat.ctime + 1000 + RACY_MARGIN_MS <= before &&
+      // second later than shown. Without both times nothing is trusted.
+      const clean = info.ctime !== null && info.mtime !== null &&
+        stat.ctime + 1000 + RACY_MARGIN_MS <= before &&
         stat.mtime + 1 + RACY_MARGIN_MS <= before;
       next.set(rel, { ...stat, sum, clean });
       return sum;
