@@ -238,7 +238,8 @@ export class WorkspaceExecutor {
         if (waiting === undefined) return;
         this.#watch();
         if ("part" in reply) {
-          waiting.parts.push(reply.part);
+          // Decoded as it arrives: the worker reads the next file meanwhile.
+          waiting.parts.push(waiting.onPart(reply.part));
           return;
         }
         if ("alive" in reply) return;
@@ -404,12 +405,11 @@ export class WorkspaceExecutor {
    * ```
    */
   async inspect(paths: readonly string[]): Promise<InspectedFileText[]> {
-    const { parts } = await this.#call({
-      op: "inspect",
-      id: 0,
-      paths: [...paths],
-    });
-    return (parts as InspectEntry[]).map(inspectedText);
+    const { parts } = await this.#call(
+      { op: "inspect", id: 0, paths: [...paths] },
+      (part) => inspectedText(part as InspectEntry),
+    );
+    return parts as InspectedFileText[];
   }
 
   /**
@@ -650,11 +650,20 @@ export class WorkspaceExecutor {
     this.#watchdog.watch(this.#pending.values().next().value?.op);
   }
 
-  #call(request: Request): Promise<Answer> {
+  #call(
+    request: Request,
+    onPart: (part: unknown) => unknown = (part) => part,
+  ): Promise<Answer> {
     if (this.#closed !== null) return Promise.reject(this.#closed);
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { op: request.op, parts: [], resolve, reject });
+      this.#pending.set(id, {
+        op: request.op,
+        parts: [],
+        onPart,
+        resolve,
+        reject,
+      });
       if (this.#pending.size === 1) this.#watch();
       this.#channel?.post({ ...request, id });
     });
@@ -675,6 +684,8 @@ interface Answer {
 interface Pending {
   readonly op: string;
   readonly parts: unknown[];
+  /** What a part becomes when it arrives. */
+  readonly onPart: (part: unknown) => unknown;
   resolve(answer: Answer): void;
   reject(error: Error): void;
 }

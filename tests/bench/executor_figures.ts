@@ -380,7 +380,9 @@ async function outputTable(rounds: number): Promise<string> {
   }
 }
 
-if (Deno.args[0] === "output") {
+if (Deno.args[0] === "inspect") {
+  console.log(await inspectTable(Number(Deno.args[1] ?? 3)));
+} else if (Deno.args[0] === "output") {
   console.log(await outputTable(Number(Deno.args[1] ?? 3)));
 } else if (Deno.args[0] === "workspace") {
   console.log(await workspaceTable(Number(Deno.args[1] ?? 3)));
