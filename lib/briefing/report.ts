@@ -20,7 +20,7 @@ export interface InspectedFile {
   readonly missing?: true;
   /**
    * Why an existing file was not read: a stable code (`too_large`,
-   * `binary_file`, `invalid_utf8`, `not_a_file`, `hard_link`,
+   * `binary_file`, `invalid_utf8`, `not_a_file`, `not_regular_file`, `hard_link`,
    * `symlink_escape`, …) and a reason naming workspace-relative paths only.
    */
   readonly error?: { readonly code: string; readonly reason: string };

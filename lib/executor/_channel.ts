@@ -1,10 +1,13 @@
 /**
  * How the executor talks to its worker: directly (a Worker in this
  * process), or through a Deno subprocess inside bubblewrap that runs the
- * same Worker, with JSON lines over stdin and stdout.
+ * same Worker, with length-prefixed frames (`_frames.ts`) over stdin and
+ * stdout. Either way a message costs time linear in its bytes: file
+ * contents cross as bytes, each file in its own message.
  *
  * @module
  */
+import { encodeFrame, frameReader } from "./_frames.ts";
 import { workerPermissions } from "./_permissions.ts";
 import type { Reply, Request } from "./_protocol.ts";
 import { bwrapArgs, SANDBOX_PATH } from "./_sandbox.ts";
@@ -60,38 +63,38 @@ export function workerChannel(
   };
 }
 
+/** The largest frame header either side accepts (paths and reasons only). */
+const MAX_HEADER_BYTES = 256 * 1024 * 1024;
+
 /**
  * The subprocess's program: the same Worker (same permissions), relaying
- * JSON lines. It runs inside a sandbox where only the workspace, the Deno
- * binary and the system directories exist.
+ * frames between stdin/stdout and the worker's messages. It runs inside a
+ * sandbox where only the workspace, the Deno binary and the system
+ * directories exist.
  */
-function relaySource(): string {
+export function relaySource(): string {
   return `const workspace = Deno.args[0];
 const permissions = ${JSON.stringify(workerPermissions("WORKSPACE"))};
 permissions.read = [workspace];
 permissions.write = [workspace];
 const source = ${JSON.stringify(WORKER_SOURCE)};
+const encodeFrame = ${encodeFrame.toString()};
+const frameReader = ${frameReader.toString()};
 const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
 const worker = new Worker(url, { type: "module", deno: { permissions } });
-const encoder = new TextEncoder();
-const write = (value) => Deno.stdout.writeSync(encoder.encode(JSON.stringify(value) + "\\n"));
-worker.onmessage = (event) => {
-  const bytes = encoder.encode(JSON.stringify(event.data) + "\\n");
-  let at = 0;
-  while (at < bytes.length) at += Deno.stdout.writeSync(bytes.subarray(at));
-};
-worker.onerror = (event) => { event.preventDefault(); write({ fatal: String(event.message) }); Deno.exit(1); };
-let buffer = "";
-const decoder = new TextDecoder();
-for await (const chunk of Deno.stdin.readable) {
-  buffer += decoder.decode(chunk, { stream: true });
-  let at;
-  while ((at = buffer.indexOf("\\n")) >= 0) {
-    const line = buffer.slice(0, at);
-    buffer = buffer.slice(at + 1);
-    if (line !== "") worker.postMessage(JSON.parse(line));
+const write = (value) => {
+  for (const piece of encodeFrame(value)) {
+    let at = 0;
+    while (at < piece.length) at += Deno.stdout.writeSync(piece.subarray(at));
   }
-}
+};
+worker.onmessage = (event) => write(event.data);
+worker.onerror = (event) => { event.preventDefault(); write({ fatal: String(event.message) }); Deno.exit(1); };
+const push = frameReader(
+  (message, buffer) => worker.postMessage(message, [buffer]),
+  ${MAX_HEADER_BYTES},
+);
+for await (const chunk of Deno.stdin.readable) push(chunk);
 Deno.exit(0);
 `;
 }
@@ -159,23 +162,15 @@ export async function sandboxChannel(
   const stdin = child.stdin.getWriter();
   let closed = false;
   let stderr = "";
-  const encoder = new TextEncoder();
   (async () => {
-    const decoder = new TextDecoder();
-    let buffer = "";
+    const push = frameReader((message) => {
+      const reply = message as Reply | { fatal: string };
+      if ("fatal" in reply) {
+        events.failure(`The executor's worker failed: ${reply.fatal}`);
+      } else events.reply(reply);
+    }, MAX_HEADER_BYTES);
     try {
-      for await (const chunk of child.stdout) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let at;
-        while ((at = buffer.indexOf("\n")) >= 0) {
-          const line = buffer.slice(0, at);
-          buffer = buffer.slice(at + 1);
-          const message = JSON.parse(line) as Reply | { fatal: string };
-          if ("fatal" in message) {
-            events.failure(`The executor's worker failed: ${message.fatal}`);
-          } else events.reply(message);
-        }
-      }
+      for await (const chunk of child.stdout) push(chunk);
     } catch (error) {
       if (!closed) {
         events.failure(`The executor's process failed: ${String(error)}`);
@@ -200,9 +195,9 @@ export async function sandboxChannel(
   });
   return {
     post: (request) => {
-      stdin.write(encoder.encode(JSON.stringify(request) + "\n")).catch(
-        () => {},
-      );
+      for (const piece of encodeFrame(request)) {
+        stdin.write(piece).catch(() => {});
+      }
     },
     close: () => {
       if (closed) return;

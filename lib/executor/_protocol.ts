@@ -24,13 +24,13 @@ export interface InspectMessage {
   readonly paths: readonly string[];
 }
 
-/** Write files atomically. */
+/** Write files atomically; contents travel as UTF-8 bytes. */
 export interface EditMessage {
   readonly op: "edit";
   readonly id: number;
   readonly files: readonly {
     readonly path: string;
-    readonly contents: string;
+    readonly contents: Uint8Array;
   }[];
 }
 
@@ -53,10 +53,14 @@ export interface InitReply {
   readonly permissions: Readonly<Record<string, string>>;
 }
 
-/** One inspected file. */
+/**
+ * One inspected file, sent as its own `part` reply as soon as it is read:
+ * the text travels as its UTF-8 bytes (checked to be valid UTF-8 without
+ * NUL bytes), so no message ever holds more than one file.
+ */
 export interface InspectEntry {
   path: string;
-  text?: string;
+  bytes?: Uint8Array;
   /** Stable code of the failure, e.g. `too_large`. */
   code?: string;
   /** Why the file has no text; names workspace-relative paths only. */
@@ -72,6 +76,8 @@ export interface SurveyReply {
   readonly escapes: readonly string[];
   /** Files that share their inode with a file outside the workspace. */
   readonly externalLinks: readonly string[];
+  /** Files whose contents were read for this digest (the others were cached). */
+  readonly hashed: number;
 }
 
 /** An error as it crosses the worker boundary. */
@@ -80,7 +86,13 @@ export interface WireError {
   readonly message: string;
 }
 
-/** The worker's answer to one request. */
+/**
+ * The worker's answer to one request: any number of `part`s (one per
+ * inspected file) or `alive` beats (a long survey still working), then one
+ * final answer.
+ */
 export type Reply =
   | { readonly id: number; readonly ok: true; readonly value: unknown }
-  | { readonly id: number; readonly ok: false; readonly error: WireError };
+  | { readonly id: number; readonly ok: false; readonly error: WireError }
+  | { readonly id: number; readonly part: unknown }
+  | { readonly id: number; readonly alive: true };

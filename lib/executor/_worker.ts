@@ -12,6 +12,15 @@
  * lead outside the workspace. Files with more than one hard link are
  * refused: their contents may belong to a file outside the workspace.
  *
+ * Files are opened only after `lstat` says they are regular files: a FIFO,
+ * a socket or a device node is refused as `not_regular_file` from its
+ * metadata and never opened. Between that check and the open a hostile
+ * process could swap the file for a FIFO, whose blocking open would wait
+ * for a writer forever; so files are opened through `node:fs` with
+ * `O_NONBLOCK | O_NOFOLLOW` (an open that cannot block and never follows a
+ * symlink swapped in last), reads are bounded by the size limit, and
+ * `inspect` checks `fstat` on the open descriptor before it reads a byte.
+ *
  * Every failure crosses the boundary as `{name: code, message}` where the
  * message names workspace-relative paths only, never a host path.
  *
@@ -34,11 +43,38 @@ interface WorkerScope {
   postMessage(message: Reply, transfer?: Transferable[]): void;
 }
 
+type NodeFs = typeof import("node:fs");
+type NodeCrypto = typeof import("node:crypto");
+
+/** What the survey remembers of a file it hashed. */
+interface Cached {
+  size: number;
+  mtime: number;
+  ctime: number;
+  ino: number;
+  dev: number;
+  mode: number;
+  sum: string;
+  /** Whether both times were safely older than the stat (the racy rule). */
+  clean: boolean;
+}
+
 /** Runs inside the worker: answers {@linkcode Request}s, one at a time. */
 export function workerMain(): void {
   const scope = globalThis as unknown as WorkerScope;
   let config: InitMessage | undefined;
   let queue: Promise<void> = Promise.resolve();
+  let fs: NodeFs | undefined;
+  let nodeCrypto: NodeCrypto | undefined;
+  /** Survey's stat cache: workspace-relative path → what was hashed. */
+  let cache = new Map<string, Cached>();
+  /**
+   * How much older than the stat a file's times must be for its cached
+   * hash to be trusted (git's racy-timestamp rule): the kernel stamps files
+   * with a clock that may lag by a tick, and Deno reports ctime in whole
+   * seconds, which the check accounts for separately.
+   */
+  const RACY_MARGIN_MS = 1000;
 
   /** An error whose name is a stable code and whose message is safe to show. */
   function fail(code: string, message: string): Error {
@@ -86,7 +122,8 @@ export function workerMain(): void {
     if (error instanceof Error && /^[a-z][a-z0-9_]*$/.test(error.name)) {
       return error;
     }
-    if (error instanceof Deno.errors.NotFound) {
+    const errno = (error as { code?: unknown } | null)?.code;
+    if (error instanceof Deno.errors.NotFound || errno === "ENOENT") {
       return fail(
         "not_found",
         `Cannot ${doing} ${show(path)}: it does not exist`,
@@ -98,13 +135,24 @@ export function workerMain(): void {
         `Cannot ${doing} ${show(path)}: it lies outside the workspace`,
       );
     }
-    if (error instanceof Deno.errors.PermissionDenied) {
+    if (errno === "ELOOP") {
+      return fail(
+        "symlink_escape",
+        `Cannot ${doing} ${
+          show(path)
+        }: it became a symlink after it was checked, and symlinks are not followed here`,
+      );
+    }
+    if (
+      error instanceof Deno.errors.PermissionDenied || errno === "EACCES" ||
+      errno === "EPERM"
+    ) {
       return fail(
         "permission_denied",
         `Cannot ${doing} ${show(path)}: the operating system denied access`,
       );
     }
-    if (error instanceof Deno.errors.IsADirectory) {
+    if (error instanceof Deno.errors.IsADirectory || errno === "EISDIR") {
       return fail(
         "not_a_file",
         `Cannot ${doing} ${show(path)}: it is a directory`,
@@ -178,20 +226,108 @@ export function workerMain(): void {
     }
   }
 
-  /** Reads at most `limit + 1` bytes; more than `limit` is `too_large`. */
-  async function readLimited(
-    file: Deno.FsFile,
+  function nodeFs(): NodeFs {
+    if (fs === undefined) throw fail("not_initialized", "No file API yet");
+    return fs;
+  }
+
+  /** What kind of special file `info` describes, or `null` for none. */
+  function special(info: Deno.FileInfo): string | null {
+    if (info.isFifo) return "a FIFO (named pipe)";
+    if (info.isSocket) return "a socket";
+    if (info.isCharDevice) return "a character device";
+    if (info.isBlockDevice) return "a block device";
+    return null;
+  }
+
+  /** Refuses, from its metadata, anything but a regular file. */
+  function requireRegular(info: Deno.FileInfo, shown: string): void {
+    const kind = special(info);
+    if (kind !== null) {
+      throw fail(
+        "not_regular_file",
+        `${
+          show(shown)
+        } is ${kind}, not a regular file: it is not opened, since reading it could block or never end`,
+      );
+    }
+    if (info.isDirectory) {
+      throw fail("not_a_file", `${show(shown)} is a directory`);
+    }
+    if (!info.isFile) {
+      throw fail("not_regular_file", `${show(shown)} is not a regular file`);
+    }
+  }
+
+  /**
+   * Opens a checked path for reading without blocking and without
+   * following a final symlink. Whatever was swapped in after the check, the
+   * open cannot wait (a FIFO opens at once, a read of it never waits) and
+   * the reads after it are bounded by the size limit.
+   */
+  function openQuick(real: string): number {
+    const api = nodeFs();
+    const c = api.constants;
+    return api.openSync(real, c.O_RDONLY | c.O_NONBLOCK | c.O_NOFOLLOW);
+  }
+
+  /**
+   * {@linkcode openQuick}, then checks the open file is still a regular
+   * file with a single link. Returns the descriptor and its size.
+   */
+  function openRegular(
+    real: string,
+    shown: string,
+  ): { fd: number; size: number } {
+    const api = nodeFs();
+    const fd = openQuick(real);
+    try {
+      const info = api.fstatSync(fd);
+      if (!info.isFile()) {
+        throw fail(
+          "not_regular_file",
+          `${
+            show(shown)
+          } is not a regular file: it was replaced after it was checked`,
+        );
+      }
+      if (info.nlink > 1) {
+        throw fail(
+          "hard_link",
+          `${
+            show(shown)
+          } has ${info.nlink} hard links: its contents may belong to a file outside the workspace`,
+        );
+      }
+      return { fd, size: info.size };
+    } catch (error) {
+      api.closeSync(fd);
+      throw error;
+    }
+  }
+
+  /**
+   * Reads at most `limit + 1` bytes into one buffer sized from the file's
+   * size; more than `limit` is `too_large`.
+   */
+  function readLimited(
+    fd: number,
+    size: number,
     limit: number,
     shown: string,
-  ): Promise<Uint8Array<ArrayBuffer>> {
-    const chunks: Uint8Array[] = [];
+  ): Uint8Array<ArrayBuffer> {
+    const api = nodeFs();
+    let buffer = new Uint8Array(Math.min(size, limit) + 1);
     let total = 0;
-    const buffer = new Uint8Array(64 * 1024);
-    while (total <= limit) {
-      const want = Math.min(buffer.length, limit + 1 - total);
-      const read = await file.read(buffer.subarray(0, want));
-      if (read === null) break;
-      chunks.push(buffer.slice(0, read));
+    while (true) {
+      if (total === buffer.length) {
+        if (total > limit) break;
+        const grown = new Uint8Array(Math.min(buffer.length * 2, limit + 1));
+        grown.set(buffer);
+        buffer = grown;
+      }
+      const read = api.readSync(fd, buffer, total, buffer.length - total, null);
+      if (read === 0) break;
       total += read;
     }
     if (total > limit) {
@@ -200,17 +336,13 @@ export function workerMain(): void {
         `${show(shown)} holds more than the ${limit} bytes inspect reads`,
       );
     }
-    const bytes = new Uint8Array(total);
-    let at = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, at);
-      at += chunk.length;
-    }
-    return bytes;
+    return buffer.subarray(0, total);
   }
 
-  function init(message: InitMessage): InitReply {
+  async function init(message: InitMessage): Promise<InitReply> {
     config = message;
+    fs = await import("node:fs");
+    nodeCrypto = await import("node:crypto");
     const permissions: Record<string, string> = {};
     const probes: [string, Deno.PermissionDescriptor][] = [
       ["read", { name: "read" }],
@@ -233,69 +365,40 @@ export function workerMain(): void {
     workspace: string,
     path: string,
     limit: number,
-  ): Promise<string> {
+  ): Promise<Uint8Array<ArrayBuffer>> {
     const full = resolve(workspace, path);
-    let file: Deno.FsFile;
     try {
       const real = await confine(full, workspace, path);
-      file = await Deno.open(real, { read: true });
-    } catch (error) {
-      throw translate(error, path, "read");
-    }
-    try {
-      const info = await file.stat();
-      if (!info.isFile) {
-        throw fail("not_a_file", `${show(path)} is not a regular file`);
-      }
-      if ((info.nlink ?? 1) > 1) {
-        throw fail(
-          "hard_link",
-          `${
-            show(path)
-          } has ${info.nlink} hard links: its contents may belong to a file outside the workspace`,
-        );
-      }
-      const bytes = await readLimited(file, limit, path);
-      if (bytes.includes(0)) {
-        throw fail(
-          "binary_file",
-          `${show(path)} holds NUL bytes: it is not text`,
-        );
-      }
+      requireRegular(Deno.lstatSync(real), path);
+      const { fd, size } = openRegular(real, path);
       try {
-        return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
-          .decode(bytes);
-      } catch {
-        throw fail("invalid_utf8", `${show(path)} is not valid UTF-8 text`);
+        return readLimited(fd, size, limit, path);
+      } finally {
+        nodeFs().closeSync(fd);
       }
     } catch (error) {
       throw translate(error, path, "read");
-    } finally {
-      file.close();
     }
   }
 
-  async function inspect(message: InspectMessage): Promise<InspectEntry[]> {
+  /** Sends each file as its own part, as soon as it is read. */
+  async function inspect(message: InspectMessage): Promise<number> {
     const { workspace, maxFileBytes } = requireConfig();
-    const entries: InspectEntry[] = [];
     for (const path of message.paths) {
+      let entry: InspectEntry;
+      const transfer: Transferable[] = [];
       try {
-        entries.push({
-          path,
-          text: await inspectOne(workspace, path, maxFileBytes),
-        });
+        const bytes = await inspectOne(workspace, path, maxFileBytes);
+        entry = { path, bytes };
+        transfer.push(bytes.buffer);
       } catch (error) {
         const err = error as Error;
-        const entry: InspectEntry = {
-          path,
-          code: err.name,
-          error: err.message,
-        };
+        entry = { path, code: err.name, error: err.message };
         if (err.name === "not_found") entry.missing = true;
-        entries.push(entry);
       }
+      scope.postMessage({ id: message.id, part: entry }, transfer);
     }
-    return entries;
+    return message.paths.length;
   }
 
   interface Plan {
@@ -320,7 +423,6 @@ export function workerMain(): void {
 
   async function edit(message: EditMessage): Promise<null> {
     const { workspace } = requireConfig();
-    const encoder = new TextEncoder();
     const plans: Plan[] = [];
     const created: string[] = [];
     const seen = new Set<string>();
@@ -367,7 +469,9 @@ export function workerMain(): void {
         if (info !== null && !info.isFile && !info.isSymlink) {
           throw fail(
             "not_a_file",
-            `Cannot write ${show(file.path)}: it is not a regular file`,
+            `Cannot write ${show(file.path)}: it is ${
+              special(info) ?? "not a regular file"
+            }`,
           );
         }
         if (info?.isSymlink) await confine(full, workspace, file.path);
@@ -379,7 +483,7 @@ export function workerMain(): void {
         }
         if (info !== null) plan.previous = { ino: info.ino };
         plan.temp = sideName(full, "tmp");
-        await Deno.writeFile(plan.temp, encoder.encode(file.contents), {
+        await Deno.writeFile(plan.temp, file.contents, {
           createNew: true,
           ...(info?.isFile && info.mode !== null
             ? { mode: info.mode & 0o777 }
@@ -453,18 +557,31 @@ export function workerMain(): void {
     return failed;
   }
 
-  async function survey(): Promise<SurveyReply> {
+  /**
+   * Walks the tree with synchronous calls (this thread does nothing else
+   * meanwhile) and hashes a regular file's contents only when its stat
+   * differs from the one remembered with its hash — path, size, mtime,
+   * ctime, inode, device and mode — or when the remembered times were not
+   * safely older than that stat (git's racy-timestamp rule). ctime is set
+   * by the kernel on every change of contents, mode or name and cannot be
+   * set back without changing the system clock, so a file rewritten with
+   * its mtime restored is hashed again. Sends an `alive` beat every second.
+   */
+  function survey(id: number): SurveyReply {
     const { workspace, digestFileBytes } = requireConfig();
+    const api = nodeFs();
+    const hasher = nodeCrypto;
+    if (hasher === undefined) throw fail("not_initialized", "No hash yet");
     const lines: string[] = [];
     const escapes: string[] = [];
     const links = new Map<string, { paths: string[]; nlink: number }>();
-    const hex = (buffer: ArrayBuffer) =>
-      Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0"))
-        .join("");
-    async function walk(dir: string, prefix: string): Promise<void> {
+    const next = new Map<string, Cached>();
+    let hashed = 0;
+    let beat = Date.now();
+    function walk(dir: string, prefix: string): void {
       const names: string[] = [];
       try {
-        for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+        for (const entry of Deno.readDirSync(dir)) names.push(entry.name);
       } catch {
         // Gone or replaced while walking: the digest says so, nothing more.
         lines.push(`? ${JSON.stringify(prefix)}`);
@@ -475,89 +592,133 @@ export function workerMain(): void {
         if (prefix === "" && name === ".git") continue;
         const rel = prefix + name;
         try {
-          await entry(dir, name, rel);
+          entry(dir, name, rel);
         } catch {
           lines.push(`? ${JSON.stringify(rel)}`);
         }
-      }
-    }
-    async function entry(
-      dir: string,
-      name: string,
-      rel: string,
-    ): Promise<void> {
-      {
-        const full = dir + "/" + name;
-        const info = await Deno.lstat(full);
-        if (info.isSymlink) {
-          const target = await Deno.readLink(full);
-          lines.push(`l ${JSON.stringify(rel)} ${JSON.stringify(target)}`);
-          let escaped = !inside(resolve(dir, target), workspace);
-          try {
-            escaped ||= !inside(await Deno.realPath(full), workspace);
-          } catch {
-            // Dangling: judged by its text alone.
-          }
-          if (escaped) escapes.push(rel);
-        } else if (info.isDirectory) {
-          lines.push(`d ${JSON.stringify(rel)}`);
-          await walk(full, rel + "/");
-        } else if (info.isFile) {
-          if ((info.nlink ?? 1) > 1) {
-            const key = `${info.dev}:${info.ino}`;
-            const known = links.get(key) ??
-              { paths: [], nlink: info.nlink ?? 1 };
-            known.paths.push(rel);
-            links.set(key, known);
-          }
-          let sum: string;
-          if (info.size > digestFileBytes) {
-            sum = `large:${info.size}:${
-              info.mtime?.getTime() ?? 0
-            }:${info.ino}`;
-          } else {
-            const file = await Deno.open(full, { read: true });
-            try {
-              const bytes = await readLimited(file, digestFileBytes, rel)
-                .catch(() => null);
-              sum = bytes === null
-                ? `large:${info.size}:${info.ino}`
-                : hex(await crypto.subtle.digest("SHA-256", bytes));
-            } finally {
-              file.close();
-            }
-          }
-          const x = (info.mode ?? 0) & 0o111 ? "x" : "-";
-          lines.push(`f ${JSON.stringify(rel)} ${x} ${sum}`);
-        } else {
-          lines.push(`o ${JSON.stringify(rel)}`);
+        const now = Date.now();
+        if (now - beat >= 1000) {
+          beat = now;
+          scope.postMessage({ id, alive: true });
         }
       }
     }
-    await walk(workspace, "");
+    function contentSum(full: string, rel: string, info: Deno.FileInfo) {
+      if (info.size > digestFileBytes) {
+        return `large:${info.size}:${info.mtime?.getTime() ?? 0}:${
+          info.ctime?.getTime() ?? 0
+        }:${info.ino}`;
+      }
+      // No fstat here (it is slow through node:fs, and a survey opens every
+      // file): lstat said regular, and the open and reads cannot block.
+      const fd = openQuick(full);
+      try {
+        const bytes = readLimited(fd, info.size, digestFileBytes, rel);
+        hashed += 1;
+        return hasher!.createHash("sha256").update(bytes).digest("hex");
+      } catch (error) {
+        if ((error as Error).name === "too_large") {
+          return `large:${info.size}:${info.ino}`;
+        }
+        throw error;
+      } finally {
+        api.closeSync(fd);
+      }
+    }
+    function fileSum(
+      full: string,
+      rel: string,
+      info: Deno.FileInfo,
+      before: number,
+    ): string {
+      const stat: Omit<Cached, "sum" | "clean"> = {
+        size: info.size,
+        mtime: info.mtime?.getTime() ?? 0,
+        ctime: info.ctime?.getTime() ?? 0,
+        ino: info.ino ?? 0,
+        dev: info.dev,
+        mode: info.mode ?? 0,
+      };
+      const known = cache.get(rel);
+      if (
+        known !== undefined && known.clean && known.size === stat.size &&
+        known.mtime === stat.mtime && known.ctime === stat.ctime &&
+        known.ino === stat.ino && known.dev === stat.dev &&
+        known.mode === stat.mode
+      ) {
+        next.set(rel, known);
+        return known.sum;
+      }
+      const sum = contentSum(full, rel, info);
+      // Deno reports ctime in whole seconds: its true value may be up to a
+      // second later than shown. Without both times nothing is trusted.
+      const clean = info.ctime !== null && info.mtime !== null &&
+        stat.ctime + 1000 + RACY_MARGIN_MS <= before &&
+        stat.mtime + 1 + RACY_MARGIN_MS <= before;
+      next.set(rel, { ...stat, sum, clean });
+      return sum;
+    }
+    function entry(dir: string, name: string, rel: string): void {
+      const full = dir + "/" + name;
+      // Taken before the stat: a change the stat does not see happens
+      // later, so the kernel stamps it at least this late (less a tick).
+      const before = Date.now();
+      const info = Deno.lstatSync(full);
+      if (info.isSymlink) {
+        const target = Deno.readLinkSync(full);
+        lines.push(`l ${JSON.stringify(rel)} ${JSON.stringify(target)}`);
+        let escaped = !inside(resolve(dir, target), workspace);
+        try {
+          escaped ||= !inside(Deno.realPathSync(full), workspace);
+        } catch {
+          // Dangling: judged by its text alone.
+        }
+        if (escaped) escapes.push(rel);
+      } else if (info.isDirectory) {
+        lines.push(`d ${JSON.stringify(rel)}`);
+        walk(full, rel + "/");
+      } else if (info.isFile) {
+        if ((info.nlink ?? 1) > 1) {
+          const key = `${info.dev}:${info.ino}`;
+          const known = links.get(key) ??
+            { paths: [], nlink: info.nlink ?? 1 };
+          known.paths.push(rel);
+          links.set(key, known);
+        }
+        const sum = fileSum(full, rel, info, before);
+        const x = (info.mode ?? 0) & 0o111 ? "x" : "-";
+        lines.push(`f ${JSON.stringify(rel)} ${x} ${sum}`);
+      } else {
+        // FIFOs, sockets, devices: never opened.
+        lines.push(`o ${JSON.stringify(rel)}`);
+      }
+    }
+    walk(workspace, "");
+    cache = next;
     const externalLinks: string[] = [];
     for (const { paths, nlink } of links.values()) {
       if (paths.length < nlink) externalLinks.push(...paths);
     }
-    const digest = hex(
-      await crypto.subtle.digest(
-        "SHA-256",
-        new TextEncoder().encode(lines.join("\n")),
-      ),
-    );
-    return { digest, escapes, externalLinks: externalLinks.sort() };
+    const digest = hasher.createHash("sha256").update(lines.join("\n"))
+      .digest("hex");
+    return {
+      digest,
+      escapes,
+      externalLinks: externalLinks.sort(),
+      hashed,
+    };
   }
 
   async function handle(request: Request): Promise<unknown> {
     switch (request.op) {
       case "init":
-        return init(request);
+        return await init(request);
       case "inspect":
         return await inspect(request);
       case "edit":
         return await edit(request);
       case "survey":
-        return await survey();
+        return survey(request.id);
     }
   }
 

@@ -32,6 +32,7 @@ import {
   type TestPlan,
 } from "./_test_plan.ts";
 import { runTestProcess } from "./_test_process.ts";
+import { Watchdog } from "./_watchdog.ts";
 import { workerOptionsState } from "./_worker_options.ts";
 import type { ProtectedPaths } from "./protected_paths.ts";
 
@@ -78,7 +79,8 @@ export interface InspectedFileText {
   text?: string;
   /**
    * Why there is no text: `not_found`, `too_large`, `binary_file`,
-   * `invalid_utf8`, `not_a_file`, `hard_link`, `symlink_escape`,
+   * `invalid_utf8`, `not_a_file` (a directory), `not_regular_file` (a FIFO,
+   * socket or device node, never opened), `hard_link`, `symlink_escape`,
    * `outside_workspace`, `permission_denied` or `io_error`.
    */
   code?: string;
@@ -115,7 +117,14 @@ export interface TestRunOutcome {
   confinement: string;
   /** The mechanism: `bubblewrap`, `deno` or `unconfined`. */
   confined_by: TestConfinement;
-  /** Digest of the workspace tree just before the test started. */
+  /**
+   * Digest of the workspace tree just before the test started: a fresh
+   * survey, or the executor's last one when nothing it ran or wrote can
+   * have changed the tree since (the survey after its previous test run, or
+   * one made after its last edit). Anything else that changed the tree
+   * meanwhile shows as `tree_before !== tree_after`, so the run validates
+   * nothing either way.
+   */
   tree_before: string;
   /** Digest of the workspace tree just after the test ended. */
   tree_after: string;
@@ -129,6 +138,12 @@ export interface WorkspaceSurvey {
   escapes: string[];
   /** Files sharing their inode with a file outside the workspace. */
   externalLinks: string[];
+  /**
+   * Files whose contents this survey read and hashed; the others had the
+   * same path, size, mtime, ctime, inode, device and mode as when they were
+   * last hashed, with times safely older than that (git's racy rule).
+   */
+  hashedFiles: number;
 }
 
 /**
@@ -187,13 +202,24 @@ export class WorkspaceExecutor {
   readonly #workspace: string;
   readonly #test: TestPlan | null;
   readonly #protect: ProtectedPaths | null;
-  readonly #pending = new Map<
-    number,
-    { resolve(value: unknown): void; reject(error: Error): void }
-  >();
+  readonly #pending = new Map<number, Pending>();
+  readonly #watchdog = new Watchdog(SILENCE_MS, (op) =>
+    this.#shutDown(
+      new ExecutorError(
+        "worker_failed",
+        `The executor's worker sent nothing for ${
+          SILENCE_MS / 1000
+        } s while serving ${op}, so it was stopped; the workspace may hold a file that cannot be read without waiting`,
+      ),
+    ));
   #nextId = 1;
   #closed: Error | null = null;
   #sandboxed = false;
+  /**
+   * The last survey, while nothing the executor ran or wrote can have
+   * changed the tree since: an edit forgets it, a test run replaces it.
+   */
+  #current: WorkspaceSurvey | null = null;
 
   private constructor(
     workspace: string,
@@ -210,9 +236,17 @@ export class WorkspaceExecutor {
       reply: (reply) => {
         const waiting = this.#pending.get(reply.id);
         if (waiting === undefined) return;
+        this.#watch();
+        if ("part" in reply) {
+          // Decoded as it arrives: the worker reads the next file meanwhile.
+          waiting.parts.push(waiting.onPart(reply.part));
+          return;
+        }
+        if ("alive" in reply) return;
         this.#pending.delete(reply.id);
+        this.#watch();
         if (reply.ok) {
-          waiting.resolve(reply.value);
+          waiting.resolve({ value: reply.value, parts: waiting.parts });
         } else {
           const error = new Error(reply.error.message);
           error.name = reply.error.name;
@@ -292,13 +326,14 @@ export class WorkspaceExecutor {
     }
     let reply: InitReply;
     try {
-      reply = await executor.#call({
+      const answer = await executor.#call({
         op: "init",
         id: 0,
         workspace,
         maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
         digestFileBytes: DIGEST_FILE_BYTES,
-      }) as InitReply;
+      });
+      reply = answer.value as InitReply;
     } catch (error) {
       executor.close();
       throw new ConfinementUnavailableError(
@@ -344,9 +379,12 @@ export class WorkspaceExecutor {
   /**
    * Reads files as UTF-8 text, at most the size limit plus one byte from
    * each opened file. Each path resolves against the workspace; a file that
-   * is missing, binary, not valid UTF-8, too large, not a regular file,
-   * hard-linked, or outside the workspace gets a `code` and an `error`
-   * (naming workspace-relative paths only) instead of `text`.
+   * is missing, binary, not valid UTF-8, too large, a directory, hard-linked,
+   * or outside the workspace gets a `code` and an `error` (naming
+   * workspace-relative paths only) instead of `text`. A FIFO, a socket or a
+   * device node is refused as `not_regular_file` from its metadata, without
+   * being opened; the other files are read as usual. Each file crosses from
+   * the worker as its own message of raw bytes.
    *
    * @param paths Workspace-relative paths (commissioned).
    * @returns One entry per path, in order.
@@ -367,12 +405,11 @@ export class WorkspaceExecutor {
    * ```
    */
   async inspect(paths: readonly string[]): Promise<InspectedFileText[]> {
-    const entries = await this.#call({
-      op: "inspect",
-      id: 0,
-      paths: [...paths],
-    }) as InspectEntry[];
-    return entries;
+    const { parts } = await this.#call(
+      { op: "inspect", id: 0, paths: [...paths] },
+      (part) => inspectedText(part as InspectEntry),
+    );
+    return parts as InspectedFileText[];
   }
 
   /**
@@ -405,12 +442,20 @@ export class WorkspaceExecutor {
   async edit(
     files: readonly { path: string; contents: string }[],
   ): Promise<{ files: EditedFileDigest[] }> {
+    // Whatever the outcome, the tree may differ from the last survey.
+    this.#current = null;
+    const encoder = new TextEncoder();
+    const encoded = files.map((f) => ({
+      path: f.path,
+      contents: encoder.encode(f.contents),
+    }));
+    const digests = encoded.map((f) => ({
+      path: f.path,
+      utf8_bytes: f.contents.length,
+      sha256: createHash("sha256").update(f.contents).digest("hex"),
+    }));
     try {
-      await this.#call({
-        op: "edit",
-        id: 0,
-        files: files.map((f) => ({ path: f.path, contents: f.contents })),
-      });
+      await this.#call({ op: "edit", id: 0, files: encoded });
     } catch (error) {
       if (error instanceof ExecutorError) throw error;
       const name = (error as Error).name;
@@ -431,16 +476,7 @@ export class WorkspaceExecutor {
         { cause: error },
       );
     }
-    return {
-      files: files.map((f) => {
-        const bytes = new TextEncoder().encode(f.contents);
-        return {
-          path: f.path,
-          utf8_bytes: bytes.length,
-          sha256: createHash("sha256").update(bytes).digest("hex"),
-        };
-      }),
-    };
+    return { files: digests };
   }
 
   /**
@@ -466,11 +502,19 @@ export class WorkspaceExecutor {
    * ```
    */
   async survey(): Promise<WorkspaceSurvey> {
-    const reply = await this.#call({ op: "survey", id: 0 }) as SurveyReply;
-    return {
+    const { value } = await this.#call({ op: "survey", id: 0 });
+    const reply = value as SurveyReply;
+    const survey = {
       digest: reply.digest,
       escapes: [...reply.escapes],
       externalLinks: [...reply.externalLinks],
+      hashedFiles: reply.hashed,
+    };
+    this.#current = survey;
+    return {
+      ...survey,
+      escapes: [...survey.escapes],
+      externalLinks: [...survey.externalLinks],
     };
   }
 
@@ -478,8 +522,11 @@ export class WorkspaceExecutor {
    * Runs the configured test command in the workspace under its
    * confinement, kills it (and with bubblewrap every process it started) at
    * the end or at the timeout, and keeps the tail of its combined output.
-   * The tree is surveyed before and after: a test that changes it shows in
-   * `tree_before !== tree_after`.
+   * The tree is surveyed before (or the last survey reused, when nothing
+   * the executor ran or wrote can have changed it since) and after: a test
+   * that changes it shows in `tree_before !== tree_after`. A survey reads
+   * again only the files whose stat changed (see
+   * {@linkcode WorkspaceSurvey.hashedFiles}).
    *
    * @returns Exit code, timeout flag, output tail, the confinement note and
    *   the tree digests.
@@ -515,7 +562,11 @@ export class WorkspaceExecutor {
         "Cannot run tests: no test command is configured",
       );
     }
-    const before = await this.survey();
+    // The survey after the previous run (or after the last edit) is the
+    // tree as it still is, unless something outside the executor changed
+    // it; then the survey after this run differs from it.
+    const before = this.#current ?? await this.survey();
+    this.#current = null;
     if (test.confinement !== "unconfined") {
       if (before.externalLinks.length > 0) {
         throw new ExecutorError(
@@ -583,22 +634,95 @@ export class WorkspaceExecutor {
   #shutDown(reason: Error): void {
     if (this.#closed !== null) return;
     this.#closed = reason;
+    this.#watchdog.stop();
     this.#channel?.close();
     for (const waiting of this.#pending.values()) waiting.reject(reason);
     this.#pending.clear();
   }
 
-  #call(request: Request): Promise<unknown> {
+  /**
+   * (Re)arms the watchdog while a request waits: a worker silent for
+   * {@linkcode SILENCE_MS} (no part, no beat, no answer) is stopped, and the
+   * request it served fails with `worker_failed` saying so, so no action
+   * can hang the run.
+   */
+  #watch(): void {
+    this.#watchdog.watch(this.#pending.values().next().value?.op);
+  }
+
+  #call(
+    request: Request,
+    onPart: (part: unknown) => unknown = (part) => part,
+  ): Promise<Answer> {
     if (this.#closed !== null) return Promise.reject(this.#closed);
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      this.#pending.set(id, {
+        op: request.op,
+        parts: [],
+        onPart,
+        resolve,
+        reject,
+      });
+      if (this.#pending.size === 1) this.#watch();
       this.#channel?.post({ ...request, id });
     });
   }
 }
 
 const EDIT_CODES = new Set(["hard_link", "symlink_escape", "not_a_file"]);
+/** How long a worker serving a request may stay silent. */
+const SILENCE_MS = 60_000;
+
+/** A request's final value and the parts that came before it. */
+interface Answer {
+  readonly value: unknown;
+  readonly parts: readonly unknown[];
+}
+
+/** A request waiting for its answer. */
+interface Pending {
+  readonly op: string;
+  readonly parts: unknown[];
+  /** What a part becomes when it arrives. */
+  readonly onPart: (part: unknown) => unknown;
+  resolve(answer: Answer): void;
+  reject(error: Error): void;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+function quoted(path: string): string {
+  return JSON.stringify(path.length > 200 ? path.slice(0, 200) + "…" : path);
+}
+
+/** A file's text from its bytes, or why it is not text. */
+function inspectedText(entry: InspectEntry): InspectedFileText {
+  const { path, bytes } = entry;
+  if (bytes === undefined) {
+    const file: InspectedFileText = { path };
+    if (entry.code !== undefined) file.code = entry.code;
+    if (entry.error !== undefined) file.error = entry.error;
+    if (entry.missing === true) file.missing = true;
+    return file;
+  }
+  if (bytes.includes(0)) {
+    return {
+      path,
+      code: "binary_file",
+      error: `${quoted(path)} holds NUL bytes: it is not text`,
+    };
+  }
+  try {
+    return { path, text: utf8.decode(bytes) };
+  } catch {
+    return {
+      path,
+      code: "invalid_utf8",
+      error: `${quoted(path)} is not valid UTF-8 text`,
+    };
+  }
+}
 
 function listed(paths: readonly string[]): string {
   const shown = paths.slice(0, 5).map((p) => JSON.stringify(p)).join(", ");

@@ -134,7 +134,7 @@ export async function runTests(
   if (run.tree_before !== run.tree_after) {
     tested = `tree-${run.tree_before.slice(0, 12)}-changed`;
     note =
-      " The workspace tree changed while the test ran, so this run validates no revision.";
+      " The workspace tree changed while the test ran (or just before it, after the executor last looked), so this run validates no revision.";
   } else if (run.tree_before !== facts.digest) {
     tested = `tree-${run.tree_before.slice(0, 12)}`;
     note =

@@ -164,7 +164,7 @@ Deno.test("The executor's worker holds no net, env, sys or ffi permission", asyn
     maxFileBytes: 1024,
     digestFileBytes: 1024,
   });
-  assert.ok(init.ok);
+  assert.ok("ok" in init && init.ok);
   const states =
     (init.value as { permissions: Record<string, string> }).permissions;
   for (const name of ["read", "write", "run", "net", "env", "sys", "ffi"]) {

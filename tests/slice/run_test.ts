@@ -839,3 +839,50 @@ Deno.test("runSlice() answers eight plain 8,192-byte lookups in one stage", asyn
   const last = provider.requests.at(-1)!;
   assert.ok(!last.includes("budget_exhausted"));
 });
+
+Deno.test("runSlice() inspects the regular file beside a FIFO and a device node, and the run goes on", async () => {
+  const ws = await tinyWorkspace();
+  await using _ws = ws;
+  const fifo = await new Deno.Command("mkfifo", { args: [`${ws.dir}/fifo`] })
+    .output();
+  assert.ok(fifo.success, "mkfifo failed");
+  // /dev/zero's device numbers; needs root, left out otherwise.
+  const device = (await new Deno.Command("mknod", {
+    args: [`${ws.dir}/zero`, "c", "1", "5"],
+    stderr: "null",
+  }).output()).success;
+  const lines: string[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const outcome = await Promise.race([
+    runSlice(
+      tinyRequest(
+        ws.dir,
+        recorded([
+          ...step("repository.inspect", {
+            paths: ["fifo", ...(device ? ["zero"] : []), "answer.txt"],
+          }),
+          ...step("repository.edit", EDIT_42),
+          ...step("tests.run", {}),
+          ...step("slice.complete", { summary: "done" }),
+        ]),
+      ),
+      { onProgress: (line) => lines.push(line) },
+    ),
+    // A hang guard, not a timing check: the old executor blocked on the FIFO.
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("the run hung")), 20_000);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  assert.equal(outcome.stop, "completed", outcome.detail);
+  // The special files are refused one by one; answer.txt is read.
+  const refused = device ? 2 : 1;
+  assert.match(
+    lines[0] ?? "",
+    new RegExp(
+      `repository\\.inspect .*: inspected ${
+        refused + 1
+      } files \\(${refused} refused\\)$`,
+    ),
+  );
+  assert.equal(await Deno.readTextFile(`${ws.dir}/answer.txt`), "42\n");
+});
