@@ -31,9 +31,27 @@ export function serverArgs(
   ];
 }
 
-/** A connected client and what its server wrote to standard error. */
+/** A tool as `tools/list` describes it (the fields the tests read). */
+export interface ListedTool {
+  readonly name: string;
+  readonly inputSchema: Record<string, unknown>;
+  readonly annotations?: { readonly readOnlyHint?: boolean };
+}
+
+/** A `tools/call` result (the fields the tests read). */
+export interface ToolResult {
+  readonly content: readonly { type: string; text?: string }[];
+  readonly structuredContent?: Record<string, unknown>;
+  readonly isError?: boolean;
+}
+
+/** A connected client, typed, and what its server wrote to standard error. */
 export interface Connected extends AsyncDisposable {
   readonly client: Client;
+  /** `tools/list`. */
+  tools(): Promise<ListedTool[]>;
+  /** `tools/call`. */
+  call(name: string, args: Record<string, unknown>): Promise<ToolResult>;
   /** The server's standard error so far. */
   stderr(): string;
 }
@@ -76,6 +94,10 @@ export async function connect(
   }
   return {
     client,
+    tools: async () =>
+      ((await client.listTools()) as { tools: ListedTool[] }).tools,
+    call: async (name, args) =>
+      (await client.callTool({ name, arguments: args })) as ToolResult,
     stderr: () => stderr,
     [Symbol.asyncDispose]: () => client.close(),
   };
