@@ -10,12 +10,13 @@
 import { resolve } from "node:path";
 import { McpTools } from "../mcp/mcp_tools.ts";
 import { serveStdio } from "../mcp/stdio_server.ts";
-import type { ResultStoreOptions } from "../store/result_store.ts";
+import { McpSession } from "../persist/mcp_session.ts";
+import { ResultStore, type ResultStoreOptions } from "../store/result_store.ts";
 import { defined, parseFlags, positiveInteger } from "./_args.ts";
 import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { type CliIo, ExitCode } from "./_io.ts";
 
-const USAGE = `Usage: loom mcp [--root DIR] [store limits]
+const USAGE = `Usage: loom mcp [--root DIR] [--session DIR] [store limits]
 
 Serves Loom's result store, verified references and composed writes as an
 MCP server over standard input and output (JSON-RPC only on standard output;
@@ -23,7 +24,8 @@ diagnostics on standard error). Files are read and written only inside DIR,
 by the same confined executor as 'loom run': a Deno worker whose permissions
 allow DIR and nothing else, inside bubblewrap where it works; symlinks and
 hard links leading out of DIR, special files (FIFOs, sockets, devices) and
-writes into .git are refused. Results live as long as the server.
+writes into .git are refused. Results live as long as the server, or, with
+--session, across restarts.
 
 Tools:
   inspect_files {paths}          store files, answer descriptors (preview
@@ -37,6 +39,9 @@ Tools:
 Options:
   --root DIR               The folder the tools may use (default: the
                            current folder)
+  --session DIR            Keep the stored results in session DIR (outside
+                           the root) across restarts: an HMAC-chained
+                           journal under the session key, verified on start
   --max-result-bytes N     Largest stored result and file read (default
                            16777216)
   --max-total-bytes N      Largest total of stored results (default 67108864)
@@ -54,6 +59,8 @@ and env permissions, as 'deno task loom' and 'deno task install' grant.
 export interface McpArguments {
   /** `--root DIR` (default `.`). */
   readonly root: string;
+  /** `--session DIR`: where the results persist. */
+  readonly session?: string;
   /** The store's limits from `--max-result-bytes`, `--max-total-bytes`, `--max-results`. */
   readonly limits: ResultStoreOptions;
 }
@@ -71,6 +78,7 @@ export function parseMcpArguments(
 ): Parsed<McpArguments> {
   const { values } = parseFlags(args, {
     root: { type: "string" },
+    session: { type: "string" },
     "max-result-bytes": { type: "string" },
     "max-total-bytes": { type: "string" },
     "max-results": { type: "string" },
@@ -78,6 +86,7 @@ export function parseMcpArguments(
   if (values.help) return help(USAGE);
   return {
     root: values.root ?? ".",
+    ...(values.session === undefined ? {} : { session: values.session }),
     limits: defined({
       maxResultBytes: positiveInteger(
         values["max-result-bytes"],
@@ -94,11 +103,26 @@ export function parseMcpArguments(
 
 async function serve(a: McpArguments, io: CliIo): Promise<number> {
   const log = (line: string) => io.err(`loom mcp: ${line}\n`);
-  const tools = await McpTools.start({
-    root: resolve(a.root),
-    limits: a.limits,
-  });
-  await serveStdio(tools, { log });
+  const root = resolve(a.root);
+  const store = new ResultStore(a.limits);
+  const session = a.session === undefined
+    ? null
+    : await McpSession.open(resolve(a.session), { root });
+  try {
+    for (const result of session?.results ?? []) store.restore(result);
+    if (session !== null) {
+      log(`session ${session.dir}: ${session.results.length} results restored`);
+    }
+    const tools = await McpTools.start({
+      root,
+      limits: a.limits,
+      store,
+      ...(session === null ? {} : { onStored: (r) => session.save(r) }),
+    });
+    await serveStdio(tools, { log });
+  } finally {
+    await session?.close();
+  }
   return ExitCode.ok;
 }
 

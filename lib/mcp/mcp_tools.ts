@@ -13,6 +13,7 @@ import {
   type ResultDescriptor,
   ResultStore,
   type ResultStoreOptions,
+  type StoredResult,
 } from "../store/result_store.ts";
 import { LookupSession } from "../reference/lookup_session.ts";
 import { expandEditContents } from "../reference/edit_contents.ts";
@@ -49,7 +50,7 @@ export interface McpToolsOptions {
   /** The bubblewrap program, or `null` for none (default `bwrap`). */
   readonly sandbox?: string | null;
   /** Called after each result is stored (to persist it). */
-  readonly onStored?: (descriptor: ResultDescriptor) => Promise<void>;
+  readonly onStored?: (result: StoredResult) => Promise<void>;
 }
 
 /**
@@ -82,13 +83,13 @@ export class McpTools {
   readonly #executor: WorkspaceExecutor;
   readonly #store: ResultStore;
   readonly #maxFileBytes: number;
-  readonly #onStored: (descriptor: ResultDescriptor) => Promise<void>;
+  readonly #onStored: (result: StoredResult) => Promise<void>;
 
   private constructor(
     executor: WorkspaceExecutor,
     store: ResultStore,
     maxFileBytes: number,
-    onStored: (descriptor: ResultDescriptor) => Promise<void>,
+    onStored: (result: StoredResult) => Promise<void>,
   ) {
     this.#executor = executor;
     this.#store = store;
@@ -232,7 +233,10 @@ export class McpTools {
       origin,
       capture: "complete",
     });
-    if (descriptor.result !== undefined) await this.#onStored(descriptor);
+    const stored = descriptor.result === undefined
+      ? undefined
+      : this.#store.get(descriptor.result);
+    if (stored !== undefined) await this.#onStored(stored);
     return descriptor;
   }
 

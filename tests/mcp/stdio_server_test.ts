@@ -417,3 +417,52 @@ Deno.test("loom mcp writes only JSON-RPC to standard output and exits 0 when its
   assert.match(replies[2].result.content[0].text, /^not_found: /);
   assert.match(stderr, /loom mcp: serving 4 tools over stdio/);
 });
+
+Deno.test("with --session the stored results outlive the server, and a tampered journal is refused", async () => {
+  await using root = await tempDir();
+  await using sessions = await tempDir();
+  const session = `${sessions.path}/mcp`;
+  await Deno.writeTextFile(`${root.path}/a.json`, '{"k":"v1"}');
+  let reference: Descriptor["reference"];
+  {
+    await using server = await connect(root.path, ["--session", session]);
+    const inspected = await server.call("inspect_files", { paths: ["a.json"] });
+    reference =
+      (inspected.structuredContent as { files: Descriptor[] }).files[0]!
+        .reference;
+  }
+  // The file changes; the stored result does not.
+  await Deno.writeTextFile(`${root.path}/a.json`, '{"k":"v2"}');
+  {
+    await using server = await connect(root.path, ["--session", session]);
+    const read = await server.call("read_result", {
+      reference: {
+        ...reference,
+        select: { kind: "json_pointer", pointer: "/k" },
+      },
+    });
+    assert.deepEqual(read.structuredContent, { selected_text: "v1" });
+    const again = await server.call("inspect_files", { paths: ["a.json"] });
+    assert.equal(
+      (again.structuredContent as { files: Descriptor[] }).files[0]!.result,
+      "result-2",
+    );
+    assert.match(server.stderr(), /1 results restored/);
+  }
+  const journal = `${session}/journal.jsonl`;
+  const text = await Deno.readTextFile(journal);
+  await Deno.writeTextFile(
+    journal,
+    text.replace("inspect_files a.json", "inspect_files b.json"),
+  );
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: serverArgs(root.path, ["--session", session]),
+    cwd: REPO_ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(output.code, 2);
+  assert.equal(output.stdout.length, 0);
+  assert.match(new TextDecoder().decode(output.stderr), /session_tampered/);
+});
