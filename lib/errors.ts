@@ -99,7 +99,8 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "provider_connection"
     | "provider_timeout"
     | "provider_aborted"
-    | "provider_protocol";
+    | "provider_protocol"
+    | "provider_contract";
   // executor
   ConfinementUnavailableError: "confinement_unavailable";
   ExecutorError:
@@ -195,6 +196,7 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   provider_timeout: "internal",
   provider_aborted: "stopped",
   provider_protocol: "internal",
+  provider_contract: "internal",
   confinement_unavailable: "internal",
   workspace_unavailable: "internal",
   executor_closed: "internal",

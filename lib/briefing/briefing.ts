@@ -611,10 +611,10 @@ export class Briefing {
 
   #stepText(turn: TurnOptions): string {
     const answer = turn.phase === "selection"
-      ? 'with {"action": <one of the candidate actions>}'
-      : "with the chosen action's arguments";
+      ? '{"action": <one of the candidate actions>}'
+      : "the chosen action's arguments";
     const lines = [
-      `Current stage: ${turn.phase}. Answer by calling the ${turn.tool.name} tool ${answer}, or with one lookup.`,
+      `Current stage: ${turn.phase}. Answer by calling the ${turn.tool.name} tool with {"step": ${answer}}, or with one lookup as the step.`,
     ];
     if (turn.candidates !== undefined) {
       lines.push(

@@ -130,6 +130,11 @@ export interface ContextReport {
   readonly checkpoints: number;
   /** Successful lookups. */
   readonly retrievals: number;
+  /**
+   * Calls whose `step` argument came as a string holding a JSON object
+   * (as Claude models send nested objects at times) and was parsed.
+   */
+  readonly arguments_reparsed: number;
   /** Model calls made. */
   readonly model_calls: number;
   /** Total wall time of the run in milliseconds. */
@@ -159,6 +164,8 @@ export interface BuildReportOptions {
   readonly checkpoints?: number;
   /** Successful lookups (default 0). */
   readonly retrievals?: number;
+  /** Calls whose `step` argument was reparsed from a string (default 0). */
+  readonly argumentsReparsed?: number;
   /** Model calls (default: the number of requests added). */
   readonly modelCalls?: number;
   /** Total wall time (default: since the builder was made). */
@@ -303,6 +310,7 @@ export class ContextReportBuilder {
       requests: [...this.#requests],
       checkpoints: options.checkpoints ?? 0,
       retrievals: options.retrievals ?? 0,
+      arguments_reparsed: options.argumentsReparsed ?? 0,
       model_calls: options.modelCalls ?? this.#requests.length,
       elapsed_ms: round(
         options.elapsedMs ?? performance.now() - this.#started,

@@ -144,7 +144,13 @@ export function snakeCase(name: string): string {
 
 const counters = z.strictObject(
   Object.fromEntries(
-    SLICE_COUNTERS.map((name) => [snakeCase(name), z.number().nonnegative()]),
+    SLICE_COUNTERS.map((name) => [
+      snakeCase(name),
+      // Journals written before the counter existed read as 0.
+      name === "argumentsReparsed"
+        ? z.number().nonnegative().default(0)
+        : z.number().nonnegative(),
+    ]),
   ),
 );
 

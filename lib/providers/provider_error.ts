@@ -26,6 +26,9 @@ import type { ModelUsage } from "./model_provider.ts";
  * - `provider_aborted`: The caller's abort signal ended the call (an interrupt, the run timeout).
  * - `provider_protocol`: The provider answered, but not with the forced tool call and valid
  *   arguments (see {@linkcode ProviderError.problem}).
+ * - `provider_contract`: The request body breaks a rule the service enforces before any model
+ *   sees it (see {@linkcode ProviderError.rule} and {@linkcode ProviderError.path}); it was not
+ *   sent, and no call was spent.
  *
  * @example
  * ```ts
@@ -66,6 +69,10 @@ export class ProviderError extends LoomError.Error<"ProviderError"> {
     | "invalid_arguments"
     | "too_deep"
     | null;
+  /** The broken service rule of a `provider_contract` error (`anthropic.tool_schema_root`); otherwise `null`. */
+  readonly rule: string | null;
+  /** Where in the request body the rule is broken (an RFC 6901 pointer), for `provider_contract`; otherwise `null`. */
+  readonly path: string | null;
 
   /**
    * Creates a provider error.
@@ -86,6 +93,10 @@ export class ProviderError extends LoomError.Error<"ProviderError"> {
       readonly attempts?: number;
       /** What was wrong, for `provider_protocol`. */
       readonly problem?: ProviderError["problem"];
+      /** The broken rule, for `provider_contract`. */
+      readonly rule?: string;
+      /** Where the rule is broken, for `provider_contract`. */
+      readonly path?: string;
     } = {},
   ) {
     super(code, message, { cause: options.cause });
@@ -93,5 +104,7 @@ export class ProviderError extends LoomError.Error<"ProviderError"> {
     this.usage = options.usage ?? null;
     this.attempts = options.attempts ?? null;
     this.problem = options.problem ?? null;
+    this.rule = options.rule ?? null;
+    this.path = options.path ?? null;
   }
 }

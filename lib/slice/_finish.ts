@@ -11,17 +11,20 @@ import type { SliceOutcome } from "./outcome.ts";
  * @param path Where to write it.
  * @param builder The report lines of the run.
  * @param outcome How the run ended.
+ * @param argumentsReparsed Calls whose `step` argument was parsed from a string.
  */
 export async function writeContextReport(
   path: string,
   builder: ContextReportBuilder,
   outcome: SliceOutcome,
+  argumentsReparsed: number,
 ): Promise<void> {
   const report: ContextReport = builder.build(
     { stop: outcome.stop, detail: outcome.detail },
     {
       checkpoints: outcome.checkpoints,
       retrievals: outcome.retrievals,
+      argumentsReparsed,
       modelCalls: outcome.model_calls,
       elapsedMs: outcome.elapsed_ms,
     },

@@ -15,7 +15,7 @@ export function sliceInstructions(
     }. tests.run runs it on the current revision of the workspace; slice.complete is offered only while the latest test run passed on the latest revision.`;
   return [
     "You are the coding agent of a governed slice over a local workspace. Work toward the intent one action per step.",
-    "Each step has two stages, named at the end of every request: in selection, choose one of the candidate actions; in arguments, give the chosen action's arguments. Answer every request by calling the loom_step tool, either with the stage's answer or with one lookup.",
+    "Each step has two stages, named at the end of every request: in selection, choose one of the candidate actions; in arguments, give the chosen action's arguments. Answer every request by calling the loom_step tool with one argument, step: a JSON object holding either the stage's answer or one lookup.",
     "Actions:",
     ...ACTIONS.map((a) => `- ${a.name} ${a.signature}: ${a.description}`),
     "Paths are relative to the workspace root. Absolute paths, paths leaving the workspace, symlinks leading outside and writes into .git are refused.",

@@ -81,6 +81,7 @@ export class SliceRun {
     lastRequestBytes: 0,
     stepCalls: 0,
     protocolFailures: 0,
+    argumentsReparsed: 0,
   };
   readonly #facts: WorkspaceFacts = {
     edits: 0,
@@ -605,6 +606,7 @@ export class SliceRun {
       refusals: this.#refusals,
       consecutiveRefusals: this.#consecutiveRefusals,
       retrievals: c.retrievals,
+      argumentsReparsed: c.argumentsReparsed,
       bytesTotal: c.bytesTotal,
       bytesPeak: c.bytesPeak,
       modelMs: c.modelMs,
@@ -636,6 +638,7 @@ export class SliceRun {
     const c = this.#counters;
     c.modelCalls = resume.modelCalls;
     c.retrievals = resume.retrievals;
+    c.argumentsReparsed = resume.argumentsReparsed;
     c.bytesTotal = resume.bytesTotal;
     c.bytesPeak = resume.bytesPeak;
     c.modelMs = resume.modelMs;
@@ -686,7 +689,12 @@ export class SliceRun {
   async #writeReport(outcome: SliceOutcome): Promise<void> {
     const path = this.#options.contextReport;
     if (path === undefined) return;
-    await writeContextReport(path, this.#report, outcome);
+    await writeContextReport(
+      path,
+      this.#report,
+      outcome,
+      this.#counters.argumentsReparsed,
+    );
   }
 }
 

@@ -24,6 +24,7 @@ import type { ResultStore } from "../store/result_store.ts";
 import { type SliceStoppedError, stopped } from "./_stopped.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
 import type { LastTurn } from "./run_state.ts";
+import { stepAnswer } from "./_tools.ts";
 
 /** Counters shared by every stage of a run. */
 export interface RunCounters {
@@ -42,6 +43,8 @@ export interface RunCounters {
   stepCalls: number;
   /** Protocol failures in a row; any usable reply resets it. */
   protocolFailures: number;
+  /** Replies whose `step` argument was a JSON string, parsed. */
+  argumentsReparsed: number;
 }
 
 /** What every stage needs. */
@@ -115,12 +118,16 @@ export async function runStage(
       if (reply instanceof ProviderError) {
         return { kind: "protocol", error: reply };
       }
-      if (!isLookupRequest(reply.arguments)) {
-        return { kind: "answer", value: reply.arguments };
+      const answer = unwrapStep(ctx, request, reply);
+      if (answer instanceof ProviderError) {
+        return { kind: "protocol", error: answer };
+      }
+      if (!isLookupRequest(answer)) {
+        return { kind: "answer", value: answer };
       }
       try {
-        answers.push(await session.answer(reply.arguments));
-        asked.push(reply.arguments);
+        answers.push(await session.answer(answer));
+        asked.push(answer);
       } catch (error) {
         if (error instanceof LookupBudgetError) {
           return {
@@ -138,6 +145,30 @@ export async function runStage(
   } finally {
     ctx.counters.retrievals += session.retrievals;
   }
+}
+
+/**
+ * The stage's answer inside a reply (see {@linkcode stepAnswer}): a `step`
+ * that came as a JSON string is counted, and must not nest deeper than the
+ * limit a reply's arguments have.
+ */
+function unwrapStep(
+  ctx: StageContext,
+  request: TurnRequest,
+  reply: ModelReply,
+): unknown {
+  const { value, reparsed } = stepAnswer(reply.arguments);
+  if (!reparsed) return value;
+  ctx.counters.argumentsReparsed += 1;
+  if (nestsDeeperThan(value, MAX_REPLY_DEPTH)) {
+    ctx.counters.protocolFailures += 1;
+    return new ProviderError(
+      "provider_protocol",
+      `The ${request.tool_choice.name} call's step nests deeper than ${MAX_REPLY_DEPTH} levels; send flat arguments as the tool's schema describes`,
+      { problem: "too_deep", usage: reply.usage },
+    );
+  }
+  return value;
 }
 
 /**

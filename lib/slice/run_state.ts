@@ -50,6 +50,8 @@ export interface SliceCounters {
   readonly consecutiveRefusals: number;
   /** Successful lookups. */
   readonly retrievals: number;
+  /** Calls whose `step` argument was a JSON string, parsed (context report `arguments_reparsed`). */
+  readonly argumentsReparsed: number;
   /** Sum of request bytes. */
   readonly bytesTotal: number;
   /** Largest request. */
@@ -85,6 +87,7 @@ export const SLICE_COUNTERS = [
   "refusals",
   "consecutiveRefusals",
   "retrievals",
+  "argumentsReparsed",
   "bytesTotal",
   "bytesPeak",
   "modelMs",

@@ -41,6 +41,7 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
   }, {
     checkpoints: 2,
     retrievals: 5,
+    argumentsReparsed: 1,
     modelCalls: 2,
     elapsedMs: 12.5,
   });
@@ -80,6 +81,7 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
     ],
     checkpoints: 2,
     retrievals: 5,
+    arguments_reparsed: 1,
     model_calls: 2,
     elapsed_ms: 12.5,
   });

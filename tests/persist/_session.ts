@@ -181,6 +181,7 @@ export function snapshotOf(
     refusals: records.filter((r) => r.report.kind === "refused").length,
     consecutiveRefusals: 0,
     retrievals: 0,
+    argumentsReparsed: 0,
     bytesTotal: 0,
     bytesPeak: 0,
     modelMs: 1.5,

@@ -1,4 +1,9 @@
-/** A local HTTP server on 127.0.0.1 with canned responses, recording what it received. */
+/**
+ * A local HTTP server on 127.0.0.1 with canned responses, recording what it
+ * received. A body that breaks a rule of the service its path belongs to is
+ * answered with that service's own 400 (`_strict.ts`), not a canned response.
+ */
+import { refusal } from "./_strict.ts";
 
 export interface ReceivedRequest {
   readonly method: string;
@@ -29,12 +34,16 @@ export function fakeServer(responses: readonly CannedResponse[]): FakeServer {
     { port: 0, hostname: "127.0.0.1", onListen: () => {} },
     async (request) => {
       const text = await request.text();
+      const path = new URL(request.url).pathname;
+      const body = text === "" ? undefined : JSON.parse(text);
       received.push({
         method: request.method,
-        path: new URL(request.url).pathname,
+        path,
         headers: request.headers,
-        body: text === "" ? undefined : JSON.parse(text),
+        body,
       });
+      const refused = refusal(path, body);
+      if (refused !== undefined) return refused;
       const canned = responses[Math.min(received.length, responses.length) - 1];
       if (canned === undefined) {
         return new Response("no canned response", { status: 599 });

@@ -2,7 +2,10 @@
  * A local HTTP server on 127.0.0.1 whose every answer is written by the
  * test: stalls, slow bodies, odd statuses, malformed JSON. Pending handlers
  * are released when the server is disposed, so shutdown never waits on them.
+ * A body that breaks a rule of the service its path belongs to is answered
+ * with that service's own 400 (`_strict.ts`) before the handler sees it.
  */
+import { refusal } from "./_strict.ts";
 
 /** What a handler gets besides the request. */
 export interface HostileContext {
@@ -34,12 +37,11 @@ export function hostileServer(handler: HostileHandler): HostileServer {
     async (request) => {
       const text = await request.text();
       requests += 1;
+      const body = text === "" ? undefined : JSON.parse(text);
+      const refused = refusal(new URL(request.url).pathname, body);
+      if (refused !== undefined) return refused;
       const signal = AbortSignal.any([closing.signal, request.signal]);
-      return await handler({
-        n: requests,
-        body: text === "" ? undefined : JSON.parse(text),
-        signal,
-      });
+      return await handler({ n: requests, body, signal });
     },
   );
   return {

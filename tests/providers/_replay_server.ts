@@ -3,8 +3,13 @@
  * OpenAI's Chat Completions and answers each request with the next call of a
  * `loom-recording/1` file, as a forced tool call of the tool the request
  * names. It keeps the raw HTTP bodies the official SDKs sent, so tests and
- * tools/measure_long.ts can measure what really goes over the wire.
+ * tools/measure_long.ts can measure what really goes over the wire. A body
+ * that breaks a rule of the service is answered with the service's own 400
+ * (`_strict.ts`) and does not consume a call. Recorded arguments are bare
+ * answers; the reply wraps them in `{"step": …}` when the request's tool
+ * takes a `step`, as a model answering that tool does.
  */
+import { refusal } from "./_strict.ts";
 
 /** Which wire format the server speaks. */
 export type ReplayWire = "anthropic" | "openai";
@@ -35,17 +40,21 @@ export async function replayServer(
     calls: RecordedCall[];
   }).calls;
   const bodies: string[] = [];
+  let served = 0;
   const server = Deno.serve(
     { port: 0, hostname: "127.0.0.1", onListen: () => {} },
     async (request) => {
       const text = await request.text();
       bodies.push(text);
-      const call = calls[bodies.length - 1];
+      const body = JSON.parse(text) as Record<string, unknown>;
+      const refused = refusal(new URL(request.url).pathname, body);
+      if (refused !== undefined) return refused;
+      const call = calls[served];
       if (call === undefined) {
         return new Response("recording exhausted", { status: 599 });
       }
-      const body = JSON.parse(text) as Record<string, unknown>;
-      const args = call.arguments;
+      served += 1;
+      const args = takesStep(body) ? { step: call.arguments } : call.arguments;
       const output = Math.ceil(JSON.stringify(args).length / 4);
       return Response.json(
         wire === "anthropic"
@@ -115,4 +124,14 @@ function openAIReply(
     }],
     usage: { prompt_tokens: 0, completion_tokens: output, total_tokens: 0 },
   };
+}
+
+/** Whether the request's one tool takes its answer under a `step` property. */
+function takesStep(body: Record<string, unknown>): boolean {
+  const [tool] = (body["tools"] ?? []) as Record<string, unknown>[];
+  const schema = (tool?.["input_schema"] ??
+    (tool?.["function"] as Record<string, unknown> | undefined)?.[
+      "parameters"
+    ]) as { properties?: Record<string, unknown> } | undefined;
+  return schema?.properties?.["step"] !== undefined;
 }

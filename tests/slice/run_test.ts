@@ -550,6 +550,7 @@ function fullArchive(): SliceResume {
     refusals: 4096,
     consecutiveRefusals: 0,
     retrievals: 0,
+    argumentsReparsed: 0,
     bytesTotal: 0,
     bytesPeak: 0,
     modelMs: 0,
