@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { REPO_ROOT, tempDir } from "../_kit.ts";
+import { bwrapTest } from "../security/_bwrap.ts";
 import { connect, serverArgs, textOf } from "./_client.ts";
 
 interface Descriptor {
@@ -466,3 +467,22 @@ Deno.test("with --session the stored results outlive the server, and a tampered 
   assert.equal(output.stdout.length, 0);
   assert.match(new TextDecoder().decode(output.stderr), /session_tampered/);
 });
+
+bwrapTest(
+  "where bubblewrap works, the server's file effects run inside it and still see only the root",
+  async () => {
+    await using root = await tempDir();
+    await Deno.writeTextFile(`${root.path}/a.txt`, "inside\n");
+    await using server = await connect(root.path);
+    assert.match(
+      server.stderr(),
+      /serving 4 tools over stdio, root .* \(bubblewrap\)/,
+    );
+    const inside = await server.call("inspect_files", { paths: ["a.txt"] });
+    assert.equal(inside.isError, undefined, textOf(inside));
+    const outside = await server.call("inspect_files", {
+      paths: ["/etc/hostname"],
+    });
+    assert.match(textOf(outside), /^outside_root: /);
+  },
+);
