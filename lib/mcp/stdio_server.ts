@@ -98,22 +98,31 @@ export async function serveStdio(
       outputSchema: tool.outputSchema as { type: "object" },
     })),
   }));
+  // Calls still running when the input ends are answered before the stop.
+  const inFlight = new Set<Promise<unknown>>();
   server.setRequestHandler(types.CallToolRequestSchema, async (
     request: {
       params: { name: string; arguments?: Record<string, unknown> };
     },
   ) => {
     const { name, arguments: args } = request.params;
-    const answer = await tools.call(name, args ?? {});
-    if (!answer.ok) options.log(`${name}: ${answer.code}`);
-    return callToolResult(answer);
+    const call = tools.call(name, args ?? {});
+    inFlight.add(call);
+    try {
+      const answer = await call;
+      if (!answer.ok) options.log(`${name}: ${answer.code}`);
+      return callToolResult(answer);
+    } finally {
+      inFlight.delete(call);
+    }
   });
   const { promise: stopped, resolve: stop } = Promise.withResolvers<void>();
   const transport = new StdioServerTransport();
   transport.onerror = (error: Error) =>
     options.log(`transport error: ${error.message}`);
   server.onclose = () => stop();
-  process.stdin.once("end", () => stop());
+  // Requests read with the end of the input start first, then the stop.
+  process.stdin.once("end", () => setTimeout(stop, 0));
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
   for (const signal of signals) Deno.addSignalListener(signal, stop);
   try {
@@ -124,6 +133,9 @@ export async function serveStdio(
       }`,
     );
     await stopped;
+    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    // The SDK sends an answer in the tasks after its handler returns.
+    await new Promise((resolve) => setTimeout(resolve, 0));
   } finally {
     for (const signal of signals) Deno.removeSignalListener(signal, stop);
     await server.close().catch(() => {});

@@ -352,7 +352,7 @@ Deno.test("wrong digests, unknown results, paths outside the root, escaping syml
   assert.deepEqual(await snapshot(root.path), rootBefore);
 });
 
-Deno.test("loom mcp writes only JSON-RPC to standard output and exits 0 when its input ends", async () => {
+Deno.test("loom mcp writes only JSON-RPC to standard output, answers every request it read and exits 0 when its input ends", async () => {
   await using root = await tempDir();
   const child = new Deno.Command(Deno.execPath(), {
     args: serverArgs(root.path),
@@ -381,27 +381,15 @@ Deno.test("loom mcp writes only JSON-RPC to standard output and exits 0 when its
       params: { name: "inspect_files", arguments: { paths: ["nope.txt"] } },
     },
   ];
+  // All at once, and the input ends at once: every answer still arrives.
   const writer = child.stdin.getWriter();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let stdout = "";
-  // Answers come one by one; the input ends after the last one arrived.
-  for (const message of messages) {
-    await writer.write(
-      new TextEncoder().encode(JSON.stringify(message) + "\n"),
-    );
-    if (!("id" in message)) continue;
-    while (!stdout.includes(`"id":${message.id}`)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      stdout += value;
-    }
-  }
+  await writer.write(
+    new TextEncoder().encode(
+      messages.map((m) => JSON.stringify(m) + "\n").join(""),
+    ),
+  );
   await writer.close();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    stdout += value;
-  }
+  const stdout = await new Response(child.stdout).text();
   const status = await child.status;
   const stderr = new TextDecoder().decode(
     await new Response(child.stderr).arrayBuffer(),
