@@ -20,7 +20,6 @@ import { expandEditContents } from "../reference/edit_contents.ts";
 import { isLoomError } from "../errors.ts";
 import { rootPath } from "./_root_paths.ts";
 import { parseToolArguments } from "./_arguments.ts";
-import type { McpToolName } from "./tool_definitions.ts";
 
 /** A tool's answer: structured JSON and its text, or a failure. */
 export type ToolAnswer =
