@@ -81,16 +81,21 @@ worker.onmessage = (event) => {
   while (at < bytes.length) at += Deno.stdout.writeSync(bytes.subarray(at));
 };
 worker.onerror = (event) => { event.preventDefault(); write({ fatal: String(event.message) }); Deno.exit(1); };
-let buffer = "";
+// Only each new chunk is searched for the end of a line: a 40 MB message
+// costs one pass, not one pass per chunk over all that came before.
+let parts = [];
 const decoder = new TextDecoder();
 for await (const chunk of Deno.stdin.readable) {
-  buffer += decoder.decode(chunk, { stream: true });
+  let text = decoder.decode(chunk, { stream: true });
   let at;
-  while ((at = buffer.indexOf("\\n")) >= 0) {
-    const line = buffer.slice(0, at);
-    buffer = buffer.slice(at + 1);
+  while ((at = text.indexOf("\\n")) >= 0) {
+    parts.push(text.slice(0, at));
+    const line = parts.join("");
+    parts = [];
+    text = text.slice(at + 1);
     if (line !== "") worker.postMessage(JSON.parse(line));
   }
+  if (text !== "") parts.push(text);
 }
 Deno.exit(0);
 `;
@@ -162,19 +167,23 @@ export async function sandboxChannel(
   const encoder = new TextEncoder();
   (async () => {
     const decoder = new TextDecoder();
-    let buffer = "";
+    // Only each new chunk is searched for the end of a line (see the relay).
+    let parts: string[] = [];
     try {
       for await (const chunk of child.stdout) {
-        buffer += decoder.decode(chunk, { stream: true });
+        let text = decoder.decode(chunk, { stream: true });
         let at;
-        while ((at = buffer.indexOf("\n")) >= 0) {
-          const line = buffer.slice(0, at);
-          buffer = buffer.slice(at + 1);
+        while ((at = text.indexOf("\n")) >= 0) {
+          parts.push(text.slice(0, at));
+          const line = parts.join("");
+          parts = [];
+          text = text.slice(at + 1);
           const message = JSON.parse(line) as Reply | { fatal: string };
           if ("fatal" in message) {
             events.failure(`The executor's worker failed: ${message.fatal}`);
           } else events.reply(message);
         }
+        if (text !== "") parts.push(text);
       }
     } catch (error) {
       if (!closed) {
