@@ -133,11 +133,6 @@ export class McpTools {
     return this.#executor.sandboxed;
   }
 
-  /** The result store. */
-  get store(): ResultStore {
-    return this.#store;
-  }
-
   /**
    * Runs one tool call.
    *

@@ -110,7 +110,13 @@ export async function serveStdio(
     inFlight.add(call);
     try {
       const answer = await call;
-      if (!answer.ok) options.log(`${name}: ${answer.code}`);
+      if (!answer.ok) {
+        // The name is the host's: shown quoted unless it is a plain word.
+        const shown = /^[a-z_]{1,32}$/.test(name)
+          ? name
+          : JSON.stringify(name.slice(0, 64));
+        options.log(`${shown}: ${answer.code}`);
+      }
       return callToolResult(answer);
     } finally {
       inFlight.delete(call);
@@ -123,7 +129,9 @@ export async function serveStdio(
   server.onclose = () => stop();
   // Requests read with the end of the input start first, then the stop.
   process.stdin.once("end", () => setTimeout(stop, 0));
-  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  const signals: Deno.Signal[] = Deno.build.os === "windows"
+    ? ["SIGINT"]
+    : ["SIGINT", "SIGTERM"];
   for (const signal of signals) Deno.addSignalListener(signal, stop);
   try {
     await server.connect(transport);

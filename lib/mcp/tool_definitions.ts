@@ -165,7 +165,7 @@ export const MCP_TOOLS: readonly McpToolDefinition[] = [
     name: "inspect_files",
     title: "Inspect files",
     description:
-      "Store files of the root in Loom's result store and answer one descriptor per file: result id, sha256, size, a preview of at most 1,024 bytes and a whole-file reference. The full text is never returned: read exact parts with read_result (bytes, lines or a JSON pointer). Paths are relative to the root (or absolute inside it).",
+      "Store files of the root in Loom's result store and answer one descriptor per file: result id, sha256, size, a preview of at most 1,024 bytes and a whole-file reference. The full text is never returned: read exact parts with read_result (bytes, lines or a JSON pointer). Paths are relative to the root (or absolute inside it); when one path cannot be read the call fails and stores nothing.",
     inputSchema: closed({
       paths: {
         type: "array",
