@@ -1,5 +1,5 @@
 /**
- * Figures for the README: replays fixtures/recordings/long.json under both
+ * Figures for docs/performance.md and docs/cost.md: replays fixtures/recordings/long.json under both
  * context policies and prints total and peak request bytes, the mean share
  * of prefix-stable bytes, checkpoints, retrievals and wall time per step
  * excluding the model (replay is instant, so this is the loop's own cost:

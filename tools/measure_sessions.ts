@@ -1,5 +1,5 @@
 /**
- * The session scaling table of the README: per-step persistence overhead at
+ * The session scaling table of docs/sessions.md: per-step persistence overhead at
  * about 150, 600 and 1,200 steps. For each length it generates a
  * `loom-recording/1` file (a cycle of repository.inspect, tests.run and a
  * refused selection, so results stay under the store's limit), replays it

@@ -94,7 +94,7 @@ export interface BriefingLimits {
   readonly retireAboveBytes: number;
   /**
    * Retirement aims at this size (16,384 bytes: fewer, deeper checkpoints
-   * cost less than 24 or 32 KiB; see the README's cost table).
+   * cost less than 24 or 32 KiB; see the cost table in docs/cost.md).
    */
   readonly retireTargetBytes: number;
   /** At most this many events in the bounded tail (64). */
@@ -106,7 +106,7 @@ export interface BriefingLimits {
   /**
    * Legacy entries dropped at once when the transcript passes its window
    * (32): between rolls the transcript only grows at its end, so the cached
-   * prefix survives; see the README's cost table for how it was chosen.
+   * prefix survives; see the cost table in docs/cost.md for how it was chosen.
    */
   readonly transcriptRollBatch: number;
   /** Each legacy entry is cut at this many bytes, marker included (16,384). */

@@ -70,7 +70,7 @@ export function exitCodeOf(stop: StopReason): number {
   return STOPPED_EXIT[stop];
 }
 
-/** The exit code table, as `--help` prints it (README "CLI" has the same). */
+/** The exit code table, as `--help` prints it (docs/cli.md has the same). */
 export const EXIT_CODES_HELP = `Exit codes:
   0  done (run: the slice completed)
   1  run: the slice stopped without completing (step budget, refusals,

@@ -1,6 +1,6 @@
 /**
  * Prints the request-byte figures of a generated 300-step workflow under
- * both policies (the README's table):
+ * both policies (the table in docs/performance.md):
  *
  *   deno run --allow-read tests/bench/briefing_figures.ts [steps] [seed]
  */

@@ -1,5 +1,5 @@
 /**
- * The README's compile figures, from interleaved runs in one process (robust
+ * The compile figures of docs/performance.md, from interleaved runs in one process (robust
  * on a shared machine): for 1k, 10k and 100k entries, the median time of
  * `render()` of the unchanged context, `render()` after one step was added
  * (a new text to write, the agent loop's case), `toAnthropic()` and the join

@@ -1,5 +1,5 @@
 /**
- * The README's JSON scan and index figures: for the nativejson-benchmark
+ * The JSON scan and index figures of docs/performance.md: for the nativejson-benchmark
  * files and the generated 16 MiB documents of the reference bench, the
  * median time of `JSON.parse(text)` and `scanJson(bytes)` over interleaved
  * rounds in one process, and the bytes of the index (its typed arrays, name

@@ -1,5 +1,5 @@
 /**
- * The README's start-up table: wall time of whole `deno run` processes,
+ * The start-up table of docs/performance.md: wall time of whole `deno run` processes,
  * interleaved round by round so load on the machine hits every row alike,
  * as the median of each row and its ratio to the floor (an empty module run
  * with the same flags from the same folder). Rows for `dist/loom.js` appear

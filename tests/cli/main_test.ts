@@ -60,9 +60,12 @@ Deno.test("loom --help shows the exit code table and where paths resolve", async
   ) {
     assert.match(stdout, line);
   }
-  const readme = await Deno.readTextFile("README.md");
+  const cliPage = await Deno.readTextFile("docs/cli.md");
   for (const exit of ["| 0 ", "| 1 ", "| 2 ", "| 3 "]) {
-    assert.ok(readme.includes(exit), `README's exit code table has ${exit}`);
+    assert.ok(
+      cliPage.includes(exit),
+      `docs/cli.md's exit code table has ${exit}`,
+    );
   }
 });
 

@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
+import { join, normalize } from "node:path";
 
 const readme = await Deno.readTextFile("README.md");
+const pages: Record<string, string> = {};
+for await (const entry of Deno.readDir("docs")) {
+  if (entry.isFile && entry.name.endsWith(".md")) {
+    pages[`docs/${entry.name}`] = await Deno.readTextFile(`docs/${entry.name}`);
+  }
+}
+/** README.md and every docs page, by path. */
+const documentation: Record<string, string> = { "README.md": readme, ...pages };
 const config = JSON.parse(await Deno.readTextFile("deno.json")) as {
   license: string;
   publish: { exclude: string[] };
@@ -27,11 +36,14 @@ async function anthropicSdkFolder(): Promise<string> {
   return `${npmCache}/registry.npmjs.org/@anthropic-ai/sdk/${version}`;
 }
 
-Deno.test("The README's live Anthropic model is in the SDK's model list and not deprecated", async () => {
-  const models = [...readme.matchAll(/anthropic:(claude-[a-z0-9-]+)/g)].map((
-    m,
-  ) => m[1]!);
-  assert.ok(models.length > 0, "the README shows a live Anthropic example");
+Deno.test("The documentation's live Anthropic models are in the SDK's model list and not deprecated", async () => {
+  const models = Object.values(documentation).flatMap((text) =>
+    [...text.matchAll(/anthropic:(claude-[a-z0-9-]+)/g)].map((m) => m[1]!)
+  );
+  assert.ok(
+    models.length > 0,
+    "the documentation shows a live Anthropic example",
+  );
   const sdk = await anthropicSdkFolder();
   const types = await Deno.readTextFile(
     `${sdk}/resources/messages/messages.d.ts`,
@@ -96,4 +108,54 @@ Deno.test("The README's set-up commands keep Deno's download and check lines out
     "npx -y deno@2.9.6 task --quiet demo",
     "npx -y deno@2.9.6 task --quiet test",
   ]);
+});
+
+/** Relative link targets of a Markdown text: `[text](target)`, no URLs. */
+function relativeLinks(markdown: string): string[] {
+  return [...markdown.matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((m) => m[1]!)
+    .filter((target) => !/^[a-z]+:/.test(target));
+}
+
+/** GitHub's anchor of a heading: lower case, punctuation gone, spaces to dashes. */
+function anchorOf(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "")
+    .replace(/ /g, "-");
+}
+
+Deno.test("The README is a landing page of at most 250 lines that links every docs page", () => {
+  const lines = readme.split("\n").length - 1;
+  assert.ok(lines <= 250, `README.md has ${lines} lines`);
+  const docs = Object.keys(pages);
+  assert.ok(docs.length >= 3, `docs/ has ${docs.length} pages`);
+  const linked = new Set(relativeLinks(readme));
+  for (const page of docs) {
+    assert.ok(linked.has(page), `README.md links ${page}`);
+  }
+});
+
+Deno.test("Every relative link of the README and the docs pages resolves, anchors included", async () => {
+  let checked = 0;
+  for (const [path, text] of Object.entries(documentation)) {
+    const folder = path.includes("/")
+      ? path.slice(0, path.lastIndexOf("/"))
+      : ".";
+    for (const target of relativeLinks(text)) {
+      const [file, anchor] = target.split("#") as [string, string | undefined];
+      const resolved = file === "" ? path : normalize(join(folder, file));
+      const stat = await Deno.stat(resolved).catch(() => null);
+      assert.ok(stat !== null, `${path} links ${target}, which does not exist`);
+      if (anchor !== undefined && resolved.endsWith(".md")) {
+        const headings = [
+          ...(await Deno.readTextFile(resolved)).matchAll(/^#+ (.*)$/gm),
+        ].map((m) => anchorOf(m[1]!));
+        assert.ok(
+          headings.includes(anchor),
+          `${path} links ${target}, and ${resolved} has no such heading`,
+        );
+      }
+      checked++;
+    }
+  }
+  assert.ok(checked >= Object.keys(pages).length, `checked ${checked} links`);
 });
