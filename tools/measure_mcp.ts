@@ -134,7 +134,9 @@ try {
         (ms / floor).toFixed(2)
       }x JSON.parse`,
     );
-  console.log(`file: ${bytes} bytes; inspect_files answer: ${answerBytes} bytes`);
+  console.log(
+    `file: ${bytes} bytes; inspect_files answer: ${answerBytes} bytes`,
+  );
   row("JSON.parse (floor)", floor);
   row("inspect_files", median(inspect));
   row("read_result, first pointer", median(first));
