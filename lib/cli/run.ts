@@ -28,7 +28,10 @@ import {
   TEST_FLAGS_HELP,
   testConfinement,
 } from "./_test_flags.ts";
-import { type CliIo, exitCodeOf, UsageError } from "./_io.ts";
+import { type CliIo, ExitCode, exitCodeOf, UsageError } from "./_io.ts";
+import { firstTurnRequest } from "../slice/first_request.ts";
+import { dryRunRequest } from "../providers/dry_run.ts";
+import { contractError } from "../providers/request_contract.ts";
 import { type StartupReport, startupReport } from "./_failure_report.ts";
 import {
   isResume,
@@ -74,6 +77,12 @@ ${TEST_FLAGS_HELP}  --max-steps N            Step budget, refused steps included
                            DIR/journal.jsonl (default 30000);
                            repository.inspect is never persisted
   --json                   Print the summary as JSON
+  --dry-run                Build the run's first request exactly as the SDK
+                           of anthropic:MODEL or openai:MODEL would send it,
+                           print it as JSON (service, url, body; never the
+                           API key), check it against the service's request
+                           rules, and exit 0, or 3 with provider_contract;
+                           no model call, no workspace access
   -h, --help               Show this help
 
 Paths resolve against the directory loom was started from (also under
@@ -108,6 +117,8 @@ export interface RunArguments extends ResumableArguments, SliceArguments {
   readonly record?: string;
   /** `--session DIR`. */
   readonly session?: string;
+  /** `--dry-run`: print and check the first request, run nothing. */
+  readonly dryRun: boolean;
 }
 
 /**
@@ -127,6 +138,7 @@ export function parseRunArguments(
     ...RESUMABLE_OPTIONS,
     record: { type: "string" },
     session: { type: "string" },
+    "dry-run": { type: "boolean", default: false },
   });
   if (values.help) return help(RUN_HELP);
   const slice = parseSlice(values);
@@ -136,6 +148,17 @@ export function parseRunArguments(
         throw new UsageError(
           "usage",
           `--${flag} needs --session: results are persisted only in a session`,
+        );
+      }
+    }
+  }
+  const dryRun = values["dry-run"] === true;
+  if (dryRun) {
+    for (const flag of ["session", "record", "context-report"] as const) {
+      if (values[flag] !== undefined) {
+        throw new UsageError(
+          "usage",
+          `--dry-run makes no run, so --${flag} does not apply`,
         );
       }
     }
@@ -156,6 +179,7 @@ export function parseRunArguments(
     maxSteps: slice.maxSteps ?? DEFAULT_MAX_STEPS,
     modelTimeoutMs: resumable.modelTimeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
     contextPolicy: slice.contextPolicy ?? "legacy",
+    dryRun,
     ...defined({ record: values.record, session: values.session }),
   };
 }
@@ -193,7 +217,47 @@ async function resume(a: ResumeArguments, io: CliIo): Promise<number> {
   ).finally(resumed.close);
 }
 
+/**
+ * `--dry-run`: prints the first request as the SDK would send it and checks
+ * it; reads the intent file only (no workspace, no key, no model call).
+ */
+async function dryRun(a: RunArguments, io: CliIo): Promise<number> {
+  const intent = "text" in a.intent
+    ? a.intent.text
+    : await readFlagFile(a.intent.file, "--intent-file");
+  if (intent.trim() === "") {
+    throw new UsageError(
+      "usage",
+      "Cannot run a slice without an intent: give the task as text",
+    );
+  }
+  const request = firstTurnRequest(
+    defined({ intent, test: a.test }),
+    { contextPolicy: a.contextPolicy },
+  );
+  const dry = await dryRunRequest(
+    a.model,
+    request,
+    defined({
+      baseUrl: a.baseUrl,
+    }),
+  );
+  io.out(
+    `${
+      JSON.stringify(
+        { service: dry.service, url: dry.url, body: dry.body },
+        null,
+        2,
+      )
+    }\n`,
+  );
+  const [breach] = dry.breaches;
+  if (breach !== undefined) throw contractError(breach);
+  return ExitCode.ok;
+}
+
 async function run(a: RunArguments, io: CliIo): Promise<number> {
+  if (a.dryRun) return await dryRun(a, io);
   const confinement = testConfinement(a.confinement);
   const report = startupReport(a.contextReport, a.contextPolicy);
   const intent = "text" in a.intent

@@ -1,7 +1,9 @@
 /**
- * The live (HTTP) providers' shared call: the SDK loaded on the first call,
- * a fresh client per attempt under the attempt loop, the SDK's errors
- * classified for retrying, and the reply parsed by the provider's own rules.
+ * The live (HTTP) providers' shared call: the body checked against the
+ * service's request rules before anything is sent, the SDK loaded on the
+ * first call, a fresh client per attempt under the attempt loop, the SDK's
+ * errors classified for retrying, and the reply parsed by the provider's own
+ * rules.
  * `_anthropic.ts` and `_openai.ts` supply only what differs ({@linkcode LiveApi}).
  */
 
@@ -10,6 +12,7 @@ import type { TurnRequest } from "../briefing/turn_request.ts";
 import { displayText } from "../display.ts";
 import type { ModelCall, ModelProvider, ModelReply } from "./model_provider.ts";
 import { ProviderError } from "./provider_error.ts";
+import { checkRequestBody } from "./request_contract.ts";
 import {
   type ProviderRequestBody,
   providerRequestParts,
@@ -107,6 +110,8 @@ export class LiveProvider<Sdk extends SdkModule, Params>
   async call(call: ModelCall): Promise<ModelReply> {
     const api = this.#api;
     const params = api.params(call.request);
+    // A body the service would refuse is not sent: no call is spent on it.
+    await checkRequestBody(api.family, params);
     const sdk = await (this.#sdk ??= api.load());
     const transport = this.#transport;
     const text = await withAttempts(

@@ -30,7 +30,7 @@ import {
 import { expandEdit } from "./_expand_edit.ts";
 import { clipMessage, clipModelText } from "./_clip.ts";
 import { round, writeContextReport } from "./_finish.ts";
-import { sliceInstructions } from "./_instructions.ts";
+import { sliceBriefing } from "./first_request.ts";
 import { formatDuration } from "../display.ts";
 import { describe, progressLine, waitingLine } from "./_progress.ts";
 import type { RunOptions, SliceRequest, StepProgress } from "./request.ts";
@@ -192,15 +192,12 @@ export class SliceRun {
   ): Promise<{ stop: StopReason; detail: string }> {
     const request = this.#request;
     const bounded = this.#policy === "bounded";
-    const briefing = new Briefing({
-      policy: this.#policy,
-      intent: request.intent,
-      instructions: sliceInstructions(request.test?.command),
-      results: this.#results,
-      ...(this.#options.briefingLimits === undefined
-        ? {}
-        : { limits: this.#options.briefingLimits }),
-    });
+    const briefing = sliceBriefing(
+      request,
+      this.#options,
+      this.#policy,
+      this.#results,
+    );
     this.#briefing = briefing;
     const ctx: StageContext = {
       provider,

@@ -246,6 +246,10 @@ async function callModel(
     }
   } catch (error) {
     clearInterval(notice);
+    if (error instanceof ProviderError && error.code === "provider_contract") {
+      // Refused before sending: no call was made, none is counted.
+      throw providerStop(error);
+    }
     const elapsed = performance.now() - started;
     counters.modelMs += elapsed;
     counters.stepCalls += 1;

@@ -17,6 +17,7 @@ const NEW_RUN = {
   contextPolicy: "legacy",
   json: false,
   confinement: {},
+  dryRun: false,
 } as const;
 
 Deno.test("parseRunArguments() reads every option and touches nothing", async (t) => {

@@ -118,6 +118,7 @@ function assertReportInvariants(
   assert.deepEqual(
     Object.keys(report).sort(),
     [
+      "arguments_reparsed",
       "checkpoints",
       "elapsed_ms",
       "model_calls",
