@@ -20,6 +20,8 @@ export type PathUse = "read" | "write";
  * @param root The root's real path.
  * @param raw The path as the host sent it.
  * @param use Whether it is read or written.
+ * @param aliases Other absolute spellings of the root (the path it was
+ *   given as, when that leads through a symlink).
  * @returns The normalised root-relative path.
  * @throws {McpToolError} `invalid_path`, `outside_root`, `symlink_escape`,
  *   `git_write`, `not_a_file` or `not_regular_file`.
@@ -28,8 +30,9 @@ export async function rootPath(
   root: string,
   raw: string,
   use: PathUse,
+  aliases: readonly string[] = [],
 ): Promise<string> {
-  const parts = lexicalParts(root, raw);
+  const parts = lexicalParts([root, ...aliases], raw);
   const relative = parts.join("/");
   if (use === "write" && parts.some(isGitName)) {
     throw new McpToolError(
@@ -71,7 +74,7 @@ export async function rootPath(
 }
 
 /** Splits `raw` into root-relative parts, refusing what leaves the root. */
-function lexicalParts(root: string, raw: string): string[] {
+function lexicalParts(roots: readonly string[], raw: string): string[] {
   if (raw === "") throw new McpToolError("invalid_path", "A path is empty");
   if (raw.includes("\0")) {
     throw new McpToolError(
@@ -87,7 +90,8 @@ function lexicalParts(root: string, raw: string): string[] {
   }
   let rest = raw;
   if (raw.startsWith("/")) {
-    if (raw !== root && !raw.startsWith(`${root}/`)) {
+    const root = roots.find((r) => raw === r || raw.startsWith(`${r}/`));
+    if (root === undefined) {
       throw new McpToolError(
         "outside_root",
         `The path ${

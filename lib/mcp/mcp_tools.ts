@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { resolve } from "node:path";
 import { WorkspaceExecutor } from "../executor/workspace_executor.ts";
 import {
   type ResultDescriptor,
@@ -80,6 +81,7 @@ export interface McpToolsOptions {
  */
 export class McpTools {
   readonly #executor: WorkspaceExecutor;
+  readonly #aliases: readonly string[];
   readonly #store: ResultStore;
   readonly #maxFileBytes: number;
   readonly #onStored: (result: StoredResult) => Promise<void>;
@@ -89,8 +91,10 @@ export class McpTools {
     store: ResultStore,
     maxFileBytes: number,
     onStored: (result: StoredResult) => Promise<void>,
+    given: string,
   ) {
     this.#executor = executor;
+    this.#aliases = given === executor.workspace ? [] : [given];
     this.#store = store;
     this.#maxFileBytes = maxFileBytes;
     this.#onStored = onStored;
@@ -120,6 +124,7 @@ export class McpTools {
       store,
       maxFileBytes,
       options.onStored ?? (() => Promise.resolve()),
+      resolve(options.root),
     );
   }
 
@@ -161,7 +166,7 @@ export class McpTools {
   async #inspect(paths: readonly string[]): Promise<ToolAnswer> {
     const relative: string[] = [];
     for (const path of paths) {
-      relative.push(await rootPath(this.root, path, "read"));
+      relative.push(await rootPath(this.root, path, "read", this.#aliases));
     }
     const entries = await this.#executor.inspect(relative);
     const failed = entries.find((entry) => entry.text === undefined);
@@ -207,7 +212,7 @@ export class McpTools {
     path: string,
     contents: readonly unknown[],
   ): Promise<ToolAnswer> {
-    const relative = await rootPath(this.root, path, "write");
+    const relative = await rootPath(this.root, path, "write", this.#aliases);
     const segments = contents.map((item) =>
       typeof item === "string" ? { literal: item } : { ref: item }
     );

@@ -144,3 +144,24 @@ Deno.test("McpTools.call() refuses unknown tools and arguments outside the schem
     tools.close();
   }
 });
+
+Deno.test("McpTools accepts absolute paths under the root as it was given, also through a symlink to it", async () => {
+  await using home = await tempDir();
+  await Deno.mkdir(`${home.path}/real`);
+  await Deno.writeTextFile(`${home.path}/real/a.txt`, "a\n");
+  await Deno.symlink(`${home.path}/real`, `${home.path}/link`);
+  const tools = await McpTools.start({ root: `${home.path}/link` });
+  try {
+    for (const path of [`${home.path}/link/a.txt`, `${home.path}/real/a.txt`]) {
+      ok(await tools.call("inspect_files", { paths: [path] }));
+    }
+    assert.equal(
+      code(
+        await tools.call("inspect_files", { paths: [`${home.path}/a.txt`] }),
+      ),
+      "outside_root",
+    );
+  } finally {
+    tools.close();
+  }
+});
