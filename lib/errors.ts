@@ -131,6 +131,16 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "session_key_invalid"
     | "result_missing"
     | "result_corrupted";
+  // mcp
+  McpToolError:
+    | "invalid_arguments"
+    | "unknown_tool"
+    | "invalid_path"
+    | "outside_root"
+    | "symlink_escape"
+    | "git_write"
+    | "not_a_file"
+    | "not_regular_file";
   // cost
   PriceTableError: "price_file_invalid" | "unknown_model";
 } extends infer Codes
@@ -213,6 +223,11 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   session_key_invalid: "bad_input",
   result_missing: "bad_input",
   result_corrupted: "bad_input",
+  invalid_arguments: "bad_input",
+  invalid_path: "bad_input",
+  outside_root: "bad_input",
+  git_write: "bad_input",
+  not_regular_file: "bad_input",
   price_file_invalid: "bad_input",
   unknown_model: "bad_input",
 };

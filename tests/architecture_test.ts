@@ -36,7 +36,9 @@ const RANK: Readonly<Record<string, number>> = {
   persist: 6,
   // The cost simulator replays slices and prices provider bodies.
   cost: 6,
-  cli: 7,
+  // The MCP server: store, reference, executor and persist, never slice.
+  mcp: 7,
+  cli: 8,
 };
 
 const MAX_NAMES_PER_ENTRY = 60;

@@ -21,6 +21,7 @@ export const EXTERNAL: readonly string[] = [
   "openai",
   "gpt-tokenizer",
   "ai-tokenizer",
+  "@modelcontextprotocol/sdk",
 ];
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");

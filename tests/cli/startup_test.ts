@@ -25,6 +25,19 @@ Deno.test("each command still loads what it needs when it runs", async () => {
   assert.ok(loaded.some((s) => s.startsWith("npm:") && s.includes("yaml")));
 });
 
+Deno.test("loom mcp loads the MCP SDK only when its server starts", async () => {
+  const loaded = await staticClosure("lib/cli/mcp.ts");
+  assert.deepEqual(
+    loaded.filter((s) => s.includes("modelcontextprotocol")),
+    [],
+  );
+  const source = await Deno.readTextFile("lib/mcp/stdio_server.ts");
+  assert.match(
+    source,
+    /import\("@modelcontextprotocol\/sdk\/server\/index\.js"\)/,
+  );
+});
+
 Deno.test("the bundle keeps the provider SDKs and tokenizers out and loads them by npm: specifier", async () => {
   await using dir = await tempDir();
   const out = join(dir.path, "loom.js");
@@ -37,6 +50,7 @@ Deno.test("the bundle keeps the provider SDKs and tokenizers out and loads them 
     "openai",
     "gpt-tokenizer",
     "ai-tokenizer",
+    "@modelcontextprotocol/sdk",
   ];
   assert.deepEqual(specifiers, names.map((name) => config.imports[name]));
   const text = await Deno.readTextFile(out);

@@ -1,0 +1,130 @@
+/**
+ * `loom mcp [--root DIR]`: an MCP server over stdio offering the result
+ * store, verified references and composed writes to any MCP host (Claude
+ * Code, Codex, Cursor, VS Code). It is the one command whose standard output
+ * is not `io.out`: the SDK's stdio transport owns it and writes only
+ * JSON-RPC there; every diagnostic goes to standard error.
+ *
+ * @module
+ */
+import { resolve } from "node:path";
+import { McpTools } from "../mcp/mcp_tools.ts";
+import { serveStdio } from "../mcp/stdio_server.ts";
+import { McpSession } from "../persist/mcp_session.ts";
+import { ResultStore, type ResultStoreOptions } from "../store/result_store.ts";
+import { defined, parseFlags, positiveInteger } from "./_args.ts";
+import { type Command, commandOf, help, type Parsed } from "./_command.ts";
+import { type CliIo, ExitCode } from "./_io.ts";
+
+const USAGE = `Usage: loom mcp [--root DIR] [--session DIR] [store limits]
+
+Serves Loom's result store, verified references and composed writes as an
+MCP server over standard input and output (JSON-RPC only on standard output;
+diagnostics on standard error). Files are read and written only inside DIR,
+by the same confined executor as 'loom run': a Deno worker whose permissions
+allow DIR and nothing else, inside bubblewrap where it works; symlinks and
+hard links leading out of DIR, special files (FIFOs, sockets, devices) and
+writes into .git are refused. Results live as long as the server, or, with
+--session, across restarts.
+
+Tools:
+  inspect_files {paths}          store files, answer descriptors (preview
+                                 of at most 1,024 bytes, never the whole text)
+  read_result {reference}        bytes, lines or a JSON pointer of a stored
+                                 result, digest-checked, at most 8 KiB
+  list_results {offset}          the stored results, 8 per page
+  write_file {path, contents}    write a file from literal strings and
+                                 references to stored results, atomically
+
+Options:
+  --root DIR               The folder the tools may use (default: the
+                           current folder)
+  --session DIR            Keep the stored results in session DIR (outside
+                           the root) across restarts: an HMAC-chained
+                           journal under the session key, verified on start
+  --max-result-bytes N     Largest stored result and file read (default
+                           16777216)
+  --max-total-bytes N      Largest total of stored results (default 67108864)
+  --max-results N          Most stored results (default 1024)
+  -h, --help               Show this help
+
+Add it to Claude Code:  claude mcp add loom -- loom mcp --root .
+Other hosts (Codex, Cursor, VS Code): see docs/mcp.md.
+
+Needs Deno's --unstable-worker-options and read, write, run (bubblewrap)
+and env permissions, as 'deno task loom' and 'deno task install' grant.
+`;
+
+/** Parsed `loom mcp` arguments. */
+export interface McpArguments {
+  /** `--root DIR` (default `.`). */
+  readonly root: string;
+  /** `--session DIR`: where the results persist. */
+  readonly session?: string;
+  /** The store's limits from `--max-result-bytes`, `--max-total-bytes`, `--max-results`. */
+  readonly limits: ResultStoreOptions;
+}
+
+/**
+ * Parses `loom mcp` arguments; reads nothing.
+ *
+ * @param args Arguments after `mcp`.
+ * @returns The arguments, or the help text.
+ * @throws {UsageError} On an unknown option or a limit that is not a
+ *   positive integer.
+ */
+export function parseMcpArguments(
+  args: readonly string[],
+): Parsed<McpArguments> {
+  const { values } = parseFlags(args, {
+    root: { type: "string" },
+    session: { type: "string" },
+    "max-result-bytes": { type: "string" },
+    "max-total-bytes": { type: "string" },
+    "max-results": { type: "string" },
+  });
+  if (values.help) return help(USAGE);
+  return {
+    root: values.root ?? ".",
+    ...(values.session === undefined ? {} : { session: values.session }),
+    limits: defined({
+      maxResultBytes: positiveInteger(
+        values["max-result-bytes"],
+        "--max-result-bytes",
+      ),
+      maxTotalBytes: positiveInteger(
+        values["max-total-bytes"],
+        "--max-total-bytes",
+      ),
+      maxResults: positiveInteger(values["max-results"], "--max-results"),
+    }),
+  };
+}
+
+async function serve(a: McpArguments, io: CliIo): Promise<number> {
+  const log = (line: string) => io.err(`loom mcp: ${line}\n`);
+  const root = resolve(a.root);
+  const store = new ResultStore(a.limits);
+  const session = a.session === undefined
+    ? null
+    : await McpSession.open(resolve(a.session), { root });
+  try {
+    for (const result of session?.results ?? []) store.restore(result);
+    if (session !== null) {
+      log(`session ${session.dir}: ${session.results.length} results restored`);
+    }
+    const tools = await McpTools.start({
+      root,
+      limits: a.limits,
+      store,
+      ...(session === null ? {} : { onStored: (r) => session.save(r) }),
+    });
+    await serveStdio(tools, { log });
+  } finally {
+    await session?.close();
+  }
+  return ExitCode.ok;
+}
+
+/** `loom mcp`: serves until standard input ends; exit 0, 2 for bad usage, 3 when it cannot confine. */
+export const mcpCommand: Command = commandOf(parseMcpArguments, serve);

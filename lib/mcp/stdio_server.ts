@@ -1,0 +1,152 @@
+/**
+ * The MCP protocol side of `loom mcp`: the official TypeScript SDK's
+ * low-level `Server` over its stdio transport, answering `tools/list` with
+ * {@linkcode MCP_TOOLS} and `tools/call` through {@linkcode McpTools}. The
+ * SDK is imported when the server starts, so no other command pays for it
+ * (and the bundle keeps it external). Standard output carries only
+ * JSON-RPC; nothing here writes anything else to it.
+ *
+ * @module
+ */
+import type { McpTools, ToolAnswer } from "./mcp_tools.ts";
+import { MCP_TOOLS } from "./tool_definitions.ts";
+import { VERSION } from "../version.ts";
+
+/** What the server tells about itself and its end. */
+export interface ServeOptions {
+  /** Writes one diagnostic line to standard error. */
+  readonly log: (line: string) => void;
+  /** Instructions for the host's model, sent at initialisation. */
+  readonly instructions?: string;
+}
+
+/** The result of a `tools/call`, as MCP's `CallToolResult`. */
+export interface CallToolResult {
+  /** The text rendering. */
+  content: { type: "text"; text: string }[];
+  /** The wire-format JSON of a successful call. */
+  structuredContent?: Record<string, unknown>;
+  /** Present (true) when the call failed. */
+  isError?: true;
+  /** MCP results are open objects. */
+  [key: string]: unknown;
+}
+
+/**
+ * The MCP result of a tool answer: `structuredContent` and its JSON as text,
+ * or a tool error whose text starts with the failure code.
+ *
+ * @param answer What the tool answered.
+ * @returns The `tools/call` result.
+ *
+ * @example
+ * ```ts
+ * import { callToolResult } from "./stdio_server.ts";
+ * import assert from "node:assert/strict";
+ * const failed = callToolResult({ ok: false, code: "unknown_result", message: "No stored result has the id result-9" });
+ * assert.deepEqual(failed, {
+ *   content: [{ type: "text", text: "unknown_result: No stored result has the id result-9" }],
+ *   isError: true,
+ * });
+ * ```
+ */
+export function callToolResult(answer: ToolAnswer): CallToolResult {
+  if (!answer.ok) {
+    return {
+      content: [{ type: "text", text: `${answer.code}: ${answer.message}` }],
+      isError: true,
+    };
+  }
+  return {
+    content: [{ type: "text", text: JSON.stringify(answer.structured) }],
+    structuredContent: answer.structured,
+  };
+}
+
+/**
+ * Serves the tools over standard input and output until the input ends or
+ * the process is asked to stop (SIGINT, SIGTERM).
+ *
+ * @param tools The tools (closed when the server stops).
+ * @param options Where diagnostics go.
+ * @returns When the server has stopped.
+ */
+export async function serveStdio(
+  tools: McpTools,
+  options: ServeOptions,
+): Promise<void> {
+  const [{ Server }, { StdioServerTransport }, types, { default: process }] =
+    await Promise.all([
+      import("@modelcontextprotocol/sdk/server/index.js"),
+      import("@modelcontextprotocol/sdk/server/stdio.js"),
+      import("@modelcontextprotocol/sdk/types.js"),
+      import("node:process"),
+    ]);
+  const server = new Server(
+    { name: "loom", version: VERSION },
+    {
+      capabilities: { tools: {} },
+      ...(options.instructions === undefined
+        ? {}
+        : { instructions: options.instructions }),
+    },
+  );
+  server.setRequestHandler(types.ListToolsRequestSchema, () => ({
+    tools: MCP_TOOLS.map((tool) => ({
+      ...tool,
+      inputSchema: tool.inputSchema as { type: "object" },
+      outputSchema: tool.outputSchema as { type: "object" },
+    })),
+  }));
+  // Calls still running when the input ends are answered before the stop.
+  const inFlight = new Set<Promise<unknown>>();
+  server.setRequestHandler(types.CallToolRequestSchema, async (
+    request: {
+      params: { name: string; arguments?: Record<string, unknown> };
+    },
+  ) => {
+    const { name, arguments: args } = request.params;
+    const call = tools.call(name, args ?? {});
+    inFlight.add(call);
+    try {
+      const answer = await call;
+      if (!answer.ok) {
+        // The name is the host's: shown quoted unless it is a plain word.
+        const shown = /^[a-z_]{1,32}$/.test(name)
+          ? name
+          : JSON.stringify(name.slice(0, 64));
+        options.log(`${shown}: ${answer.code}`);
+      }
+      return callToolResult(answer);
+    } finally {
+      inFlight.delete(call);
+    }
+  });
+  const { promise: stopped, resolve: stop } = Promise.withResolvers<void>();
+  const transport = new StdioServerTransport();
+  transport.onerror = (error: Error) =>
+    options.log(`transport error: ${error.message}`);
+  server.onclose = () => stop();
+  // Requests read with the end of the input start first, then the stop.
+  process.stdin.once("end", () => setTimeout(stop, 0));
+  const signals: Deno.Signal[] = Deno.build.os === "windows"
+    ? ["SIGINT"]
+    : ["SIGINT", "SIGTERM"];
+  for (const signal of signals) Deno.addSignalListener(signal, stop);
+  try {
+    await server.connect(transport);
+    options.log(
+      `serving ${MCP_TOOLS.length} tools over stdio, root ${tools.root}${
+        tools.sandboxed ? " (bubblewrap)" : ""
+      }`,
+    );
+    await stopped;
+    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    // The SDK sends an answer in the tasks after its handler returns.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  } finally {
+    for (const signal of signals) Deno.removeSignalListener(signal, stop);
+    await server.close().catch(() => {});
+    tools.close();
+  }
+}

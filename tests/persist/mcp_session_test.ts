@@ -1,0 +1,137 @@
+// The MCP server's session: same journal, same key, same checks as a
+// slice's. Nothing is repaired: a changed journal or body refuses the load.
+import assert from "node:assert/strict";
+import { McpSession } from "../../lib/persist/mcp_session.ts";
+import { ResultStore } from "../../lib/store/result_store.ts";
+import { tempDir } from "../_kit.ts";
+
+async function seeded(dir: string, root: string, keyFile: string) {
+  const session = await McpSession.open(dir, { root, keyFile });
+  const store = new ResultStore();
+  for (const text of ["first\n", "second\n"]) {
+    const d = await store.put(text, {
+      origin: "inspect_files a.txt",
+      capture: "complete",
+    });
+    await session.save(store.get(d.result!)!);
+  }
+  await session.close();
+}
+
+function refusedWith(code: string) {
+  return (error: unknown) => (error as { code?: string }).code === code;
+}
+
+Deno.test("McpSession.open() restores the results of an earlier server with their ids and digests", async () => {
+  await using root = await tempDir();
+  await using home = await tempDir();
+  const keyFile = `${home.path}/key`;
+  await seeded(`${home.path}/s`, root.path, keyFile);
+  const again = await McpSession.open(`${home.path}/s`, {
+    root: root.path,
+    keyFile,
+  });
+  try {
+    const store = new ResultStore();
+    for (const result of again.results) store.restore(result);
+    assert.deepEqual([...store.stored()].map((r) => r.id), [
+      "result-1",
+      "result-2",
+    ]);
+    const d = await store.put("third\n", { origin: "x", capture: "complete" });
+    assert.equal(d.result, "result-3");
+    await again.save(store.get("result-3")!);
+  } finally {
+    await again.close();
+  }
+  const third = await McpSession.open(`${home.path}/s`, {
+    root: root.path,
+    keyFile,
+  });
+  assert.equal(third.results.length, 3);
+  await third.close();
+});
+
+Deno.test("McpSession.open() refuses a changed journal, a changed or missing body, another root and a second server", async (t) => {
+  await using root = await tempDir();
+  await using other = await tempDir();
+  await using home = await tempDir();
+  const keyFile = `${home.path}/key`;
+  const dir = `${home.path}/s`;
+  await seeded(dir, root.path, keyFile);
+  const journal = `${dir}/journal.jsonl`;
+  const original = await Deno.readTextFile(journal);
+  const [body] = [...Deno.readDirSync(`${dir}/tool-results`)].map((e) =>
+    `${dir}/tool-results/${e.name}`
+  );
+
+  await t.step("a changed record is session_tampered", async () => {
+    await Deno.writeTextFile(
+      journal,
+      original.replace(
+        '"origin":"inspect_files a.txt"',
+        '"origin":"inspect_files b.txt"',
+      ),
+    );
+    await assert.rejects(
+      McpSession.open(dir, { root: root.path, keyFile }),
+      refusedWith("session_tampered"),
+    );
+    await Deno.writeTextFile(journal, original);
+  });
+  await t.step(
+    "a changed body is result_corrupted, a missing one result_missing",
+    async () => {
+      const bytes = await Deno.readFile(body!);
+      await Deno.writeTextFile(body!, "FIRST\n");
+      await assert.rejects(
+        McpSession.open(dir, { root: root.path, keyFile }),
+        refusedWith("result_corrupted"),
+      );
+      await Deno.remove(body!);
+      await assert.rejects(
+        McpSession.open(dir, { root: root.path, keyFile }),
+        refusedWith("result_missing"),
+      );
+      await Deno.writeFile(body!, bytes);
+    },
+  );
+  await t.step("another root's session is session_invalid", async () => {
+    await assert.rejects(
+      McpSession.open(dir, { root: other.path, keyFile }),
+      refusedWith("session_invalid"),
+    );
+  });
+  await t.step(
+    "a second server on the same session is session_locked",
+    async () => {
+      const first = await McpSession.open(dir, { root: root.path, keyFile });
+      try {
+        await assert.rejects(
+          McpSession.open(dir, { root: root.path, keyFile }),
+          refusedWith("session_locked"),
+        );
+      } finally {
+        await first.close();
+      }
+    },
+  );
+  await t.step(
+    "a session folder or a key inside the root is refused",
+    async () => {
+      await assert.rejects(
+        McpSession.open(`${root.path}/.loom`, { root: root.path, keyFile }),
+        refusedWith("session_inside_workspace"),
+      );
+      await assert.rejects(
+        McpSession.open(`${home.path}/t`, {
+          root: root.path,
+          keyFile: `${root.path}/key`,
+        }),
+        refusedWith("session_key_invalid"),
+      );
+    },
+  );
+  // Nothing was repaired: the journal is as the server left it.
+  assert.equal(await Deno.readTextFile(journal), original);
+});
