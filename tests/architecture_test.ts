@@ -23,6 +23,7 @@ const RANK: Readonly<Record<string, number>> = {
   "errors.ts": 0,
   "version.ts": 0,
   "fs_reason.ts": 0,
+  "root_path.ts": 0,
   "display.ts": 0,
   "copy_tree.ts": 0,
   context: 1,

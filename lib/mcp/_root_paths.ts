@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { resolveInRoot } from "../root_path.ts";
 import { McpToolError } from "./mcp_tool_error.ts";
 
 /** Whether a path is read or written. */
@@ -26,33 +27,31 @@ export type PathUse = "read" | "write";
  * @throws {McpToolError} `invalid_path`, `outside_root`, `symlink_escape`,
  *   `git_write`, `not_a_file` or `not_regular_file`.
  */
-export async function rootPath(
+export function rootPath(
   root: string,
   raw: string,
   use: PathUse,
   aliases: readonly string[] = [],
-): Promise<string> {
-  const parts = lexicalParts([root, ...aliases], raw);
-  const relative = parts.join("/");
-  if (use === "write" && parts.some(isGitName)) {
+): string {
+  const path = resolveInRoot(
+    root,
+    withinRoot([root, ...aliases], raw),
+    use === "write",
+    {
+      place: "the server's root",
+      show,
+    },
+  );
+  if (!path.ok) {
     throw new McpToolError(
-      "git_write",
-      `Cannot write ${show(relative)}: writes into .git are refused`,
+      path.problem === "dot_dot_escape" ? "outside_root" : path.problem,
+      path.message,
     );
   }
-  const real = await follow(root, parts, relative);
-  if (use === "write") {
-    const inside = real.slice(root.length + 1).split("/");
-    if (inside.some(isGitName)) {
-      throw new McpToolError(
-        "git_write",
-        `Cannot write ${show(relative)}: it leads through a symlink into .git`,
-      );
-    }
-  }
+  const relative = path.relative;
   let info: Deno.FileInfo | null = null;
   try {
-    info = await Deno.lstat(real);
+    info = Deno.lstatSync(path.real);
   } catch {
     // Missing: reading says not_found (the executor), writing creates it.
   }
@@ -73,107 +72,23 @@ export async function rootPath(
   return relative;
 }
 
-/** Splits `raw` into root-relative parts, refusing what leaves the root. */
-function lexicalParts(roots: readonly string[], raw: string): string[] {
-  if (raw === "") throw new McpToolError("invalid_path", "A path is empty");
-  if (raw.includes("\0")) {
-    throw new McpToolError(
-      "invalid_path",
-      `The path ${show(raw)} contains NUL`,
-    );
-  }
-  if (raw.includes("\\")) {
-    throw new McpToolError(
-      "invalid_path",
-      `The path ${show(raw)} contains a backslash: use POSIX separators`,
-    );
-  }
-  let rest = raw;
-  if (raw.startsWith("/")) {
-    const root = roots.find((r) => raw === r || raw.startsWith(`${r}/`));
-    if (root === undefined) {
-      throw new McpToolError(
-        "outside_root",
-        `The path ${
-          show(raw)
-        } lies outside the server's root: give a path relative to the root, or an absolute one inside it`,
-      );
-    }
-    rest = raw.slice(root.length);
-  }
-  const parts: string[] = [];
-  for (const part of rest.split("/")) {
-    if (part === "" || part === ".") continue;
-    if (part === "..") {
-      if (parts.length === 0) {
-        throw new McpToolError(
-          "outside_root",
-          `The path ${show(raw)} leaves the server's root through ".."`,
-        );
-      }
-      parts.pop();
-      continue;
-    }
-    parts.push(part);
-  }
-  if (parts.length === 0) {
-    throw new McpToolError(
-      "invalid_path",
-      `The path ${show(raw)} names the root itself, not a file in it`,
-    );
-  }
-  return parts;
-}
-
 /**
- * Walks the existing components and resolves each symlink met: the real
- * path of the deepest existing component joined with the ones not there yet.
+ * `raw` relative to the root: an absolute path only when it lies inside the
+ * root (as one of its spellings).
  */
-async function follow(
-  root: string,
-  parts: readonly string[],
-  relative: string,
-): Promise<string> {
-  let current = root;
-  for (const [index, part] of parts.entries()) {
-    const next = `${current}/${part}`;
-    let info: Deno.FileInfo;
-    try {
-      info = await Deno.lstat(next);
-    } catch {
-      return [current, ...parts.slice(index)].join("/");
-    }
-    if (!info.isSymlink) {
-      current = next;
-      continue;
-    }
-    const link = show(parts.slice(0, index + 1).join("/"));
-    let target: string;
-    try {
-      target = await Deno.realPath(next);
-    } catch {
-      throw new McpToolError(
-        "symlink_escape",
-        `The path ${
-          show(relative)
-        } leads through the symlink ${link}, which does not resolve`,
-      );
-    }
-    if (target !== root && !target.startsWith(`${root}/`)) {
-      throw new McpToolError(
-        "symlink_escape",
-        `The path ${
-          show(relative)
-        } leads through the symlink ${link} to outside the server's root`,
-      );
-    }
-    current = target;
+function withinRoot(roots: readonly string[], raw: string): string {
+  if (raw === "") throw new McpToolError("invalid_path", "A path is empty");
+  if (!raw.startsWith("/")) return raw;
+  const root = roots.find((r) => raw === r || raw.startsWith(`${r}/`));
+  if (root === undefined) {
+    throw new McpToolError(
+      "outside_root",
+      `The path ${
+        show(raw)
+      } lies outside the server's root: give a path relative to the root, or an absolute one inside it`,
+    );
   }
-  return current;
-}
-
-function isGitName(part: string): boolean {
-  return part.toLowerCase() === ".git";
+  return raw.slice(root.length);
 }
 
 function show(path: string): string {

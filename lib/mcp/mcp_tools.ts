@@ -166,7 +166,7 @@ export class McpTools {
   async #inspect(paths: readonly string[]): Promise<ToolAnswer> {
     const relative: string[] = [];
     for (const path of paths) {
-      relative.push(await rootPath(this.root, path, "read", this.#aliases));
+      relative.push(rootPath(this.root, path, "read", this.#aliases));
     }
     const entries = await this.#executor.inspect(relative);
     const failed = entries.find((entry) => entry.text === undefined);
@@ -212,7 +212,7 @@ export class McpTools {
     path: string,
     contents: readonly unknown[],
   ): Promise<ToolAnswer> {
-    const relative = await rootPath(this.root, path, "write", this.#aliases);
+    const relative = rootPath(this.root, path, "write", this.#aliases);
     const segments = contents.map((item) =>
       typeof item === "string" ? { literal: item } : { ref: item }
     );

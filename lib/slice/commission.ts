@@ -25,6 +25,7 @@ import {
   testsRunSchema,
 } from "./_schema.ts";
 import { showModelText } from "./_clip.ts";
+import { isWithin, resolveInRoot } from "../root_path.ts";
 
 /** Why commission refused an action. Stable machine codes. */
 export type RefusalCode =
@@ -264,9 +265,6 @@ class PathGuard {
     },
   ): Checked<string> {
     if (raw === "") return refuse("invalid_path", "A path is empty");
-    if (raw.includes("\0")) {
-      return refuse("invalid_path", `The path ${show(raw)} contains NUL`);
-    }
     if (raw.startsWith("/") || /^[A-Za-z]:/.test(raw)) {
       return refuse(
         "absolute_path",
@@ -275,55 +273,19 @@ class PathGuard {
         } is absolute: paths are relative to the workspace`,
       );
     }
-    if (raw.includes("\\")) {
+    const path = resolveInRoot(this.#root, raw, write, {
+      place: "the workspace",
+      show,
+    });
+    if (!path.ok) {
       return refuse(
-        "invalid_path",
-        `The path ${show(raw)} contains a backslash: use POSIX separators`,
+        path.problem === "dot_dot_escape" ? "path_escape" : path.problem,
+        path.message,
       );
     }
-    const parts: string[] = [];
-    for (const part of raw.split("/")) {
-      if (part === "" || part === ".") continue;
-      if (part === "..") {
-        if (parts.length === 0) {
-          return refuse(
-            "path_escape",
-            `The path ${show(raw)} leaves the workspace through ".."`,
-          );
-        }
-        parts.pop();
-        continue;
-      }
-      parts.push(part);
-    }
-    if (parts.length === 0) {
-      return refuse(
-        "invalid_path",
-        `The path ${show(raw)} names the workspace itself, not a file in it`,
-      );
-    }
-    const normalised = parts.join("/");
-    if (write && parts.some(isGitName)) {
-      return refuse(
-        "git_write",
-        `Cannot write ${show(normalised)}: writes into .git are refused`,
-      );
-    }
+    const normalised = path.relative;
     const lexical = `${this.#root}/${normalised}`;
-    const real = this.#follow(parts, normalised);
-    if (!real.ok) return real;
-    if (real.value !== lexical && write) {
-      const inside = real.value.slice(this.#root.length + 1).split("/");
-      if (inside.some(isGitName)) {
-        return refuse(
-          "git_write",
-          `Cannot write ${
-            show(normalised)
-          }: it leads through a symlink into .git`,
-        );
-      }
-    }
-    const realRelative = real.value.slice(this.#root.length + 1);
+    const realRelative = path.real.slice(this.#root.length + 1);
     if (
       protect !== undefined &&
       (protect.matches(normalised) || protect.matches(realRelative))
@@ -336,7 +298,7 @@ class PathGuard {
       );
     }
     for (const root of this.#forbidden) {
-      if (within(lexical, root) || within(real.value, root)) {
+      if (isWithin(lexical, root) || isWithin(path.real, root)) {
         return refuse(
           "forbidden_root",
           `The path ${
@@ -347,57 +309,4 @@ class PathGuard {
     }
     return { ok: true, value: normalised };
   }
-
-  /**
-   * Walks the existing components of a path and resolves every symlink met.
-   * Returns the real path of the deepest existing component joined with the
-   * components that do not exist yet.
-   */
-  #follow(parts: readonly string[], normalised: string): Checked<string> {
-    let current = this.#root;
-    for (const [index, part] of parts.entries()) {
-      const next = `${current}/${part}`;
-      let info: Deno.FileInfo;
-      try {
-        info = Deno.lstatSync(next);
-      } catch {
-        // Not there (yet): the rest is created inside `current`.
-        return { ok: true, value: [current, ...parts.slice(index)].join("/") };
-      }
-      if (!info.isSymlink) {
-        current = next;
-        continue;
-      }
-      let target: string;
-      try {
-        target = Deno.realPathSync(next);
-      } catch {
-        return refuse(
-          "symlink_escape",
-          `The path ${show(normalised)} leads through the symlink ${
-            show(parts.slice(0, index + 1).join("/"))
-          }, which does not resolve`,
-        );
-      }
-      if (!within(target, this.#root)) {
-        return refuse(
-          "symlink_escape",
-          `The path ${show(normalised)} leads through the symlink ${
-            show(parts.slice(0, index + 1).join("/"))
-          } to outside the workspace`,
-        );
-      }
-      current = target;
-    }
-    return { ok: true, value: current };
-  }
-}
-
-function isGitName(part: string): boolean {
-  return part.toLowerCase() === ".git";
-}
-
-function within(path: string, root: string): boolean {
-  return path === root ||
-    path.startsWith(root.endsWith("/") ? root : `${root}/`);
 }
