@@ -141,6 +141,7 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "git_write"
     | "not_a_file"
     | "not_regular_file";
+  GatewayConfigError: "gateway_config_invalid";
   // cost
   PriceTableError: "price_file_invalid" | "unknown_model";
 } extends infer Codes
@@ -228,6 +229,7 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   outside_root: "bad_input",
   git_write: "bad_input",
   not_regular_file: "bad_input",
+  gateway_config_invalid: "bad_input",
   price_file_invalid: "bad_input",
   unknown_model: "bad_input",
 };
