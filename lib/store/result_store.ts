@@ -123,6 +123,12 @@ export interface ResultStoreOptions {
   maxTotalBytes?: number;
   /** Most results kept (default 1,024). */
   maxResults?: number;
+  /**
+   * Evict the oldest results to make room when a limit is reached (default
+   * `false`: a new result that does not fit is not kept, every earlier one
+   * stays). A reference to an evicted result is answered `result_evicted`.
+   */
+  evictOldest?: boolean;
 }
 
 /** What {@link ResultStore.put} needs besides the content. */
@@ -238,9 +244,10 @@ export function compactDescriptor(
 /**
  * Keeps immutable UTF-8 tool results for a run and describes them to the
  * model. Content is copied on `put`, so later changes by the caller do not
- * reach the store. Results are never evicted: when a limit is reached, new
- * results get a descriptor with a preview and `result_unavailable` but no
- * reference, and every earlier reference keeps working.
+ * reach the store. By default results are never evicted: when a limit is
+ * reached, new results get a descriptor with a preview and
+ * `result_unavailable` but no reference, and every earlier reference keeps
+ * working. With `evictOldest` the oldest results make room instead.
  *
  * @example
  * ```ts
@@ -267,6 +274,8 @@ export class ResultStore {
   #maxResultBytes: number;
   #maxTotalBytes: number;
   #maxResults: number;
+  #evictOldest: boolean;
+  #evicted = new Set<string>();
 
   /**
    * Creates an empty store.
@@ -286,6 +295,7 @@ export class ResultStore {
       "maxTotalBytes",
     );
     this.#maxResults = limit(options.maxResults, MAX_RESULTS, "maxResults");
+    this.#evictOldest = options.evictOldest === true;
   }
 
   /** Number of results kept. */
@@ -372,6 +382,15 @@ export class ResultStore {
     const size = bytes.length;
     const preview = previewOf(bytes, capture);
     let unavailable: ResultUnavailable | undefined;
+    if (this.#evictOldest && size <= this.#maxTotalBytes && this.#maxResults > 0) {
+      const order = this.#sorted();
+      while (
+        order.length > 0 &&
+        (this.#results.size >= this.#maxResults ||
+          this.#totalBytes + size > this.#maxTotalBytes) &&
+        size <= this.#maxResultBytes
+      ) this.#remove(order[0]!.id);
+    }
     if (size > this.#maxResultBytes) unavailable = "too_large";
     else if (
       this.#results.size >= this.#maxResults ||
@@ -408,6 +427,63 @@ export class ResultStore {
     }
     this.#order.push(result);
     this.#totalBytes += result.bytes.length;
+  }
+
+  #remove(id: string): void {
+    const result = this.#results.get(id);
+    if (result === undefined) return;
+    this.#results.delete(id);
+    const at = this.#order.indexOf(result);
+    if (at >= 0) this.#order.splice(at, 1);
+    this.#totalBytes -= result.bytes.length;
+    this.#evicted.add(id);
+  }
+
+  /**
+   * Removes a stored result (an expired one); later references to it are
+   * answered `result_evicted`.
+   *
+   * @param id The result's id.
+   * @returns Whether the store held it.
+   *
+   * @example
+   * ```ts
+   * import { ResultStore } from "@loom/loom/reference";
+   * import assert from "node:assert/strict";
+   * const store = new ResultStore();
+   * await store.put("a", { origin: "x", capture: "complete" });
+   * assert.equal(store.evict("result-1"), true);
+   * assert.equal(store.get("result-1"), undefined);
+   * assert.equal(store.evicted("result-1"), true);
+   * ```
+   */
+  evict(id: string): boolean {
+    if (!this.#results.has(id)) return false;
+    this.#remove(id);
+    return true;
+  }
+
+  /**
+   * Whether a result id was held and then evicted (by `evictOldest` or
+   * {@linkcode ResultStore.evict}).
+   *
+   * @param id A result id.
+   * @returns `true` for an evicted result.
+   *
+   * @example
+   * ```ts
+   * import { ResultStore } from "@loom/loom/reference";
+   * import assert from "node:assert/strict";
+   * const store = new ResultStore({ maxResults: 1, evictOldest: true });
+   * await store.put("a", { origin: "x", capture: "complete" });
+   * const d = await store.put("b", { origin: "y", capture: "complete" });
+   * assert.equal(d.result, "result-2");
+   * assert.equal(store.evicted("result-1"), true);
+   * assert.equal(store.evicted("result-2"), false);
+   * ```
+   */
+  evicted(id: string): boolean {
+    return this.#evicted.has(id);
   }
 
   #sorted(): StoredResult[] {
