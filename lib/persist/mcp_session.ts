@@ -52,7 +52,41 @@ const resultSchema = z.strictObject({
   origin: z.string(),
   capture: z.enum(["complete", "partial"]),
   utf8_bytes: z.number().int().nonnegative(),
+  // Gateway results (loom mcp --servers): when the result was stored, the
+  // call that produced it, and `body: false` when only its descriptor was
+  // kept (the seeds' persistence rule left the body out).
+  stored_at: z.number().optional(),
+  body: z.literal(false).optional(),
+  gateway: z.record(z.string(), z.unknown()).optional(),
 });
+
+/** One result record of an MCP session's journal. */
+export interface McpSessionRecord {
+  /** The result id. */
+  readonly id: string;
+  /** Its digest. */
+  readonly sha256: string;
+  /** What produced it. */
+  readonly origin: string;
+  /** `complete` or `partial`. */
+  readonly capture: "complete" | "partial";
+  /** Its size. */
+  readonly utf8_bytes: number;
+  /** When it was stored (ms since the epoch), when recorded. */
+  readonly stored_at?: number;
+  /** `false` when only the descriptor was kept. */
+  readonly body: boolean;
+  /** The gateway's record of the call, when a gateway stored it. */
+  readonly gateway?: Readonly<Record<string, unknown>>;
+}
+
+/** What {@linkcode McpSession.save} records besides the result. */
+export interface McpSaveOptions {
+  /** Whether to write the body (default `true`). */
+  readonly body?: boolean;
+  /** The gateway's record of the call. */
+  readonly gateway?: Readonly<Record<string, unknown>>;
+}
 
 /**
  * The stored results of an MCP server, persisted after each one is stored.
@@ -80,6 +114,8 @@ export class McpSession {
   readonly dir: string;
   /** The verified results of earlier runs, in id order. */
   readonly results: readonly StoredResult[];
+  /** Every result record of earlier runs, bodies kept or not, in order. */
+  readonly records: readonly McpSessionRecord[];
   readonly #writer: JournalWriter;
   readonly #lock: SessionLock;
   readonly #written = new Set<string>();
@@ -90,12 +126,14 @@ export class McpSession {
     writer: JournalWriter,
     lock: SessionLock,
     results: readonly StoredResult[],
+    records: readonly McpSessionRecord[] = [],
   ) {
     this.dir = dir;
     this.#writer = writer;
     this.#lock = lock;
     this.results = results;
-    this.#seq = results.length;
+    this.records = records;
+    this.#seq = records.length;
     for (const result of results) this.#written.add(result.sha256);
   }
 
@@ -142,9 +180,9 @@ export class McpSession {
         return new McpSession(given, writer, lock, []);
       }
       const read = await readJournal(file, key);
-      const results = await loadResults(given, root, read.lines);
+      const { results, records } = await loadResults(given, root, read.lines);
       const writer = await JournalWriter.continue(file, key, read);
-      return new McpSession(given, writer, lock, results);
+      return new McpSession(given, writer, lock, results, records);
     } catch (error) {
       await lock.release();
       throw error;
@@ -156,9 +194,14 @@ export class McpSession {
    * journal record, flushed before this returns.
    *
    * @param result A result of the server's store.
+   * @param options Whether to write the body; the gateway's record.
    */
-  async save(result: StoredResult): Promise<void> {
-    if (!this.#written.has(result.sha256)) {
+  async save(
+    result: StoredResult,
+    options: McpSaveOptions = {},
+  ): Promise<void> {
+    const body = options.body !== false;
+    if (body && !this.#written.has(result.sha256)) {
       await writeAtomic(
         join(this.dir, RESULTS_DIR, `${result.sha256}.txt`),
         result.bytes,
@@ -174,6 +217,11 @@ export class McpSession {
       origin: result.origin,
       capture: result.capture,
       utf8_bytes: result.bytes.length,
+      ...(options.gateway === undefined ? {} : {
+        stored_at: Date.now(),
+        ...(body ? {} : { body: false }),
+        gateway: options.gateway,
+      }),
     });
   }
 
@@ -188,7 +236,7 @@ async function loadResults(
   dir: string,
   root: string,
   lines: readonly { line: number; value: Record<string, unknown> }[],
-): Promise<StoredResult[]> {
+): Promise<{ results: StoredResult[]; records: McpSessionRecord[] }> {
   const file = join(dir, JOURNAL_FILE);
   const [first, ...later] = lines;
   const header = headerSchema.safeParse(first?.value);
@@ -207,6 +255,7 @@ async function loadResults(
     );
   }
   const results: StoredResult[] = [];
+  const records: McpSessionRecord[] = [];
   for (const [index, { value, line }] of later.entries()) {
     const record = resultSchema.safeParse(value);
     if (!record.success || record.data.seq !== index + 1) {
@@ -219,6 +268,21 @@ async function loadResults(
       );
     }
     const { id, sha256, origin, capture, utf8_bytes } = record.data;
+    records.push({
+      id,
+      sha256,
+      origin,
+      capture,
+      utf8_bytes,
+      body: record.data.body !== false,
+      ...(record.data.stored_at === undefined
+        ? {}
+        : { stored_at: record.data.stored_at }),
+      ...(record.data.gateway === undefined
+        ? {}
+        : { gateway: record.data.gateway }),
+    });
+    if (record.data.body === false) continue;
     const body = join(dir, RESULTS_DIR, `${sha256}.txt`);
     let bytes: Uint8Array;
     try {
@@ -239,5 +303,5 @@ async function loadResults(
     }
     results.push({ id, bytes, sha256, origin, capture });
   }
-  return results;
+  return { results, records };
 }

@@ -464,6 +464,34 @@ export class ResultStore {
   }
 
   /**
+   * Makes new results take ids after `id`, which the store does not hold
+   * (a session that kept only the descriptor of that result).
+   *
+   * @param id A result id.
+   * @throws {ResultRestoreError} `invalid_result_id` when the id is malformed.
+   *
+   * @example
+   * ```ts
+   * import { ResultStore } from "@loom/loom/reference";
+   * import assert from "node:assert/strict";
+   * const store = new ResultStore();
+   * store.advancePast("result-4");
+   * const d = await store.put("a", { origin: "x", capture: "complete" });
+   * assert.equal(d.result, "result-5");
+   * ```
+   */
+  advancePast(id: string): void {
+    const match = ID_PATTERN.exec(String(id));
+    if (match === null) {
+      throw new ResultRestoreError(
+        "invalid_result_id",
+        `Cannot reserve ${String(id)}: a result id has the form result-<n>`,
+      );
+    }
+    this.#next = Math.max(this.#next, Number(match[1]) + 1);
+  }
+
+  /**
    * Whether a result id was held and then evicted (by `evictOldest` or
    * {@linkcode ResultStore.evict}).
    *

@@ -1,0 +1,189 @@
+/**
+ * The gateway's MCP server, apart from its transport: the SDK's low-level
+ * `Server` answering `tools/list` and `tools/call` through a
+ * {@linkcode Gateway}. When the host has initialised, the gateway connects
+ * its upstreams with the host's client capabilities; what the upstreams ask
+ * of the host (sampling, elicitation, roots) and tell it (logging, list
+ * changes, progress) is relayed. The CLI connects the server to stdio;
+ * another transport can connect the same server.
+ *
+ * @module
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  type ClientCapabilities,
+  ListToolsRequestSchema,
+  RootsListChangedNotificationSchema,
+  SetLevelRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { VERSION } from "../../version.ts";
+import type { Gateway } from "./gateway.ts";
+
+/** Options of {@linkcode createGatewayServer}. */
+export interface GatewayServerOptions {
+  /** Instructions for the host's model. */
+  readonly instructions?: string;
+  /** Diagnostics to standard error. */
+  readonly log: (line: string) => void;
+}
+
+/** The SDK server the gateway answers on (the SDK's `Server`). */
+export interface GatewayServer {
+  /** Connects the server to a transport and starts answering. */
+  connect(transport: unknown): Promise<void>;
+  /** Stops the server. */
+  close(): Promise<void>;
+  /** Called when the transport closes. */
+  onclose?: () => void;
+}
+
+const LOOSE = z.looseObject({});
+
+/** What the gateway tells the host's model at initialisation. */
+export const GATEWAY_INSTRUCTIONS =
+  "Loom's gateway: the tools named <server>__<tool> are the user's own MCP servers. An answer over the offload threshold is stored and answered with a descriptor (result id, sha256, size, lines, a preview and, for JSON, an outline) instead of its text. Read exactly what you need from it with read_result (bytes, lines or an RFC 6901 JSON pointer; digest-checked; long reads continue with next) and search it with find_in_result, which answers each match's line, byte range and JSON pointer.";
+
+/**
+ * Builds the gateway's MCP server.
+ *
+ * @param gateway The gateway.
+ * @param options Instructions and the log.
+ * @returns The server, not yet connected.
+ *
+ * @example
+ * ```ts
+ * import { createGatewayServer } from "./gateway_server.ts";
+ * import { Gateway } from "./gateway.ts";
+ * import { ResultStore } from "../../store/result_store.ts";
+ * import assert from "node:assert/strict";
+ * const gateway = new Gateway({
+ *   config: { file: "x.json", servers: [], skipped: [] },
+ *   store: new ResultStore(), offloadBytes: 8192, maxResultBytes: 1 << 20,
+ *   callTimeoutMs: 1000, env: {}, log: () => {},
+ * });
+ * const server = createGatewayServer(gateway, { log: () => {} });
+ * assert.equal(typeof server.connect, "function");
+ * await server.close();
+ * ```
+ */
+export function createGatewayServer(
+  gateway: Gateway,
+  options: GatewayServerOptions,
+): GatewayServer {
+  const server = new Server(
+    { name: "loom", version: VERSION },
+    {
+      capabilities: { tools: { listChanged: true }, logging: {} },
+      instructions: options.instructions ?? GATEWAY_INSTRUCTIONS,
+    },
+  );
+  const start = () => {
+    const capabilities: ClientCapabilities = server.getClientCapabilities() ??
+      {};
+    return gateway.start(capabilities, {
+      createMessage: (params, signal) =>
+        server.request(
+          { method: "sampling/createMessage", params },
+          LOOSE,
+          { signal },
+        ),
+      elicit: (params, signal) =>
+        server.request(
+          { method: "elicitation/create", params },
+          LOOSE,
+          { signal },
+        ),
+      listRoots: (params, signal) =>
+        server.request({ method: "roots/list", params }, LOOSE, { signal }),
+      log: (params) => {
+        void server.notification({
+          method: "notifications/message",
+          params,
+        }).catch(() => {});
+      },
+      listChanged: (what) => {
+        if (what === "tools") void server.sendToolListChanged().catch(() => {});
+      },
+    });
+  };
+  server.oninitialized = () => {
+    void start();
+  };
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    await start();
+    return { tools: gateway.tools() };
+  });
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    async (
+      request: {
+        params: {
+          name: string;
+          arguments?: Record<string, unknown>;
+          _meta?: Record<string, unknown>;
+        };
+      },
+      extra: {
+        signal: AbortSignal;
+        sendNotification: (n: unknown) => Promise<void>;
+      },
+    ) => {
+      await start();
+      const { name, arguments: args, _meta: meta } = request.params;
+      const token = meta?.progressToken;
+      return await gateway.call(name, args ?? {}, {
+        signal: extra.signal,
+        ...(meta === undefined ? {} : { meta }),
+        ...(token === undefined ? {} : {
+          progress: (progress: Record<string, unknown>) => {
+            void extra.sendNotification({
+              method: "notifications/progress",
+              params: { ...progress, progressToken: token },
+            }).catch(() => {});
+          },
+        }),
+      });
+    },
+  );
+  server.setRequestHandler(SetLevelRequestSchema, () => ({}));
+  server.setNotificationHandler(
+    RootsListChangedNotificationSchema,
+    () => void gateway.rootsChanged(),
+  );
+  server.onerror = (error: Error) =>
+    options.log(`transport error: ${error.message}`);
+  return server as GatewayServer;
+}
+
+/**
+ * Serves the gateway's server over standard input and output until the
+ * input ends or SIGINT/SIGTERM; calls in flight are answered first.
+ *
+ * @param server The server of {@linkcode createGatewayServer}.
+ * @returns When the server has stopped.
+ */
+export async function serveGatewayStdio(server: GatewayServer): Promise<void> {
+  const [{ StdioServerTransport }, { default: process }] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/stdio.js"),
+    import("node:process"),
+  ]);
+  const { promise: stopped, resolve: stop } = Promise.withResolvers<void>();
+  const transport = new StdioServerTransport();
+  server.onclose = () => stop();
+  process.stdin.once("end", () => setTimeout(stop, 0));
+  const signals: Deno.Signal[] = Deno.build.os === "windows"
+    ? ["SIGINT"]
+    : ["SIGINT", "SIGTERM"];
+  for (const signal of signals) Deno.addSignalListener(signal, stop);
+  try {
+    await server.connect(transport);
+    await stopped;
+    // The SDK sends an answer in the tasks after its handler returns.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  } finally {
+    for (const signal of signals) Deno.removeSignalListener(signal, stop);
+    await server.close().catch(() => {});
+  }
+}
