@@ -68,6 +68,26 @@ export async function serveGateway(
   io: CliIo,
 ): Promise<number> {
   const log = (line: string) => io.err(`loom mcp: ${line}\n`);
+  // Nothing an upstream sends may stop the gateway: a promise rejected in a
+  // relay or a notification handler is logged, not fatal.
+  const unhandled = (event: PromiseRejectionEvent) => {
+    event.preventDefault();
+    log(`internal error (ignored): ${String(event.reason).slice(0, 300)}`);
+  };
+  globalThis.addEventListener("unhandledrejection", unhandled);
+  try {
+    return await gateway(a, g, io, log);
+  } finally {
+    globalThis.removeEventListener("unhandledrejection", unhandled);
+  }
+}
+
+async function gateway(
+  a: Common,
+  g: GatewayArguments,
+  io: CliIo,
+  log: (line: string) => void,
+): Promise<number> {
   const file = resolve(g.servers);
   let text: string;
   try {
@@ -123,7 +143,7 @@ export async function serveGateway(
         }),
       });
     }
-    const gateway = new Gateway({
+    const gw = new Gateway({
       config,
       store,
       offloadBytes: g.offloadBytes ?? 8192,
@@ -138,21 +158,21 @@ export async function serveGateway(
     });
     try {
       if (g.list) {
-        await gateway.start({}, { log: () => {}, listChanged: () => {} });
-        io.out(listing(gateway, config));
+        await gw.start({}, { log: () => {}, listChanged: () => {} });
+        io.out(listing(gw, config));
         return ExitCode.ok;
       }
       log(
         `gateway over ${config.servers.length} servers of ${file}, serving over stdio`,
       );
-      await serveGatewayStdio(createGatewayServer(gateway, { log }));
+      await serveGatewayStdio(createGatewayServer(gw, { log }));
     } finally {
-      await gateway.close();
+      await gw.close();
       if (g.report !== undefined) {
         await Deno.writeTextFile(
           resolve(g.report),
           JSON.stringify(
-            { format: "loom-gateway-report/1", tools: gateway.report() },
+            { format: "loom-gateway-report/1", tools: gw.report() },
             null,
             2,
           ) + "\n",

@@ -26,7 +26,10 @@ import {
   type UpstreamRelay,
   type UpstreamTool,
 } from "./upstream.ts";
-import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  type ClientCapabilities,
+} from "@modelcontextprotocol/sdk/types.js";
 
 /** A `tools/call` result as MCP sends it (an open object). */
 export type McpResult = Record<string, unknown>;
@@ -218,8 +221,9 @@ export class Gateway {
           ...relay,
           listChanged: (what) => {
             if (what === "tools") {
-              void this.#refresh(entry.name).then(() =>
-                relay.listChanged("tools")
+              this.#refresh(entry.name).then(
+                () => relay.listChanged("tools"),
+                (error) => o.log(`server ${entry.name}: ${String(error)}`),
               );
             } else relay.listChanged(what);
           },
@@ -390,6 +394,18 @@ export class Gateway {
       return result;
     }
     const o = this.#options;
+    const checked = CallToolResultSchema.safeParse(answer.result);
+    if (!checked.success) {
+      const result = toolError(
+        "upstream_malformed",
+        `Server ${upstream.name} answered ${tool.name} with a result that is not an MCP CallToolResult: ${
+          String(checked.error.issues?.[0]?.message ?? checked.error).slice(0, 300)
+        }`,
+      );
+      o.log(`${upstream.name}/${tool.name}: upstream_malformed`);
+      figures.bytes_to_host += jsonBytes(result);
+      return result;
+    }
     const offloaded = await offloadResult(answer.result, {
       server: upstream.name,
       tool: tool.name,
@@ -629,6 +645,19 @@ function listedTool(name: string, tool: UpstreamTool): ListedTool | undefined {
 
 /** Why the Anthropic or OpenAI request rules would refuse a tool's input schema. */
 function schemaRefusals(name: string, schema: unknown): string[] {
+  try {
+    return breaches(name, schema);
+  } catch (error) {
+    // The checker itself failed on a hostile schema: say so, list the tool.
+    return [
+      `its input schema could not be checked against the services' rules (${
+        error instanceof Error ? error.message.slice(0, 200) : String(error)
+      })`,
+    ];
+  }
+}
+
+function breaches(name: string, schema: unknown): string[] {
   const anthropic = checkAnthropicRequest({
     model: "claude-sonnet-4-5",
     max_tokens: 1024,

@@ -126,6 +126,12 @@ export async function offloadResult(
     structuredText = JSON.stringify(structured, null, 2);
   }
   let structuredMerged = false;
+  // server-filesystem's shape: structuredContent {content: <the text>}.
+  const keys = structured === undefined ? [] : Object.keys(structured);
+  const wrappedKey = keys.length === 1 &&
+      typeof structured![keys[0]!] === "string"
+    ? keys[0]!
+    : undefined;
   for (const [i, block] of content.entries()) {
     if (!isObject(block)) {
       inline.push(block);
@@ -133,6 +139,18 @@ export async function offloadResult(
     }
     const b = block as ContentBlock;
     if (b.type === "text" && typeof b.text === "string") {
+      if (
+        wrappedKey !== undefined && !structuredMerged &&
+        structured![wrappedKey] === b.text
+      ) {
+        structuredMerged = true;
+        parts.push({
+          kind: "text",
+          part: `content[${i}]+structuredContent.${wrappedKey.slice(0, 64)}`,
+          text: b.text,
+        });
+        continue;
+      }
       if (
         structuredText !== undefined && !structuredMerged &&
         sameJson(b.text, structuredText)
