@@ -185,7 +185,10 @@ export async function offloadResult(
     });
   }
   const inlineBytes = encoder.encode(JSON.stringify(inline)).length;
-  if (parts.length > MAX_PARTS || inlineBytes > options.offloadBytes) {
+  if (
+    parts.length > MAX_PARTS ||
+    (inline.length > 0 && inlineBytes > options.offloadBytes)
+  ) {
     // Too scattered: the whole answer, as its JSON, is one result.
     parts.length = 0;
     inline.length = 0;

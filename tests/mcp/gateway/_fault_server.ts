@@ -31,6 +31,13 @@ const TOOLS = [
       type: "object",
       properties: { bytes: { type: "integer" } },
     },
+    annotations: { readOnlyHint: true, idempotentHint: true },
+  },
+  {
+    name: "drift",
+    description: "Answers a large text that changes on every call",
+    inputSchema: object,
+    annotations: { readOnlyHint: true, idempotentHint: true },
   },
   {
     name: "malformed",
@@ -119,6 +126,18 @@ function handle(message: { id: number; method: string; params?: any }) {
       );
       return;
     }
+    case "drift":
+      out({
+        jsonrpc: "2.0",
+        id,
+        result: {
+          content: [{
+            type: "text",
+            text: `drift ${crypto.randomUUID()}\n${"y".repeat(20_000)}`,
+          }],
+        },
+      });
+      return;
     case "malformed":
       writeAll(encoder.encode('{"jsonrpc":"2.0","id":"nobody","result":5}\n'));
       writeAll(encoder.encode('{"jsonrpc":"1.0","id":' + id + "}\n"));
