@@ -118,7 +118,13 @@ export function parseMcpArguments(
     "max-results": { type: "string" },
   });
   if (values.help) return help(USAGE);
-  const gatewayOnly = ["list", "offload-bytes", "call-timeout", "max-age", "report"]
+  const gatewayOnly = [
+    "list",
+    "offload-bytes",
+    "call-timeout",
+    "max-age",
+    "report",
+  ]
     .filter((flag) => values[flag as "list"] !== undefined);
   if (values.servers === undefined && gatewayOnly.length > 0) {
     throw new UsageError(

@@ -382,7 +382,9 @@ export class ResultStore {
     const size = bytes.length;
     const preview = previewOf(bytes, capture);
     let unavailable: ResultUnavailable | undefined;
-    if (this.#evictOldest && size <= this.#maxTotalBytes && this.#maxResults > 0) {
+    if (
+      this.#evictOldest && size <= this.#maxTotalBytes && this.#maxResults > 0
+    ) {
       const order = this.#sorted();
       while (
         order.length > 0 &&

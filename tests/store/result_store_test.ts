@@ -531,9 +531,15 @@ Deno.test("ResultStore with evictOldest makes room by evicting the oldest result
   assert.equal(new TextDecoder().decode(store.get("result-2")?.bytes), "bbbb");
   assert.equal(store.evicted("result-2"), false);
   assert.equal(store.totalBytes, 10);
-  const tooLarge = await store.put("x".repeat(11), { origin: "d", capture: "complete" });
+  const tooLarge = await store.put("x".repeat(11), {
+    origin: "d",
+    capture: "complete",
+  });
   assert.equal(tooLarge.result_unavailable, "store_full");
-  assert.ok(store.get("result-2") !== undefined, "a result too large evicts nothing");
+  assert.ok(
+    store.get("result-2") !== undefined,
+    "a result too large evicts nothing",
+  );
 });
 
 Deno.test("ResultStore without evictOldest keeps every earlier result when full", async () => {

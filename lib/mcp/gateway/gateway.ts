@@ -399,7 +399,10 @@ export class Gateway {
       const result = toolError(
         "upstream_malformed",
         `Server ${upstream.name} answered ${tool.name} with a result that is not an MCP CallToolResult: ${
-          String(checked.error.issues?.[0]?.message ?? checked.error).slice(0, 300)
+          String(checked.error.issues?.[0]?.message ?? checked.error).slice(
+            0,
+            300,
+          )
         }`,
       );
       o.log(`${upstream.name}/${tool.name}: upstream_malformed`);
@@ -533,9 +536,10 @@ export class Gateway {
       return {
         ok: false,
         code: "result_not_persisted",
-        message: `${what} was kept as a descriptor only and calling ${call.tool} again failed: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        message:
+          `${what} was kept as a descriptor only and calling ${call.tool} again failed: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
       };
     }
     const scratch = new ResultStore({
@@ -682,7 +686,10 @@ function breaches(name: string, given: unknown): string[] {
 }
 
 function toolError(code: string, message: string): McpResult {
-  return { content: [{ type: "text", text: `${code}: ${message}` }], isError: true };
+  return {
+    content: [{ type: "text", text: `${code}: ${message}` }],
+    isError: true,
+  };
 }
 
 function jsonBytes(value: unknown): number {

@@ -185,7 +185,8 @@ export function parseGatewayConfig(
   const servers: ServerEntry[] = [];
   const skipped: { name: string; why: string }[] = [];
   for (const [name, raw] of Object.entries(entries as object)) {
-    const at = (field: string) => `entry ${JSON.stringify(name)} field ${field}`;
+    const at = (field: string) =>
+      `entry ${JSON.stringify(name)} field ${field}`;
     if (name === "") fail("an entry has an empty name");
     if (!isObject(raw)) fail(`entry ${JSON.stringify(name)} is not an object`);
     const entry = raw as Record<string, unknown>;
@@ -198,7 +199,9 @@ export function parseGatewayConfig(
       const expanded = expandVariables(value as string, env);
       if ("missing" in expanded) {
         fail(
-          `${at(field)} uses \${${expanded.missing}}, which is not set and has no default (\${${expanded.missing}:-default})`,
+          `${
+            at(field)
+          } uses \${${expanded.missing}}, which is not set and has no default (\${${expanded.missing}:-default})`,
         );
       }
       return (expanded as { text: string }).text;

@@ -216,20 +216,31 @@ export class LinearStdioTransport implements Transport {
   }
 
   async #readStdout(stream: ReadableStream<Uint8Array>): Promise<void> {
-    // The current line: its chunks (at most #max bytes), and once it passes
-    // the limit, the dropped byte count and a short tail.
-    let pieces: Uint8Array[] = [];
+    // The current line, decoded as its chunks arrive (so decoding overlaps
+    // the transfer): its text pieces (at most #max bytes), whether it is
+    // not UTF-8, and once it passes the limit the dropped byte count and a
+    // short tail.
+    let decoder = lineDecoder();
+    let pieces: string[] = [];
     let size = 0;
+    let invalid = false;
     let dropped = 0;
     let tail: Uint8Array[] = [];
-    const keep = (part: Uint8Array) => {
-      if (part.length === 0) return;
+    const keep = (part: Uint8Array, last: boolean) => {
       const room = this.#max - size;
+      // A line cut at the limit is not flushed: its cut character is dropped.
+      last &&= part.length <= room;
       if (room > 0) {
         const head = part.subarray(0, room);
-        pieces.push(head);
         size += head.length;
         part = part.subarray(head.length);
+        if (!invalid) {
+          try {
+            pieces.push(decoder.decode(head, { stream: !last }));
+          } catch {
+            invalid = true;
+          }
+        }
       }
       if (part.length > 0) {
         dropped += part.length;
@@ -242,53 +253,59 @@ export class LinearStdioTransport implements Transport {
         let start = 0;
         let nl = chunk.indexOf(NEWLINE, start);
         while (nl !== -1) {
-          keep(chunk.subarray(start, nl));
-          this.#line(join(pieces, size), dropped, join(tail));
+          keep(chunk.subarray(start, nl), true);
+          if (dropped > 0) {
+            this.#overflow(pieces.join(""), size + dropped, tail);
+          } else if (invalid) this.#bad(size);
+          else {
+            const text = pieces.length === 1 ? pieces[0]! : pieces.join("");
+            pieces = []; // the pieces may go while the line is parsed
+            this.#line(text);
+          }
+          decoder = lineDecoder();
           pieces = [];
           size = 0;
+          invalid = false;
           dropped = 0;
           tail = [];
           start = nl + 1;
           nl = chunk.indexOf(NEWLINE, start);
         }
-        // The chunk's remainder is copied: the reader may reuse its buffer.
-        if (start < chunk.length) keep(chunk.slice(start));
+        if (start < chunk.length) keep(chunk.subarray(start), false);
       }
     } catch (error) {
       this.onerror?.(error instanceof Error ? error : new Error(String(error)));
     }
   }
 
-  #line(line: Uint8Array, dropped: number, tail: Uint8Array): void {
-    if (dropped > 0) {
-      this.#overflow(line, dropped, tail);
-      return;
-    }
-    let end = line.length;
-    if (end > 0 && line[end - 1] === 0x0d) end -= 1;
-    if (end === 0) return;
+  #bad(bytes: number): void {
+    this.#garbage += 1;
+    this.onerror?.(
+      new Error(
+        `The server wrote a line that is not a JSON-RPC message (${bytes} bytes)`,
+      ),
+    );
+  }
+
+  #line(text: string): void {
+    if (text.endsWith("\r")) text = text.slice(0, -1);
+    if (text.length === 0) return;
     let message: JSONRPCMessage;
     try {
-      const text = new TextDecoder("utf-8", { fatal: true }).decode(
-        line.subarray(0, end),
-      );
       message = JSONRPCMessageSchema.parse(JSON.parse(text));
     } catch {
-      this.#garbage += 1;
-      this.onerror?.(
-        new Error(
-          `The server wrote a line that is not a JSON-RPC message (${end} bytes)`,
-        ),
-      );
+      this.#bad(text.length);
       return;
     }
     this.onmessage?.(message);
   }
 
-  #overflow(head: Uint8Array, dropped: number, tail: Uint8Array): void {
-    const total = head.length + dropped;
-    const headText = new TextDecoder().decode(head);
-    const tailText = new TextDecoder().decode(tail);
+  #overflow(
+    headText: string,
+    total: number,
+    tail: readonly Uint8Array[],
+  ): void {
+    const tailText = new TextDecoder().decode(join(tail));
     const id = idOf(headText.slice(0, 256), tailText);
     if (id === undefined) {
       this.#garbage += 1;
@@ -312,6 +329,10 @@ export class LinearStdioTransport implements Transport {
       },
     } as JSONRPCMessage);
   }
+}
+
+function lineDecoder(): TextDecoder {
+  return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 }
 
 function join(parts: readonly Uint8Array[], size?: number): Uint8Array {

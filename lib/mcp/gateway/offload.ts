@@ -49,7 +49,7 @@ export interface OffloadOptions {
   readonly store: ResultStore;
   /** The threshold in serialized bytes. */
   readonly offloadBytes: number;
-  /** The per-result limit; longer text is stored partial. */
+  /** The per-result limit (the store's own); longer text is stored partial. */
   readonly maxResultBytes: number;
   /** The upstream answer was already cut by the transport: its full size. */
   readonly partialTotalBytes?: number;
@@ -242,20 +242,37 @@ async function storeText(
   options: OffloadOptions,
   cutByTransport: boolean,
 ): Promise<{ id?: string; descriptor: Record<string, unknown> }> {
-  let bytes = encoder.encode(wellFormed(part.text));
+  const text = wellFormed(part.text);
   let capture: "complete" | "partial" = cutByTransport ? "partial" : "complete";
-  const upstreamBytes = options.partialTotalBytes ?? bytes.length;
-  if (bytes.length > options.maxResultBytes) {
-    bytes = bytes.subarray(
-      0,
-      floorCharBoundary(bytes, options.maxResultBytes),
-    );
-    capture = "partial";
-  }
-  const put = await options.store.put(bytes, {
-    origin: origin(options, part.part),
-    capture,
-  });
+  let content: string | Uint8Array;
+  let lines: number;
+  let fullBytes: number | undefined;
+  // A text that may fit is handed over as a string (the store encodes it
+  // once, without a copy); one the store finds too large is encoded here
+  // and cut on a character boundary.
+  const origin_ = origin(options, part.part);
+  let put = text.length <= options.maxResultBytes
+    ? await options.store.put(text, { origin: origin_, capture })
+    : undefined;
+  if (put === undefined || put.result_unavailable === "too_large") {
+    let bytes = encoder.encode(text);
+    fullBytes = bytes.length;
+    if (bytes.length > options.maxResultBytes) {
+      bytes = bytes.subarray(
+        0,
+        floorCharBoundary(bytes, options.maxResultBytes),
+      );
+      capture = "partial";
+      lines = lineCount(new TextDecoder().decode(bytes));
+    } else lines = lineCount(text);
+    content = bytes;
+    put = await options.store.put(content, { origin: origin_, capture });
+  } else lines = lineCount(text);
+  const bytes = put.result === undefined
+    ? encoder.encode(text)
+    : options.store.get(put.result)!.bytes;
+  const upstreamBytes = options.partialTotalBytes ?? fullBytes ??
+    bytes.length;
   const outline = options.outline(bytes);
   const mediaType = outline === undefined ? "text/plain" : "application/json";
   const head = previewOf(bytes, "complete");
@@ -266,7 +283,7 @@ async function storeText(
     ...(put.result === undefined ? {} : { result: put.result }),
     ...(put.sha256 === undefined ? {} : { sha256: put.sha256 }),
     utf8_bytes: bytes.length,
-    lines: lineCount(bytes),
+    lines,
     capture,
     ...(capture === "partial" ? { upstream_bytes: upstreamBytes } : {}),
     media_type: mediaType,
@@ -467,15 +484,15 @@ function wellFormed(text: string): string {
   return text.isWellFormed() ? text : text.toWellFormed();
 }
 
-function lineCount(bytes: Uint8Array): number {
-  if (bytes.length === 0) return 0;
+function lineCount(text: string): number {
+  if (text.length === 0) return 0;
   let lines = 0;
-  let at = bytes.indexOf(0x0a);
+  let at = text.indexOf("\n");
   while (at !== -1) {
     lines += 1;
-    at = bytes.indexOf(0x0a, at + 1);
+    at = text.indexOf("\n", at + 1);
   }
-  return bytes[bytes.length - 1] === 0x0a ? lines : lines + 1;
+  return text.endsWith("\n") ? lines : lines + 1;
 }
 
 function base64Bytes(data: string): number {

@@ -329,7 +329,9 @@ export class Upstream {
       const method = String(request.method).slice(0, 64);
       throw new McpError(
         ErrorCode.MethodNotFound,
-        `Loom's gateway refuses ${JSON.stringify(method)} from server ${server}: the host did not declare the capability it needs, so it cannot be relayed`,
+        `Loom's gateway refuses ${
+          JSON.stringify(method)
+        } from server ${server}: the host did not declare the capability it needs, so it cannot be relayed`,
       );
     };
     client.setNotificationHandler(

@@ -16,8 +16,10 @@ const UPSTREAM_FLAGS = [
   "--allow-sys",
 ];
 
-export const FILESYSTEM = "npm:@modelcontextprotocol/server-filesystem@2026.8.31";
-export const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
+export const FILESYSTEM =
+  "npm:@modelcontextprotocol/server-filesystem@2026.8.31";
+export const EVERYTHING =
+  "npm:@modelcontextprotocol/server-everything@2026.8.31";
 export const FAULT = `${REPO_ROOT}/tests/mcp/gateway/_fault_server.ts`;
 
 /** A stdio entry of a servers file running `spec` with this Deno. */

@@ -11,25 +11,31 @@ Deno.test("gateway sessions persist opted-in bodies only, re-fetch the others on
   await using dir = await tempDir();
   const servers = `${dir.path}/.mcp.json`;
   const session = `${dir.path}/session`;
-  await Deno.writeTextFile(servers, JSON.stringify({
-    mcpServers: {
-      kept: {
-        ...denoEntry(FAULT),
-        persist: true,
-        tools: { drift: { selfReading: true, persist: true } },
+  await Deno.writeTextFile(
+    servers,
+    JSON.stringify({
+      mcpServers: {
+        kept: {
+          ...denoEntry(FAULT),
+          persist: true,
+          tools: { drift: { selfReading: true, persist: true } },
+        },
+        plain: denoEntry(FAULT),
       },
-      plain: denoEntry(FAULT),
-    },
-  }));
+    }),
+  );
   const args = ["--session", session];
-  const descriptors: Record<string, { reference: Record<string, unknown> }> = {};
+  const descriptors: Record<string, { reference: Record<string, unknown> }> =
+    {};
   {
     await using gateway = await connectGateway(servers, args);
-    for (const [name, input] of [
-      ["kept__big", { bytes: 20_000 }],
-      ["kept__drift", {}],
-      ["plain__big", { bytes: 30_000 }],
-    ] as const) {
+    for (
+      const [name, input] of [
+        ["kept__big", { bytes: 20_000 }],
+        ["kept__drift", {}],
+        ["plain__big", { bytes: 30_000 }],
+      ] as const
+    ) {
       const answer = await gateway.call(name, input);
       descriptors[name] = JSON.parse(answer.content[0].text);
     }
@@ -41,7 +47,10 @@ Deno.test("gateway sessions persist opted-in bodies only, re-fetch the others on
   await using gateway = await connectGateway(servers, args);
   const read = (name: string) =>
     gateway.call("read_result", {
-      reference: { ...descriptors[name]!.reference, select: { kind: "lines", start: 1, end: 1 } },
+      reference: {
+        ...descriptors[name]!.reference,
+        select: { kind: "lines", start: 1, end: 1 },
+      },
     });
   const kept = await read("kept__big");
   assert.equal(kept.isError, undefined, JSON.stringify(kept));
@@ -53,6 +62,8 @@ Deno.test("gateway sessions persist opted-in bodies only, re-fetch the others on
   assert.equal(drifted.isError, true);
   assert.match(drifted.content[0].text, /^digest_mismatch: /);
   // New results do not take the ids of the descriptor-only ones.
-  const fresh = JSON.parse((await gateway.call("kept__big", { bytes: 9000 })).content[0].text);
+  const fresh = JSON.parse(
+    (await gateway.call("kept__big", { bytes: 9000 })).content[0].text,
+  );
   assert.equal(fresh.result, "result-4");
 });

@@ -39,7 +39,12 @@ Deno.test("LinearStdioTransport skips garbage lines and keeps reading", async ()
 });
 
 Deno.test("LinearStdioTransport cuts a line over its limit into a partial answer marked with its nonce", async (t) => {
-  for (const [name, order] of [["id last", "result-first"], ["id first", "id-first"]] as const) {
+  for (
+    const [name, order] of [["id last", "result-first"], [
+      "id first",
+      "id-first",
+    ]] as const
+  ) {
     await t.step(name, async () => {
       const { messages, transport } = await run(
         `const text = "é".repeat(600); const body = ${
@@ -49,7 +54,10 @@ Deno.test("LinearStdioTransport cuts a line over its limit into a partial answer
         }; console.log(JSON.stringify(body));`,
         1001,
       );
-      const [m] = messages as { id: number; result: { content: { text: string }[]; _meta: Record<string, unknown> } }[];
+      const [m] = messages as {
+        id: number;
+        result: { content: { text: string }[]; _meta: Record<string, unknown> };
+      }[];
       assert.equal(m?.id, 7);
       assert.equal(m?.result._meta["loom/partial"], transport.partialNonce);
       const text = m!.result.content[0]!.text;
@@ -60,6 +68,10 @@ Deno.test("LinearStdioTransport cuts a line over its limit into a partial answer
 });
 
 Deno.test("LinearStdioTransport reports a program that cannot start", async () => {
-  const transport = new LinearStdioTransport({ command: "/nonexistent/x", args: [], env: {} });
+  const transport = new LinearStdioTransport({
+    command: "/nonexistent/x",
+    args: [],
+    env: {},
+  });
   await assert.rejects(transport.start(), /Cannot start \/nonexistent\/x/);
 });

@@ -8,7 +8,10 @@ import {
 
 Deno.test("nameTools() gives every upstream tool a unique name fitting the pattern", () => {
   fc.assert(fc.property(
-    fc.array(fc.record({ server: fc.string({ minLength: 1 }), tool: fc.string() }), { maxLength: 30 }),
+    fc.array(
+      fc.record({ server: fc.string({ minLength: 1 }), tool: fc.string() }),
+      { maxLength: 30 },
+    ),
     (tools) => {
       const { named, dropped } = nameTools(tools);
       assert.equal(named.length + dropped.length, tools.length);
