@@ -45,6 +45,11 @@ const TOOLS = [
     inputSchema: object,
   },
   { name: "small", description: "Answers a small result", inputSchema: object },
+  {
+    name: "ask",
+    description: "Asks the client to sample, answers what it got",
+    inputSchema: object,
+  },
   // Hostile listings: a name that breaks the pattern, one that collides
   // with another once sanitized, a huge one, an injected description, a
   // schema that is not an object schema.
@@ -60,6 +65,7 @@ const TOOLS = [
   { name: "no_schema", inputSchema: { type: "string" } },
 ];
 
+const asking: number[] = [];
 let buffer = "";
 const decoder = new TextDecoder();
 for await (const chunk of Deno.stdin.readable) {
@@ -72,6 +78,23 @@ for await (const chunk of Deno.stdin.readable) {
     if (line.trim() === "") continue;
     const message = JSON.parse(line);
     if (message.id === undefined) continue;
+    if (message.method === undefined) {
+      // The client's answer to our sampling request: answer the call.
+      const call = asking.shift();
+      if (call !== undefined) {
+        out({
+          jsonrpc: "2.0",
+          id: call,
+          result: {
+            content: [{
+              type: "text",
+              text: JSON.stringify(message.error ?? message.result),
+            }],
+          },
+        });
+      }
+      continue;
+    }
     handle(message);
   }
 }
@@ -130,6 +153,18 @@ function handle(message: { id: number; method: string; params?: any }) {
       );
       return;
     }
+    case "ask":
+      asking.push(id);
+      out({
+        jsonrpc: "2.0",
+        id: `ask-${id}`,
+        method: "sampling/createMessage",
+        params: {
+          messages: [{ role: "user", content: { type: "text", text: "hi" } }],
+          maxTokens: 5,
+        },
+      });
+      return;
     case "drift":
       out({
         jsonrpc: "2.0",
