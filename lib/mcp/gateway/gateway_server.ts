@@ -37,6 +37,8 @@ export interface GatewayServer {
   close(): Promise<void>;
   /** Called when the transport closes. */
   onclose?: () => void;
+  /** Settles when every call in flight has been answered. */
+  readonly settled?: () => Promise<void>;
 }
 
 const LOOSE = z.looseObject({});
@@ -79,6 +81,8 @@ export function createGatewayServer(
       instructions: options.instructions ?? GATEWAY_INSTRUCTIONS,
     },
   );
+  // Calls still running when the input ends are answered before the stop.
+  const inFlight = new Set<Promise<unknown>>();
   const start = () => {
     const capabilities: ClientCapabilities = server.getClientCapabilities() ??
       {};
@@ -133,7 +137,7 @@ export function createGatewayServer(
       await start();
       const { name, arguments: args, _meta: meta } = request.params;
       const token = meta?.progressToken;
-      return await gateway.call(name, args ?? {}, {
+      const call = gateway.call(name, args ?? {}, {
         signal: extra.signal,
         ...(meta === undefined ? {} : { meta }),
         ...(token === undefined ? {} : {
@@ -145,6 +149,12 @@ export function createGatewayServer(
           },
         }),
       });
+      inFlight.add(call);
+      try {
+        return await call;
+      } finally {
+        inFlight.delete(call);
+      }
     },
   );
   server.setRequestHandler(SetLevelRequestSchema, () => ({}));
@@ -154,7 +164,11 @@ export function createGatewayServer(
   );
   server.onerror = (error: Error) =>
     options.log(`transport error: ${error.message}`);
-  return server as GatewayServer;
+  return Object.assign(server, {
+    settled: async () => {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  }) as GatewayServer;
 }
 
 /**
@@ -180,6 +194,7 @@ export async function serveGatewayStdio(server: GatewayServer): Promise<void> {
   try {
     await server.connect(transport);
     await stopped;
+    await server.settled?.();
     // The SDK sends an answer in the tasks after its handler returns.
     await new Promise((resolve) => setTimeout(resolve, 0));
   } finally {
