@@ -18,7 +18,7 @@ import { jsonOutline } from "../../reference/outline.ts";
 import { Retrieval } from "../../reference/retrieval.ts";
 import { RETRIEVAL_TOOLS } from "../../reference/retrieval_tools.ts";
 import { type GatewayConfig, toolClassification } from "./gateway_config.ts";
-import { nameTools } from "./tool_names.ts";
+import { namespacedName, nameTools } from "./tool_names.ts";
 import { mediaBlock, type MediaTemplate, offloadResult } from "./offload.ts";
 import {
   Upstream,
@@ -124,6 +124,11 @@ export const RETRIEVAL_META: Readonly<Record<string, unknown>> = {
   "anthropic/maxResultSizeChars": 200_000,
 };
 
+interface PromptRoute {
+  readonly upstream: Upstream;
+  readonly prompt: Record<string, unknown>;
+}
+
 interface Route {
   readonly upstream: Upstream;
   readonly tool: UpstreamTool;
@@ -158,6 +163,12 @@ export class Gateway {
   #listed: ListedTool[] = [];
   #toolsByServer = new Map<string, UpstreamTool[]>();
   #notes: string[] = [];
+  readonly #resources = new Map<
+    string,
+    { upstream: Upstream; resource: Record<string, unknown> }
+  >();
+  readonly #promptsByServer = new Map<string, Record<string, unknown>[]>();
+  #prompts = new Map<string, PromptRoute>();
   readonly #figures = new Map<string, ToolFigures>();
   #started: Promise<void> | undefined;
 
@@ -220,12 +231,10 @@ export class Gateway {
         relay: {
           ...relay,
           listChanged: (what) => {
-            if (what === "tools") {
-              this.#refresh(entry.name).then(
-                () => relay.listChanged("tools"),
-                (error) => o.log(`server ${entry.name}: ${String(error)}`),
-              );
-            } else relay.listChanged(what);
+            this.#refresh(entry.name).then(
+              () => relay.listChanged(what),
+              (error) => o.log(`server ${entry.name}: ${String(error)}`),
+            );
           },
         },
         // The JSON-RPC envelope and escapes around a result at the limit.
@@ -242,12 +251,177 @@ export class Gateway {
   async #list(upstream: Upstream): Promise<void> {
     try {
       this.#toolsByServer.set(upstream.name, await upstream.listTools());
+      await this.#listCatalog(upstream);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.#notes.push(`server ${upstream.name}: ${message}`);
       this.#options.log(`server ${upstream.name}: no tools listed: ${message}`);
       this.#toolsByServer.set(upstream.name, []);
     }
+  }
+
+  async #listCatalog(upstream: Upstream): Promise<void> {
+    try {
+      const [resources, prompts] = await Promise.all([
+        upstream.listAll("resources/list", "resources", "resources"),
+        upstream.listAll("prompts/list", "prompts", "prompts"),
+      ]);
+      for (const [uri, route] of this.#resources) {
+        if (route.upstream === upstream) this.#resources.delete(uri);
+      }
+      for (const resource of resources) {
+        const uri = resource.uri;
+        if (typeof uri !== "string" || uri.length > 4096) continue;
+        const taken = this.#resources.get(uri);
+        if (taken !== undefined && taken.upstream !== upstream) {
+          this.#options.log(
+            `${upstream.name}: resource ${
+              JSON.stringify(uri.slice(0, 120))
+            } left out: server ${taken.upstream.name} lists the same URI`,
+          );
+          continue;
+        }
+        this.#resources.set(uri, { upstream, resource });
+      }
+      this.#promptsByServer.set(
+        upstream.name,
+        prompts.filter((p) => typeof p.name === "string"),
+      );
+      const pairs = [...this.#promptsByServer].flatMap(([server, list]) =>
+        list.map((p) => ({ server, tool: p.name as string }))
+      );
+      const routes = new Map<string, PromptRoute>();
+      for (const n of nameTools(pairs).named) {
+        const owner = this.#upstreams.find((u) => u.name === n.server)!;
+        const prompt = this.#promptsByServer.get(n.server)!.find((p) =>
+          p.name === n.tool
+        )!;
+        routes.set(n.name, { upstream: owner, prompt });
+      }
+      this.#prompts = routes;
+    } catch (error) {
+      this.#options.log(
+        `server ${upstream.name}: resources and prompts not listed: ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+      );
+    }
+  }
+
+  /**
+   * The upstreams' resources, each under its own URI and a name
+   * `<server>__<name>`.
+   *
+   * @returns The `resources/list` entries.
+   */
+  resources(): Record<string, unknown>[] {
+    return [...this.#resources].map(([uri, { upstream, resource }]) => ({
+      ...small(resource),
+      uri,
+      name: namespacedName(
+        upstream.name,
+        typeof resource.name === "string" ? resource.name : uri,
+      ),
+    }));
+  }
+
+  /**
+   * The upstreams' prompts, named `<server>__<prompt>`.
+   *
+   * @returns The `prompts/list` entries.
+   */
+  prompts(): Record<string, unknown>[] {
+    return [...this.#prompts].map(([name, { prompt }]) => ({
+      ...small(prompt),
+      name,
+    }));
+  }
+
+  /**
+   * Reads a resource from the upstream that listed it; an answer over the
+   * threshold is stored and answered with descriptors, as a tool result is.
+   *
+   * @param uri The resource URI (untrusted).
+   * @returns The `resources/read` result.
+   * @throws {UpstreamFailure} When the resource is unknown or the upstream fails.
+   */
+  async readResource(uri: string): Promise<Record<string, unknown>> {
+    await this.#started;
+    const route = this.#resources.get(uri);
+    if (route === undefined) {
+      throw new UpstreamFailure(
+        "unknown_resource",
+        `No server of this gateway lists the resource ${
+          JSON.stringify(String(uri).slice(0, 200))
+        }`,
+      );
+    }
+    const { result } = await route.upstream.request("resources/read", { uri });
+    const contents = Array.isArray(result.contents) ? result.contents : [];
+    const asTool = {
+      content: contents.map((c: Record<string, unknown>) =>
+        typeof c?.text === "string"
+          ? { type: "text", text: c.text }
+          : { type: "resource", resource: c }
+      ),
+    };
+    const o = this.#options;
+    const offloaded = await offloadResult(asTool, {
+      server: route.upstream.name,
+      tool: `resources/read ${uri.slice(0, 200)}`,
+      store: o.store,
+      offloadBytes: o.offloadBytes,
+      maxResultBytes: o.maxResultBytes,
+      outline: jsonOutline,
+    });
+    if (!offloaded.offloaded) return result;
+    for (const part of offloaded.stored) {
+      if (part.media !== undefined) this.#media.set(part.id, part.media);
+    }
+    const [first] = offloaded.result.content as { text: string }[];
+    o.log(
+      `${route.upstream.name}: resources/read ${
+        uri.slice(0, 120)
+      }: ${offloaded.upstreamBytes} bytes upstream → ${
+        first!.text.length
+      } bytes to the host`,
+    );
+    return {
+      contents: [{
+        uri,
+        mimeType: "application/vnd.loom.descriptor+json",
+        text: first!.text,
+      }],
+    };
+  }
+
+  /**
+   * Gets a prompt from the upstream that offers it.
+   *
+   * @param name The gateway's name of the prompt (untrusted).
+   * @param args Its arguments.
+   * @returns The `prompts/get` result, as the upstream sent it.
+   * @throws {UpstreamFailure} When the prompt is unknown or the upstream fails.
+   */
+  async getPrompt(
+    name: string,
+    args: Record<string, unknown> | undefined,
+  ): Promise<Record<string, unknown>> {
+    await this.#started;
+    const route = this.#prompts.get(name);
+    if (route === undefined) {
+      throw new UpstreamFailure(
+        "unknown_prompt",
+        `${
+          JSON.stringify(String(name).slice(0, 64))
+        } is not a prompt of this gateway`,
+      );
+    }
+    const { result } = await route.upstream.request("prompts/get", {
+      name: route.prompt.name,
+      ...(args === undefined ? {} : { arguments: args }),
+    });
+    return result;
   }
 
   async #refresh(server: string): Promise<void> {
@@ -683,6 +857,17 @@ function breaches(name: string, given: unknown): string[] {
   return [...anthropic, ...openai]
     .filter((breach) => breach.path.startsWith("/tools/"))
     .map((breach) => `${breach.service} would refuse it: ${breach.message}`);
+}
+
+/** A listing entry kept only when small (hostile fields can be huge). */
+function small(item: Record<string, unknown>): Record<string, unknown> {
+  if (JSON.stringify(item).length <= 16_384) return item;
+  const out: Record<string, unknown> = {};
+  for (const key of ["name", "title", "mimeType", "uri"]) {
+    const value = item[key];
+    if (typeof value === "string" && value.length <= 1024) out[key] = value;
+  }
+  return out;
 }
 
 function toolError(code: string, message: string): McpResult {

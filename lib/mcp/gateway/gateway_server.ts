@@ -13,13 +13,20 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
   type ClientCapabilities,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
   RootsListChangedNotificationSchema,
   SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { VERSION } from "../../version.ts";
 import type { Gateway } from "./gateway.ts";
+import { UpstreamFailure } from "./upstream.ts";
 
 /** Options of {@linkcode createGatewayServer}. */
 export interface GatewayServerOptions {
@@ -77,7 +84,12 @@ export function createGatewayServer(
   const server = new Server(
     { name: "loom", version: VERSION },
     {
-      capabilities: { tools: { listChanged: true }, logging: {} },
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { listChanged: true },
+        prompts: { listChanged: true },
+        logging: {},
+      },
       instructions: options.instructions ?? GATEWAY_INSTRUCTIONS,
     },
   );
@@ -108,7 +120,12 @@ export function createGatewayServer(
         }).catch(() => {});
       },
       listChanged: (what) => {
-        if (what === "tools") void server.sendToolListChanged().catch(() => {});
+        const sent = what === "tools"
+          ? server.sendToolListChanged()
+          : what === "resources"
+          ? server.sendResourceListChanged()
+          : server.sendPromptListChanged();
+        void Promise.resolve(sent).catch(() => {});
       },
     });
   };
@@ -157,6 +174,43 @@ export function createGatewayServer(
       }
     },
   );
+  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+    await start();
+    return { resources: gateway.resources() };
+  });
+  server.setRequestHandler(ListPromptsRequestSchema, async () => {
+    await start();
+    return { prompts: gateway.prompts() };
+  });
+  server.setRequestHandler(
+    ReadResourceRequestSchema,
+    async (request: { params: { uri: string } }) => {
+      await start();
+      try {
+        return await gateway.readResource(request.params.uri);
+      } catch (error) {
+        throw asRpcError(error);
+      }
+    },
+  );
+  server.setRequestHandler(
+    GetPromptRequestSchema,
+    async (
+      request: {
+        params: { name: string; arguments?: Record<string, unknown> };
+      },
+    ) => {
+      await start();
+      try {
+        return await gateway.getPrompt(
+          request.params.name,
+          request.params.arguments,
+        );
+      } catch (error) {
+        throw asRpcError(error);
+      }
+    },
+  );
   server.setRequestHandler(SetLevelRequestSchema, () => ({}));
   server.setNotificationHandler(
     RootsListChangedNotificationSchema,
@@ -169,6 +223,19 @@ export function createGatewayServer(
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
   }) as GatewayServer;
+}
+
+/** An upstream failure of a resource or prompt request, as a JSON-RPC error. */
+function asRpcError(error: unknown): Error {
+  if (error instanceof UpstreamFailure) {
+    const code = error.code === "upstream_error" && error.rpcCode !== undefined
+      ? error.rpcCode
+      : error.code.startsWith("unknown_")
+      ? ErrorCode.InvalidParams
+      : ErrorCode.InternalError;
+    return new McpError(code, `${error.code}: ${error.message}`);
+  }
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 /**

@@ -165,6 +165,48 @@ export class Upstream {
   }
 
   /**
+   * Lists every page of a `…/list` method whose answer holds `key`; an
+   * upstream that does not offer the capability answers an empty list.
+   *
+   * @param method `resources/list` or `prompts/list`.
+   * @param key `resources` or `prompts`.
+   * @param capability The server capability the method needs.
+   * @returns The items (open objects).
+   * @throws {UpstreamFailure} When the server cannot be reached.
+   */
+  async listAll(
+    method: string,
+    key: string,
+    capability: string,
+  ): Promise<Record<string, unknown>[]> {
+    const client = await this.#connect();
+    const offered = (client.getServerCapabilities() ?? {}) as Record<
+      string,
+      unknown
+    >;
+    if (offered[capability] === undefined) return [];
+    const items: Record<string, unknown>[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const { result } = await this.request(
+        method,
+        cursor === undefined ? {} : { cursor },
+      );
+      const listed = Array.isArray(result[key]) ? result[key] : [];
+      for (const item of listed as unknown[]) {
+        if (typeof item === "object" && item !== null && !Array.isArray(item)) {
+          items.push(item as Record<string, unknown>);
+        }
+      }
+      cursor = typeof result.nextCursor === "string"
+        ? result.nextCursor
+        : undefined;
+      if (cursor === undefined) break;
+    }
+    return items;
+  }
+
+  /**
    * Lists the upstream's tools (every page).
    *
    * @returns The tools as the upstream lists them.

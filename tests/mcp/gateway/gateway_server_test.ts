@@ -101,3 +101,45 @@ Deno.test("the gateway relays the host's capabilities, sampling, elicitation, ro
     },
   );
 });
+
+Deno.test("the gateway offers the upstreams' resources and prompts, and offloads a large resource read", async () => {
+  await using dir = await tempDir();
+  const servers = `${dir.path}/.mcp.json`;
+  await Deno.writeTextFile(
+    servers,
+    JSON.stringify({
+      mcpServers: { everything: denoEntry(EVERYTHING, ["stdio"]) },
+    }),
+  );
+  await using small = await connectGateway(servers);
+  await using offloading = await connectGateway(servers, [
+    "--offload-bytes",
+    "64",
+  ]);
+  const { resources } = await small.client.listResources();
+  assert.ok(resources.length > 0);
+  assert.ok(
+    resources.every((r: { name: string }) => r.name.startsWith("everything__")),
+  );
+  const [first] = resources as { uri: string }[];
+  const read = await small.client.readResource({ uri: first!.uri });
+  assert.equal(read.contents[0].uri, first!.uri);
+  const stored = await offloading.client.readResource({ uri: first!.uri });
+  assert.equal(
+    stored.contents[0].mimeType,
+    "application/vnd.loom.descriptor+json",
+  );
+  const descriptor = JSON.parse(stored.contents[0].text);
+  const whole = await offloading.call("read_result", {
+    reference: descriptor.reference ?? descriptor.results[0].reference,
+  });
+  assert.equal(whole.isError, undefined);
+  const { prompts } = await small.client.listPrompts();
+  assert.ok(
+    prompts.some((p: { name: string }) => p.name.startsWith("everything__")),
+  );
+  await assert.rejects(
+    small.client.readResource({ uri: "nope://x" }),
+    /unknown_resource/,
+  );
+});
