@@ -66,4 +66,17 @@ Deno.test("gateway sessions persist opted-in bodies only, re-fetch the others on
     (await gateway.call("kept__big", { bytes: 9000 })).content[0].text,
   );
   assert.equal(fresh.result, "result-4");
+  await gateway.client.close();
+
+  // With --max-age, older results are not restored: result_evicted.
+  await using aged = await connectGateway(servers, [
+    ...args,
+    "--max-age",
+    "1ms",
+  ]);
+  const expired = await aged.call("read_result", {
+    reference: descriptors["kept__big"]!.reference,
+  });
+  assert.equal(expired.isError, true);
+  assert.match(expired.content[0].text, /^result_evicted: /);
 });
