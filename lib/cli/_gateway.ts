@@ -23,6 +23,7 @@ import {
   serveGatewayStdio,
 } from "../mcp/gateway/gateway_server.ts";
 import { GatewaySession } from "../mcp/gateway/gateway_session.ts";
+import { loadSdk } from "../mcp/gateway/sdk.ts";
 import { McpTools } from "../mcp/mcp_tools.ts";
 import { callToolResult } from "../mcp/stdio_server.ts";
 import { MCP_TOOLS } from "../mcp/tool_definitions.ts";
@@ -143,7 +144,9 @@ async function gateway(
         }),
       });
     }
+    const sdk = await loadSdk();
     const gw = new Gateway({
+      sdk,
       config,
       store,
       offloadBytes: g.offloadBytes ?? 8192,
@@ -165,7 +168,7 @@ async function gateway(
       log(
         `gateway over ${config.servers.length} servers of ${file}, serving over stdio`,
       );
-      await serveGatewayStdio(createGatewayServer(gw, { log }));
+      await serveGatewayStdio(createGatewayServer(gw, { sdk, log }), sdk);
     } finally {
       await gw.close();
       if (g.report !== undefined) {

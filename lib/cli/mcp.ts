@@ -144,8 +144,9 @@ export function parseMcpArguments(
     report: values.report,
   });
   return {
-    ...(gateway === undefined ? {} : { gateway }),
-    rootGiven: values.root !== undefined,
+    ...(gateway === undefined
+      ? {}
+      : { gateway, rootGiven: values.root !== undefined }),
     root: values.root ?? ".",
     ...(values.session === undefined ? {} : { session: values.session }),
     limits: defined({

@@ -21,15 +21,13 @@ import { type GatewayConfig, toolClassification } from "./gateway_config.ts";
 import { namespacedName, nameTools } from "./tool_names.ts";
 import { mediaBlock, type MediaTemplate, offloadResult } from "./offload.ts";
 import {
+  type ClientCapabilities,
   Upstream,
   UpstreamFailure,
   type UpstreamRelay,
   type UpstreamTool,
 } from "./upstream.ts";
-import {
-  CallToolResultSchema,
-  type ClientCapabilities,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { Sdk } from "./sdk.ts";
 
 /** A `tools/call` result as MCP sends it (an open object). */
 export type McpResult = Record<string, unknown>;
@@ -87,6 +85,8 @@ export interface ToolFigures {
 
 /** Options of {@linkcode Gateway}. */
 export interface GatewayOptions {
+  /** The MCP SDK (`loadSdk()`). */
+  readonly sdk: Sdk;
   /** The checked `--servers` file. */
   readonly config: GatewayConfig;
   /** The one store. */
@@ -140,9 +140,11 @@ interface Route {
  * @example
  * ```ts
  * import { Gateway } from "./gateway.ts";
+ * import { loadSdk } from "./sdk.ts";
  * import { ResultStore } from "../../store/result_store.ts";
  * import assert from "node:assert/strict";
  * const gateway = new Gateway({
+ *   sdk: await loadSdk(),
  *   config: { file: "x.json", servers: [], skipped: [] },
  *   store: new ResultStore(), offloadBytes: 8192, maxResultBytes: 1 << 20,
  *   callTimeoutMs: 1000, env: {}, log: () => {},
@@ -227,6 +229,7 @@ export class Gateway {
     const o = this.#options;
     this.#upstreams = o.config.servers.map((entry) =>
       new Upstream(entry, {
+        sdk: o.sdk,
         capabilities,
         relay: {
           ...relay,
@@ -568,7 +571,7 @@ export class Gateway {
       return result;
     }
     const o = this.#options;
-    const checked = CallToolResultSchema.safeParse(answer.result);
+    const checked = o.sdk.types.CallToolResultSchema.safeParse(answer.result);
     if (!checked.success) {
       const result = toolError(
         "upstream_malformed",

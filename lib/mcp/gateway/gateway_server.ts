@@ -9,27 +9,16 @@
  *
  * @module
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import {
-  CallToolRequestSchema,
-  type ClientCapabilities,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  RootsListChangedNotificationSchema,
-  SetLevelRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import type { Sdk } from "./sdk.ts";
 import { VERSION } from "../../version.ts";
 import type { Gateway } from "./gateway.ts";
-import { UpstreamFailure } from "./upstream.ts";
+import { type ClientCapabilities, UpstreamFailure } from "./upstream.ts";
 
 /** Options of {@linkcode createGatewayServer}. */
 export interface GatewayServerOptions {
+  /** The MCP SDK (`loadSdk()`). */
+  readonly sdk: Sdk;
   /** Instructions for the host's model. */
   readonly instructions?: string;
   /** Diagnostics to standard error. */
@@ -65,14 +54,17 @@ export const GATEWAY_INSTRUCTIONS =
  * ```ts
  * import { createGatewayServer } from "./gateway_server.ts";
  * import { Gateway } from "./gateway.ts";
+ * import { loadSdk } from "./sdk.ts";
  * import { ResultStore } from "../../store/result_store.ts";
  * import assert from "node:assert/strict";
+ * const sdk = await loadSdk();
  * const gateway = new Gateway({
+ *   sdk,
  *   config: { file: "x.json", servers: [], skipped: [] },
  *   store: new ResultStore(), offloadBytes: 8192, maxResultBytes: 1 << 20,
  *   callTimeoutMs: 1000, env: {}, log: () => {},
  * });
- * const server = createGatewayServer(gateway, { log: () => {} });
+ * const server = createGatewayServer(gateway, { sdk, log: () => {} });
  * assert.equal(typeof server.connect, "function");
  * await server.close();
  * ```
@@ -81,7 +73,18 @@ export function createGatewayServer(
   gateway: Gateway,
   options: GatewayServerOptions,
 ): GatewayServer {
-  const server = new Server(
+  const {
+    CallToolRequestSchema,
+    GetPromptRequestSchema,
+    ListPromptsRequestSchema,
+    ListResourcesRequestSchema,
+    ListToolsRequestSchema,
+    ReadResourceRequestSchema,
+    RootsListChangedNotificationSchema,
+    SetLevelRequestSchema,
+  } = options.sdk.types;
+  const asRpcError = (error: unknown) => rpcError(options.sdk, error);
+  const server = new options.sdk.Server(
     { name: "loom", version: VERSION },
     {
       capabilities: {
@@ -226,7 +229,8 @@ export function createGatewayServer(
 }
 
 /** An upstream failure of a resource or prompt request, as a JSON-RPC error. */
-function asRpcError(error: unknown): Error {
+function rpcError(sdk: Sdk, error: unknown): Error {
+  const { ErrorCode, McpError } = sdk.types;
   if (error instanceof UpstreamFailure) {
     const code = error.code === "upstream_error" && error.rpcCode !== undefined
       ? error.rpcCode
@@ -243,13 +247,15 @@ function asRpcError(error: unknown): Error {
  * input ends or SIGINT/SIGTERM; calls in flight are answered first.
  *
  * @param server The server of {@linkcode createGatewayServer}.
+ * @param sdk The MCP SDK.
  * @returns When the server has stopped.
  */
-export async function serveGatewayStdio(server: GatewayServer): Promise<void> {
-  const [{ StdioServerTransport }, { default: process }] = await Promise.all([
-    import("@modelcontextprotocol/sdk/server/stdio.js"),
-    import("node:process"),
-  ]);
+export async function serveGatewayStdio(
+  server: GatewayServer,
+  sdk: Sdk,
+): Promise<void> {
+  const { default: process } = await import("node:process");
+  const { StdioServerTransport } = sdk;
   const { promise: stopped, resolve: stop } = Promise.withResolvers<void>();
   const transport = new StdioServerTransport();
   server.onclose = () => stop();

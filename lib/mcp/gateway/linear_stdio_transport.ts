@@ -14,14 +14,24 @@
  *
  * @module
  */
-import type {
-  Transport,
-  TransportSendOptions,
-} from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  type JSONRPCMessage,
-  JSONRPCMessageSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+/** A JSON-RPC 2.0 message (checked for its envelope only). */
+export type JSONRPCMessage = Record<string, unknown>;
+
+/** The SDK's `Transport` contract, as the gateway's transports meet it. */
+export interface Transport {
+  /** Starts the transport. */
+  start(): Promise<void>;
+  /** Sends one message. */
+  send(message: JSONRPCMessage, options?: unknown): Promise<void>;
+  /** Closes the transport. */
+  close(): Promise<void>;
+  /** Called for each message read. */
+  onmessage?: (message: JSONRPCMessage) => void;
+  /** Called on an error. */
+  onerror?: (error: Error) => void;
+  /** Called once on close. */
+  onclose?: () => void;
+}
 
 /** Options of {@linkcode LinearStdioTransport}. */
 export interface LinearStdioOptions {
@@ -165,10 +175,7 @@ export class LinearStdioTransport implements Transport {
    * @param _options Unused (stdio has one stream).
    * @throws {Error} When the transport is closed or the pipe is broken.
    */
-  async send(
-    message: JSONRPCMessage,
-    _options?: TransportSendOptions,
-  ): Promise<void> {
+  async send(message: JSONRPCMessage, _options?: unknown): Promise<void> {
     if (this.#closed || this.#writer === undefined) {
       throw new Error("Not connected: the server has stopped");
     }
@@ -292,7 +299,7 @@ export class LinearStdioTransport implements Transport {
     if (text.length === 0) return;
     let message: JSONRPCMessage;
     try {
-      message = JSONRPCMessageSchema.parse(JSON.parse(text));
+      message = jsonRpcMessage(JSON.parse(text));
     } catch {
       this.#bad(text.length);
       return;
@@ -329,6 +336,21 @@ export class LinearStdioTransport implements Transport {
       },
     } as JSONRPCMessage);
   }
+}
+
+/** The value as a JSON-RPC 2.0 message; throws when it is not one. */
+function jsonRpcMessage(value: unknown): JSONRPCMessage {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new TypeError("not an object");
+  }
+  const m = value as Record<string, unknown>;
+  const id = typeof m.id === "string" || typeof m.id === "number";
+  const ok = m.jsonrpc === "2.0" && (
+    (typeof m.method === "string" && (m.id === undefined || id)) ||
+    (id && ("result" in m || "error" in m))
+  );
+  if (!ok) throw new TypeError("not a JSON-RPC 2.0 message");
+  return m;
 }
 
 function lineDecoder(): TextDecoder {

@@ -11,29 +11,18 @@
  *
  * @module
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  type ClientCapabilities,
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  ErrorCode,
-  ListRootsRequestSchema,
-  LoggingMessageNotificationSchema,
-  McpError,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import type { Sdk } from "./sdk.ts";
 import { VERSION } from "../../version.ts";
 import type { ServerEntry } from "./gateway_config.ts";
 import {
   LinearStdioTransport,
   PARTIAL_META_KEY,
+  type Transport,
 } from "./linear_stdio_transport.ts";
+
+/** The client capabilities a host declared (an open object). */
+export type ClientCapabilities = Record<string, unknown>;
 
 /** What the gateway does with what an upstream sends on its own. */
 export interface UpstreamRelay {
@@ -60,6 +49,8 @@ export interface UpstreamRelay {
 
 /** Options of {@linkcode Upstream}. */
 export interface UpstreamOptions {
+  /** The MCP SDK (`loadSdk()`). */
+  readonly sdk: Sdk;
   /** The host's client capabilities (sampling, elicitation, roots are passed on). */
   readonly capabilities: ClientCapabilities;
   /** The relay to the host. */
@@ -114,11 +105,12 @@ const MAX_BACKOFF_MS = 30_000;
  * @example
  * ```ts
  * import { Upstream } from "./upstream.ts";
+ * import { loadSdk } from "./sdk.ts";
  * import assert from "node:assert/strict";
  * const upstream = new Upstream(
  *   { name: "none", transport: "stdio", command: "/nonexistent/server", args: [], env: {},
  *     classification: { persist: false, selfReading: false }, tools: {} },
- *   { capabilities: {}, relay: { log: () => {}, listChanged: () => {} }, maxMessageBytes: 1 << 20,
+ *   { sdk: await loadSdk(), capabilities: {}, relay: { log: () => {}, listChanged: () => {} }, maxMessageBytes: 1 << 20,
  *     callTimeoutMs: 5000, env: {}, log: () => {} },
  * );
  * await assert.rejects(upstream.listTools(), (e: Error) => /none/.test(e.message));
@@ -129,9 +121,11 @@ export class Upstream {
   /** The entry. */
   readonly entry: ServerEntry;
   readonly #options: UpstreamOptions;
-  #client: Client | undefined;
+  // deno-lint-ignore no-explicit-any
+  #client: any;
   #transport: Transport | undefined;
-  #connecting: Promise<Client> | undefined;
+  // deno-lint-ignore no-explicit-any
+  #connecting: Promise<any> | undefined;
   #failures = 0;
   #retryAt = 0;
   #lastFailure = "";
@@ -297,7 +291,8 @@ export class Upstream {
     await client?.close().catch(() => {});
   }
 
-  async #connect(): Promise<Client> {
+  // deno-lint-ignore no-explicit-any
+  async #connect(): Promise<any> {
     if (this.#client !== undefined) return this.#client;
     this.#connecting ??= this.#start().finally(() => {
       this.#connecting = undefined;
@@ -305,7 +300,8 @@ export class Upstream {
     return await this.#connecting;
   }
 
-  async #start(): Promise<Client> {
+  // deno-lint-ignore no-explicit-any
+  async #start(): Promise<any> {
     if (this.#closed) {
       throw new UpstreamFailure(
         "upstream_unavailable",
@@ -324,7 +320,18 @@ export class Upstream {
       }
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
-    const { capabilities, relay } = this.#options;
+    const { capabilities, relay, sdk } = this.#options;
+    const {
+      CreateMessageRequestSchema,
+      ElicitRequestSchema,
+      ErrorCode,
+      ListRootsRequestSchema,
+      LoggingMessageNotificationSchema,
+      McpError,
+      PromptListChangedNotificationSchema,
+      ResourceListChangedNotificationSchema,
+      ToolListChangedNotificationSchema,
+    } = sdk.types;
     const passed: ClientCapabilities = {
       ...(capabilities.sampling ? { sampling: capabilities.sampling } : {}),
       ...(capabilities.elicitation
@@ -332,7 +339,7 @@ export class Upstream {
         : {}),
       ...(capabilities.roots ? { roots: capabilities.roots } : {}),
     };
-    const client = new Client(
+    const client = new sdk.Client(
       { name: "loom-gateway", version: VERSION },
       { capabilities: passed },
     );
@@ -442,6 +449,8 @@ export class Upstream {
       });
     }
     const requestInit = { headers: { ...entry.headers } };
+    const { SSEClientTransport, StreamableHTTPClientTransport } =
+      this.#options.sdk;
     return entry.transport === "sse"
       ? new SSEClientTransport(new URL(entry.url), { requestInit })
       : new StreamableHTTPClientTransport(new URL(entry.url), {
@@ -461,6 +470,7 @@ export class Upstream {
     method: string,
     signal: AbortSignal | undefined,
   ): Promise<UpstreamFailure> {
+    const { McpError, ErrorCode } = this.#options.sdk.types;
     if (error instanceof McpError) {
       const rpc = error as { code: number; message: string };
       if (rpc.code === ErrorCode.RequestTimeout) {
