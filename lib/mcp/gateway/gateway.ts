@@ -124,6 +124,9 @@ export const RETRIEVAL_META: Readonly<Record<string, unknown>> = {
   "anthropic/maxResultSizeChars": 200_000,
 };
 
+/** Most tools offered from one server (a hostile one may list millions). */
+const MAX_TOOLS_PER_SERVER = 1000;
+
 interface PromptRoute {
   readonly upstream: Upstream;
   readonly prompt: Record<string, unknown>;
@@ -253,7 +256,16 @@ export class Gateway {
 
   async #list(upstream: Upstream): Promise<void> {
     try {
-      this.#toolsByServer.set(upstream.name, await upstream.listTools());
+      const tools = await upstream.listTools();
+      if (tools.length > MAX_TOOLS_PER_SERVER) {
+        this.#options.log(
+          `server ${upstream.name}: lists ${tools.length} tools; the first ${MAX_TOOLS_PER_SERVER} are offered`,
+        );
+      }
+      this.#toolsByServer.set(
+        upstream.name,
+        tools.slice(0, MAX_TOOLS_PER_SERVER),
+      );
       await this.#listCatalog(upstream);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -430,9 +442,25 @@ export class Gateway {
   async #refresh(server: string): Promise<void> {
     const upstream = this.#upstreams.find((u) => u.name === server);
     if (upstream === undefined) return;
-    await this.#list(upstream);
-    this.#rename();
+    // A flood of list_changed notifications costs one listing at a time.
+    const running = this.#refreshing.get(server);
+    if (running !== undefined) {
+      this.#stale.add(server);
+      return await running;
+    }
+    const refresh = (async () => {
+      do {
+        this.#stale.delete(server);
+        await this.#list(upstream);
+        this.#rename();
+      } while (this.#stale.has(server));
+    })().finally(() => this.#refreshing.delete(server));
+    this.#refreshing.set(server, refresh);
+    await refresh;
   }
+
+  readonly #refreshing = new Map<string, Promise<void>>();
+  readonly #stale = new Set<string>();
 
   #rename(): void {
     const pairs: { server: string; tool: string; upstream: Upstream }[] = [];

@@ -46,6 +46,11 @@ const TOOLS = [
   },
   { name: "small", description: "Answers a small result", inputSchema: object },
   {
+    name: "grow",
+    description: "Adds a tool and says the list changed",
+    inputSchema: object,
+  },
+  {
     name: "ask",
     description: "Asks the client to sample, answers what it got",
     inputSchema: object,
@@ -153,6 +158,15 @@ function handle(message: { id: number; method: string; params?: any }) {
       );
       return;
     }
+    case "grow":
+      TOOLS.push({ name: "grown", description: "New", inputSchema: object });
+      out({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+      out({
+        jsonrpc: "2.0",
+        id,
+        result: { content: [{ type: "text", text: "grown" }] },
+      });
+      return;
     case "ask":
       asking.push(id);
       out({

@@ -8,6 +8,7 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
+  ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { tempDir } from "../../_kit.ts";
 import {
@@ -93,6 +94,19 @@ Deno.test("the gateway relays the host's capabilities, sampling, elicitation, ro
       const { tools } = await gateway.client.listTools();
       const names = tools.map((tool: { name: string }) => tool.name);
       assert.ok(!names.includes("everything__trigger-sampling-request"));
+      const { promise: changed, resolve } = Promise.withResolvers<void>();
+      gateway.client.setNotificationHandler(
+        ToolListChangedNotificationSchema,
+        () => resolve(),
+      );
+      await gateway.call("fault__grow", {});
+      await changed;
+      const after = await gateway.client.listTools();
+      assert.ok(
+        after.tools.some((tool: { name: string }) =>
+          tool.name === "fault__grown"
+        ),
+      );
       const refused = await gateway.call("fault__ask", {});
       assert.match(
         refused.content[0].text,
