@@ -180,6 +180,41 @@ export class McpSession {
     }
   }
 
+  /**
+   * Verifies an MCP session's chain and every body without taking its
+   * lease or writing anything (`loom session show --verify`).
+   *
+   * @param dir The session folder (or name, with a store).
+   * @param options The server's root (from the session's header), the
+   *   key file, the store.
+   * @returns The verified results, in id order.
+   * @throws {SessionError} As {@linkcode McpSession.open}, except
+   *   `session_locked`.
+   */
+  static async verify(
+    dir: string,
+    options: Omit<McpSessionOptions, "shared">,
+  ): Promise<StoredResult[]> {
+    const place = await placeSession(dir, options.store);
+    try {
+      const keyFile = realish(options.keyFile ?? sessionKeyPath());
+      const key = await loadSessionKey(keyFile);
+      const parsed = mcpSession(
+        await parseAnySession(place.slot, key),
+        place.slot,
+        options.root,
+      );
+      return await verified(
+        place.slot,
+        options.root,
+        parsed.file,
+        parsed.catalogue,
+      );
+    } finally {
+      await place.owned?.close();
+    }
+  }
+
   static async #openOrCreate(
     slot: SessionSlot,
     key: Uint8Array,
