@@ -10,7 +10,6 @@
 import { parseAnySession, requireJournal } from "./_read_session.ts";
 import { placeSession, takeLease } from "./_session_place.ts";
 import { sessionKeyFor } from "./session_store.ts";
-import type { Storage } from "../storage/storage.ts";
 
 /** What {@linkcode collectGarbage} did (or would do, in a dry run). */
 export interface GarbageReport {
@@ -65,8 +64,8 @@ export async function collectGarbage(
   options: {
     readonly dryRun?: boolean;
     readonly keyFile?: string;
-    /** The store the session is in (default: `root` is a folder). */
-    readonly store?: string | Storage;
+    /** The store's URL (default: `root` is a folder). */
+    readonly store?: string;
   } = {},
 ): Promise<GarbageReport> {
   // The lease is held and the chain verified while bodies are deleted.

@@ -8,7 +8,6 @@
  * @module
  */
 import { placeSession } from "./_session_place.ts";
-import type { Storage } from "../storage/storage.ts";
 import { EphemeralSession } from "./ephemeral_session.ts";
 import { type SessionRun, SessionStore } from "./session_store.ts";
 
@@ -27,7 +26,7 @@ export interface OwnerScope {
   /** The session key file (default: `sessionKeyPath()`). */
   readonly keyFile?: string;
   /** The store; `root` then names a session in it (default: a folder). */
-  readonly store?: string | Storage;
+  readonly store?: string;
 }
 
 /** The scope of a stage that never persists. */

@@ -75,11 +75,10 @@ export interface CreateSessionOptions {
   /** The workspace the session belongs to; the root must lie outside it. */
   readonly workspace: string;
   /**
-   * The store (a URL such as `sqlite:PATH` or `postgres://…`, or an open
-   * {@linkcode Storage}); the root then names a session in it. Default:
-   * the root is a session folder.
+   * The store's URL (`file:DIR`, `sqlite:PATH`, `postgres://…`); the root
+   * then names a session in it. Default: the root is a session folder.
    */
-  readonly store?: string | Storage;
+  readonly store?: string;
   /** The session name (default: the root's base name). */
   readonly session?: string;
   /** The session key file (default {@linkcode sessionKeyPath}). */
@@ -93,10 +92,10 @@ export interface OpenSessionOptions {
   /** The session key file (default {@linkcode sessionKeyPath}). */
   readonly keyFile?: string;
   /**
-   * The store (a URL or an open {@linkcode Storage}); the root then names
-   * a session in it. Default: the root is a session folder.
+   * The store's URL (`file:DIR`, `sqlite:PATH`, `postgres://…`); the root
+   * then names a session in it. Default: the root is a session folder.
    */
-  readonly store?: string | Storage;
+  readonly store?: string;
 }
 
 /** What one save of a session did (after every acknowledged step). */

@@ -98,11 +98,11 @@ export interface SessionListing {
 /** Options of {@linkcode summarizeSession} and {@linkcode listSessions}. */
 export interface SessionListOptions {
   /**
-   * The store (a URL or an open store); the root (the directory for
-   * {@linkcode listSessions}) is then a session name (ignored). Default:
-   * folders.
+   * The store's URL (`file:DIR`, `sqlite:PATH`, `postgres://…`); the root
+   * is then a session name (for {@linkcode listSessions}, the directory is
+   * ignored). Default: folders.
    */
-  readonly store?: string | Storage;
+  readonly store?: string;
 }
 
 /**
@@ -125,11 +125,18 @@ export interface SessionListOptions {
  * );
  * ```
  */
-export async function summarizeSession(
+export function summarizeSession(
   root: string,
   options: SessionListOptions = {},
 ): Promise<SessionSummary> {
-  const place = await placeSession(root, options.store);
+  return summarizeIn(root, options.store);
+}
+
+async function summarizeIn(
+  root: string,
+  store: string | Storage | undefined,
+): Promise<SessionSummary> {
+  const place = await placeSession(root, store);
   try {
     const { slot } = place;
     const doc = await parseAnySession(slot, undefined);
@@ -220,9 +227,7 @@ export async function listSessions(
   options: SessionListOptions = {},
 ): Promise<SessionListing[]> {
   if (options.store !== undefined) {
-    const storage = typeof options.store === "string"
-      ? await openStorage(options.store)
-      : options.store;
+    const storage = await openStorage(options.store);
     try {
       const out: SessionListing[] = [];
       for (const name of await storage.listSessions()) {
@@ -230,7 +235,7 @@ export async function listSessions(
       }
       return out;
     } finally {
-      if (typeof options.store === "string") await storage.close();
+      await storage.close();
     }
   }
   const roots: string[] = [];
@@ -256,10 +261,7 @@ async function listing(
   try {
     return {
       root,
-      summary: await summarizeSession(
-        name,
-        store === undefined ? {} : { store },
-      ),
+      summary: await summarizeIn(name, store),
     };
   } catch (error) {
     if (!(error instanceof SessionError)) throw error;
