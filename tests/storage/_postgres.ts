@@ -97,6 +97,11 @@ function freePort(): number {
   return port;
 }
 
+/** Starts a throwaway cluster (the benchmark's too); call `stop()`. */
+export async function startCluster(): Promise<Cluster> {
+  return await start();
+}
+
 async function start(): Promise<Cluster> {
   if (BIN === undefined) {
     throw new Error(
