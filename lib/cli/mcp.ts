@@ -116,12 +116,17 @@ export function parseMcpArguments(
 async function serve(a: McpArguments, io: CliIo): Promise<number> {
   const log = (line: string) => io.err(`loom mcp: ${line}\n`);
   const root = resolve(a.root);
-  const store = new ResultStore(a.limits);
+  // In a store, several servers may share the session: ids come from it.
   const session = a.session === undefined
     ? null
     : a.store === undefined
     ? await McpSession.open(resolve(a.session), { root })
-    : await McpSession.open(a.session, { root, store: a.store });
+    : await McpSession.open(a.session, { root, store: a.store, shared: true });
+  const shared = session !== null && a.store !== undefined;
+  const store = new ResultStore({
+    ...a.limits,
+    ...(shared ? { backing: session.backing() } : {}),
+  });
   try {
     for (const result of session?.results ?? []) store.restore(result);
     if (session !== null) {
@@ -131,7 +136,9 @@ async function serve(a: McpArguments, io: CliIo): Promise<number> {
       root,
       limits: a.limits,
       store,
-      ...(session === null ? {} : { onStored: (r) => session.save(r) }),
+      ...(session === null || shared
+        ? {}
+        : { onStored: (r) => session.save(r) }),
     });
     await serveStdio(tools, { log });
   } finally {
