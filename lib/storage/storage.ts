@@ -231,7 +231,7 @@ export function sessionName(name: string): string {
  *
  * @example
  * ```ts
- * import { openStorage } from "@loom/loom/session";
+ * import { openStorage } from "./storage.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * const store = await openStorage(`sqlite:${dir}/loom.db`);
