@@ -134,6 +134,16 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "session_key_invalid"
     | "result_missing"
     | "result_corrupted";
+  // storage
+  StorageError:
+    | "storage_url_invalid"
+    | "storage_unreachable"
+    | "storage_unavailable"
+    | "storage_schema_newer"
+    | "storage_name_invalid"
+    | "journal_conflict"
+    | "lease_held"
+    | "lease_lost";
   // mcp
   McpToolError:
     | "invalid_arguments"
@@ -229,6 +239,14 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   session_key_invalid: "bad_input",
   result_missing: "bad_input",
   result_corrupted: "bad_input",
+  storage_url_invalid: "bad_input",
+  storage_unreachable: "internal",
+  storage_unavailable: "internal",
+  storage_schema_newer: "bad_input",
+  storage_name_invalid: "bad_input",
+  journal_conflict: "internal",
+  lease_held: "bad_input",
+  lease_lost: "internal",
   invalid_arguments: "bad_input",
   invalid_path: "bad_input",
   outside_root: "bad_input",

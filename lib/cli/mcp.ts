@@ -23,7 +23,9 @@ import { UsageError } from "./_io.ts";
 import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { type CliIo, ExitCode } from "./_io.ts";
 
-const USAGE = `Usage: loom mcp [--root DIR] [--session DIR] [store limits]
+const USAGE =
+  `Usage: loom mcp [--root DIR] [--session DIR | --store URL [--session NAME]]
+                [store limits]
        loom mcp --servers FILE [--root DIR] [--session DIR] [--list] [gateway options]
 
 Serves Loom's result store, verified references and composed writes as an
@@ -50,6 +52,10 @@ Options:
   --session DIR            Keep the stored results in session DIR (outside
                            the root) across restarts: an HMAC-chained
                            journal under the session key, verified on start
+  --store URL              Keep them in a store instead: file:DIR,
+                           sqlite:PATH or postgres://user:pw@host:port/db;
+                           --session NAME names the session in it
+                           (default: default); see docs/storage.md
   --max-result-bytes N     Largest stored result and file read (default
                            16777216)
   --max-total-bytes N      Largest total of stored results (default 67108864)
@@ -83,8 +89,10 @@ and env permissions, as 'deno task loom' and 'deno task install' grant.
 export interface McpArguments {
   /** `--root DIR` (default `.`). */
   readonly root: string;
-  /** `--session DIR`: where the results persist. */
+  /** `--session DIR`: where the results persist (a name with `--store`). */
   readonly session?: string;
+  /** `--store URL`: the store the session is in. */
+  readonly store?: string;
   /** The store's limits from `--max-result-bytes`, `--max-total-bytes`, `--max-results`. */
   readonly limits: ResultStoreOptions;
   /** `--root` was given (the gateway offers Loom's file tools only then). */
@@ -113,6 +121,7 @@ export function parseMcpArguments(
     report: { type: "string" },
     root: { type: "string" },
     session: { type: "string" },
+    store: { type: "string" },
     "max-result-bytes": { type: "string" },
     "max-total-bytes": { type: "string" },
     "max-results": { type: "string" },
@@ -132,6 +141,13 @@ export function parseMcpArguments(
       `--${gatewayOnly[0]} needs --servers FILE`,
     );
   }
+  if (values.servers !== undefined && values.store !== undefined) {
+    // Not built yet: the gateway's sessions live in a folder.
+    throw new UsageError(
+      "usage",
+      "--store cannot be combined with --servers yet; give the gateway a --session DIR",
+    );
+  }
   if (values["max-age"] !== undefined && values.session === undefined) {
     throw new UsageError("usage", "--max-age needs --session DIR");
   }
@@ -148,7 +164,10 @@ export function parseMcpArguments(
       ? {}
       : { gateway, rootGiven: values.root !== undefined }),
     root: values.root ?? ".",
-    ...(values.session === undefined ? {} : { session: values.session }),
+    ...(values.session === undefined && values.store === undefined
+      ? {}
+      : { session: values.session ?? "default" }),
+    ...(values.store === undefined ? {} : { store: values.store }),
     limits: defined({
       maxResultBytes: positiveInteger(
         values["max-result-bytes"],
@@ -167,10 +186,17 @@ async function serve(a: McpArguments, io: CliIo): Promise<number> {
   if (a.gateway !== undefined) return await serveGateway(a, a.gateway, io);
   const log = (line: string) => io.err(`loom mcp: ${line}\n`);
   const root = resolve(a.root);
-  const store = new ResultStore(a.limits);
+  // In a store, several servers may share the session: ids come from it.
   const session = a.session === undefined
     ? null
-    : await McpSession.open(resolve(a.session), { root });
+    : a.store === undefined
+    ? await McpSession.open(resolve(a.session), { root })
+    : await McpSession.open(a.session, { root, store: a.store, shared: true });
+  const shared = session !== null && a.store !== undefined;
+  const store = new ResultStore({
+    ...a.limits,
+    ...(shared ? { backing: session.backing() } : {}),
+  });
   try {
     for (const result of session?.results ?? []) store.restore(result);
     if (session !== null) {
@@ -180,7 +206,9 @@ async function serve(a: McpArguments, io: CliIo): Promise<number> {
       root,
       limits: a.limits,
       store,
-      ...(session === null ? {} : { onStored: (r) => session.save(r) }),
+      ...(session === null || shared
+        ? {}
+        : { onStored: (r) => session.save(r) }),
     });
     await serveStdio(tools, { log });
   } finally {

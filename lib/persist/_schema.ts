@@ -85,6 +85,17 @@ const source = z.union([
   z.strictObject({ persisted: z.string() }),
   z.strictObject({ inline: z.string() }),
   z.strictObject({ reread: z.strictObject({ path: z.string().min(1) }) }),
+  // A gateway result whose body the persistence rule left out: the call
+  // that produced it, made again on resume only for a read-only,
+  // idempotent tool and kept only when the digest matches.
+  z.strictObject({
+    recall: z.strictObject({
+      server: z.string(),
+      tool: z.string(),
+      part: z.string(),
+      arguments: z.record(z.string(), z.unknown()).optional(),
+    }),
+  }),
 ]);
 
 const catalogueEntry = z.strictObject({
@@ -94,6 +105,13 @@ const catalogueEntry = z.strictObject({
   utf8_bytes: count,
   tool: z.string(),
   source,
+  // Gateway results: when they were stored (for --max-age), and the content
+  // block of an image, audio or blob (a whole read answers it).
+  stored_at: z.number().optional(),
+  media: z.strictObject({
+    block: z.record(z.string(), z.unknown()),
+    field: z.enum(["data", "resource.blob"]),
+  }).optional(),
 }).superRefine((entry, context) => {
   // A self-bounding tool's body is never stored, not even inline.
   const declared = Object.hasOwn(TOOL_DECLARATIONS, entry.tool)
@@ -159,11 +177,12 @@ const overrides = z.record(z.string(), z.number().positive());
 /** The format tag of a session journal's header. */
 export const JOURNAL_FORMAT = "loom-journal/1";
 
-/** The first record: what the session runs and where. */
+/** The first record of a slice's session: what it runs and where. */
 export const headerSchema = z.strictObject({
   seq: z.literal(0),
   type: z.literal("header"),
   format: z.literal(JOURNAL_FORMAT),
+  kind: z.literal("slice").optional(),
   id: z.string().min(1),
   session: z.string().min(1),
   workspace: z.string().min(1),
@@ -180,6 +199,26 @@ export const headerSchema = z.strictObject({
 
 /** The header record as parsed. */
 export type HeaderRecord = z.infer<typeof headerSchema>;
+
+/**
+ * The first record of an MCP server's session (`loom mcp`, the gateway):
+ * the same format, with the server's root instead of a slice's run.
+ */
+export const mcpHeaderSchema = z.strictObject({
+  seq: z.literal(0),
+  type: z.literal("header"),
+  format: z.literal(JOURNAL_FORMAT),
+  kind: z.literal("mcp"),
+  id: z.string().min(1),
+  session: z.string().min(1),
+  root: z.string().min(1),
+});
+
+/** An MCP session's header as parsed. */
+export type McpHeaderRecord = z.infer<typeof mcpHeaderSchema>;
+
+/** The header format of MCP sessions written before one format served all. */
+export const OLD_MCP_FORMAT = "loom-mcp-session/1";
 
 /** A later record: a resume with a new budget or new thresholds. */
 const settingsSchema = z.strictObject({
@@ -217,6 +256,16 @@ export const laterSchema = z.discriminatedUnion("type", [
   settingsSchema,
   stepSchema,
 ]);
+
+/** A record of an MCP session after the header: results it stored. */
+export const mcpResultsSchema = z.strictObject({
+  seq: z.number().int().positive(),
+  type: z.literal("results"),
+  results: z.record(resultId, catalogueEntry),
+});
+
+/** An MCP session's results record as parsed. */
+export type McpResultsRecord = z.infer<typeof mcpResultsSchema>;
 
 /** A record after the header, as parsed. */
 export type LaterRecord = z.infer<typeof laterSchema>;

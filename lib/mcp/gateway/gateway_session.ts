@@ -106,10 +106,23 @@ export class GatewaySession implements GatewayPersistence {
       store.advancePast(record.id);
       const expired = record.stored_at !== undefined &&
         now - record.stored_at > this.#maxAgeMs;
-      const call = recordedCall(record.gateway, record.sha256);
-      if (call?.media !== undefined) this.media.set(record.id, call.media);
-      if (!record.body) {
-        if (!expired && call !== undefined) this.#missing.set(record.id, call);
+      if (record.media !== undefined) {
+        this.media.set(record.id, record.media as MediaTemplate);
+      }
+      if (record.recall !== undefined) {
+        const { server, tool, part, arguments: args } = record.recall;
+        if (!expired && args !== undefined) {
+          this.#missing.set(record.id, {
+            server,
+            tool,
+            part,
+            arguments: { ...args },
+            sha256: record.sha256,
+            ...(record.media === undefined
+              ? {}
+              : { media: record.media as MediaTemplate }),
+          });
+        }
         continue;
       }
       const body = bodies.get(record.id);
@@ -137,18 +150,18 @@ export class GatewaySession implements GatewayPersistence {
     call: RecordedCall,
     persist: boolean,
   ): Promise<void> {
-    const args = JSON.stringify(call.arguments);
+    const small = JSON.stringify(call.arguments).length <= MAX_ARGUMENTS_CHARS;
     await this.#session.save(result, {
-      body: persist,
-      gateway: {
-        server: call.server,
-        tool: call.tool,
-        part: call.part,
-        ...(args.length <= MAX_ARGUMENTS_CHARS
-          ? { arguments: call.arguments }
-          : {}),
-        ...(call.media === undefined ? {} : { media: call.media }),
-      },
+      stamped: true,
+      ...(call.media === undefined ? {} : { media: call.media }),
+      ...(persist ? {} : {
+        recall: {
+          server: call.server,
+          tool: call.tool,
+          part: call.part,
+          ...(small ? { arguments: call.arguments } : {}),
+        },
+      }),
     });
   }
 
@@ -166,26 +179,4 @@ export class GatewaySession implements GatewayPersistence {
   async close(): Promise<void> {
     await this.#session.close();
   }
-}
-
-function recordedCall(
-  gateway: Readonly<Record<string, unknown>> | undefined,
-  sha256: string,
-): RecordedCall | undefined {
-  if (gateway === undefined) return undefined;
-  const { server, tool, part, arguments: args, media } = gateway;
-  if (
-    typeof server !== "string" || typeof tool !== "string" ||
-    typeof part !== "string"
-  ) return undefined;
-  const isObject = (v: unknown) =>
-    typeof v === "object" && v !== null && !Array.isArray(v);
-  return {
-    server,
-    tool,
-    part,
-    sha256,
-    arguments: isObject(args) ? args as Record<string, unknown> : {},
-    ...(isObject(media) ? { media: media as MediaTemplate } : {}),
-  };
 }
