@@ -204,7 +204,7 @@ Deno.test("GitHub's parser and the metadata rules refuse broken copies of action
     ],
     [
       "a run step without a shell",
-      (s) => s.replace(/^      shell: bash\n/m, ""),
+      (s) => s.replace(/^ {6}shell: bash\n/m, ""),
       /Required property is missing: shell/,
     ],
     [
@@ -226,26 +226,26 @@ Deno.test("GitHub's parser and the metadata rules refuse broken copies of action
       "a step with both uses and run",
       (s) =>
         s.replace(
-          /^    - name: Let bubblewrap/m,
+          /^ {4}- name: Let bubblewrap/m,
           "    - uses: actions/checkout@v4\n      name: Let bubblewrap",
         ),
       /Unexpected value 'run'/,
     ],
     [
       "a misspelt input key",
-      (s) => s.replace(/^    required: false\n/m, "    requried: false\n"),
+      (s) => s.replace(/^ {4}required: false\n/m, "    requried: false\n"),
       /input intent has unknown key requried/,
     ],
     [
       "an input without a description",
-      (s) => s.replace(/^    description: The task, as text.*\n/m, ""),
+      (s) => s.replace(/^ {4}description: The task, as text.*\n/m, ""),
       /input intent has no description/,
     ],
     [
       "an output without a value",
       (s) =>
         s.replace(
-          /^    value: \$\{\{ steps\.run\.outputs\.outcome \}\}\n/m,
+          /^ {4}value: \$\{\{ steps\.run\.outputs\.outcome \}\}\n/m,
           "",
         ),
       /output outcome of a composite action has no value/,
@@ -269,7 +269,7 @@ Deno.test("GitHub's parser and the metadata rules refuse broken copies of action
     ],
     [
       "an input no step reads",
-      (s) => s.replace(/^        LOOM_INPUT_ARGS: .*\n/m, ""),
+      (s) => s.replace(/^ {8}LOOM_INPUT_ARGS: .*\n/m, ""),
       /input args is never read/,
     ],
     [
