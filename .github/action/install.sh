@@ -9,7 +9,8 @@
 # LOOM_ACTION_REPOSITORY, GH_TOKEN (action.yml); LOOM_RELEASE_BASE_URL (a
 # mirror: $LOOM_RELEASE_BASE_URL/v<version>/<asset>), LOOM_SKIP_ATTESTATION=1
 # (binaries GitHub did not attest, e.g. a mirror of your own builds).
-# Outputs: binary (its path), version.
+# Outputs: binary (its path), version; the binary's folder joins PATH for the
+# job's later steps (GITHUB_PATH).
 set -euo pipefail
 
 fail() {
@@ -106,3 +107,4 @@ rm -rf "${download}"
   echo "binary=${bin}/loom${suffix}"
   echo "version=${version}"
 } >>"${GITHUB_OUTPUT}"
+echo "${bin}" >>"${GITHUB_PATH}"

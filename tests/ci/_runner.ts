@@ -13,7 +13,8 @@
  *   with the runner's variables (`GITHUB_OUTPUT` and `GITHUB_STEP_SUMMARY`
  *   fresh per step, `GITHUB_ACTION_PATH`, `RUNNER_OS`, `RUNNER_ARCH`,
  *   `RUNNER_TEMP`, `GITHUB_WORKSPACE`, …), stdout and stderr joined into
- *   the log;
+ *   the log; folders a step appends to `GITHUB_PATH` lead `PATH` in the
+ *   steps after it;
  * - `GITHUB_OUTPUT` is read back in both forms (`name=value` and
  *   `name<<DELIMITER`), and the action's `outputs` are evaluated from the
  *   steps' outputs.
@@ -84,6 +85,8 @@ export interface ActionRun {
   readonly outputs: Record<string, string>;
   /** The raw `GITHUB_OUTPUT` files, joined. */
   readonly outputFiles: string;
+  /** Folders the steps added to `GITHUB_PATH`, in order. */
+  readonly path: readonly string[];
   readonly steps: readonly StepResult[];
   /** `success` when no step failed. */
   readonly conclusion: "success" | "failure";
@@ -237,6 +240,7 @@ export async function runAction(options: RunnerOptions): Promise<ActionRun> {
   let log = "";
   let summary = "";
   let outputFiles = "";
+  const added: string[] = [];
   const results: StepResult[] = [];
   for (const [index, step] of manifest.runs.steps.entries()) {
     const id = step.id ?? `step${index}`;
@@ -262,10 +266,14 @@ export async function runAction(options: RunnerOptions): Promise<ActionRun> {
     );
     const output = join(dir, "output");
     const stepSummary = join(dir, "summary");
+    const stepPath = join(dir, "path");
     await Deno.writeTextFile(output, "");
     await Deno.writeTextFile(stepSummary, "");
+    await Deno.writeTextFile(stepPath, "");
     const env: Record<string, string> = {
       ...options.env,
+      PATH: [...added].reverse().concat(options.env["PATH"] ?? []).join(":"),
+      GITHUB_PATH: stepPath,
       GITHUB_ACTIONS: "true",
       GITHUB_ACTION_PATH: REPO_ROOT,
       GITHUB_WORKSPACE: options.workspace,
@@ -295,6 +303,11 @@ export async function runAction(options: RunnerOptions): Promise<ActionRun> {
     const written = await Deno.readTextFile(output);
     outputFiles += written;
     steps[id] = { outputs: readOutputFile(written) };
+    added.push(
+      ...(await Deno.readTextFile(stepPath)).split("\n").filter((l) =>
+        l !== ""
+      ),
+    );
     if (!result.success) status.failed = true;
     results.push({
       id,
@@ -311,6 +324,7 @@ export async function runAction(options: RunnerOptions): Promise<ActionRun> {
     summary,
     outputs,
     outputFiles,
+    path: added,
     steps: results,
     conclusion: status.failed ? "failure" : "success",
   };

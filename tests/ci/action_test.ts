@@ -282,6 +282,7 @@ Deno.test("The action picks the release asset for the runner and the action's ow
       );
       assert.match(run.log, /Build attestation of .* verified/);
       const path = join(options.temp, "loom-bin", installed);
+      assert.deepEqual(run.path, [join(options.temp, "loom-bin")]);
       assert.equal(((await Deno.stat(path)).mode ?? 0) & 0o111, 0o111);
     });
   }

@@ -244,3 +244,78 @@ Deno.test("The action downloads exactly the assets the release workflow names", 
   assert.match(install, /suffix=\.exe/);
   assert.match(install, /\$\{base\}\/\$\{tag\}\/SHA256SUMS/);
 });
+
+Deno.test("The workflow of docs/ci.md parses with GitHub's parser: a matrix of read-only slices, the session kept as an artifact and resumed in a later job, the pull request opened by the only job that writes", async () => {
+  const page = await Deno.readTextFile(join(REPO_ROOT, "docs", "ci.md"));
+  const blocks = [...page.matchAll(/^```yaml\n([\s\S]*?)^```/gm)]
+    .map((m) => m[1]!).filter((b) => b.startsWith("name:"));
+  assert.equal(blocks.length, 1, "docs/ci.md holds one complete workflow");
+  const text = blocks[0]!;
+  assert.deepEqual(workflowErrors("docs-ci.yml", text), []);
+  const w = parse(text) as Workflow & {
+    permissions: Record<string, string>;
+    jobs: Record<
+      string,
+      Job & { strategy?: { matrix: Record<string, unknown> } }
+    >;
+  };
+  assert.deepEqual(w.permissions, { contents: "read" });
+  assert.deepEqual(Object.keys(w.jobs), ["slice", "resume", "pull-request"]);
+  const { slice, resume } = w.jobs;
+  const pr = w.jobs["pull-request"]!;
+
+  // The action as the docs use it: its own inputs only, this version.
+  const version = (JSON.parse(
+    await Deno.readTextFile(join(REPO_ROOT, "deno.json")),
+  ) as { version: string }).version;
+  const manifest = parse(
+    await Deno.readTextFile(join(REPO_ROOT, "action.yml")),
+  ) as { inputs: Record<string, unknown> };
+  const uses = (job: Job) =>
+    job.steps.filter((s) => s.uses?.startsWith("OWNER/loom@"));
+  for (const job of [slice!, resume!]) {
+    const [step] = uses(job);
+    assert.ok(step, "the job runs the action");
+    assert.equal(step.uses, `OWNER/loom@v${version}`);
+    for (const input of Object.keys(step.with ?? {})) {
+      assert.ok(input in manifest.inputs, `the action has no input ${input}`);
+    }
+    assert.equal(step.with?.["session"], "${{ env.RESULT }}/session");
+    assert.ok(
+      job.steps.some((s) => s.uses?.startsWith("denoland/setup-deno@")),
+      "the test command's Deno is installed",
+    );
+  }
+  assert.ok(
+    Array.isArray((slice!.strategy!.matrix as { include: unknown[] }).include),
+  );
+  assert.ok(
+    (slice!.strategy!.matrix as { include: unknown[] }).include.length >= 2,
+  );
+  // Kept as an artifact, restored in the later job.
+  assert.ok(
+    slice!.steps.some((s) =>
+      s.uses?.startsWith("actions/upload-artifact@") &&
+      s.with?.["path"] === "${{ env.RESULT }}"
+    ),
+  );
+  assert.equal(resume!.needs, "slice");
+  assert.ok(
+    resume!.steps.some((s) =>
+      s.uses?.startsWith("actions/download-artifact@") &&
+      s.with?.["path"] === "${{ env.RESULT }}"
+    ),
+  );
+  // Who may do what: the jobs with the model key only read; the one that
+  // writes holds no model key.
+  for (const job of [slice!, resume!]) {
+    assert.deepEqual(job.permissions, { contents: "read" });
+  }
+  assert.deepEqual(pr.permissions, {
+    contents: "write",
+    "pull-requests": "write",
+  });
+  assert.ok(!JSON.stringify(pr).includes("ANTHROPIC_API_KEY"));
+  assert.match(scripts({ on: {}, jobs: { pr } }), /gh pr create/);
+  assert.equal(pr.needs, "resume");
+});
