@@ -12,7 +12,7 @@
 import type { ContextReport } from "../briefing/context_report.ts";
 import { usageCost } from "../cost/usage_cost.ts";
 import { displayText, formatDuration } from "../display.ts";
-import { exitCodeOf, ExitCode } from "./_io.ts";
+import { ExitCode, exitCodeOf } from "./_io.ts";
 
 /** One labelled figure of the report. */
 interface Row {
@@ -31,7 +31,10 @@ interface Row {
  */
 function code(value: string): { markdown: string; text: string } {
   const shown = displayText(value, 1000);
-  const longest = Math.max(0, ...(shown.match(/`+/g) ?? []).map((r) => r.length));
+  const longest = Math.max(
+    0,
+    ...(shown.match(/`+/g) ?? []).map((r) => r.length),
+  );
   const fence = "`".repeat(longest + 1);
   const pad = longest > 0 ? " " : "";
   return {

@@ -229,9 +229,21 @@ Deno.test("loom report refuses a missing file, a file that is no report, and bad
   const outcome = join(dir.path, "outcome.json");
   await Deno.writeTextFile(outcome, JSON.stringify({ stop: "completed" }));
   const cases: [string, string[], RegExp][] = [
-    ["a missing file", [join(dir.path, "none.json")], /Cannot read FILE .*none\.json/],
-    ["a file that is not JSON", [notJson], /report_invalid: Context report .*x\.json is not JSON/],
-    ["a JSON file that is no report", [outcome], /report_invalid: .*outcome\.json is not a context report/],
+    [
+      "a missing file",
+      [join(dir.path, "none.json")],
+      /Cannot read FILE .*none\.json/,
+    ],
+    [
+      "a file that is not JSON",
+      [notJson],
+      /report_invalid: Context report .*x\.json is not JSON/,
+    ],
+    [
+      "a JSON file that is no report",
+      [outcome],
+      /report_invalid: .*outcome\.json is not a context report/,
+    ],
     ["no FILE", ["--markdown"], /Expected exactly one FILE/],
   ];
   for (const [name, args, message] of cases) {
@@ -243,11 +255,17 @@ Deno.test("loom report refuses a missing file, a file that is no report, and bad
       assert.match(result.stderr, message);
     });
   }
-  await t.step("parseReportArguments() reads every option and touches nothing", () => {
-    assert.deepEqual(parseReportArguments(["--markdown", "r.json"]), {
-      file: "r.json",
-      markdown: true,
-    });
-    assert.throws(() => parseReportArguments(["--html", "r.json"]), UsageError);
-  });
+  await t.step(
+    "parseReportArguments() reads every option and touches nothing",
+    () => {
+      assert.deepEqual(parseReportArguments(["--markdown", "r.json"]), {
+        file: "r.json",
+        markdown: true,
+      });
+      assert.throws(
+        () => parseReportArguments(["--html", "r.json"]),
+        UsageError,
+      );
+    },
+  );
 });

@@ -52,16 +52,19 @@ Deno.test("usageCost() reads Anthropic's input_tokens without, and OpenAI's with
     // 1M uncached at 2, 1M cached at 0.5.
     assert.equal(cost.kind === "priced" && cost.dollars, 2.5);
   });
-  await t.step("a call without counters adds nothing and is counted apart", () => {
-    const cost = usageCost("openai:gpt-4.1", [
-      usage({ input_tokens: M }),
-      usage({}),
-    ]);
-    assert.deepEqual(
-      cost.kind === "priced" && [cost.calls_reported, cost.calls],
-      [1, 2],
-    );
-  });
+  await t.step(
+    "a call without counters adds nothing and is counted apart",
+    () => {
+      const cost = usageCost("openai:gpt-4.1", [
+        usage({ input_tokens: M }),
+        usage({}),
+      ]);
+      assert.deepEqual(
+        cost.kind === "priced" && [cost.calls_reported, cost.calls],
+        [1, 2],
+      );
+    },
+  );
 });
 
 Deno.test("usageCost() says why a run is not priced", () => {
