@@ -85,7 +85,17 @@ args+=(${extra[@]+"${extra[@]}"})
 # it may act as a workflow command, so commands stop until the random token.
 token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 echo "::stop-commands::${token}"
-echo "loom ${args[*]:0:1} …"
+# The command line, with the intent's text shortened to its length.
+shown=()
+for ((i = 0; i < ${#args[@]}; i++)); do
+  if [ "${args[i]}" = --intent ] && [ $((i + 1)) -lt ${#args[@]} ]; then
+    shown+=(--intent "<${#args[i + 1]} characters>")
+    i=$((i + 1))
+  else
+    shown+=("${args[i]}")
+  fi
+done
+echo "loom ${shown[*]}"
 "${bin}" "${args[@]}" </dev/null
 code=$?
 echo "::${token}::"

@@ -437,7 +437,11 @@ Deno.test("The run step passes arguments, resumes a stored session, and fails or
         `${dir.path}/pwned)`,
         '"',
       ]);
-      assert.equal(await exists(join(dir.path, "pwned")), false);
+      assert.match(
+      run.log,
+      /^loom run --workspace \/w --model anthropic:claude-sonnet-4-5 --context-policy bounded --intent <36 characters> --test deno test -A /m,
+    );
+    assert.equal(await exists(join(dir.path, "pwned")), false);
       assert.equal(await exists("pwned"), false);
     },
   );
