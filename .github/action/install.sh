@@ -5,7 +5,8 @@
 # Nothing downloaded is made executable, let alone run, before both checks.
 #
 # Environment: RUNNER_OS, RUNNER_ARCH, RUNNER_TEMP, GITHUB_ACTION_PATH,
-# GITHUB_OUTPUT, GITHUB_SERVER_URL (runner); LOOM_INPUT_VERSION,
+# GITHUB_OUTPUT, GITHUB_PATH, GITHUB_SERVER_URL, GITHUB_REPOSITORY (runner);
+# LOOM_INPUT_VERSION,
 # LOOM_ACTION_REPOSITORY, GH_TOKEN (action.yml); LOOM_RELEASE_BASE_URL (a
 # mirror: $LOOM_RELEASE_BASE_URL/v<version>/<asset>), LOOM_SKIP_ATTESTATION=1
 # (binaries GitHub did not attest, e.g. a mirror of your own builds).
@@ -44,7 +45,16 @@ case "${RUNNER_OS:-}/${RUNNER_ARCH:-}" in
 esac
 asset="loom-${tag}-${target}${suffix}"
 
+# The repository whose releases (and attestations) to use: the action's own.
+# Composite steps see no github.action_repository today (actions/runner#2525),
+# so it is read from where the runner keeps a downloaded action,
+# .../_actions/OWNER/REPO/REF; `uses: ./` runs in the repository itself.
 repository="${LOOM_ACTION_REPOSITORY:-}"
+action_path="${GITHUB_ACTION_PATH//\\//}"
+if [ -z "${repository}" ] && [[ "${action_path%/}" =~ /_actions/([^/]+)/([^/]+)/[^/]+$ ]]; then
+  repository="${BASH_REMATCH[1]}/${BASH_REMATCH[2]}"
+fi
+repository="${repository:-${GITHUB_REPOSITORY:-}}"
 if [ -n "${LOOM_RELEASE_BASE_URL:-}" ]; then
   base="${LOOM_RELEASE_BASE_URL%/}"
 else

@@ -112,6 +112,7 @@ if [ -s "${report}" ]; then
   fi
 else
   report=""
+  # shellcheck disable=SC2016 # the backticks are Markdown
   printf '### Loom slice did not start\n\n`loom run` exited %s before it wrote a context report; the log says why.\n' \
     "${code}" >>"${GITHUB_STEP_SUMMARY}"
 fi

@@ -59,8 +59,14 @@ export interface RunnerOptions {
   readonly workspace: string;
   /** `github.repository` (default `octo/app`). */
   readonly repository?: string;
-  /** `github.action_repository` (default `loom-dev/loom`). */
-  readonly actionRepository?: string;
+  /**
+   * Where the runner keeps the action (`GITHUB_ACTION_PATH`): by default a
+   * link `RUNNER_TEMP/_actions/loom-dev/loom/v<version>` to the repository,
+   * as for `uses: loom-dev/loom@v<version>`; the repository itself for
+   * `uses: ./`. `github.action_repository` is empty in a composite action's
+   * steps, as on GitHub (actions/runner#2525).
+   */
+  readonly actionPath?: string;
   /** Run only the steps with these ids (default all). */
   readonly only?: readonly string[];
   /** Outputs of steps that did not run, as if they had. */
@@ -208,11 +214,21 @@ export async function runAction(options: RunnerOptions): Promise<ActionRun> {
     arch: options.arch ?? "X64",
     temp: options.temp,
   };
+  let actionPath = options.actionPath;
+  if (actionPath === undefined) {
+    const version = (JSON.parse(
+      await Deno.readTextFile(join(REPO_ROOT, "deno.json")),
+    ) as { version: string }).version;
+    const parent = join(options.temp, "_actions", "loom-dev", "loom");
+    await Deno.mkdir(parent, { recursive: true });
+    actionPath = join(parent, `v${version}`);
+    await Deno.symlink(REPO_ROOT, actionPath);
+  }
   const github = {
     workspace: options.workspace,
     repository: options.repository ?? "octo/app",
-    action_repository: options.actionRepository ?? "loom-dev/loom",
-    action_path: REPO_ROOT,
+    action_repository: "",
+    action_path: actionPath,
     server_url: "https://github.com",
     token: "ghs_simulated-job-token",
   };
@@ -275,7 +291,7 @@ export async function runAction(options: RunnerOptions): Promise<ActionRun> {
       PATH: [...added].reverse().concat(options.env["PATH"] ?? []).join(":"),
       GITHUB_PATH: stepPath,
       GITHUB_ACTIONS: "true",
-      GITHUB_ACTION_PATH: REPO_ROOT,
+      GITHUB_ACTION_PATH: actionPath,
       GITHUB_WORKSPACE: options.workspace,
       GITHUB_REPOSITORY: github.repository,
       GITHUB_SERVER_URL: github.server_url,

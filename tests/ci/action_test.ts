@@ -328,6 +328,26 @@ Deno.test("The action picks the release asset for the runner and the action's ow
       assert.deepEqual(release.requests, [], "nothing was downloaded");
     },
   );
+  await t.step(
+    "uses: ./ takes the releases and attestations of the repository it runs in",
+    async () => {
+      await using release = serveRelease(
+        await releaseFiles(LINUX_ASSET, binary),
+      );
+      const options = await job(dir.path, release, {
+        only: ["install"],
+        actionPath: REPO_ROOT,
+        repository: "loom-dev/loom-fork",
+      });
+      const run = await runAction(options);
+      assert.equal(run.conclusion, "success", run.log);
+      const gh = await Deno.readTextFile(join(dir.path, "gh.log"));
+      assert.match(
+        gh.trim().split("\n").at(-1)!,
+        / --repo loom-dev\/loom-fork$/,
+      );
+    },
+  );
   await t.step("the attestation check says when it was skipped", async () => {
     await using release = serveRelease(await releaseFiles(LINUX_ASSET, binary));
     const noToken = await job(dir.path, release, {
@@ -438,10 +458,10 @@ Deno.test("The run step passes arguments, resumes a stored session, and fails or
         '"',
       ]);
       assert.match(
-      run.log,
-      /^loom run --workspace \/w --model anthropic:claude-sonnet-4-5 --context-policy bounded --intent <36 characters> --test deno test -A /m,
-    );
-    assert.equal(await exists(join(dir.path, "pwned")), false);
+        run.log,
+        /^loom run --workspace \/w --model anthropic:claude-sonnet-4-5 --context-policy bounded --intent <36 characters> --test deno test -A /m,
+      );
+      assert.equal(await exists(join(dir.path, "pwned")), false);
       assert.equal(await exists("pwned"), false);
     },
   );
