@@ -465,6 +465,34 @@ Deno.test("The run step passes arguments, resumes a stored session, and fails or
       assert.equal(await exists("pwned"), false);
     },
   );
+  await t.step(
+    "the session key reaches loom as a private file, never as a variable",
+    async () => {
+      const key = "ab".repeat(32);
+      const { run, options } = await runStep(
+        { model: "openai:gpt-4.1", intent: "x" },
+        { LOOM_SESSION_KEY: key },
+      );
+      assert.equal(run.conclusion, "success", run.log);
+      const env = await Deno.readTextFile(join(dir.path, "env"));
+      assert.ok(!env.includes(key), "the key is not in loom's environment");
+      assert.doesNotMatch(env, /^LOOM_SESSION_KEY=/m);
+      const file = join(options.temp, "loom-session-key", "session.key");
+      assert.match(env, new RegExp(`^LOOM_SESSION_KEY_FILE=${file}$`, "m"));
+      assert.equal(await Deno.readTextFile(file), `${key}\n`);
+      assert.equal((await Deno.stat(file)).mode! & 0o077, 0);
+      assert.ok(!run.log.includes(key));
+    },
+  );
+  await t.step("a session path cannot forge another output", async () => {
+    const session = join(dir.path, "new\noutcome=completed");
+    const { run } = await runStep(
+      { model: "openai:gpt-4.1", intent: "x", session },
+      { FAKE_LOOM_REPORT: stopped, FAKE_LOOM_EXIT: "1" },
+    );
+    assert.equal(run.outputs["outcome"], "step_budget");
+    assert.equal(run.outputs["session"], session);
+  });
   await t.step("a session folder holding a journal is resumed", async () => {
     const session = join(dir.path, "session");
     await Deno.mkdir(session, { recursive: true });
