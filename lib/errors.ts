@@ -77,7 +77,10 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "answer_too_large"
     | "budget_exhausted"
     | "request_too_large"
-    | "not_available";
+    | "not_available"
+    | "invalid_arguments"
+    | "invalid_pattern"
+    | "result_evicted";
   PointerError: "invalid_pointer" | "pointer_not_found";
   JsonScanError: "invalid_json" | "ambiguous_json";
   LookupBudgetError: "budget_exhausted";
@@ -132,6 +135,16 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "session_key_invalid"
     | "result_missing"
     | "result_corrupted";
+  // storage
+  StorageError:
+    | "storage_url_invalid"
+    | "storage_unreachable"
+    | "storage_unavailable"
+    | "storage_schema_newer"
+    | "storage_name_invalid"
+    | "journal_conflict"
+    | "lease_held"
+    | "lease_lost";
   // mcp
   McpToolError:
     | "invalid_arguments"
@@ -179,6 +192,8 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   answer_too_large: "bad_input",
   budget_exhausted: "stopped",
   not_available: "bad_input",
+  invalid_pattern: "bad_input",
+  result_evicted: "bad_input",
   invalid_contents: "bad_input",
   too_many_segments: "bad_input",
   too_large: "bad_input",
@@ -225,6 +240,14 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   session_key_invalid: "bad_input",
   result_missing: "bad_input",
   result_corrupted: "bad_input",
+  storage_url_invalid: "bad_input",
+  storage_unreachable: "internal",
+  storage_unavailable: "internal",
+  storage_schema_newer: "bad_input",
+  storage_name_invalid: "bad_input",
+  journal_conflict: "internal",
+  lease_held: "bad_input",
+  lease_lost: "internal",
   invalid_arguments: "bad_input",
   invalid_path: "bad_input",
   outside_root: "bad_input",

@@ -16,7 +16,9 @@ import { defined, parseFlags, positiveInteger } from "./_args.ts";
 import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { type CliIo, ExitCode } from "./_io.ts";
 
-const USAGE = `Usage: loom mcp [--root DIR] [--session DIR] [store limits]
+const USAGE =
+  `Usage: loom mcp [--root DIR] [--session DIR | --store URL [--session NAME]]
+                [store limits]
 
 Serves Loom's result store, verified references and composed writes as an
 MCP server over standard input and output (JSON-RPC only on standard output;
@@ -42,6 +44,10 @@ Options:
   --session DIR            Keep the stored results in session DIR (outside
                            the root) across restarts: an HMAC-chained
                            journal under the session key, verified on start
+  --store URL              Keep them in a store instead: file:DIR,
+                           sqlite:PATH or postgres://user:pw@host:port/db;
+                           --session NAME names the session in it
+                           (default: default); see docs/storage.md
   --max-result-bytes N     Largest stored result and file read (default
                            16777216)
   --max-total-bytes N      Largest total of stored results (default 67108864)
@@ -59,8 +65,10 @@ and env permissions, as 'deno task loom' and 'deno task install' grant.
 export interface McpArguments {
   /** `--root DIR` (default `.`). */
   readonly root: string;
-  /** `--session DIR`: where the results persist. */
+  /** `--session DIR`: where the results persist (a name with `--store`). */
   readonly session?: string;
+  /** `--store URL`: the store the session is in. */
+  readonly store?: string;
   /** The store's limits from `--max-result-bytes`, `--max-total-bytes`, `--max-results`. */
   readonly limits: ResultStoreOptions;
 }
@@ -79,6 +87,7 @@ export function parseMcpArguments(
   const { values } = parseFlags(args, {
     root: { type: "string" },
     session: { type: "string" },
+    store: { type: "string" },
     "max-result-bytes": { type: "string" },
     "max-total-bytes": { type: "string" },
     "max-results": { type: "string" },
@@ -86,7 +95,10 @@ export function parseMcpArguments(
   if (values.help) return help(USAGE);
   return {
     root: values.root ?? ".",
-    ...(values.session === undefined ? {} : { session: values.session }),
+    ...(values.session === undefined && values.store === undefined
+      ? {}
+      : { session: values.session ?? "default" }),
+    ...(values.store === undefined ? {} : { store: values.store }),
     limits: defined({
       maxResultBytes: positiveInteger(
         values["max-result-bytes"],
@@ -104,10 +116,17 @@ export function parseMcpArguments(
 async function serve(a: McpArguments, io: CliIo): Promise<number> {
   const log = (line: string) => io.err(`loom mcp: ${line}\n`);
   const root = resolve(a.root);
-  const store = new ResultStore(a.limits);
+  // In a store, several servers may share the session: ids come from it.
   const session = a.session === undefined
     ? null
-    : await McpSession.open(resolve(a.session), { root });
+    : a.store === undefined
+    ? await McpSession.open(resolve(a.session), { root })
+    : await McpSession.open(a.session, { root, store: a.store, shared: true });
+  const shared = session !== null && a.store !== undefined;
+  const store = new ResultStore({
+    ...a.limits,
+    ...(shared ? { backing: session.backing() } : {}),
+  });
   try {
     for (const result of session?.results ?? []) store.restore(result);
     if (session !== null) {
@@ -117,7 +136,9 @@ async function serve(a: McpArguments, io: CliIo): Promise<number> {
       root,
       limits: a.limits,
       store,
-      ...(session === null ? {} : { onStored: (r) => session.save(r) }),
+      ...(session === null || shared
+        ? {}
+        : { onStored: (r) => session.save(r) }),
     });
     await serveStdio(tools, { log });
   } finally {

@@ -144,11 +144,12 @@ const overrides = z.record(z.string(), z.number().positive());
 /** The format tag of a session journal's header. */
 export const JOURNAL_FORMAT = "loom-journal/1";
 
-/** The first record: what the session runs and where. */
+/** The first record of a slice's session: what it runs and where. */
 export const headerSchema = z.strictObject({
   seq: z.literal(0),
   type: z.literal("header"),
   format: z.literal(JOURNAL_FORMAT),
+  kind: z.literal("slice").optional(),
   id: z.string().min(1),
   session: z.string().min(1),
   workspace: z.string().min(1),
@@ -165,6 +166,26 @@ export const headerSchema = z.strictObject({
 
 /** The header record as parsed. */
 export type HeaderRecord = z.infer<typeof headerSchema>;
+
+/**
+ * The first record of an MCP server's session (`loom mcp`, the gateway):
+ * the same format, with the server's root instead of a slice's run.
+ */
+export const mcpHeaderSchema = z.strictObject({
+  seq: z.literal(0),
+  type: z.literal("header"),
+  format: z.literal(JOURNAL_FORMAT),
+  kind: z.literal("mcp"),
+  id: z.string().min(1),
+  session: z.string().min(1),
+  root: z.string().min(1),
+});
+
+/** An MCP session's header as parsed. */
+export type McpHeaderRecord = z.infer<typeof mcpHeaderSchema>;
+
+/** The header format of MCP sessions written before one format served all. */
+export const OLD_MCP_FORMAT = "loom-mcp-session/1";
 
 /** A later record: a resume with a new budget or new thresholds. */
 const settingsSchema = z.strictObject({
@@ -202,6 +223,16 @@ export const laterSchema = z.discriminatedUnion("type", [
   settingsSchema,
   stepSchema,
 ]);
+
+/** A record of an MCP session after the header: results it stored. */
+export const mcpResultsSchema = z.strictObject({
+  seq: z.number().int().positive(),
+  type: z.literal("results"),
+  results: z.record(resultId, catalogueEntry),
+});
+
+/** An MCP session's results record as parsed. */
+export type McpResultsRecord = z.infer<typeof mcpResultsSchema>;
 
 /** A record after the header, as parsed. */
 export type LaterRecord = z.infer<typeof laterSchema>;

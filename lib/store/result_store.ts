@@ -115,8 +115,36 @@ export interface CataloguePage {
   next_offset: number | null;
 }
 
+/**
+ * Where a store shared by several processes keeps its results (a shared
+ * session of `loom mcp`): it assigns each new result its id, so ids are
+ * unique across every process, and hands over results the others stored.
+ */
+export interface ResultBacking {
+  /**
+   * Persists a new result and assigns its id; durable when it returns.
+   *
+   * @param result The result without an id.
+   * @returns The result with its id.
+   */
+  admit(result: Omit<StoredResult, "id">): Promise<StoredResult>;
+  /**
+   * Results other processes stored since the last call, verified, in id
+   * order.
+   *
+   * @returns The new results.
+   */
+  refresh(): Promise<readonly StoredResult[]>;
+}
+
 /** Limits of a {@link ResultStore}. */
 export interface ResultStoreOptions {
+  /**
+   * Share the results with other processes through a backing: new results
+   * get their ids there, and {@link ResultStore.refresh} takes in what the
+   * others stored (default: none, the store is this process's own).
+   */
+  backing?: ResultBacking;
   /** Largest single result in bytes (default 16 MiB). */
   maxResultBytes?: number;
   /** Largest total of all results in bytes (default 64 MiB). */
@@ -267,6 +295,7 @@ export class ResultStore {
   #maxResultBytes: number;
   #maxTotalBytes: number;
   #maxResults: number;
+  #backing: ResultBacking | undefined;
 
   /**
    * Creates an empty store.
@@ -286,6 +315,7 @@ export class ResultStore {
       "maxTotalBytes",
     );
     this.#maxResults = limit(options.maxResults, MAX_RESULTS, "maxResults");
+    this.#backing = options.backing;
   }
 
   /** Number of results kept. */
@@ -328,13 +358,52 @@ export class ResultStore {
     options: PutOptions,
   ): Promise<ResultDescriptor> {
     try {
-      return Promise.resolve(this.#put(content, options));
+      const made = this.#put(content, options);
+      return made instanceof Promise ? made : Promise.resolve(made);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  #put(content: string | Uint8Array, options: PutOptions): ResultDescriptor {
+  /**
+   * Takes in the results other processes stored through the backing (a
+   * no-op without one), so their ids resolve here.
+   *
+   * @returns How many results were taken in.
+   * @throws {ResultRestoreError} When one cannot be admitted (a limit).
+   *
+   * @example
+   * ```ts
+   * import { ResultStore } from "@loom/loom/reference";
+   * import assert from "node:assert/strict";
+   * const other = new ResultStore();
+   * await other.put("from another process", { origin: "x", capture: "complete" });
+   * const queue = [...other.stored()];
+   * const store = new ResultStore({
+   *   backing: {
+   *     admit: () => Promise.reject(new Error("not in this example")),
+   *     refresh: () => Promise.resolve(queue.splice(0)),
+   *   },
+   * });
+   * assert.equal(await store.refresh(), 1);
+   * assert.equal(store.get("result-1")?.origin, "x");
+   * ```
+   */
+  async refresh(): Promise<number> {
+    if (this.#backing === undefined) return 0;
+    let taken = 0;
+    for (const result of await this.#backing.refresh()) {
+      if (this.#results.has(result.id)) continue;
+      this.restore(result);
+      taken += 1;
+    }
+    return taken;
+  }
+
+  #put(
+    content: string | Uint8Array,
+    options: PutOptions,
+  ): ResultDescriptor | Promise<ResultDescriptor> {
     const { origin, capture } = options ?? {};
     if (typeof origin !== "string") {
       throw new TypeError("Cannot store a result: origin must be a string");
@@ -386,10 +455,8 @@ export class ResultStore {
         result_unavailable: unavailable,
       };
     }
-    const id = `result-${this.#next++}`;
     const sha256 = sha256Hex(bytes);
-    this.#admit(Object.freeze({ id, bytes, sha256, origin, capture }));
-    return {
+    const described = (id: string): ResultDescriptor => ({
       result: id,
       sha256,
       origin,
@@ -397,7 +464,19 @@ export class ResultStore {
       utf8_bytes: size,
       ...preview,
       reference: wholeReference(id, sha256),
-    };
+    });
+    const backing = this.#backing;
+    if (backing !== undefined) {
+      return (async () => {
+        const stored = await backing.admit({ bytes, sha256, origin, capture });
+        await this.refresh();
+        if (!this.#results.has(stored.id)) this.restore(stored);
+        return described(stored.id);
+      })();
+    }
+    const id = `result-${this.#next++}`;
+    this.#admit(Object.freeze({ id, bytes, sha256, origin, capture }));
+    return described(id);
   }
 
   #admit(result: StoredResult): void {
