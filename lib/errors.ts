@@ -89,6 +89,7 @@ export type LoomErrorCode<Owner extends string = string> = {
   // briefing
   ArchiveCapacityError: "capacity";
   RequestCeilingError: "request_too_large";
+  ContextReportError: "report_invalid";
   // providers
   ProviderError:
     | "bad_spec"
@@ -198,6 +199,7 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   too_many_segments: "bad_input",
   too_large: "bad_input",
   capacity: "stopped",
+  report_invalid: "bad_input",
   request_too_large: "stopped",
   cache_ttl_order: "bad_input",
   bad_spec: "bad_input",

@@ -239,6 +239,7 @@ export async function prepareResume(
       throw usage(error);
     }
     report.policy = loaded.policy;
+    report.model = loaded.model;
     const steps = loaded.state.steps;
     if (loaded.stop === "completed") {
       throw new UsageError(

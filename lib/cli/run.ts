@@ -265,7 +265,7 @@ async function dryRun(a: RunArguments, io: CliIo): Promise<number> {
 async function run(a: RunArguments, io: CliIo): Promise<number> {
   if (a.dryRun) return await dryRun(a, io);
   const confinement = testConfinement(a.confinement);
-  const report = startupReport(a.contextReport, a.contextPolicy);
+  const report = startupReport(a.contextReport, a.contextPolicy, a.model);
   const intent = "text" in a.intent
     ? a.intent.text
     : await readFlagFile(a.intent.file, "--intent-file").catch(report.fail);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { contextReportRequestSchema } from "../briefing/context_report_schema.ts";
 import { SLICE_COUNTERS } from "../slice/run_state.ts";
 import { TOOL_DECLARATIONS } from "./tool_policy.ts";
 
@@ -129,22 +130,6 @@ const catalogueEntry = z.strictObject({
   }
 });
 
-const nullableCount = count.nullable();
-
-const requestLine = z.strictObject({
-  phase: z.enum(["selection", "arguments"]),
-  request_bytes: count,
-  prefix_stable_bytes: count,
-  first_divergence: z.strictObject({ offset: count, part: z.string() })
-    .nullable().default(null),
-  elapsed_ms: z.number().nonnegative(),
-  final_usage: z.boolean(),
-  input_tokens: nullableCount,
-  cache_read_tokens: nullableCount,
-  cache_write_tokens: nullableCount,
-  output_tokens: nullableCount,
-});
-
 const lastTurn = z.strictObject({
   sequence: count,
   phase: z.enum(["selection", "arguments"]),
@@ -247,7 +232,7 @@ const stepSchema = z.strictObject({
     "interrupted",
   ]).nullable(),
   records: z.array(record),
-  requests: z.array(requestLine),
+  requests: z.array(contextReportRequestSchema),
   results: z.record(resultId, catalogueEntry),
 });
 
