@@ -37,6 +37,7 @@ export {
   type Selector,
   type StoredResult,
 } from "./lib/store/result_store.ts";
+export { type DigestedUtf8, Utf8Builder } from "./lib/store/utf8_builder.ts";
 export {
   type JsonChildren,
   type JsonIndex,

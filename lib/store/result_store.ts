@@ -7,7 +7,10 @@
  */
 import { LoomError } from "../errors.ts";
 import { sha256Hex } from "./digest.ts";
-import { firstInvalidUtf8, utf8Length } from "./utf8.ts";
+import { firstInvalidUtf8, InvalidUtf8Error, utf8Length } from "./utf8.ts";
+import { type DigestedUtf8, isDigestedUtf8 } from "./utf8_builder.ts";
+
+export { InvalidUtf8Error };
 import { cutUtf8, previewOf } from "./preview.ts";
 
 /** What part of a stored result a reference selects. */
@@ -181,26 +184,6 @@ export const CATALOGUE_PAGE_BYTES = 8192;
 export const CATALOGUE_ORIGIN_BYTES = 256;
 
 /**
- * Content handed to the store is not valid UTF-8; nothing was stored.
- *
- * @example
- * ```ts
- * import { InvalidUtf8Error, ResultStore } from "@loom/loom/reference";
- * import assert from "node:assert/strict";
- * const store = new ResultStore();
- * await assert.rejects(
- *   store.put(new Uint8Array([0x61, 0xc0, 0xaf]), { origin: "x", capture: "complete" }),
- *   (error: unknown) => error instanceof InvalidUtf8Error && error.offset === 1,
- * );
- * assert.equal(store.count, 0);
- * ```
- */
-export class InvalidUtf8Error extends LoomError.TypeError<"InvalidUtf8Error", {
-  /** Byte offset of the first invalid sequence (-1 for a string with a lone surrogate). */
-  readonly offset: number;
-}> {}
-
-/**
  * A result handed to {@link ResultStore.restore} cannot be re-admitted:
  * `digest_mismatch`, `invalid_result_id`, `duplicate_result`, `too_large` or
  * `store_full`.
@@ -341,7 +324,9 @@ export class ResultStore {
   /**
    * Stores a result and returns the descriptor the model sees.
    *
-   * @param content The result text, or its UTF-8 bytes (copied).
+   * @param content The result text, its UTF-8 bytes (copied), or content a
+   *   `Utf8Builder` built and digested (kept as it is: not copied,
+   *   checked or hashed again).
    * @param options Origin and capture of the result.
    * @returns The descriptor; with `result_unavailable` when a limit was reached.
    * @throws {InvalidUtf8Error} When the content is not valid UTF-8 (a string
@@ -364,7 +349,7 @@ export class ResultStore {
    * ```
    */
   put(
-    content: string | Uint8Array,
+    content: string | Uint8Array | DigestedUtf8,
     options: PutOptions,
   ): Promise<ResultDescriptor> {
     try {
@@ -411,7 +396,7 @@ export class ResultStore {
   }
 
   #put(
-    content: string | Uint8Array,
+    content: string | Uint8Array | DigestedUtf8,
     options: PutOptions,
   ): ResultDescriptor | Promise<ResultDescriptor> {
     const { origin, capture } = options ?? {};
@@ -424,7 +409,11 @@ export class ResultStore {
       );
     }
     let bytes: Uint8Array;
-    if (typeof content === "string") {
+    let digest: string | undefined;
+    if (isDigestedUtf8(content)) {
+      bytes = content.bytes;
+      digest = content.sha256;
+    } else if (typeof content === "string") {
       if (!content.isWellFormed()) {
         throw new InvalidUtf8Error(
           "invalid_utf8",
@@ -445,7 +434,7 @@ export class ResultStore {
       bytes = content.slice();
     } else {
       throw new TypeError(
-        "Cannot store a result: content must be a string or a Uint8Array",
+        "Cannot store a result: content must be a string, a Uint8Array or a Utf8Builder's content",
       );
     }
     const size = bytes.length;
@@ -476,7 +465,7 @@ export class ResultStore {
         result_unavailable: unavailable,
       };
     }
-    const sha256 = sha256Hex(bytes);
+    const sha256 = digest ?? sha256Hex(bytes);
     const described = (id: string): ResultDescriptor => ({
       result: id,
       sha256,

@@ -7,6 +7,28 @@
  *
  * @module
  */
+import { LoomError } from "../errors.ts";
+
+/**
+ * Content is not valid UTF-8: the store or a builder refused it, and nothing
+ * was stored.
+ *
+ * @example
+ * ```ts
+ * import { InvalidUtf8Error, ResultStore } from "@loom/loom/reference";
+ * import assert from "node:assert/strict";
+ * const store = new ResultStore();
+ * await assert.rejects(
+ *   store.put(new Uint8Array([0x61, 0xc0, 0xaf]), { origin: "x", capture: "complete" }),
+ *   (error: unknown) => error instanceof InvalidUtf8Error && error.offset === 1,
+ * );
+ * assert.equal(store.count, 0);
+ * ```
+ */
+export class InvalidUtf8Error extends LoomError.TypeError<"InvalidUtf8Error", {
+  /** Byte offset of the first invalid sequence (-1 for a string with a lone surrogate). */
+  readonly offset: number;
+}> {}
 
 /**
  * Whether `bytes` is entirely well-formed UTF-8.

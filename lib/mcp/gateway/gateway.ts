@@ -20,6 +20,7 @@ import { RETRIEVAL_TOOLS } from "../../reference/retrieval_tools.ts";
 import { type GatewayConfig, toolClassification } from "./gateway_config.ts";
 import { namespacedName, nameTools } from "./tool_names.ts";
 import { mediaBlock, type MediaTemplate, offloadResult } from "./offload.ts";
+import { shapeOf } from "./message_assembler.ts";
 import {
   type ClientCapabilities,
   Upstream,
@@ -245,6 +246,8 @@ export class Gateway {
         },
         // The JSON-RPC envelope and escapes around a result at the limit.
         maxMessageBytes: o.maxResultBytes + 1024 * 1024,
+        // Taken out as they stream in: always offloaded, so never relayed.
+        largeStringBytes: Math.max(64 * 1024, o.offloadBytes + 1),
         callTimeoutMs: o.callTimeoutMs,
         env: o.env,
         log: o.log,
@@ -599,7 +602,9 @@ export class Gateway {
       return result;
     }
     const o = this.#options;
-    const checked = o.sdk.types.CallToolResultSchema.safeParse(answer.result);
+    const checked = o.sdk.types.CallToolResultSchema.safeParse(
+      shapeOf(answer.result),
+    );
     if (!checked.success) {
       const result = toolError(
         "upstream_malformed",

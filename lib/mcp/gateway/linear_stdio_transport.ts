@@ -3,19 +3,30 @@
  * and reads newline-delimited JSON-RPC from its standard output linearly.
  * The SDK's own stdio client copies its whole buffer on every chunk (a
  * 40 MB answer costs seconds of copying) and closes the connection on any
- * message over 10 MiB; this one keeps the chunks of a line in a list, joins
- * them once when the newline arrives, and accepts lines up to
- * `maxMessageBytes`. A longer line is kept up to that limit, the rest is
- * read and dropped, and the answer is delivered as a partial result: its
- * first text's head, marked with `_meta["loom/partial"]` set to this
- * transport's unguessable nonce (an upstream cannot forge the mark). A line
- * that is not JSON-RPC is reported to `onerror` and skipped. The last lines
- * of the program's standard error are kept for failure messages.
+ * message over 10 MiB; this one hands each chunk to a
+ * {@linkcode MessageAssembler}, which keeps a line's small bytes as they come
+ * and unescapes, checks and hashes its large strings while the rest still
+ * streams in, and it accepts lines up to `maxMessageBytes`. In the answer to
+ * a `tools/call`, a large text (`result.content[i].text`, or a member of
+ * `result.structuredContent`) arrives as a {@linkcode LargeText}, ready for
+ * the store; everything else is what `JSON.parse` of the line gives. A longer
+ * line is kept up to that limit, the rest is read and dropped, and the
+ * answer is delivered as a partial result: its first text's head, marked
+ * with `_meta["loom/partial"]` set to this transport's unguessable nonce (an
+ * upstream cannot forge the mark). A line that is not JSON-RPC is reported
+ * to `onerror` and skipped. The last lines of the program's standard error
+ * are kept for failure messages.
  *
  * @module
  */
-/** A JSON-RPC 2.0 message (checked for its envelope only). */
-export type JSONRPCMessage = Record<string, unknown>;
+import {
+  type JSONRPCMessage,
+  LargeText,
+  MessageAssembler,
+} from "./message_assembler.ts";
+
+export type { JSONRPCMessage };
+export { LargeText };
 
 /** The SDK's `Transport` contract, as the gateway's transports meet it. */
 export interface Transport {
@@ -45,14 +56,20 @@ export interface LinearStdioOptions {
   readonly cwd?: string;
   /** The longest line read whole (default 64 MiB). */
   readonly maxMessageBytes?: number;
+  /**
+   * A string of a `tools/call` answer longer than this many bytes arrives as
+   * a {@linkcode LargeText} (default 1 MiB).
+   */
+  readonly largeStringBytes?: number;
 }
 
 /** The `_meta` key that marks an answer cut at `maxMessageBytes`. */
 export const PARTIAL_META_KEY = "loom/partial";
 
 const STDERR_TAIL_BYTES = 4096;
-const OVERFLOW_TAIL_BYTES = 1024;
 const NEWLINE = 0x0a;
+/** Most `tools/call` requests remembered while they await their answer. */
+const MAX_PENDING_CALLS = 4096;
 
 /**
  * An MCP client transport over a child process's stdio with a linear reader.
@@ -92,6 +109,8 @@ export class LinearStdioTransport implements Transport {
   #garbage = 0;
   #exit: Deno.CommandStatus | undefined;
   #done: Promise<void> = Promise.resolve();
+  readonly #toolCalls = new Set<unknown>();
+  readonly #assembler: MessageAssembler;
 
   /**
    * Prepares the transport; {@linkcode LinearStdioTransport.start} starts the program.
@@ -101,6 +120,10 @@ export class LinearStdioTransport implements Transport {
   constructor(options: LinearStdioOptions) {
     this.#options = options;
     this.#max = options.maxMessageBytes ?? 64 * 1024 * 1024;
+    this.#assembler = new MessageAssembler({
+      maxMessageBytes: this.#max,
+      largeStringBytes: options.largeStringBytes ?? 1024 * 1024,
+    });
   }
 
   /**
@@ -179,6 +202,12 @@ export class LinearStdioTransport implements Transport {
     if (this.#closed || this.#writer === undefined) {
       throw new Error("Not connected: the server has stopped");
     }
+    if (message.method === "tools/call" && message.id !== undefined) {
+      this.#toolCalls.add(message.id);
+      if (this.#toolCalls.size > MAX_PENDING_CALLS) {
+        this.#toolCalls.delete(this.#toolCalls.values().next().value);
+      }
+    }
     await this.#writer.write(
       new TextEncoder().encode(JSON.stringify(message) + "\n"),
     );
@@ -223,66 +252,41 @@ export class LinearStdioTransport implements Transport {
   }
 
   async #readStdout(stream: ReadableStream<Uint8Array>): Promise<void> {
-    // The current line, decoded as its chunks arrive (so decoding overlaps
-    // the transfer): its text pieces (at most #max bytes), whether it is
-    // not UTF-8, and once it passes the limit the dropped byte count and a
-    // short tail.
-    let decoder = lineDecoder();
-    let pieces: string[] = [];
-    let size = 0;
-    let invalid = false;
-    let dropped = 0;
-    let tail: Uint8Array[] = [];
-    const keep = (part: Uint8Array, last: boolean) => {
-      const room = this.#max - size;
-      // A line cut at the limit is not flushed: its cut character is dropped.
-      last &&= part.length <= room;
-      if (room > 0) {
-        const head = part.subarray(0, room);
-        size += head.length;
-        part = part.subarray(head.length);
-        if (!invalid) {
-          try {
-            pieces.push(decoder.decode(head, { stream: !last }));
-          } catch {
-            invalid = true;
-          }
-        }
-      }
-      if (part.length > 0) {
-        dropped += part.length;
-        tail.push(part.slice(Math.max(0, part.length - OVERFLOW_TAIL_BYTES)));
-        if (tail.length > 4) tail = tail.slice(-4);
-      }
-    };
+    const assembler = this.#assembler;
     try {
       for await (const chunk of stream) {
         let start = 0;
-        let nl = chunk.indexOf(NEWLINE, start);
+        let nl = chunk.indexOf(NEWLINE);
         while (nl !== -1) {
-          keep(chunk.subarray(start, nl), true);
-          if (dropped > 0) {
-            this.#overflow(pieces.join(""), size + dropped, tail);
-          } else if (invalid) this.#bad(size);
-          else {
-            const text = pieces.length === 1 ? pieces[0]! : pieces.join("");
-            pieces = []; // the pieces may go while the line is parsed
-            this.#line(text);
-          }
-          decoder = lineDecoder();
-          pieces = [];
-          size = 0;
-          invalid = false;
-          dropped = 0;
-          tail = [];
+          assembler.push(chunk.subarray(start, nl));
+          this.#line();
           start = nl + 1;
           nl = chunk.indexOf(NEWLINE, start);
         }
-        if (start < chunk.length) keep(chunk.subarray(start), false);
+        if (start < chunk.length) assembler.push(chunk.subarray(start));
       }
     } catch (error) {
       this.onerror?.(error instanceof Error ? error : new Error(String(error)));
     }
+  }
+
+  #line(): void {
+    const line = this.#assembler.end((message) =>
+      this.#toolCalls.has(message.id)
+    );
+    switch (line.kind) {
+      case "empty":
+        return;
+      case "invalid":
+        this.#bad(line.bytes);
+        return;
+      case "cut":
+        this.#overflow(line.id, line.text, line.totalBytes);
+        return;
+    }
+    const message = line.message;
+    if (message.method === undefined) this.#toolCalls.delete(message.id);
+    this.onmessage?.(message);
   }
 
   #bad(bytes: number): void {
@@ -294,26 +298,11 @@ export class LinearStdioTransport implements Transport {
     );
   }
 
-  #line(text: string): void {
-    if (text.endsWith("\r")) text = text.slice(0, -1);
-    if (text.length === 0) return;
-    let message: JSONRPCMessage;
-    try {
-      message = jsonRpcMessage(JSON.parse(text));
-    } catch {
-      this.#bad(text.length);
-      return;
-    }
-    this.onmessage?.(message);
-  }
-
   #overflow(
-    headText: string,
+    id: string | number | undefined,
+    text: string | LargeText,
     total: number,
-    tail: readonly Uint8Array[],
   ): void {
-    const tailText = new TextDecoder().decode(join(tail));
-    const id = idOf(headText.slice(0, 256), tailText);
     if (id === undefined) {
       this.#garbage += 1;
       this.onerror?.(
@@ -323,7 +312,11 @@ export class LinearStdioTransport implements Transport {
       );
       return;
     }
-    const text = firstText(headText) ?? cutReplacement(headText);
+    // A cut text stays large only in the answer to a tool call.
+    if (text instanceof LargeText && !this.#toolCalls.has(id)) {
+      text = text.text();
+    }
+    this.#toolCalls.delete(id);
     this.onmessage?.({
       jsonrpc: "2.0",
       id,
@@ -336,82 +329,4 @@ export class LinearStdioTransport implements Transport {
       },
     } as JSONRPCMessage);
   }
-}
-
-/** The value as a JSON-RPC 2.0 message; throws when it is not one. */
-function jsonRpcMessage(value: unknown): JSONRPCMessage {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new TypeError("not an object");
-  }
-  const m = value as Record<string, unknown>;
-  const id = typeof m.id === "string" || typeof m.id === "number";
-  const ok = m.jsonrpc === "2.0" && (
-    (typeof m.method === "string" && (m.id === undefined || id)) ||
-    (id && ("result" in m || "error" in m))
-  );
-  if (!ok) throw new TypeError("not a JSON-RPC 2.0 message");
-  return m;
-}
-
-function lineDecoder(): TextDecoder {
-  return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-}
-
-function join(parts: readonly Uint8Array[], size?: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(
-    size ?? parts.reduce((n, part) => n + part.length, 0),
-  );
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
-/** The request id of a JSON-RPC answer from its head (id first) or tail (id last). */
-function idOf(head: string, tail: string): string | number | undefined {
-  const value = String.raw`(-?[0-9]{1,15}|"(?:[^"\\]|\\.){0,200}")`;
-  const first = new RegExp(
-    String.raw`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*${value}`,
-  ).exec(head);
-  const last = new RegExp(String.raw`"id"\s*:\s*${value}\s*\}\s*$`).exec(tail);
-  const raw = first?.[1] ?? last?.[1];
-  if (raw === undefined) return undefined;
-  try {
-    return JSON.parse(raw) as string | number;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The decoded head of the first `"text":"…"` string of a cut answer. */
-function firstText(head: string): string | undefined {
-  const match = /"content"\s*:\s*\[\s*\{[^{}]{0,512}?"text"\s*:\s*"/.exec(
-    head.slice(0, 65536),
-  );
-  if (match === null) return undefined;
-  const from = match.index + match[0].length;
-  // The string ends at the first quote not escaped, or at the cut.
-  let end = from;
-  while (end < head.length) {
-    const c = head.charCodeAt(end);
-    if (c === 0x22) break;
-    end += c === 0x5c ? 2 : 1;
-  }
-  let body = head.slice(from, Math.min(end, head.length));
-  // Drop an escape the cut left unfinished, and a replaced cut character.
-  body = body.replace(/\\(u[0-9a-fA-F]{0,3})?$/, "").replace(/\uFFFD$/, "");
-  try {
-    const text = JSON.parse(`"${body}"`) as string;
-    // A pair the cut split leaves a lone high surrogate: not UTF-8.
-    return /[\uD800-\uDBFF]$/.test(text) ? text.slice(0, -1) : text;
-  } catch {
-    return undefined;
-  }
-}
-
-function cutReplacement(text: string): string {
-  return text.replace(/\uFFFD$/, "");
 }

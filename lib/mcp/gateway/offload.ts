@@ -10,14 +10,20 @@
  * described by media type and decoded size, and remembered so that a whole
  * read answers the original content block. A text over the per-result limit
  * is stored up to it and marked partial. An answer too scattered to describe
- * in a few descriptors is stored whole, as its JSON.
+ * in a few descriptors is stored whole, as its JSON. A text the transport
+ * took out as it streamed in (a {@linkcode LargeText}) is stored as the bytes
+ * and digest it already has: nothing is decoded, encoded or hashed again.
  *
  * @module
  */
-import type { ResultStore } from "../../store/result_store.ts";
+import type {
+  ResultDescriptor,
+  ResultStore,
+} from "../../store/result_store.ts";
 import { previewOf } from "../../store/preview.ts";
 import { floorCharBoundary } from "../../store/utf8.ts";
 import { cutUtf8 } from "../../store/preview.ts";
+import { LargeText } from "./message_assembler.ts";
 
 /** Largest descriptor, in bytes of its JSON. */
 export const DESCRIPTOR_MAX_BYTES = 2048;
@@ -110,7 +116,12 @@ export async function offloadResult(
   const partial = options.partialTotalBytes !== undefined;
   const size = partial ? options.partialTotalBytes! : measure(result, options);
   if (!partial && size <= options.offloadBytes) {
-    return { result, offloaded: false, stored: [], upstreamBytes: size };
+    return {
+      result: withStrings(result),
+      offloaded: false,
+      stored: [],
+      upstreamBytes: size,
+    };
   }
   const content = Array.isArray(result.content)
     ? result.content as unknown[]
@@ -121,15 +132,14 @@ export async function offloadResult(
   // Plan: which parts are stored, which blocks stay inline.
   const parts: Part[] = [];
   const inline: unknown[] = [];
-  let structuredText: string | undefined;
-  if (structured !== undefined) {
-    structuredText = JSON.stringify(structured, null, 2);
-  }
+  // Made only when needed: it may be as large as the answer.
+  let structuredJson: string | undefined;
+  const structuredText = () =>
+    structuredJson ??= JSON.stringify(structured, null, 2);
   let structuredMerged = false;
   // server-filesystem's shape: structuredContent {content: <the text>}.
   const keys = structured === undefined ? [] : Object.keys(structured);
-  const wrappedKey = keys.length === 1 &&
-      typeof structured![keys[0]!] === "string"
+  const wrappedKey = keys.length === 1 && isText(structured![keys[0]!])
     ? keys[0]!
     : undefined;
   for (const [i, block] of content.entries()) {
@@ -138,10 +148,10 @@ export async function offloadResult(
       continue;
     }
     const b = block as ContentBlock;
-    if (b.type === "text" && typeof b.text === "string") {
+    if (b.type === "text" && isText(b.text)) {
       if (
         wrappedKey !== undefined && !structuredMerged &&
-        structured![wrappedKey] === b.text
+        sameText(structured![wrappedKey] as Text, b.text)
       ) {
         structuredMerged = true;
         parts.push({
@@ -152,18 +162,21 @@ export async function offloadResult(
         continue;
       }
       if (
-        structuredText !== undefined && !structuredMerged &&
+        structured !== undefined && !structuredMerged &&
         sameJson(b.text, structuredText)
       ) {
         structuredMerged = true;
         parts.push({
           kind: "text",
           part: `content[${i}]+structuredContent`,
-          text: structuredText,
+          text: structuredText(),
         });
         continue;
       }
-      if (b.text.length * 3 <= options.offloadBytes / 8 && !partial) {
+      if (
+        typeof b.text === "string" &&
+        b.text.length * 3 <= options.offloadBytes / 8 && !partial
+      ) {
         inline.push(b);
         continue;
       }
@@ -177,11 +190,11 @@ export async function offloadResult(
     }
     inline.push(b);
   }
-  if (structuredText !== undefined && !structuredMerged) {
+  if (structured !== undefined && !structuredMerged) {
     parts.push({
       kind: "text",
       part: "structuredContent",
-      text: structuredText,
+      text: structuredText(),
     });
   }
   const inlineBytes = encoder.encode(JSON.stringify(inline)).length;
@@ -227,8 +240,11 @@ export async function offloadResult(
   return { result: answer, offloaded: true, stored, upstreamBytes: size };
 }
 
+/** A text as the transport delivers it: a string, or taken out as bytes. */
+type Text = string | LargeText;
+
 type Part =
-  | { kind: "text"; part: string; text: string }
+  | { kind: "text"; part: string; text: Text }
   | {
     kind: "media";
     part: string;
@@ -238,38 +254,36 @@ type Part =
   };
 
 async function storeText(
-  part: { part: string; text: string },
+  part: { part: string; text: Text },
   options: OffloadOptions,
   cutByTransport: boolean,
 ): Promise<{ id?: string; descriptor: Record<string, unknown> }> {
-  const text = wellFormed(part.text);
   let capture: "complete" | "partial" = cutByTransport ? "partial" : "complete";
-  let content: string | Uint8Array;
+  const max = options.maxResultBytes;
+  const large = part.text instanceof LargeText ? part.text : undefined;
+  const text = large === undefined ? wellFormed(part.text as string) : "";
+  const where = { origin: origin(options, part.part), capture };
+  // Content that may fit is handed over as it is: a large text as the bytes
+  // and digest it already has, a string to be encoded once (no copy).
+  let put: ResultDescriptor | undefined;
+  if (large !== undefined ? large.byteLength <= max : text.length <= max) {
+    put = await options.store.put(large?.content ?? text, where);
+  }
   let lines: number;
   let fullBytes: number | undefined;
-  // A text that may fit is handed over as a string (the store encodes it
-  // once, without a copy); one the store finds too large is encoded here
-  // and cut on a character boundary.
-  const origin_ = origin(options, part.part);
-  let put = text.length <= options.maxResultBytes
-    ? await options.store.put(text, { origin: origin_, capture })
-    : undefined;
   if (put === undefined || put.result_unavailable === "too_large") {
-    let bytes = encoder.encode(text);
+    // Too large: cut on a character boundary, marked partial.
+    let bytes = large?.content.bytes ?? encoder.encode(text);
     fullBytes = bytes.length;
-    if (bytes.length > options.maxResultBytes) {
-      bytes = bytes.subarray(
-        0,
-        floorCharBoundary(bytes, options.maxResultBytes),
-      );
+    if (bytes.length > max) {
+      bytes = bytes.subarray(0, floorCharBoundary(bytes, max));
       capture = "partial";
-      lines = lineCount(new TextDecoder().decode(bytes));
-    } else lines = lineCount(text);
-    content = bytes;
-    put = await options.store.put(content, { origin: origin_, capture });
-  } else lines = lineCount(text);
+    }
+    lines = lineCountOf(bytes);
+    put = await options.store.put(bytes, { ...where, capture });
+  } else lines = large?.lines ?? lineCount(text);
   const bytes = put.result === undefined
-    ? encoder.encode(text)
+    ? large?.content.bytes ?? encoder.encode(text)
     : options.store.get(put.result)!.bytes;
   const upstreamBytes = options.partialTotalBytes ?? fullBytes ??
     bytes.length;
@@ -439,7 +453,13 @@ function measure(
       if (!isObject(block)) continue;
       const b = block as ContentBlock;
       if (typeof b.text === "string") chars += b.text.length;
+      if (b.text instanceof LargeText) chars += b.text.byteLength;
       if (typeof b.data === "string") chars += b.data.length;
+    }
+  }
+  if (isObject(result.structuredContent)) {
+    for (const value of Object.values(result.structuredContent as object)) {
+      if (value instanceof LargeText) chars += value.byteLength;
     }
   }
   // A string of n UTF-16 units takes at least n bytes serialized.
@@ -447,15 +467,69 @@ function measure(
   return encoder.encode(JSON.stringify(result)).length;
 }
 
-function sameJson(text: string, structuredText: string): boolean {
-  if (text === structuredText) return true;
+/** Whether a text holds the JSON of `structuredContent` (made on demand). */
+function sameJson(text: Text, structuredText: () => string): boolean {
+  if (text instanceof LargeText) {
+    const first = text.content.bytes.find((b) => !JSON_SPACE.includes(b));
+    if (first !== 0x7b) return false;
+    text = text.text();
+  }
   const first = text.trimStart()[0];
   if (first !== "{") return false;
+  if (text === structuredText()) return true;
   try {
-    return JSON.stringify(JSON.parse(text), null, 2) === structuredText;
+    return JSON.stringify(JSON.parse(text), null, 2) === structuredText();
   } catch {
     return false;
   }
+}
+
+const JSON_SPACE = [0x20, 0x09, 0x0a, 0x0d];
+
+function isText(value: unknown): value is Text {
+  return typeof value === "string" || value instanceof LargeText;
+}
+
+/** Whether two texts are equal (large ones by their digest). */
+function sameText(a: Text, b: Text): boolean {
+  if (a instanceof LargeText && b instanceof LargeText) {
+    return a.byteLength === b.byteLength &&
+      a.content.sha256 === b.content.sha256;
+  }
+  if (typeof a === "string" && typeof b === "string") return a === b;
+  const large = (a instanceof LargeText ? a : b) as LargeText;
+  const text = (a instanceof LargeText ? b : a) as string;
+  // A UTF-8 byte takes at most one UTF-16 unit: a shorter text differs.
+  return text.length <= large.byteLength && large.text() === text;
+}
+
+/** The result with every {@linkcode LargeText} decoded back into a string. */
+function withStrings(result: Record<string, unknown>): Record<string, unknown> {
+  const content = Array.isArray(result.content) ? result.content : [];
+  const structured = isObject(result.structuredContent)
+    ? result.structuredContent as Record<string, unknown>
+    : {};
+  const large = (value: unknown) => value instanceof LargeText;
+  if (
+    !content.some((b) => isObject(b) && large((b as ContentBlock).text)) &&
+    !Object.values(structured).some(large)
+  ) return result;
+  const out = { ...result };
+  if (Array.isArray(result.content)) {
+    out.content = content.map((b) =>
+      isObject(b) && large((b as ContentBlock).text)
+        ? { ...b, text: ((b as ContentBlock).text as LargeText).text() }
+        : b
+    );
+  }
+  if (isObject(result.structuredContent)) {
+    out.structuredContent = Object.fromEntries(
+      Object.entries(structured).map((
+        [k, v],
+      ) => [k, v instanceof LargeText ? v.text() : v]),
+    );
+  }
+  return out;
 }
 
 function withoutPartialMark(
@@ -482,6 +556,17 @@ function short(text: string): string {
 
 function wellFormed(text: string): string {
   return text.isWellFormed() ? text : text.toWellFormed();
+}
+
+function lineCountOf(bytes: Uint8Array): number {
+  if (bytes.length === 0) return 0;
+  let lines = 0;
+  let at = bytes.indexOf(0x0a);
+  while (at !== -1) {
+    lines += 1;
+    at = bytes.indexOf(0x0a, at + 1);
+  }
+  return bytes[bytes.length - 1] === 0x0a ? lines : lines + 1;
 }
 
 function lineCount(text: string): number {

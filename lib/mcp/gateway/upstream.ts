@@ -57,6 +57,12 @@ export interface UpstreamOptions {
   readonly relay: UpstreamRelay;
   /** The longest message read from a stdio upstream. */
   readonly maxMessageBytes: number;
+  /**
+   * A string of a stdio upstream's `tools/call` answer longer than this
+   * arrives as a `LargeText` (set it above the offload threshold, so that
+   * every such answer is offloaded; default 1 MiB).
+   */
+  readonly largeStringBytes?: number;
   /** The deadline of one request, in milliseconds. */
   readonly callTimeoutMs: number;
   /** The environment a stdio upstream starts with (the entry's `env` is added). */
@@ -446,6 +452,9 @@ export class Upstream {
         env: { ...this.#options.env, ...entry.env },
         ...(entry.cwd === undefined ? {} : { cwd: entry.cwd }),
         maxMessageBytes: this.#options.maxMessageBytes,
+        ...(this.#options.largeStringBytes === undefined
+          ? {}
+          : { largeStringBytes: this.#options.largeStringBytes }),
       });
     }
     const requestInit = { headers: { ...entry.headers } };
