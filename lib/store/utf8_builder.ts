@@ -49,19 +49,18 @@ export function isDigestedUtf8(value: unknown): value is DigestedUtf8 {
 
 /**
  * Builds UTF-8 content in one buffer that grows in place, checking and
- * hashing it while it is written. Write with {@linkcode Utf8Builder.append},
- * or into {@linkcode Utf8Builder.room}'s buffer from
- * {@linkcode Utf8Builder.length} on, then {@linkcode Utf8Builder.commit}.
+ * hashing it while it is appended. Only bulk operations touch that buffer
+ * (a resizable buffer's elements are slow to reach one by one): each piece
+ * is checked where the caller made it, then copied in.
  *
  * @example Build, then store without a copy
  * ```ts
  * import { ResultStore, Utf8Builder } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const builder = new Utf8Builder(1024);
- * builder.append(new TextEncoder().encode("héllo "));
- * const buffer = builder.room(5);
- * buffer.set(new TextEncoder().encode("world"), builder.length);
- * builder.commit(builder.length + 5);
+ * const bytes = new TextEncoder().encode("héllo world");
+ * builder.append(bytes.subarray(0, 2)); // "h" and half of "é"
+ * builder.append(bytes.subarray(2));
  * const content = builder.finish();
  * assert.equal(new TextDecoder().decode(content.bytes), "héllo world");
  * const store = new ResultStore();
@@ -73,11 +72,11 @@ export function isDigestedUtf8(value: unknown): value is DigestedUtf8 {
 export class Utf8Builder {
   readonly #max: number;
   readonly #buffer: ArrayBuffer;
-  readonly #view: Uint8Array;
   readonly #hash: Hash = createHash("sha256");
   #length = 0;
   #hashed = 0;
-  #checked = 0;
+  /** The start of an incomplete sequence that ends the content, or `#length`. */
+  #complete = 0;
   #invalidAt = -1;
   #finished = false;
 
@@ -101,71 +100,39 @@ export class Utf8Builder {
     this.#buffer = new ArrayBuffer(Math.min(maxBytes, 64 * 1024), {
       maxByteLength: maxBytes,
     });
-    // A length-tracking view: it follows the buffer as it grows.
-    this.#view = new Uint8Array(this.#buffer);
   }
 
-  /** Bytes written so far (committed). */
+  /** Bytes appended so far. */
   get length(): number {
     return this.#length;
   }
 
   /**
-   * The buffer, with room for `n` more bytes from {@linkcode Utf8Builder.length}
-   * on (it grows in place; the same view is returned every time).
+   * Appends bytes (copied). A character may be split between two pieces.
    *
-   * @param n How many bytes the caller may write.
-   * @returns The whole buffer; write at `length` and on, then commit.
+   * @param bytes The bytes.
    * @throws {RangeError} When the content would pass `maxBytes`, or the
    *   builder is finished.
    */
-  room(n: number): Uint8Array {
+  append(bytes: Uint8Array): void {
     this.#open();
-    const need = this.#length + n;
-    if (need > this.#buffer.byteLength) {
-      if (need > this.#max) {
+    const n = bytes.length;
+    const end = this.#length + n;
+    if (end > this.#buffer.byteLength) {
+      if (end > this.#max) {
         throw new RangeError(
-          `Cannot build UTF-8 content: ${need} bytes pass the limit of ${this.#max}`,
+          `Cannot build UTF-8 content: ${end} bytes pass the limit of ${this.#max}`,
         );
       }
-      const grown = this.#buffer.byteLength;
+      const size = this.#buffer.byteLength;
       this.#buffer.resize(
-        Math.min(this.#max, Math.max(need, grown + (grown >>> 1), STEP)),
+        Math.min(this.#max, Math.max(end, size + (size >>> 1), STEP)),
       );
     }
-    return this.#view;
-  }
-
-  /**
-   * Marks the bytes written into {@linkcode Utf8Builder.room}'s buffer up to
-   * `end` as content; they are checked and hashed a step at a time.
-   *
-   * @param end The new length.
-   * @throws {RangeError} When `end` is before the length or past the room.
-   */
-  commit(end: number): void {
-    this.#open();
-    if (
-      !Number.isSafeInteger(end) || end < this.#length ||
-      end > this.#buffer.byteLength
-    ) {
-      throw new RangeError(
-        `Cannot commit up to byte ${end}: the content holds ${this.#length} bytes and room for ${this.#buffer.byteLength}`,
-      );
-    }
+    new Uint8Array(this.#buffer, this.#length, n).set(bytes);
+    if (this.#invalidAt === -1) this.#check(bytes);
     this.#length = end;
-    if (end - this.#hashed >= STEP) this.#digest(false);
-  }
-
-  /**
-   * Appends bytes (copied).
-   *
-   * @param bytes The bytes.
-   * @throws {RangeError} When the content would pass `maxBytes`.
-   */
-  append(bytes: Uint8Array): void {
-    this.room(bytes.length).set(bytes, this.#length);
-    this.commit(this.#length + bytes.length);
+    if (this.#complete - this.#hashed >= STEP) this.#digest();
   }
 
   /**
@@ -174,7 +141,7 @@ export class Utf8Builder {
    */
   dropIncompleteTail(): void {
     this.#open();
-    this.#length = completeEnd(this.#view, this.#checked, this.#length);
+    if (this.#invalidAt === -1) this.#length = this.#complete;
   }
 
   /**
@@ -186,8 +153,10 @@ export class Utf8Builder {
    */
   finish(): DigestedUtf8 {
     this.#open();
-    this.#digest(true);
     this.#finished = true;
+    if (this.#invalidAt === -1 && this.#complete < this.#length) {
+      this.#invalidAt = this.#complete;
+    }
     if (this.#invalidAt !== -1) {
       throw new InvalidUtf8Error(
         "invalid_utf8",
@@ -195,6 +164,7 @@ export class Utf8Builder {
         { offset: this.#invalidAt },
       );
     }
+    this.#digest();
     // Give back the room not used; the content keeps a fixed-length view.
     this.#buffer.resize(this.#length);
     const content = Object.freeze({
@@ -211,25 +181,63 @@ export class Utf8Builder {
     }
   }
 
-  #digest(last: boolean): void {
-    if (this.#invalidAt !== -1) return;
-    // Checked up to the last whole character (the rest may still be
-    // arriving), and hashed only as far as checked, so an incomplete tail
-    // can still be dropped.
-    const end = last
-      ? this.#length
-      : completeEnd(this.#view, this.#checked, this.#length);
-    const bad = firstInvalidUtf8(this.#view.subarray(this.#checked, end));
-    if (bad !== -1) {
-      this.#invalidAt = this.#checked + bad;
-      return;
+  /** Checks a piece appended at `#length`, the end of the last one first. */
+  #check(bytes: Uint8Array): void {
+    let from = 0;
+    const pending = this.#length - this.#complete;
+    if (pending > 0) {
+      // The last piece ended mid-character: check that character whole.
+      const head = new Uint8Array(this.#buffer, this.#complete, pending)
+        .slice();
+      const size = sequenceSize(head[0]!);
+      const need = Math.min(size - pending, bytes.length);
+      const joined = new Uint8Array(pending + need);
+      joined.set(head);
+      joined.set(bytes.subarray(0, need), pending);
+      if (need < size - pending) {
+        // Still incomplete: a wrong byte already is wrong.
+        if (!prefixValid(joined)) this.#invalidAt = this.#complete;
+        return;
+      }
+      if (firstInvalidUtf8(joined) !== -1) {
+        this.#invalidAt = this.#complete;
+        return;
+      }
+      from = need;
     }
-    this.#checked = end;
+    const rest = bytes.subarray(from);
+    const end = completeEnd(rest, 0, rest.length);
+    const bad = firstInvalidUtf8(rest.subarray(0, end));
+    if (bad !== -1) this.#invalidAt = this.#length + from + bad;
+    else this.#complete = this.#length + from + end;
+  }
+
+  /** Hashes the checked bytes not hashed yet. */
+  #digest(): void {
+    const end = this.#complete;
     if (end > this.#hashed) {
-      this.#hash.update(this.#view.subarray(this.#hashed, end));
+      this.#hash.update(
+        new Uint8Array(this.#buffer, this.#hashed, end - this.#hashed),
+      );
       this.#hashed = end;
     }
   }
+}
+
+function sequenceSize(lead: number): number {
+  return lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+}
+
+/** Whether an incomplete sequence can still become a valid one. */
+function prefixValid(prefix: Uint8Array): boolean {
+  // Complete it with the smallest continuation bytes that could follow.
+  const size = sequenceSize(prefix[0]!);
+  for (const last of [0x80, 0xbf]) {
+    const whole = new Uint8Array(size).fill(last);
+    whole.set(prefix);
+    if (firstInvalidUtf8(whole) === -1) return true;
+  }
+  return false;
 }
 
 /** `end`, or the start of an incomplete sequence that ends the bytes. */
@@ -240,7 +248,5 @@ function completeEnd(bytes: Uint8Array, from: number, end: number): number {
     lead--;
   }
   if (lead < from) return end;
-  const b = bytes[lead]!;
-  const size = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-  return lead + size > end ? lead : end;
+  return lead + sequenceSize(bytes[lead]!) > end ? lead : end;
 }

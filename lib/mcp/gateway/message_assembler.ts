@@ -562,6 +562,10 @@ const INVALID = -2;
 /** A large string being unescaped into a builder as its bytes arrive. */
 class LargeString {
   readonly #builder: Utf8Builder;
+  /** Where a piece is unescaped, in place, before it goes to the builder. */
+  #scratch = new Uint8Array(64 * 1024);
+  #words = new Uint32Array(this.#scratch.buffer);
+  /** The start of an escape cut between two pieces. */
   #carry: Uint8Array | undefined;
   #newlines = 0;
 
@@ -572,19 +576,22 @@ class LargeString {
   /**
    * Unescapes `src[i, n)` up to the closing quote.
    *
-   * @returns The offset after the closing quote, `MORE` when the bytes ended
-   *   first, or `INVALID`.
+   * @returns The offset in `src` after the closing quote, `MORE` when the
+   *   bytes ended first, or `INVALID`.
    */
   feed(src: Uint8Array, i: number, n: number): number {
     const carry = this.#carry;
-    if (carry === undefined) return this.#run(src, i, n);
-    // An escape was cut between two pieces: go on from a joined copy.
+    const before = carry?.length ?? 0;
+    const size = before + n - i;
+    if (size > this.#scratch.length) {
+      this.#scratch = new Uint8Array(size + 3 & ~3);
+      this.#words = new Uint32Array(this.#scratch.buffer);
+    }
+    if (carry !== undefined) this.#scratch.set(carry);
     this.#carry = undefined;
-    const joined = new Uint8Array(carry.length + n - i);
-    joined.set(carry);
-    joined.set(src.subarray(i, n), carry.length);
-    const end = this.#run(joined, 0, joined.length);
-    return end < 0 ? end : i + end - carry.length;
+    this.#scratch.set(src.subarray(i, n), before);
+    const end = this.#run(size);
+    return end < 0 ? end : i + end - before;
   }
 
   /** The content; a cut one loses an escape or character left incomplete. */
@@ -593,51 +600,64 @@ class LargeString {
     if (cut) builder.dropIncompleteTail();
     const content = builder.finish();
     const size = content.bytes.length;
-    const last = size > 0 && content.bytes[size - 1] !== LF ? 1 : 0;
+    const last = size > 0 && content.bytes.at(-1) !== LF ? 1 : 0;
     return new LargeText(content, this.#newlines + last);
   }
 
-  #run(src: Uint8Array, i: number, n: number): number {
-    const builder = this.#builder;
-    // Unescaped, the bytes only shrink.
-    const out = builder.room(n - i);
-    let o = builder.length;
+  /**
+   * Unescapes the scratch's first `n` bytes in place (the output never
+   * passes the input) and appends them to the builder.
+   *
+   * @returns The offset after the closing quote, `MORE` or `INVALID`.
+   */
+  #run(n: number): number {
+    const buf = this.#scratch;
+    const words = this.#words;
+    const wordsEnd = n >>> 2;
+    let o = 0; // the output's end
+    let i = 0;
+    let end = MORE;
     while (i < n) {
+      // A run of plain bytes: four at a time while aligned.
       const start = i;
       let b = 0;
-      while (i < n) {
-        b = src[i]!;
+      for (;;) {
+        if ((i & 3) === 0) {
+          let w = i >>> 2;
+          while (w < wordsEnd && plainWord(words[w]!)) w++;
+          i = w << 2;
+        }
+        if (i >= n) break;
+        b = buf[i]!;
         if (STOP[b] !== 0) break;
         i++;
       }
-      if (i > start) {
-        out.set(src.subarray(start, i), o);
-        o += i - start;
-      }
-      if (i === n) break;
+      if (o !== start && i > start) buf.copyWithin(o, start, i);
+      o += i - start;
+      if (i >= n) break;
       if (b === QUOTE) {
-        builder.commit(o);
-        return i + 1;
+        end = i + 1;
+        break;
       }
       if (b !== BACKSLASH) return INVALID; // a raw control character
       if (i + 1 === n) {
-        this.#carry = src.slice(i, n);
+        this.#carry = buf.slice(i, n);
         break;
       }
-      const e = src[i + 1]!;
+      const e = buf[i + 1]!;
       if (e !== 0x75) {
         const byte = UNESCAPE[e]!;
         if (byte === 0) return INVALID;
         if (byte === LF) this.#newlines++;
-        out[o++] = byte;
+        buf[o++] = byte;
         i += 2;
         continue;
       }
       if (i + 6 > n) {
-        this.#carry = src.slice(i, n);
+        this.#carry = buf.slice(i, n);
         break;
       }
-      const unit = hex4(src, i + 2);
+      const unit = hex4(buf, i + 2);
       if (unit < 0) return INVALID;
       let code = unit;
       let size = 6;
@@ -645,42 +665,56 @@ class LargeString {
         // A high surrogate: a low one may follow as the next escape.
         if (
           i + 12 > n &&
-          (i + 6 === n || src[i + 6] === BACKSLASH) &&
-          (i + 7 >= n || src[i + 7] === 0x75)
+          (i + 6 === n || buf[i + 6] === BACKSLASH) &&
+          (i + 7 >= n || buf[i + 7] === 0x75)
         ) {
-          this.#carry = src.slice(i, n);
+          this.#carry = buf.slice(i, n);
           break;
         }
-        const low = i + 12 <= n && src[i + 6] === BACKSLASH &&
-            src[i + 7] === 0x75
-          ? hex4(src, i + 8)
+        const low = i + 12 <= n && buf[i + 6] === BACKSLASH &&
+            buf[i + 7] === 0x75
+          ? hex4(buf, i + 8)
           : -1;
         if (low >= 0xdc00 && low <= 0xdfff) {
           code = 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00);
           size = 12;
         } else code = 0xfffd; // a lone surrogate, as toWellFormed() makes it
       } else if (unit >= 0xdc00 && unit <= 0xdfff) code = 0xfffd;
+      // The escape is read before its bytes are written over.
+      i += size;
       if (code < 0x80) {
         if (code === LF) this.#newlines++;
-        out[o++] = code;
+        buf[o++] = code;
       } else if (code < 0x800) {
-        out[o++] = 0xc0 | (code >> 6);
-        out[o++] = 0x80 | (code & 0x3f);
+        buf[o++] = 0xc0 | (code >> 6);
+        buf[o++] = 0x80 | (code & 0x3f);
       } else if (code < 0x10000) {
-        out[o++] = 0xe0 | (code >> 12);
-        out[o++] = 0x80 | ((code >> 6) & 0x3f);
-        out[o++] = 0x80 | (code & 0x3f);
+        buf[o++] = 0xe0 | (code >> 12);
+        buf[o++] = 0x80 | ((code >> 6) & 0x3f);
+        buf[o++] = 0x80 | (code & 0x3f);
       } else {
-        out[o++] = 0xf0 | (code >> 18);
-        out[o++] = 0x80 | ((code >> 12) & 0x3f);
-        out[o++] = 0x80 | ((code >> 6) & 0x3f);
-        out[o++] = 0x80 | (code & 0x3f);
+        buf[o++] = 0xf0 | (code >> 18);
+        buf[o++] = 0x80 | ((code >> 12) & 0x3f);
+        buf[o++] = 0x80 | ((code >> 6) & 0x3f);
+        buf[o++] = 0x80 | (code & 0x3f);
       }
-      i += size;
     }
-    builder.commit(o);
-    return MORE;
+    this.#builder.append(buf.subarray(0, o));
+    return end;
   }
+}
+
+/**
+ * Whether none of four bytes (a little- or big-endian word) is a control
+ * character, `"` or `\`: the exact zero-byte tests, in parallel.
+ */
+function plainWord(v: number): boolean {
+  const quote = v ^ 0x22222222;
+  const backslash = v ^ 0x5c5c5c5c;
+  const stops = ((v - 0x20202020) & ~v) |
+    ((quote - 0x01010101) & ~quote) |
+    ((backslash - 0x01010101) & ~backslash);
+  return (stops & 0x80808080) === 0;
 }
 
 function hex4(src: Uint8Array, at: number): number {
