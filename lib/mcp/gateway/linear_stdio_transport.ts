@@ -68,6 +68,8 @@ export const PARTIAL_META_KEY = "loom/partial";
 
 const STDERR_TAIL_BYTES = 4096;
 const NEWLINE = 0x0a;
+/** The read buffer (a pipe holds 64 KiB). */
+const READ_BYTES = 256 * 1024;
 /** Most `tools/call` requests remembered while they await their answer. */
 const MAX_PENDING_CALLS = 4096;
 
@@ -253,8 +255,17 @@ export class LinearStdioTransport implements Transport {
 
   async #readStdout(stream: ReadableStream<Uint8Array>): Promise<void> {
     const assembler = this.#assembler;
+    // One buffer, read into again and again (the assembler copies what it
+    // keeps): no fresh memory for every chunk of a large answer.
+    const reader = stream.getReader({ mode: "byob" });
+    let buffer = new ArrayBuffer(READ_BYTES);
     try {
-      for await (const chunk of stream) {
+      for (;;) {
+        const { value: chunk, done } = await reader.read(
+          new Uint8Array(buffer),
+        );
+        if (done || chunk === undefined) break;
+        buffer = chunk.buffer as ArrayBuffer;
         let start = 0;
         let nl = chunk.indexOf(NEWLINE);
         while (nl !== -1) {
@@ -267,6 +278,8 @@ export class LinearStdioTransport implements Transport {
       }
     } catch (error) {
       this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    } finally {
+      reader.releaseLock();
     }
   }
 

@@ -77,14 +77,25 @@ export class LargeText {
   readonly content: DigestedUtf8;
   /** How many lines it holds (a last line without a newline counts). */
   readonly lines: number;
+  /** Byte offsets of U+FFFD that stand for lone surrogates, and the units. */
+  readonly #lone: readonly number[];
 
   /**
-   * @param content The built content.
+   * @param content The built content (well-formed UTF-8).
    * @param lines Its line count.
+   * @param loneSurrogates Where the string held a lone surrogate, which UTF-8
+   *   cannot: pairs of the byte offset of the U+FFFD that stands for it in
+   *   `content` and the surrogate's code unit, so that
+   *   {@linkcode LargeText.text} gives back the string exactly.
    */
-  constructor(content: DigestedUtf8, lines: number) {
+  constructor(
+    content: DigestedUtf8,
+    lines: number,
+    loneSurrogates: readonly number[] = [],
+  ) {
     this.content = content;
     this.lines = lines;
+    this.#lone = loneSurrogates;
   }
 
   /** Its size in UTF-8 bytes. */
@@ -93,12 +104,24 @@ export class LargeText {
   }
 
   /**
-   * The string (decoded anew on every call: it is large).
+   * The string, exactly as `JSON.parse` gives it (decoded anew on every
+   * call: it is large).
    *
    * @returns The text.
    */
   text(): string {
-    return new TextDecoder().decode(this.content.bytes);
+    const bytes = this.content.bytes;
+    const decoder = new TextDecoder();
+    if (this.#lone.length === 0) return decoder.decode(bytes);
+    let text = "";
+    let at = 0;
+    for (let k = 0; k < this.#lone.length; k += 2) {
+      const offset = this.#lone[k]!;
+      text += decoder.decode(bytes.subarray(at, offset)) +
+        String.fromCharCode(this.#lone[k + 1]!);
+      at = offset + 3;
+    }
+    return text + decoder.decode(bytes.subarray(at));
   }
 
   /**
@@ -230,8 +253,8 @@ export class MessageAssembler {
   }
 
   /**
-   * Takes the next piece of the current line (no newline in it). The bytes
-   * are kept, not copied: the caller must not change them.
+   * Takes the next piece of the current line (no newline in it). What is
+   * kept of it is copied: the caller may reuse its buffer.
    *
    * @param part The bytes.
    */
@@ -382,7 +405,7 @@ export class MessageAssembler {
   /** Adds `part[from, to)` to the envelope. */
   #keep(part: Uint8Array, from: number, to: number): void {
     if (to <= from) return;
-    this.#envelope.push(part.subarray(from, to));
+    this.#envelope.push(part.slice(from, to));
     this.#envelopeBytes += to - from;
   }
 
@@ -568,6 +591,8 @@ class LargeString {
   /** The start of an escape cut between two pieces. */
   #carry: Uint8Array | undefined;
   #newlines = 0;
+  /** Pairs: the byte offset of a U+FFFD standing for a lone surrogate, the unit. */
+  readonly #lone: number[] = [];
 
   constructor(maxBytes: number) {
     this.#builder = new Utf8Builder(Math.min(maxBytes, 2 ** 32 - 1));
@@ -601,7 +626,10 @@ class LargeString {
     const content = builder.finish();
     const size = content.bytes.length;
     const last = size > 0 && content.bytes.at(-1) !== LF ? 1 : 0;
-    return new LargeText(content, this.#newlines + last);
+    const lone = this.#lone.filter((_, k) =>
+      this.#lone[k - (k % 2)]! + 3 <= size
+    );
+    return new LargeText(content, this.#newlines + last, lone);
   }
 
   /**
@@ -680,6 +708,9 @@ class LargeString {
           size = 12;
         } else code = 0xfffd; // a lone surrogate, as toWellFormed() makes it
       } else if (unit >= 0xdc00 && unit <= 0xdfff) code = 0xfffd;
+      if (code === 0xfffd && unit !== 0xfffd) {
+        this.#lone.push(this.#builder.length + o, unit);
+      }
       // The escape is read before its bytes are written over.
       i += size;
       if (code < 0x80) {
