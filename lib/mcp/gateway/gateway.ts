@@ -21,6 +21,7 @@ import { type GatewayConfig, toolClassification } from "./gateway_config.ts";
 import { namespacedName, nameTools } from "./tool_names.ts";
 import { mediaBlock, type MediaTemplate, offloadResult } from "./offload.ts";
 import { shapeOf } from "./message_assembler.ts";
+import { templateLiterals, uriMatches } from "./uri_template.ts";
 import {
   type ClientCapabilities,
   Upstream,
@@ -174,6 +175,11 @@ export class Gateway {
     { upstream: Upstream; resource: Record<string, unknown> }
   >();
   readonly #promptsByServer = new Map<string, Record<string, unknown>[]>();
+  /** Resource templates by server, each with its literal parts. */
+  readonly #templatesByServer = new Map<
+    string,
+    { template: Record<string, unknown>; literals: string[] }[]
+  >();
   #prompts = new Map<string, PromptRoute>();
   readonly #figures = new Map<string, ToolFigures>();
   #started: Promise<void> | undefined;
@@ -280,10 +286,22 @@ export class Gateway {
 
   async #listCatalog(upstream: Upstream): Promise<void> {
     try {
-      const [resources, prompts] = await Promise.all([
+      const [resources, templates, prompts] = await Promise.all([
         upstream.listAll("resources/list", "resources", "resources"),
+        upstream.listAll(
+          "resources/templates/list",
+          "resourceTemplates",
+          "resources",
+        ),
         upstream.listAll("prompts/list", "prompts", "prompts"),
       ]);
+      this.#templatesByServer.set(
+        upstream.name,
+        templates.flatMap((template) => {
+          const literals = templateLiterals(template.uriTemplate as string);
+          return literals === undefined ? [] : [{ template, literals }];
+        }),
+      );
       for (const [uri, route] of this.#resources) {
         if (route.upstream === upstream) this.#resources.delete(uri);
       }
@@ -344,6 +362,30 @@ export class Gateway {
   }
 
   /**
+   * The upstreams' resource templates, each under its own URI template and a
+   * name `<server>__<name>`. A read of a URI expanded from one goes to the
+   * first server (in the file's order) with a template it fits.
+   *
+   * @returns The `resources/templates/list` entries.
+   */
+  resourceTemplates(): Record<string, unknown>[] {
+    return this.#upstreams.flatMap((upstream) =>
+      (this.#templatesByServer.get(upstream.name) ?? []).map((
+        { template },
+      ) => ({
+        ...small(template),
+        uriTemplate: template.uriTemplate,
+        name: namespacedName(
+          upstream.name,
+          typeof template.name === "string"
+            ? template.name
+            : String(template.uriTemplate),
+        ),
+      }))
+    );
+  }
+
+  /**
    * The upstreams' prompts, named `<server>__<prompt>`.
    *
    * @returns The `prompts/list` entries.
@@ -365,7 +407,7 @@ export class Gateway {
    */
   async readResource(uri: string): Promise<Record<string, unknown>> {
     await this.#started;
-    const route = this.#resources.get(uri);
+    const route = this.#resources.get(uri) ?? this.#templateRoute(uri);
     if (route === undefined) {
       throw new UpstreamFailure(
         "unknown_resource",
@@ -411,6 +453,17 @@ export class Gateway {
         text: first!.text,
       }],
     };
+  }
+
+  /** The first upstream with a resource template the URI fits. */
+  #templateRoute(uri: string): { upstream: Upstream } | undefined {
+    if (typeof uri !== "string" || uri.length > 4096) return undefined;
+    const upstream = this.#upstreams.find((u) =>
+      (this.#templatesByServer.get(u.name) ?? []).some(({ literals }) =>
+        uriMatches(literals, uri)
+      )
+    );
+    return upstream === undefined ? undefined : { upstream };
   }
 
   /**

@@ -78,6 +78,7 @@ export function createGatewayServer(
     GetPromptRequestSchema,
     ListPromptsRequestSchema,
     ListResourcesRequestSchema,
+    ListResourceTemplatesRequestSchema,
     ListToolsRequestSchema,
     ReadResourceRequestSchema,
     RootsListChangedNotificationSchema,
@@ -180,6 +181,10 @@ export function createGatewayServer(
   server.setRequestHandler(ListResourcesRequestSchema, async () => {
     await start();
     return { resources: gateway.resources() };
+  });
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
+    await start();
+    return { resourceTemplates: gateway.resourceTemplates() };
   });
   server.setRequestHandler(ListPromptsRequestSchema, async () => {
     await start();

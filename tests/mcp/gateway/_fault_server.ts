@@ -52,8 +52,12 @@ const TOOLS = [
   },
   {
     name: "ask",
-    description: "Asks the client to sample, answers what it got",
-    inputSchema: object,
+    description:
+      "Asks the client to sample (or, with what: elicitation, to elicit), answers what it got",
+    inputSchema: {
+      type: "object",
+      properties: { what: { type: "string" } },
+    },
   },
   // Hostile listings: a name that breaks the pattern, one that collides
   // with another once sanitized, a huge one, an injected description, a
@@ -172,11 +176,24 @@ function handle(message: { id: number; method: string; params?: any }) {
       out({
         jsonrpc: "2.0",
         id: `ask-${id}`,
-        method: "sampling/createMessage",
-        params: {
-          messages: [{ role: "user", content: { type: "text", text: "hi" } }],
-          maxTokens: 5,
-        },
+        ...(params.arguments?.what === "elicitation"
+          ? {
+            method: "elicitation/create",
+            params: {
+              message: "Which one?",
+              requestedSchema: { type: "object", properties: {} },
+            },
+          }
+          : {
+            method: "sampling/createMessage",
+            params: {
+              messages: [{
+                role: "user",
+                content: { type: "text", text: "hi" },
+              }],
+              maxTokens: 5,
+            },
+          }),
       });
       return;
     case "drift":

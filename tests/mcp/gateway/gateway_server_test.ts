@@ -94,19 +94,24 @@ Deno.test("the gateway relays the host's capabilities, sampling, elicitation, ro
       const { tools } = await gateway.client.listTools();
       const names = tools.map((tool: { name: string }) => tool.name);
       assert.ok(!names.includes("everything__trigger-sampling-request"));
-      const { promise: changed, resolve } = Promise.withResolvers<void>();
+      let changed = Promise.withResolvers<void>();
       gateway.client.setNotificationHandler(
         ToolListChangedNotificationSchema,
-        () => resolve(),
+        () => changed.resolve(),
       );
       await gateway.call("fault__grow", {});
-      await changed;
-      const after = await gateway.client.listTools();
-      assert.ok(
-        after.tools.some((tool: { name: string }) =>
-          tool.name === "fault__grown"
-        ),
-      );
+      // server-everything announces its own list changes too (it registers
+      // tools once initialised): list again on each until the new one shows.
+      for (;;) {
+        await changed.promise;
+        changed = Promise.withResolvers<void>();
+        const after = await gateway.client.listTools();
+        if (
+          after.tools.some((tool: { name: string }) =>
+            tool.name === "fault__grown"
+          )
+        ) break;
+      }
       const refused = await gateway.call("fault__ask", {});
       assert.match(
         refused.content[0].text,
@@ -114,9 +119,34 @@ Deno.test("the gateway relays the host's capabilities, sampling, elicitation, ro
       );
     },
   );
+
+  await t.step(
+    "a host that declares sampling only gets sampling relayed, and an upstream's elicitation refused clearly",
+    async () => {
+      await using gateway = await connectGateway(servers, [], { sampling: {} });
+      gateway.client.setRequestHandler(CreateMessageRequestSchema, () => ({
+        model: "host-model",
+        role: "assistant",
+        content: { type: "text", text: "sampled by the host" },
+      }));
+      const sampled = await gateway.call("fault__ask", {});
+      assert.match(sampled.content[0].text, /sampled by the host/);
+      const refused = await gateway.call("fault__ask", {
+        what: "elicitation",
+      });
+      assert.match(
+        refused.content[0].text,
+        /refuses \\"elicitation\/create\\" from server fault: the host did not declare the capability it needs/,
+      );
+      const { tools } = await gateway.client.listTools();
+      const names = tools.map((tool: { name: string }) => tool.name);
+      assert.ok(names.includes("everything__trigger-sampling-request"));
+      assert.ok(!names.includes("everything__trigger-elicitation-request"));
+    },
+  );
 });
 
-Deno.test("the gateway offers the upstreams' resources and prompts, and offloads a large resource read", async () => {
+Deno.test("the gateway offers the upstreams' resources, resource templates and prompts, and offloads a large resource read", async () => {
   await using dir = await tempDir();
   const servers = `${dir.path}/.mcp.json`;
   await Deno.writeTextFile(
@@ -148,6 +178,16 @@ Deno.test("the gateway offers the upstreams' resources and prompts, and offloads
     reference: descriptor.reference ?? descriptor.results[0].reference,
   });
   assert.equal(whole.isError, undefined);
+  const { resourceTemplates } = await small.client.listResourceTemplates();
+  const text = resourceTemplates.find((t: { uriTemplate: string }) =>
+    t.uriTemplate === "demo://resource/dynamic/text/{resourceId}"
+  );
+  assert.match(text?.name ?? "", /^everything__Dynamic_Text_Resource/);
+  const dynamic = await small.client.readResource({
+    uri: "demo://resource/dynamic/text/3",
+  });
+  assert.equal(dynamic.contents[0].uri, "demo://resource/dynamic/text/3");
+  assert.match(dynamic.contents[0].text, /3/);
   const { prompts } = await small.client.listPrompts();
   assert.ok(
     prompts.some((p: { name: string }) => p.name.startsWith("everything__")),
