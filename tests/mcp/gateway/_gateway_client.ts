@@ -35,7 +35,11 @@ export function denoEntry(
 }
 
 /** The gateway's command line after the Deno executable. */
-export function gatewayArgs(servers: string, extra: readonly string[] = []) {
+export function gatewayArgs(
+  servers: string,
+  extra: readonly string[] = [],
+  denoFlags: readonly string[] = [],
+) {
   return [
     "run",
     "--quiet",
@@ -44,6 +48,7 @@ export function gatewayArgs(servers: string, extra: readonly string[] = []) {
     "--allow-write",
     "--allow-run",
     "--allow-env",
+    ...denoFlags,
     "cli.ts",
     "mcp",
     "--servers",
@@ -65,12 +70,13 @@ export async function connectTo(
   command: string,
   args: readonly string[],
   capabilities: Record<string, unknown> = {},
+  env: Readonly<Record<string, string>> = {},
 ): Promise<Connected> {
   const transport = new StdioClientTransport({
     command,
     args: [...args],
     cwd: REPO_ROOT,
-    env: Deno.env.toObject(),
+    env: { ...Deno.env.toObject(), ...env },
     stderr: "pipe",
   });
   let stderr = "";
@@ -103,8 +109,19 @@ export function connectGateway(
   servers: string,
   extra: readonly string[] = [],
   capabilities: Record<string, unknown> = {},
+  options: {
+    /** Variables added to the gateway's environment. */
+    readonly env?: Readonly<Record<string, string>>;
+    /** Deno flags added to the gateway's (e.g. `--allow-net=…`). */
+    readonly denoFlags?: readonly string[];
+  } = {},
 ): Promise<Connected> {
-  return connectTo(Deno.execPath(), gatewayArgs(servers, extra), capabilities);
+  return connectTo(
+    Deno.execPath(),
+    gatewayArgs(servers, extra, options.denoFlags),
+    capabilities,
+    options.env,
+  );
 }
 
 /** Writes `count` files in nested folders under `root`. */
