@@ -22,6 +22,8 @@ export interface DigestedUtf8 {
 
 /** Work is done in steps of this many bytes, while the content streams in. */
 const STEP = 1 << 20;
+/** Content up to this size is handed over in a plain (not resizable) buffer. */
+const PLAIN_BYTES = 4 * STEP;
 /** The largest buffer a builder grows to (the longest typed array). */
 const MAX_CAPACITY = 2 ** 32 - 1;
 const made = new WeakSet<object>();
@@ -165,10 +167,18 @@ export class Utf8Builder {
       );
     }
     this.#digest();
-    // Give back the room not used; the content keeps a fixed-length view.
-    this.#buffer.resize(this.#length);
+    // Content of a few MiB is copied to a plain buffer (V8 reaches a
+    // resizable buffer's elements more slowly, and stored content is scanned
+    // again); larger content keeps its buffer, cut to its length.
+    let bytes: Uint8Array;
+    if (this.#length <= PLAIN_BYTES) {
+      bytes = new Uint8Array(this.#buffer, 0, this.#length).slice();
+    } else {
+      this.#buffer.resize(this.#length);
+      bytes = new Uint8Array(this.#buffer, 0, this.#length);
+    }
     const content = Object.freeze({
-      bytes: new Uint8Array(this.#buffer, 0, this.#length),
+      bytes,
       sha256: this.#hash.digest("hex"),
     });
     made.add(content);
