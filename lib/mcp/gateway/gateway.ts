@@ -20,7 +20,7 @@ import { RETRIEVAL_TOOLS } from "../../reference/retrieval_tools.ts";
 import { type GatewayConfig, toolClassification } from "./gateway_config.ts";
 import { namespacedName, nameTools } from "./tool_names.ts";
 import { mediaBlock, type MediaTemplate, offloadResult } from "./offload.ts";
-import { shapeOf } from "./message_assembler.ts";
+import { shapeOf } from "./large_text.ts";
 import { templateLiterals, uriMatches } from "./uri_template.ts";
 import {
   type ClientCapabilities,

@@ -19,14 +19,10 @@
  *
  * @module
  */
-import {
-  type JSONRPCMessage,
-  LargeText,
-  MessageAssembler,
-} from "./message_assembler.ts";
+import { LargeText } from "./large_text.ts";
+import { type JSONRPCMessage, MessageAssembler } from "./message_assembler.ts";
 
 export type { JSONRPCMessage };
-export { LargeText };
 
 /** The SDK's `Transport` contract, as the gateway's transports meet it. */
 export interface Transport {

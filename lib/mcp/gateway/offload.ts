@@ -23,7 +23,7 @@ import type {
 import { previewOf } from "../../store/preview.ts";
 import { floorCharBoundary } from "../../store/utf8.ts";
 import { cutUtf8 } from "../../store/preview.ts";
-import { LargeText } from "./message_assembler.ts";
+import { LargeText } from "./large_text.ts";
 
 /** Largest descriptor, in bytes of its JSON. */
 export const DESCRIPTOR_MAX_BYTES = 2048;

@@ -3,10 +3,9 @@ import { createHash } from "node:crypto";
 import fc from "fast-check";
 import {
   type AssembledLine,
-  LargeText,
   MessageAssembler,
-  shapeOf,
 } from "../../../lib/mcp/gateway/message_assembler.ts";
+import { LargeText, shapeOf } from "../../../lib/mcp/gateway/large_text.ts";
 
 const encoder = new TextEncoder();
 
