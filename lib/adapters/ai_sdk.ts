@@ -1,0 +1,332 @@
+/**
+ * Loom inside an AI SDK loop (`ai` 7, language-model specification v4):
+ * {@linkcode loomTools} keeps large tool results in the result store and
+ * shows the model a descriptor, {@linkcode retrievalTools} lets the model
+ * read and search them, and {@linkcode loomMiddleware} (for
+ * `wrapLanguageModel`) places Anthropic's cache breakpoints on the stable
+ * prefix, names OpenAI's prompt cache by its digest, and retires old tool
+ * results into compact descriptors in batches when a prompt passes its
+ * budget.
+ *
+ * @module
+ */
+import type {
+  LanguageModelV4CallOptions,
+  LanguageModelV4Middleware,
+  LanguageModelV4Prompt,
+  LanguageModelV4ToolResultPart,
+  SharedV4ProviderOptions,
+} from "@ai-sdk/provider";
+import { jsonSchema, type Tool, tool, type ToolSet } from "ai";
+import type { ResultStore } from "../store/result_store.ts";
+import { RETRIEVAL_TOOLS } from "../reference/retrieval_tools.ts";
+import {
+  type AdapterOptions,
+  Core,
+  prefixDigest,
+  serialize,
+  type Slot,
+  utf8Bytes,
+} from "./_core.ts";
+
+export type { AdapterOptions } from "./_core.ts";
+
+type ToolOutput = LanguageModelV4ToolResultPart["output"];
+
+/**
+ * Wraps AI SDK tools so a result whose serialized size passes
+ * `offloadBytes` goes into the store and the model sees its descriptor
+ * (id, digest, size, preview, and an outline for JSON) through
+ * `toModelOutput`; smaller results pass unchanged, and the tool's own
+ * `execute` and return value are untouched.
+ *
+ * @param tools The tools, as `generateText` takes them.
+ * @param options `store` (default: the adapters' shared in-memory store)
+ *   and `offloadBytes` (8,192).
+ * @returns The same tools, each with a `toModelOutput` that offloads.
+ *
+ * @example
+ * ```ts
+ * import { loomTools, retrievalTools } from "@loom/loom/ai-sdk";
+ * import { ResultStore } from "@loom/loom/reference";
+ * import { jsonSchema, tool } from "ai";
+ * import assert from "node:assert/strict";
+ * const store = new ResultStore();
+ * const tools = {
+ *   ...loomTools({
+ *     rows: tool({
+ *       inputSchema: jsonSchema({ type: "object", properties: {} }),
+ *       execute: () => Array.from({ length: 2000 }, (_, id) => ({ id })),
+ *     }),
+ *   }, { store }),
+ *   ...retrievalTools(store),
+ * };
+ * const output = await tools.rows.toModelOutput!({
+ *   toolCallId: "c1",
+ *   input: {},
+ *   output: Array.from({ length: 2000 }, (_, id) => ({ id })),
+ * });
+ * assert.equal(output.type, "text");
+ * assert.match(String(output.value), /"result":"result-1"/);
+ * assert.equal(store.count, 1);
+ * ```
+ */
+export function loomTools<T extends ToolSet>(
+  tools: T,
+  options?: AdapterOptions,
+): T {
+  const core = new Core(options);
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, original] of Object.entries(tools)) {
+    if (typeof original.execute !== "function") {
+      wrapped[name] = original;
+      continue;
+    }
+    const own = original.toModelOutput as
+      | ((o: {
+        toolCallId: string;
+        input: unknown;
+        output: unknown;
+      }) => PromiseLike<ToolOutput> | ToolOutput)
+      | undefined;
+    wrapped[name] = {
+      ...original,
+      toModelOutput: async (
+        o: { toolCallId: string; input: unknown; output: unknown },
+      ): Promise<ToolOutput> => {
+        const described = await core.offload(o.toolCallId, name, o.output);
+        if (described !== undefined) return { type: "text", value: described };
+        if (own !== undefined) return await own(o);
+        return typeof o.output === "string"
+          ? { type: "text", value: o.output }
+          : { type: "json", value: JSON.parse(serialize(o.output)) };
+      },
+    };
+  }
+  return wrapped as T;
+}
+
+/** The three retrieval tools, as AI SDK tools. */
+export interface RetrievalToolSet {
+  /** `read_result {reference}`. */
+  read_result: Tool<unknown, Record<string, unknown>>;
+  /** `find_in_result {reference, pattern, regex?, max_matches?}`. */
+  find_in_result: Tool<unknown, Record<string, unknown>>;
+  /** `list_results {offset?}`. */
+  list_results: Tool<unknown, Record<string, unknown>>;
+}
+
+/**
+ * `read_result`, `find_in_result` and `list_results` as AI SDK tools over
+ * one store, with the wire formats, 8 KiB continued reads and error codes
+ * of `loom mcp`. A failure answers `{error: {code, message}}`; a reference to
+ * a result the store does not hold answers `unknown_result` saying what to
+ * do instead.
+ *
+ * @param store The store (default: the adapters' shared in-memory store).
+ * @returns The three tools, keyed by name.
+ *
+ * @example
+ * ```ts
+ * import { retrievalTools } from "@loom/loom/ai-sdk";
+ * import { ResultStore } from "@loom/loom/reference";
+ * import assert from "node:assert/strict";
+ * const store = new ResultStore();
+ * const d = await store.put('{"a":{"b":42}}', { origin: "t", capture: "complete" });
+ * const tools = retrievalTools(store);
+ * const answer = await tools.read_result.execute!(
+ *   { reference: { ...d.reference, select: { kind: "json_pointer", pointer: "/a/b" }, rendering: "json" } },
+ *   { toolCallId: "c1", messages: [], context: undefined },
+ * );
+ * assert.deepEqual(answer, { selected_json: "42" });
+ * ```
+ */
+export function retrievalTools(store?: ResultStore): RetrievalToolSet {
+  const core = new Core(store === undefined ? {} : { store });
+  const out: Record<string, Tool<unknown, Record<string, unknown>>> = {};
+  for (const definition of RETRIEVAL_TOOLS) {
+    out[definition.name] = tool({
+      title: definition.title,
+      description: definition.description,
+      inputSchema: jsonSchema<unknown>(
+        definition.inputSchema as Parameters<typeof jsonSchema>[0],
+      ),
+      execute: (args: unknown) => core.answer(definition.name, args),
+    });
+  }
+  return out as unknown as RetrievalToolSet;
+}
+
+/**
+ * A language-model middleware for `wrapLanguageModel` that shapes every
+ * call's prompt:
+ *
+ * - when the prompt passes `budgetBytes`, retires the oldest tool results
+ *   (never the newest turn's) into compact descriptors, in batches down to
+ *   half the budget, so between retirements the prompt only grows at its
+ *   end; a call and its result always stay together;
+ * - places Anthropic cache breakpoints (`providerOptions.anthropic.cacheControl`)
+ *   on the system prompt (which caches the tools with it), on the end of the
+ *   history before the newest turn and on the newest message: 3 of the 4
+ *   allowed; breakpoints already in the prompt are replaced;
+ * - sets OpenAI's `promptCacheKey` to the digest of the system prompt and
+ *   tools, unless the call has one.
+ *
+ * @param options `store` (default: the adapters' shared in-memory store)
+ *   and `budgetBytes` (49,152).
+ * @returns The middleware (specification `v4`).
+ *
+ * @example
+ * ```ts
+ * import { loomMiddleware } from "@loom/loom/ai-sdk";
+ * import assert from "node:assert/strict";
+ * const middleware = loomMiddleware({ budgetBytes: 48 * 1024 });
+ * const params = await middleware.transformParams!({
+ *   type: "generate",
+ *   params: {
+ *     prompt: [
+ *       { role: "system", content: "Be brief" },
+ *       { role: "user", content: [{ type: "text", text: "Hi" }] },
+ *     ],
+ *   },
+ *   model: {} as never,
+ * });
+ * assert.deepEqual(params.prompt[0]!.providerOptions, {
+ *   anthropic: { cacheControl: { type: "ephemeral" } },
+ * });
+ * assert.match(String(params.providerOptions?.openai?.promptCacheKey), /^loom-/);
+ * ```
+ */
+export function loomMiddleware(
+  options?: AdapterOptions,
+): LanguageModelV4Middleware {
+  const core = new Core(options);
+  return {
+    specificationVersion: "v4",
+    transformParams: ({ params }) => shape(core, params),
+  };
+}
+
+async function shape(
+  core: Core,
+  params: LanguageModelV4CallOptions,
+): Promise<LanguageModelV4CallOptions> {
+  const prompt = params.prompt;
+  const newest = newestTurnStart(prompt);
+  const slots: Slot[] = [];
+  prompt.forEach((message, i) => {
+    if (i >= newest || message.role !== "tool") return;
+    for (const part of message.content) {
+      if (part.type !== "tool-result") continue;
+      const text = outputText(part.output);
+      if (text !== undefined) {
+        slots.push({ key: part.toolCallId, tool: part.toolName, text });
+      }
+    }
+  });
+  const measure = () =>
+    utf8Bytes(JSON.stringify({ prompt: retired(core, prompt), ...toolsOf(params) }));
+  await core.retire(slots, measure);
+  const shaped = withBreakpoints(retired(core, prompt), newest);
+  const key = `loom-${
+    prefixDigest({
+      system: prompt.filter((m) => m.role === "system").map((m) => m.content),
+      tools: params.tools ?? [],
+    })
+  }`;
+  const openai = params.providerOptions?.["openai"] ?? {};
+  return {
+    ...params,
+    prompt: shaped,
+    providerOptions: {
+      ...params.providerOptions,
+      openai: { promptCacheKey: key, ...openai },
+    },
+  };
+}
+
+function toolsOf(params: LanguageModelV4CallOptions): { tools?: unknown } {
+  return params.tools === undefined ? {} : { tools: params.tools };
+}
+
+/** Index of the first message of the newest turn: the trailing tool/user run. */
+function newestTurnStart(prompt: LanguageModelV4Prompt): number {
+  let i = prompt.length;
+  while (i > 0 && prompt[i - 1]!.role !== "assistant") i -= 1;
+  return i;
+}
+
+function outputText(output: ToolOutput): string | undefined {
+  if (output.type === "text") return output.value;
+  if (output.type === "json") return JSON.stringify(output.value);
+  return undefined;
+}
+
+/** The prompt with every retired tool result replaced by its descriptor. */
+function retired(core: Core, prompt: LanguageModelV4Prompt): LanguageModelV4Prompt {
+  return prompt.map((message) => {
+    if (message.role !== "tool") return message;
+    let changed = false;
+    const content = message.content.map((part) => {
+      if (part.type !== "tool-result") return part;
+      const text = core.retiredText(part.toolCallId);
+      if (text === undefined) return part;
+      changed = true;
+      return { ...part, output: { type: "text" as const, value: text } };
+    });
+    return changed ? { ...message, content } : message;
+  });
+}
+
+const EPHEMERAL = { type: "ephemeral" } as const;
+
+function withoutCache(
+  options: SharedV4ProviderOptions | undefined,
+): SharedV4ProviderOptions | undefined {
+  const anthropic = options?.["anthropic"];
+  if (anthropic === undefined || !("cacheControl" in anthropic)) return options;
+  const { cacheControl: _, ...rest } = anthropic;
+  return { ...options, anthropic: rest };
+}
+
+function marked(
+  options: SharedV4ProviderOptions | undefined,
+): SharedV4ProviderOptions {
+  return {
+    ...options,
+    anthropic: { ...options?.["anthropic"], cacheControl: EPHEMERAL },
+  };
+}
+
+/**
+ * Breakpoints on the last system message, the last message before the
+ * newest turn and the last message; every other cache marker removed.
+ */
+function withBreakpoints(
+  prompt: LanguageModelV4Prompt,
+  newest: number,
+): LanguageModelV4Prompt {
+  let lastSystem = -1;
+  prompt.forEach((m, i) => {
+    if (m.role === "system") lastSystem = i;
+  });
+  const marks = new Set([lastSystem, newest - 1, prompt.length - 1]);
+  return prompt.map((message, i) => {
+    const content = message.content;
+    const cleaned = typeof content === "string" ? content : content.map((
+      part,
+    ) => {
+      const options = withoutCache(part.providerOptions);
+      return options === part.providerOptions
+        ? part
+        : { ...part, providerOptions: options };
+    });
+    const options = marks.has(i)
+      ? marked(withoutCache(message.providerOptions))
+      : withoutCache(message.providerOptions);
+    const out = { ...message, content: cleaned } as typeof message;
+    if (options === undefined) delete out.providerOptions;
+    else out.providerOptions = options;
+    return out;
+  });
+}
