@@ -77,7 +77,10 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "answer_too_large"
     | "budget_exhausted"
     | "request_too_large"
-    | "not_available";
+    | "not_available"
+    | "invalid_arguments"
+    | "invalid_pattern"
+    | "result_evicted";
   PointerError: "invalid_pointer" | "pointer_not_found";
   JsonScanError: "invalid_json" | "ambiguous_json";
   LookupBudgetError: "budget_exhausted";
@@ -178,6 +181,8 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   answer_too_large: "bad_input",
   budget_exhausted: "stopped",
   not_available: "bad_input",
+  invalid_pattern: "bad_input",
+  result_evicted: "bad_input",
   invalid_contents: "bad_input",
   too_many_segments: "bad_input",
   too_large: "bad_input",

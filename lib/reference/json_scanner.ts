@@ -97,6 +97,37 @@ export interface JsonIndex {
    * array is indexed.
    */
   resolve(tokens: readonly string[]): JsonSpan;
+  /**
+   * The pointer tokens of the innermost value whose lexeme holds every byte
+   * of `[start, end)`. Bytes of a member name count as the member's value;
+   * bytes between values (whitespace, `,`, `:`) count as their container's.
+   *
+   * @param start Offset of the first byte (0 ≤ start < size).
+   * @param end Offset just past the last byte (start < end ≤ size).
+   * @returns Decoded tokens; `[]` for the top-level value.
+   */
+  locate(start: number, end: number): string[];
+  /**
+   * The first `limit` children of a container value: elements (no name) or
+   * members (with their decoded names), and how many it has in all.
+   *
+   * @param span A container's span, as {@linkcode JsonIndex.resolve} returns it.
+   * @param limit The most children to return.
+   * @returns The children's spans in document order and the total count; a
+   *   scalar has none.
+   */
+  childrenOf(span: JsonSpan, limit: number): JsonChildren;
+}
+
+/** Some children of a container value (see {@linkcode JsonIndex.childrenOf}). */
+export interface JsonChildren {
+  /** How many children the container has in all. */
+  readonly count: number;
+  /** The first children: a member's decoded name, and the value's span. */
+  readonly items: readonly {
+    readonly name?: string;
+    readonly span: JsonSpan;
+  }[];
 }
 
 const encoder = new TextEncoder();
@@ -1016,6 +1047,74 @@ class Index implements JsonIndex {
       ? cEnds[this.#container(at)]!
       : scalarEnd(bytes, at);
     return { start: at, end, kind: kindOf(first) };
+  }
+
+  childrenOf(span: JsonSpan, limit: number): JsonChildren {
+    const bytes = this.bytes;
+    const first = bytes[span.start]!;
+    if (first !== LBRACE && first !== LBRACKET) return { count: 0, items: [] };
+    const { cEnds, cLists, children } = this.#data;
+    const list = cLists[this.#container(span.start)]!;
+    const count = children[list]!;
+    const items: { name?: string; span: JsonSpan }[] = [];
+    for (let k = 1; k <= Math.min(count, limit); k++) {
+      const child = children[list + k]!;
+      const value = first === LBRACE ? this.#memberValue(child) : child;
+      const c = bytes[value]!;
+      const end = c === LBRACE || c === LBRACKET
+        ? cEnds[this.#container(value)]!
+        : scalarEnd(bytes, value);
+      const valueSpan = { start: value, end, kind: kindOf(c) };
+      items.push(
+        first === LBRACE
+          ? {
+            name: decodeStringBytes(bytes, child, stringEnd(bytes, child)),
+            span: valueSpan,
+          }
+          : { span: valueSpan },
+      );
+    }
+    return { count, items };
+  }
+
+  locate(start: number, end: number): string[] {
+    const bytes = this.bytes;
+    const { cEnds, cLists, children } = this.#data;
+    const last = Math.max(start, end - 1);
+    const tokens: string[] = [];
+    let at = 0;
+    while (WS[bytes[at]!] === 1) at++;
+    for (;;) {
+      const first = bytes[at]!;
+      if (first !== LBRACE && first !== LBRACKET) return tokens;
+      const list = cLists[this.#container(at)]!;
+      const size = children[list]!;
+      // The last child starting at or before `start` (children ascend).
+      let lo = 1;
+      let hi = size;
+      let k = 0;
+      while (lo <= hi) {
+        const mid = (lo + hi) >>> 1;
+        if (children[list + mid]! <= start) {
+          k = mid;
+          lo = mid + 1;
+        } else hi = mid - 1;
+      }
+      if (k === 0) return tokens;
+      const child = children[list + k]!;
+      const value = first === LBRACE ? this.#memberValue(child) : child;
+      const c = bytes[value]!;
+      const valueEnd = c === LBRACE || c === LBRACKET
+        ? cEnds[this.#container(value)]!
+        : scalarEnd(bytes, value);
+      if (last >= valueEnd) return tokens;
+      tokens.push(
+        first === LBRACE
+          ? decodeStringBytes(bytes, child, stringEnd(bytes, child))
+          : String(k - 1),
+      );
+      at = value;
+    }
   }
 }
 

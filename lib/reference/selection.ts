@@ -128,6 +128,68 @@ export function select(
   reference: ResultReference | unknown,
   options: SelectOptions = {},
 ): SelectionResult {
+  const span = selectionSpan(record, reference);
+  const maxBytes = options.maxBytes ?? Infinity;
+  const bytes = record.bytes;
+  if (span.render === "text") {
+    return {
+      text: cut(record, bytes, span.start, span.end, maxBytes, span.what),
+    };
+  }
+  if (span.render === "json") {
+    return {
+      json: cut(record, bytes, span.start, span.end, maxBytes, span.what),
+    };
+  }
+  // A decoded string is never longer than its lexeme minus the quotes.
+  const lexemeBytes = span.end - span.start - 2;
+  const text = decodeJsonString(bytes, span);
+  if (lexemeBytes > maxBytes) {
+    const size = encoder.encode(text).length;
+    if (size > maxBytes) throw tooLarge(record, span.what, size, maxBytes);
+  }
+  return { text };
+}
+
+/**
+ * Where a reference's selection lies in its record, and how it renders:
+ * `text` (the bytes decoded), `json` (a value's lexeme) or `string` (a JSON
+ * string lexeme, quotes included, that renders decoded).
+ */
+export interface SelectionSpan {
+  /** Offset of the selection's first byte in the record. */
+  readonly start: number;
+  /** Offset just past the selection's last byte. */
+  readonly end: number;
+  /** How the bytes render. */
+  readonly render: "text" | "json" | "string";
+  /** The selection in words, for messages (`lines 3..7`). */
+  readonly what: string;
+}
+
+/**
+ * Resolves a reference to the byte span it selects, verifying its digest
+ * first, without decoding anything: the checks of {@linkcode select}.
+ *
+ * @param record The record the reference names.
+ * @param reference The reference (checked again here).
+ * @returns The span and how it renders.
+ * @throws {ReferenceFailureError} With the wire-format failure code.
+ *
+ * @example
+ * ```ts
+ * import { ResultStore, selectionSpan } from "@loom/loom/reference";
+ * import assert from "node:assert/strict";
+ * const store = new ResultStore();
+ * const d = await store.put("one\ntwo\n", { origin: "x", capture: "complete" });
+ * const span = selectionSpan(store.get(d.result!)!, { ...d.reference!, select: { kind: "lines", start: 2, end: 2 } });
+ * assert.deepEqual([span.start, span.end, span.render], [4, 8, "text"]);
+ * ```
+ */
+export function selectionSpan(
+  record: SelectableRecord,
+  reference: ResultReference | unknown,
+): SelectionSpan {
   const ref = parseReference(reference);
   if (ref.result !== record.id) {
     throw new ReferenceFailureError(
@@ -141,12 +203,11 @@ export function select(
       `The digest does not match ${record.id}: its content has SHA-256 ${record.sha256}`,
     );
   }
-  const maxBytes = options.maxBytes ?? Infinity;
   const bytes = record.bytes;
   const sel = ref.select;
   switch (sel.kind) {
     case "whole":
-      return { text: cut(record, bytes, 0, bytes.length, maxBytes, "whole") };
+      return { start: 0, end: bytes.length, render: "text", what: "whole" };
     case "bytes": {
       const { start, end } = sel;
       const what = `bytes ${start}..${end}`;
@@ -164,7 +225,7 @@ export function select(
           );
         }
       }
-      return { text: cut(record, bytes, start, end, maxBytes, what) };
+      return { start, end, render: "text", what };
     }
     case "lines": {
       const { start, end } = sel;
@@ -177,22 +238,18 @@ export function select(
         );
       }
       const from = start === 1 ? 0 : ends[start - 2]!;
-      const to = ends[end - 1]!;
-      return { text: cut(record, bytes, from, to, maxBytes, what) };
+      return { start: from, end: ends[end - 1]!, render: "text", what };
     }
     case "json_pointer":
-      return selectPointer(record, sel.pointer, ref.rendering ?? "text", {
-        maxBytes,
-      });
+      return pointerSpan(record, sel.pointer, ref.rendering ?? "text");
   }
 }
 
-function selectPointer(
+function pointerSpan(
   record: SelectableRecord,
   pointer: string,
   rendering: "text" | "json",
-  { maxBytes }: { maxBytes: number },
-): SelectionResult {
+): SelectionSpan {
   const what = `pointer ${JSON.stringify(clip(pointer))}`;
   let tokens: string[];
   try {
@@ -214,9 +271,7 @@ function selectPointer(
     throw translate(error, record, what);
   }
   if (rendering === "json") {
-    return {
-      json: cut(record, record.bytes, span.start, span.end, maxBytes, what),
-    };
+    return { start: span.start, end: span.end, render: "json", what };
   }
   if (span.kind !== "string") {
     throw new ReferenceFailureError(
@@ -226,14 +281,7 @@ function selectPointer(
       } ${span.kind}, not a string; ask for json rendering`,
     );
   }
-  // A decoded string is never longer than its lexeme minus the quotes.
-  const lexemeBytes = span.end - span.start - 2;
-  const text = decodeJsonString(record.bytes, span);
-  if (lexemeBytes > maxBytes) {
-    const size = encoder.encode(text).length;
-    if (size > maxBytes) throw tooLarge(record, what, size, maxBytes);
-  }
-  return { text };
+  return { start: span.start, end: span.end, render: "string", what };
 }
 
 function translate(
