@@ -17,6 +17,8 @@ import { sha256Hex } from "../store/digest.ts";
 import { previewOf } from "../store/preview.ts";
 import { jsonOutline } from "../reference/outline.ts";
 import { Retrieval, type RetrievalAnswer } from "../reference/retrieval.ts";
+import { ReferenceFailureError } from "../reference/selection.ts";
+import type { LoomErrorCode } from "../errors.ts";
 import { DEFAULT_BRIEFING_LIMITS } from "../briefing/briefing.ts";
 import { stableStringify } from "../briefing/turn_request.ts";
 
@@ -236,11 +238,12 @@ export class Core {
   }
 
   /**
-   * Answers a retrieval tool's call, as JSON the model reads: the answer,
-   * or `{error: {code, message}}` with a message the model can act on.
+   * Answers a retrieval tool's call with its structured JSON.
    *
    * @param name `read_result`, `find_in_result` or `list_results`.
    * @param args The call's arguments (untrusted).
+   * @throws {ReferenceFailureError} A tool error whose message starts with
+   *   its code; `unknown_result` says what the model can do instead.
    */
   answer(name: string, args: unknown): Record<string, unknown> {
     let answer: RetrievalAnswer;
@@ -251,7 +254,10 @@ export class Core {
     const advice = answer.code === "unknown_result"
       ? "; this store no longer holds it (it was stored by another store or session, or evicted): call the tool that produced it again, or list_results to see what is stored"
       : "";
-    return { error: { code: answer.code, message: answer.message + advice } };
+    throw new ReferenceFailureError(
+      answer.code as LoomErrorCode<"ReferenceFailureError">,
+      `${answer.code}: ${answer.message}${advice}`,
+    );
   }
 }
 

@@ -119,7 +119,7 @@ export interface RetrievalToolSet {
 /**
  * `read_result`, `find_in_result` and `list_results` as AI SDK tools over
  * one store, with the wire formats, 8 KiB continued reads and error codes
- * of `loom mcp`. A failure answers `{error: {code, message}}`; a reference to
+ * of `loom mcp`. A failure is a tool error whose text starts with its code; a reference to
  * a result the store does not hold answers `unknown_result` saying what to
  * do instead.
  *
@@ -225,7 +225,9 @@ async function shape(
     }
   });
   const measure = () =>
-    utf8Bytes(JSON.stringify({ prompt: retired(core, prompt), ...toolsOf(params) }));
+    utf8Bytes(
+      JSON.stringify({ prompt: retired(core, prompt), ...toolsOf(params) }),
+    );
   await core.retire(slots, measure);
   const shaped = withBreakpoints(retired(core, prompt), newest);
   const key = `loom-${
@@ -263,7 +265,10 @@ function outputText(output: ToolOutput): string | undefined {
 }
 
 /** The prompt with every retired tool result replaced by its descriptor. */
-function retired(core: Core, prompt: LanguageModelV4Prompt): LanguageModelV4Prompt {
+function retired(
+  core: Core,
+  prompt: LanguageModelV4Prompt,
+): LanguageModelV4Prompt {
   return prompt.map((message) => {
     if (message.role !== "tool") return message;
     let changed = false;
