@@ -332,10 +332,15 @@ function anthropicToolPairs(body: Json): RuleBreach[] {
   // without its tool_use) and https://github.com/anthropics/claude-code/issues/5060,
   // https://github.com/anthropics/claude-code/issues/7929 (tool_use without
   // its tool_result).
+  // A body that continues a server-held thread (`thread: {"type":
+  // "continue", …}`, which the SDK's tool runner sends by default) carries
+  // only the new turn: its first message answers calls held by the server.
+  const thread = body["thread"];
+  const continued = isObject(thread) && thread["type"] === "continue";
   const breaches: RuleBreach[] = [];
   const messages = arrayOf(body["messages"]);
   for (const [i, message] of messages.entries()) {
-    if (!isObject(message)) continue;
+    if (!isObject(message) || (continued && i === 0)) continue;
     const before = messages[i - 1];
     const previous = isObject(before) && before["role"] === "assistant"
       ? new Set(blockIds(before, "tool_use", "id").map((u) => u.id))

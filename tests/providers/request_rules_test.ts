@@ -582,3 +582,18 @@ Deno.test("a body that is not an object breaks a rule of either service", () => 
   assert.equal(checkOpenAIRequest("x").length, 1);
   assert.equal(checkOpenAIResponsesRequest(null).length, 1);
 });
+
+Deno.test("an Anthropic body continuing a server-held thread may open on tool results", () => {
+  const messages = [{ role: "user", content: [result("t1")] }];
+  assert.deepEqual(
+    checkAnthropicRequest(anthropicBody({
+      messages,
+      thread: { type: "continue", previous_message_id: "msg_1" },
+    })),
+    [],
+  );
+  assert.equal(
+    checkAnthropicRequest(anthropicBody({ messages }))[0]?.rule,
+    "anthropic.tool_result_pairing",
+  );
+});

@@ -1,0 +1,241 @@
+/**
+ * Loom inside an Anthropic SDK loop (`@anthropic-ai/sdk`, the tool runner
+ * or your own): {@linkcode loomTools} keeps large tool results in the
+ * result store and shows the model a descriptor, {@linkcode retrievalTools}
+ * gives the model `read_result`, `find_in_result` and `list_results` as
+ * runnable tools, and {@linkcode prepare} shapes a `messages.create` body:
+ * batch retirement of old tool results, and cache breakpoints on the stable
+ * prefix. The tool runner has no per-request hook; the client's `middleware`
+ * option runs `prepare` on every request body (docs/adapters.md).
+ *
+ * @module
+ */
+import type {
+  BetaRunnableTool,
+  BetaToolRunContext,
+} from "@anthropic-ai/sdk/lib/tools/BetaRunnableTool";
+import type { ResultStore } from "../store/result_store.ts";
+import { RETRIEVAL_TOOLS } from "../reference/retrieval_tools.ts";
+import { type AdapterOptions, Core, type Slot, utf8Bytes } from "./_core.ts";
+
+export type { AdapterOptions } from "./_core.ts";
+
+/** A tool the runner can call: a definition plus `run` (and `parse`). */
+export type RunnableTool = BetaRunnableTool;
+
+/**
+ * Wraps tool-runner tools (`betaZodTool`, `betaTool` or plain definitions
+ * with `run`) so a result whose serialized size passes `offloadBytes` goes
+ * into the store and the model sees its descriptor instead.
+ *
+ * @param tools The tools.
+ * @param options `store` (default: the adapters' shared in-memory store)
+ *   and `offloadBytes` (8,192).
+ * @returns The same tools with `run` wrapped.
+ *
+ * @example
+ * ```ts
+ * import { loomTools } from "@loom/loom/anthropic";
+ * import { ResultStore } from "@loom/loom/reference";
+ * import assert from "node:assert/strict";
+ * const store = new ResultStore();
+ * const [rows] = loomTools([{
+ *   name: "rows",
+ *   input_schema: { type: "object", properties: {} },
+ *   parse: (input: unknown) => input,
+ *   run: () => "r".repeat(20_000),
+ * }], { store });
+ * const seen = await rows!.run({});
+ * assert.match(String(seen), /"result":"result-1"/);
+ * ```
+ */
+export function loomTools<T extends RunnableTool>(
+  tools: readonly T[],
+  options?: AdapterOptions,
+): T[] {
+  const core = new Core(options);
+  let calls = 0;
+  return tools.map((original) => ({
+    ...original,
+    run: async (input: unknown, context?: BetaToolRunContext) => {
+      const output = await original.run(input, context);
+      const key = context?.toolUse.id ?? `call-${++calls}`;
+      const text = typeof output === "string"
+        ? output
+        : output.every((b) => b.type === "text")
+        ? output.map((b) => b.text).join("")
+        : undefined;
+      if (text === undefined) return output;
+      return await core.offload(key, original.name, text) ?? output;
+    },
+  }));
+}
+
+/**
+ * `read_result`, `find_in_result` and `list_results` as tool-runner tools
+ * over one store; a failure is a tool error whose text starts with its code.
+ *
+ * @param store The store (default: the adapters' shared in-memory store).
+ * @returns The three tools.
+ *
+ * @example
+ * ```ts
+ * import { retrievalTools } from "@loom/loom/anthropic";
+ * import { ResultStore } from "@loom/loom/reference";
+ * import assert from "node:assert/strict";
+ * const store = new ResultStore();
+ * const d = await store.put('{"a":[1,2]}', { origin: "t", capture: "complete" });
+ * const [read] = retrievalTools(store);
+ * const answer = await read!.run({ reference: { ...d.reference, select: { kind: "json_pointer", pointer: "/a/1" }, rendering: "json" } });
+ * assert.equal(answer, '{"selected_json":"2"}');
+ * ```
+ */
+export function retrievalTools(store?: ResultStore): RunnableTool[] {
+  const core = new Core(store === undefined ? {} : { store });
+  return RETRIEVAL_TOOLS.map((definition) => ({
+    name: definition.name,
+    description: definition.description,
+    input_schema: definition.inputSchema,
+    parse: (input: unknown) => input,
+    run: (input: unknown) =>
+      JSON.stringify(core.answer(definition.name, input)),
+  } as unknown as RunnableTool));
+}
+
+type Body = Record<string, unknown>;
+type Block = Record<string, unknown>;
+type Message = { role: string; content: string | Block[] };
+
+/**
+ * Shapes a `messages.create` body (`MessageCreateParams`, or the beta one):
+ *
+ * - when it passes `budgetBytes`, retires the oldest tool results (never
+ *   the newest turn's) into compact descriptors, in batches down to half
+ *   the budget; a result already retired keeps the same bytes, so between
+ *   retirements the prefix is byte-identical, and every `tool_use` keeps its
+ *   `tool_result`;
+ * - removes every `cache_control` of the body and places at most 4:
+ *   the last tool, the last system block, the end of the history before the
+ *   newest turn, and the newest message (all the same TTL, so the TTL order
+ *   holds).
+ *
+ * @param params The request body.
+ * @param options `store` (default: the adapters' shared in-memory store),
+ *   `budgetBytes` (49,152) and `cacheTtl` (`"5m"`, the default, or `"1h"`).
+ * @returns A new body; `params` is not changed.
+ *
+ * @example
+ * ```ts
+ * import { prepare } from "@loom/loom/anthropic";
+ * import assert from "node:assert/strict";
+ * const body = await prepare({
+ *   model: "claude-sonnet-4-5",
+ *   max_tokens: 1024,
+ *   system: "Be brief",
+ *   messages: [{ role: "user", content: "Hi" }],
+ * });
+ * assert.deepEqual(body.system, [{ type: "text", text: "Be brief", cache_control: { type: "ephemeral" } }]);
+ * ```
+ */
+export async function prepare<P extends object>(
+  params: P,
+  options?: AdapterOptions & { readonly cacheTtl?: "5m" | "1h" },
+): Promise<P> {
+  const core = new Core(options);
+  const body = params as Body;
+  const messages = (body["messages"] ?? []) as Message[];
+  let newest = messages.length;
+  while (newest > 0 && messages[newest - 1]!.role !== "assistant") newest -= 1;
+  const names = new Map<string, string>();
+  for (const m of messages) {
+    if (typeof m.content === "string") continue;
+    for (const b of m.content) {
+      if (b["type"] === "tool_use") {
+        names.set(String(b["id"]), String(b["name"]));
+      }
+    }
+  }
+  const slots: Slot[] = [];
+  messages.forEach((m, i) => {
+    if (i >= newest || typeof m.content === "string") return;
+    for (const b of m.content) {
+      if (b["type"] !== "tool_result") continue;
+      const text = resultText(b["content"]);
+      if (text === undefined) continue;
+      const key = String(b["tool_use_id"]);
+      slots.push({ key, tool: names.get(key) ?? "tool", text });
+    }
+  });
+  const measure = () =>
+    utf8Bytes(JSON.stringify({ ...body, messages: retired(core, messages) }));
+  await core.retire(slots, measure);
+  const control = options?.cacheTtl === "1h"
+    ? { type: "ephemeral", ttl: "1h" }
+    : { type: "ephemeral" };
+  const shaped = retired(core, messages).map((m, i) =>
+    strip(
+      m,
+      i === newest - 1 || i === messages.length - 1 ? control : undefined,
+    )
+  );
+  const out: Body = { ...body, messages: shaped };
+  const system = body["system"];
+  if (typeof system === "string" && system !== "") {
+    out["system"] = [{ type: "text", text: system, cache_control: control }];
+  } else if (Array.isArray(system) && system.length > 0) {
+    out["system"] = system.map((b: Block, i) =>
+      mark(b, i === system.length - 1 ? control : undefined)
+    );
+  }
+  const tools = body["tools"];
+  if (Array.isArray(tools) && tools.length > 0) {
+    out["tools"] = tools.map((t: Block, i) =>
+      mark(t, i === tools.length - 1 ? control : undefined)
+    );
+  }
+  return out as P;
+}
+
+function resultText(content: unknown): string | undefined {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return undefined;
+  if (!content.every((b) => (b as Block)["type"] === "text")) return undefined;
+  return content.map((b) => String((b as Block)["text"])).join("");
+}
+
+function retired(core: Core, messages: readonly Message[]): Message[] {
+  return messages.map((m) => {
+    if (typeof m.content === "string") return m;
+    let changed = false;
+    const content = m.content.map((b) => {
+      if (b["type"] !== "tool_result") return b;
+      const text = core.retiredText(String(b["tool_use_id"]));
+      if (text === undefined) return b;
+      changed = true;
+      const { cache_control: _, ...rest } = b;
+      return { ...rest, content: text };
+    });
+    return changed ? { ...m, content } : m;
+  });
+}
+
+function mark(block: Block, control: Block | undefined): Block {
+  const { cache_control: _, ...rest } = block;
+  return control === undefined ? rest : { ...rest, cache_control: control };
+}
+
+/** A message without cache markers, with one on its last block if asked. */
+function strip(message: Message, control: Block | undefined): Message {
+  const content = typeof message.content === "string"
+    ? (control === undefined || message.content === ""
+      ? message.content
+      : [{ type: "text", text: message.content }])
+    : message.content;
+  if (typeof content === "string") return { ...message, content };
+  return {
+    ...message,
+    content: content.map((b, j) =>
+      mark(b, j === content.length - 1 ? control : undefined)
+    ),
+  };
+}
