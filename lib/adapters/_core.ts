@@ -22,20 +22,13 @@ import type { LoomErrorCode } from "../errors.ts";
 import { DEFAULT_BRIEFING_LIMITS } from "../briefing/briefing.ts";
 import { stableStringify } from "../briefing/turn_request.ts";
 
-/** Results whose serialized size passes this go into the store (8 KiB). */
-export const DEFAULT_OFFLOAD_BYTES = 8192;
-/** A request above this retires old tool results (48 KiB). */
-export const DEFAULT_BUDGET_BYTES = 49_152;
+import {
+  type AdapterOptions,
+  DEFAULT_BUDGET_BYTES,
+  DEFAULT_OFFLOAD_BYTES,
+} from "./adapter_options.ts";
 
-/** The options every adapter takes. */
-export interface AdapterOptions {
-  /** Where results go; default one in-memory store shared by the adapter. */
-  readonly store?: ResultStore;
-  /** A result larger than this (UTF-8 bytes, serialized) is stored (8,192). */
-  readonly offloadBytes?: number;
-  /** A request larger than this retires its oldest tool results (49,152). */
-  readonly budgetBytes?: number;
-}
+export type { AdapterOptions } from "./adapter_options.ts";
 
 /** One tool result of a request, as an adapter sees it. */
 export interface Slot {

@@ -20,8 +20,8 @@ import type {
 import { jsonSchema, type Tool, tool, type ToolSet } from "ai";
 import type { ResultStore } from "../store/result_store.ts";
 import { RETRIEVAL_TOOLS } from "../reference/retrieval_tools.ts";
+import type { AdapterOptions } from "./adapter_options.ts";
 import {
-  type AdapterOptions,
   Core,
   prefixDigest,
   serialize,
@@ -29,7 +29,7 @@ import {
   utf8Bytes,
 } from "./_core.ts";
 
-export type { AdapterOptions } from "./_core.ts";
+export type { AdapterOptions } from "./adapter_options.ts";
 
 type ToolOutput = LanguageModelV4ToolResultPart["output"];
 

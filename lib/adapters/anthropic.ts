@@ -18,7 +18,7 @@ import type { ResultStore } from "../store/result_store.ts";
 import { RETRIEVAL_TOOLS } from "../reference/retrieval_tools.ts";
 import { type AdapterOptions, Core, type Slot, utf8Bytes } from "./_core.ts";
 
-export type { AdapterOptions } from "./_core.ts";
+export type { AdapterOptions } from "./adapter_options.ts";
 
 /** A tool the runner can call: a definition plus `run` (and `parse`). */
 export type RunnableTool = BetaRunnableTool;
@@ -43,7 +43,7 @@ export type RunnableTool = BetaRunnableTool;
  *   name: "rows",
  *   input_schema: { type: "object", properties: {} },
  *   parse: (input: unknown) => input,
- *   run: () => "r".repeat(20_000),
+ *   run: (_input: unknown) => "r".repeat(20_000),
  * }], { store });
  * const seen = await rows!.run({});
  * assert.match(String(seen), /"result":"result-1"/);

@@ -18,8 +18,8 @@ import {
 } from "@openai/agents";
 import type { ResultStore } from "../store/result_store.ts";
 import { RETRIEVAL_TOOLS } from "../reference/retrieval_tools.ts";
+import type { AdapterOptions } from "./adapter_options.ts";
 import {
-  type AdapterOptions,
   Core,
   prefixDigest,
   serialize,
@@ -27,7 +27,7 @@ import {
   utf8Bytes,
 } from "./_core.ts";
 
-export type { AdapterOptions } from "./_core.ts";
+export type { AdapterOptions } from "./adapter_options.ts";
 
 /**
  * Wraps Agents SDK function tools so a result whose serialized size passes

@@ -39,7 +39,6 @@ function runner(url: string): Runner {
   });
 }
 
-
 Deno.test("the OpenAI adapter keeps a 2 MB tool result out of every Agents SDK request and the model reads values from it", async () => {
   const { value } = bigDocument();
   const findings: Findings = {};
