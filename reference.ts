@@ -2,7 +2,9 @@
  * Verified references into stored tool results, for **embedders that keep
  * large results out of a prompt**: the result store and its descriptors, the
  * lexeme-preserving JSON scanner, RFC 6901 pointers, selections by bytes,
- * lines or pointer, budgeted lookups, and composed edit contents.
+ * lines or pointer, budgeted lookups, composed edit contents, and the
+ * retrieval tools (`read_result` with continued reads, `find_in_result`,
+ * `list_results`) that `loom mcp`, the gateway and the SDK adapters offer.
  *
  * @example Store a document and read one value back by reference
  * ```ts
@@ -35,6 +37,7 @@ export {
   type StoredResult,
 } from "./lib/store/result_store.ts";
 export {
+  type JsonChildren,
   type JsonIndex,
   type JsonKind,
   JsonScanError,
@@ -53,6 +56,19 @@ export {
   type SelectionResult,
   type SelectOptions,
 } from "./lib/reference/selection.ts";
+export {
+  Retrieval,
+  type RetrievalAnswer,
+  type RetrievalSource,
+} from "./lib/reference/retrieval.ts";
+export {
+  type JsonSchema,
+  RETRIEVAL_TOOLS,
+  type RetrievalToolDefinition,
+  type RetrievalToolName,
+  type ToolAnnotations,
+} from "./lib/reference/retrieval_tools.ts";
+export { jsonOutline } from "./lib/reference/outline.ts";
 export {
   type HistoryItem,
   type HistoryPage,

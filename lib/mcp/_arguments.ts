@@ -1,20 +1,20 @@
 /**
  * The MCP tools' arguments, checked against closed schemas that match
- * `tool_definitions.ts`. References themselves are checked later by the
- * reference module, so a malformed one gets the wire format's
- * `invalid_reference` code rather than a generic one.
+ * `tool_definitions.ts`. The retrieval tools' arguments and references are
+ * checked by the reference module, so a malformed reference gets the wire
+ * format's `invalid_reference` code rather than a generic one.
  *
  * @module
  */
 import { z } from "zod";
 import { describeIssue } from "../reference/schema.ts";
 import { McpToolError } from "./mcp_tool_error.ts";
+import type { RetrievalToolName } from "../reference/retrieval_tools.ts";
 
 /** Checked arguments of one tool call. */
 export type ToolArguments =
   | { readonly tool: "inspect_files"; readonly paths: readonly string[] }
-  | { readonly tool: "read_result"; readonly reference: unknown }
-  | { readonly tool: "list_results"; readonly offset: unknown }
+  | { readonly tool: RetrievalToolName; readonly args: unknown }
   | {
     readonly tool: "write_file";
     readonly path: string;
@@ -25,8 +25,10 @@ const SCHEMAS = {
   inspect_files: z.strictObject({
     paths: z.array(z.string()).min(1).max(64),
   }),
-  read_result: z.strictObject({ reference: z.unknown() }),
-  list_results: z.strictObject({ offset: z.unknown().optional() }),
+  // The retrieval tools check their own arguments (lib/reference/retrieval.ts).
+  read_result: z.unknown(),
+  find_in_result: z.unknown(),
+  list_results: z.unknown(),
   write_file: z.strictObject({
     path: z.string(),
     contents: z.array(z.union([z.string(), z.record(z.string(), z.unknown())]))
@@ -68,9 +70,9 @@ export function parseToolArguments(
     case "inspect_files":
       return { tool, paths: value.paths as string[] };
     case "read_result":
-      return { tool, reference: value.reference };
+    case "find_in_result":
     case "list_results":
-      return { tool, offset: value.offset ?? 0 };
+      return { tool, args: value };
     case "write_file":
       return {
         tool,

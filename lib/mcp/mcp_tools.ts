@@ -1,5 +1,5 @@
 /**
- * What the MCP server's four tools do, apart from the protocol: each call
+ * What the MCP server's five tools do, apart from the protocol: each call
  * takes the host's untrusted arguments and answers a {@linkcode ToolAnswer}
  * in the wire formats `loom run` uses (descriptors, references, lookup
  * answers and failure codes). Files are read and written only through the
@@ -16,28 +16,15 @@ import {
   type ResultStoreOptions,
   type StoredResult,
 } from "../store/result_store.ts";
-import { LookupSession } from "../reference/lookup_session.ts";
+import { Retrieval, type RetrievalAnswer } from "../reference/retrieval.ts";
 import { expandEditContents } from "../reference/edit_contents.ts";
 import { isLoomError } from "../errors.ts";
 import { rootPath } from "./_root_paths.ts";
 import { parseToolArguments } from "./_arguments.ts";
+import type { RetrievalToolName } from "../reference/retrieval_tools.ts";
 
 /** A tool's answer: structured JSON and its text, or a failure. */
-export type ToolAnswer =
-  | {
-    /** Succeeded. */
-    readonly ok: true;
-    /** The `structuredContent` (wire-format JSON). */
-    readonly structured: Record<string, unknown>;
-  }
-  | {
-    /** Failed: an MCP tool error. */
-    readonly ok: false;
-    /** The failure code, e.g. `digest_mismatch`. */
-    readonly code: string;
-    /** What failed and why, naming root-relative paths only. */
-    readonly message: string;
-  };
+export type ToolAnswer = RetrievalAnswer;
 
 /** Options of {@linkcode McpTools.start}. */
 export interface McpToolsOptions {
@@ -54,7 +41,7 @@ export interface McpToolsOptions {
 }
 
 /**
- * The four tools over one root, one result store and one confined executor.
+ * The five tools over one root, one result store and one confined executor.
  *
  * @example
  * ```ts
@@ -83,6 +70,7 @@ export class McpTools {
   readonly #executor: WorkspaceExecutor;
   readonly #aliases: readonly string[];
   readonly #store: ResultStore;
+  readonly #retrieval: Retrieval;
   readonly #maxFileBytes: number;
   readonly #onStored: (result: StoredResult) => Promise<void>;
 
@@ -96,6 +84,7 @@ export class McpTools {
     this.#executor = executor;
     this.#aliases = given === executor.workspace ? [] : [given];
     this.#store = store;
+    this.#retrieval = new Retrieval(store);
     this.#maxFileBytes = maxFileBytes;
     this.#onStored = onStored;
   }
@@ -151,15 +140,24 @@ export class McpTools {
       switch (parsed.tool) {
         case "inspect_files":
           return await this.#inspect(parsed.paths);
-        case "read_result":
-          return await this.#lookup({ $read_result: parsed.reference });
-        case "list_results":
-          return await this.#lookup({ $list_results: parsed.offset });
         case "write_file":
           return await this.#write(parsed.path, parsed.contents);
+        default:
+          return this.#retrieve(parsed.tool, parsed.args);
       }
     } catch (error) {
       return failure(error);
+    }
+  }
+
+  #retrieve(tool: RetrievalToolName, args: unknown): ToolAnswer {
+    switch (tool) {
+      case "read_result":
+        return this.#retrieval.read(args);
+      case "find_in_result":
+        return this.#retrieval.find(args);
+      case "list_results":
+        return this.#retrieval.list(args);
     }
   }
 
@@ -186,26 +184,6 @@ export class McpTools {
       files.push(await this.#put(entry.text!, `inspect_files ${entry.path}`));
     }
     return { ok: true, structured: { files } };
-  }
-
-  async #lookup(request: unknown): Promise<ToolAnswer> {
-    // One lookup per call: a fresh session gives each call the wire
-    // format's per-answer budget (8 KiB) and its failure answers.
-    const session = new LookupSession({
-      results: this.#store,
-      stage: "arguments",
-    });
-    const answer = await session.answer(request);
-    if ("lookup_failed" in answer) {
-      const text = answer.lookup_failed;
-      const at = text.indexOf(": ");
-      return {
-        ok: false,
-        code: text.slice(0, at),
-        message: text.slice(at + 2),
-      };
-    }
-    return { ok: true, structured: { ...answer } };
   }
 
   async #write(

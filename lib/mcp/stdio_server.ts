@@ -10,6 +10,17 @@
  */
 import type { McpTools, ToolAnswer } from "./mcp_tools.ts";
 import { MCP_TOOLS } from "./tool_definitions.ts";
+import { RETRIEVAL_TOOLS } from "../reference/retrieval_tools.ts";
+
+/**
+ * `_meta` of the retrieval tools: Claude Code spills a result over 50,000
+ * characters to a file unless the tool allows more; a retrieval answer is
+ * bounded (8 KiB of data, JSON-escaped, or one page of matches), so it must
+ * reach the model as it is, not be spilled again.
+ */
+export const RETRIEVAL_TOOL_META: Readonly<Record<string, unknown>> = {
+  "anthropic/maxResultSizeChars": 200_000,
+};
 import { VERSION } from "../version.ts";
 
 /** What the server tells about itself and its end. */
@@ -96,6 +107,9 @@ export async function serveStdio(
       ...tool,
       inputSchema: tool.inputSchema as { type: "object" },
       outputSchema: tool.outputSchema as { type: "object" },
+      ...(RETRIEVAL_TOOLS.some((r) => r.name === tool.name)
+        ? { _meta: RETRIEVAL_TOOL_META }
+        : {}),
     })),
   }));
   // Calls still running when the input ends are answered before the stop.

@@ -83,7 +83,9 @@ const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
  *
  * @example
  * ```ts
- * import { findInRecord, ResultStore, selectionSpan } from "@loom/loom/reference";
+ * import { findInRecord } from "./find_in_result.ts";
+ * import { selectionSpan } from "./selection.ts";
+ * import { ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const store = new ResultStore();
  * const d = await store.put('{"files": [{"name": "a.ts"}, {"name": "b.ts"}]}', { origin: "x", capture: "complete" });

@@ -178,7 +178,8 @@ export interface SelectionSpan {
  *
  * @example
  * ```ts
- * import { ResultStore, selectionSpan } from "@loom/loom/reference";
+ * import { selectionSpan } from "./selection.ts";
+ * import { ResultStore } from "@loom/loom/reference";
  * import assert from "node:assert/strict";
  * const store = new ResultStore();
  * const d = await store.put("one\ntwo\n", { origin: "x", capture: "complete" });

@@ -36,6 +36,7 @@ export interface ListedTool {
   readonly name: string;
   readonly inputSchema: Record<string, unknown>;
   readonly annotations?: { readonly readOnlyHint?: boolean };
+  readonly _meta?: Readonly<Record<string, unknown>>;
 }
 
 /** A `tools/call` result (the fields the tests read). */

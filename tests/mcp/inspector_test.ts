@@ -8,7 +8,7 @@ import { serverArgs } from "./_client.ts";
 
 const INSPECTOR = "@modelcontextprotocol/inspector@1.0.3";
 
-Deno.test("the MCP Inspector CLI lists loom mcp's four tools", async () => {
+Deno.test("the MCP Inspector CLI lists loom mcp's five tools", async () => {
   await using root = await tempDir();
   const args = [
     "-y",
@@ -52,11 +52,12 @@ Deno.test("the MCP Inspector CLI lists loom mcp's four tools", async () => {
   assert.deepEqual(listed.tools.map((tool) => tool.name), [
     "inspect_files",
     "read_result",
+    "find_in_result",
     "list_results",
     "write_file",
   ]);
   assert.deepEqual(
     listed.tools.map((tool) => tool.annotations?.readOnlyHint),
-    [true, true, true, false],
+    [true, true, true, true, false],
   );
 });

@@ -1,4 +1,4 @@
-// The four tools in-process, without the protocol: limits, budgets, atomic
+// The five tools in-process, without the protocol: limits, budgets, atomic
 // writes and argument checks.
 import assert from "node:assert/strict";
 import { McpTools, type ToolAnswer } from "../../lib/mcp/mcp_tools.ts";
@@ -44,7 +44,7 @@ Deno.test("McpTools keeps the store's limits: a full store answers result_unavai
   }
 });
 
-Deno.test("McpTools.call() answers at most 8 KiB per read and pages the catalogue by 8", async () => {
+Deno.test("McpTools.call() answers 8 KiB per read with a next reference, and pages the catalogue by 8", async () => {
   await using root = await tempDir();
   await Deno.writeTextFile(`${root.path}/long.txt`, "y".repeat(9000));
   const tools = await McpTools.start({ root: root.path });
@@ -52,10 +52,17 @@ Deno.test("McpTools.call() answers at most 8 KiB per read and pages the catalogu
     const reference = referenceOf(
       await tools.call("inspect_files", { paths: ["long.txt"] }),
     );
-    assert.equal(
-      code(await tools.call("read_result", { reference })),
-      "answer_too_large",
-    );
+    const whole = ok(await tools.call("read_result", { reference }));
+    assert.equal(whole.truncated, true);
+    assert.equal(whole.total_bytes, 9000);
+    assert.deepEqual((whole.next as Reference).select, {
+      kind: "bytes",
+      start: 8192,
+      end: 9000,
+    });
+    const rest = ok(await tools.call("read_result", { reference: whole.next }));
+    assert.equal(rest.selected_text, "y".repeat(808));
+    assert.equal(rest.truncated, undefined);
     const part = await tools.call("read_result", {
       reference: {
         ...reference,

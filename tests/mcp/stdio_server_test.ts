@@ -67,15 +67,23 @@ Deno.test("an MCP host inspects a large JSON file, reads one pointer by verified
   assert.deepEqual(tools.map((t) => t.name), [
     "inspect_files",
     "read_result",
+    "find_in_result",
     "list_results",
     "write_file",
   ]);
+  // Claude Code would spill a long answer to a file again without this.
+  assert.equal(
+    tools.find((t) => t.name === "find_in_result")?._meta
+      ?.["anthropic/maxResultSizeChars"],
+    200_000,
+  );
   const annotations = Object.fromEntries(
     tools.map((t) => [t.name, t.annotations?.readOnlyHint]),
   );
   assert.deepEqual(annotations, {
     inspect_files: true,
     read_result: true,
+    find_in_result: true,
     list_results: true,
     write_file: false,
   });
@@ -128,6 +136,15 @@ Deno.test("an MCP host inspects a large JSON file, reads one pointer by verified
   const json =
     (lexeme.structuredContent as { selected_json: string }).selected_json;
   assert.deepEqual(JSON.parse(json), parsed.data[42]);
+
+  // A search hit carries the pointer of the value that holds it.
+  const found = await client.call("find_in_result", {
+    reference: file.reference,
+    pattern: "Kunde 11999 ",
+  });
+  const [hit] =
+    (found.structuredContent as { matches: { pointer: string }[] }).matches;
+  assert.equal(hit?.pointer, "/data/11999/customer/name");
 
   const listed = await client.call("list_results", { offset: 0 });
   assert.deepEqual(listed.structuredContent, {
@@ -401,10 +418,10 @@ Deno.test("loom mcp writes only JSON-RPC to standard output, answers every reque
   assert.ok(replies.every((r) => r.jsonrpc === "2.0"));
   assert.deepEqual(replies.map((r) => r.id), [1, 2, 3]);
   assert.equal(replies[0].result.serverInfo.name, "loom");
-  assert.equal(replies[1].result.tools.length, 4);
+  assert.equal(replies[1].result.tools.length, 5);
   assert.equal(replies[2].result.isError, true);
   assert.match(replies[2].result.content[0].text, /^not_found: /);
-  assert.match(stderr, /loom mcp: serving 4 tools over stdio/);
+  assert.match(stderr, /loom mcp: serving 5 tools over stdio/);
 });
 
 Deno.test("with --session the stored results outlive the server, and a tampered journal is refused", async () => {
@@ -464,7 +481,7 @@ bwrapTest(
     await using server = await connect(root.path);
     assert.match(
       server.stderr(),
-      /serving 4 tools over stdio, root .* \(bubblewrap\)/,
+      /serving 5 tools over stdio, root .* \(bubblewrap\)/,
     );
     const inside = await server.call("inspect_files", { paths: ["a.txt"] });
     assert.equal(inside.isError, undefined, textOf(inside));

@@ -86,6 +86,11 @@ Deno.test("the tools' names fit both services and their annotations mark which o
   const readOnly = MCP_TOOLS.filter((t) => t.annotations.readOnlyHint).map((
     t,
   ) => t.name);
-  assert.deepEqual(readOnly, ["inspect_files", "read_result", "list_results"]);
+  assert.deepEqual(readOnly, [
+    "inspect_files",
+    "read_result",
+    "find_in_result",
+    "list_results",
+  ]);
   assert.ok(MCP_TOOLS.every((t) => t.annotations.openWorldHint === false));
 });
