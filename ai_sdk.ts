@@ -5,28 +5,39 @@
  * and a language-model middleware retires old tool results in batches and
  * places the cache breakpoints on the stable prefix (docs/adapters.md).
  *
- * @example Wire it into `generateText`
+ * The SDK's own tools, models and `wrapLanguageModel` take these values as
+ * they are; the signatures use small local types ({@linkcode AiSdkTool},
+ * {@linkcode RetrievalTool}, {@linkcode AiSdkMiddleware}) that the SDK's
+ * values satisfy, so this module's types never name the SDK's.
+ *
+ * @example Wire it into `generateText` (type-checked; not run here)
  * ```ts
  * import { loomMiddleware, loomTools, retrievalTools } from "@loom/loom/ai-sdk";
  * import { ResultStore } from "@loom/loom/reference";
- * import { jsonSchema, tool } from "ai";
+ * import { createAnthropic } from "@ai-sdk/anthropic";
+ * import { generateText, jsonSchema, stepCountIs, tool, wrapLanguageModel } from "ai";
  * import assert from "node:assert/strict";
+ * const rows = tool({ inputSchema: jsonSchema<{ q?: string }>({ type: "object" }), execute: () => "..." });
+ *
  * const store = new ResultStore();
- * const tools = {
- *   ...loomTools({ rows: tool({ inputSchema: jsonSchema({ type: "object" }), execute: () => "..." }) }, { store }),
- *   ...retrievalTools(store),
- * };
- * const middleware = loomMiddleware({ store, budgetBytes: 48 * 1024 });
- * // generateText({ model: wrapLanguageModel({ model, middleware }), tools, … })
- * assert.deepEqual(Object.keys(tools), ["rows", "read_result", "find_in_result", "list_results"]);
- * assert.equal(middleware.specificationVersion, "v4");
+ * const ask = (prompt: string) => generateText({
+ *   model: wrapLanguageModel({ model: createAnthropic()("claude-sonnet-4-5"), middleware: loomMiddleware({ store }) }),
+ *   tools: { ...loomTools({ rows }, { store }), ...retrievalTools(store) },
+ *   stopWhen: stepCountIs(20),
+ *   prompt,
+ * });
+ * assert.equal(typeof ask, "function");
+ * assert.deepEqual(Object.keys(retrievalTools(store)), ["read_result", "find_in_result", "list_results"]);
  * ```
  * @module
  */
 export {
   type AdapterOptions,
+  type AiSdkMiddleware,
+  type AiSdkTool,
   loomMiddleware,
   loomTools,
+  type RetrievalTool,
   retrievalTools,
   type RetrievalToolSet,
 } from "./lib/adapters/ai_sdk.ts";

@@ -7,6 +7,30 @@
  * tool runner has no per-request hook: run `prepare` in the client's
  * `middleware` and create the runner with `thread: false` (docs/adapters.md).
  *
+ * The runner takes these values as they are; the signatures use small local
+ * types ({@linkcode AnthropicTool}, {@linkcode RunnableTool}) that the SDK's
+ * values satisfy, so this module's types never name the SDK's.
+ *
+ * @example Wire it into the tool runner (type-checked; not run here)
+ * ```ts
+ * import { loomTools, prepare, retrievalTools } from "@loom/loom/anthropic";
+ * import { ResultStore } from "@loom/loom/reference";
+ * import Anthropic from "@anthropic-ai/sdk";
+ * import { betaZodTool } from "@anthropic-ai/sdk/helpers/beta/zod";
+ * import { z } from "zod";
+ * import assert from "node:assert/strict";
+ * const rows = betaZodTool({ name: "rows", description: "All rows", inputSchema: z.object({}), run: () => "..." });
+ *
+ * const store = new ResultStore();
+ * const client = new Anthropic({ middleware: [async (request, next) => typeof request.body !== "string" ? next(request)
+ *   : next({ ...request, body: JSON.stringify(await prepare(JSON.parse(request.body), { store })) })] });
+ * const ask = (content: string) => client.beta.messages.toolRunner({
+ *   model: "claude-sonnet-4-5", max_tokens: 1024, thread: false, messages: [{ role: "user", content }],
+ *   tools: [...loomTools([rows], { store }), ...retrievalTools(store)],
+ * });
+ * assert.equal(typeof ask, "function");
+ * ```
+ *
  * @example Shape a request body
  * ```ts
  * import { prepare } from "@loom/loom/anthropic";
@@ -22,6 +46,7 @@
  */
 export {
   type AdapterOptions,
+  type AnthropicTool,
   loomTools,
   prepare,
   retrievalTools,

@@ -12,14 +12,16 @@
  */
 import type {
   LanguageModelV4CallOptions,
-  LanguageModelV4Middleware,
   LanguageModelV4Prompt,
   LanguageModelV4ToolResultPart,
   SharedV4ProviderOptions,
 } from "@ai-sdk/provider";
-import { jsonSchema, type Tool, tool, type ToolSet } from "ai";
 import type { ResultStore } from "../store/result_store.ts";
-import { RETRIEVAL_TOOLS } from "../reference/retrieval_tools.ts";
+import {
+  type JsonSchema,
+  RETRIEVAL_TOOLS,
+  type RetrievalToolName,
+} from "../reference/retrieval_tools.ts";
 import type { AdapterOptions } from "./adapter_options.ts";
 import {
   Core,
@@ -34,6 +36,99 @@ export type { AdapterOptions } from "./adapter_options.ts";
 type ToolOutput = LanguageModelV4ToolResultPart["output"];
 
 /**
+ * What {@linkcode loomTools} needs of an AI SDK tool, and every tool made
+ * with the SDK's `tool()` (or written as a plain object) has: an input
+ * schema and, for a tool the SDK runs, `execute`. A local stand-in for the
+ * SDK's own `Tool` type, so Loom's signatures do not depend on the SDK's
+ * type names; `loomTools` hands back the developer's own tool types.
+ */
+export interface AiSdkTool {
+  /** The tool's input schema, in any form the SDK takes. */
+  readonly inputSchema: unknown;
+  /** Runs the tool; a tool without it (provider-executed) passes unchanged. */
+  readonly execute?: ((input: never, options: never) => unknown) | undefined;
+}
+
+/**
+ * One retrieval tool in the AI SDK's form: a function tool with a JSON
+ * Schema input (as a Standard Schema with a JSON Schema converter, a form
+ * `generateText` and `streamText` take as `inputSchema`) and an `execute`
+ * that answers the structured JSON of `loom mcp`'s tool.
+ */
+export interface RetrievalTool {
+  /** What the tool does, for the model. */
+  readonly description: string;
+  /**
+   * The input schema: `~standard.jsonSchema.input()` answers the tool's JSON
+   * Schema; `~standard.validate` accepts any value (the tool checks its
+   * arguments itself and answers `invalid_arguments`).
+   */
+  readonly inputSchema: {
+    readonly "~standard": {
+      readonly version: 1;
+      readonly vendor: string;
+      readonly validate: (
+        value: unknown,
+      ) => { readonly value: unknown; readonly issues?: undefined };
+      readonly jsonSchema: {
+        readonly input: (
+          options: { readonly target: string },
+        ) => Record<string, unknown>;
+        readonly output: (
+          options: { readonly target: string },
+        ) => Record<string, unknown>;
+      };
+    };
+  };
+  /**
+   * Answers a call with the tool's structured JSON.
+   *
+   * @throws {ReferenceFailureError} A tool error whose message starts with
+   *   its code.
+   */
+  readonly execute: (input: unknown) => Record<string, unknown>;
+}
+
+/** The three retrieval tools, keyed by name, as `generateText` takes them. */
+export interface RetrievalToolSet {
+  /** `read_result {reference}`. */
+  readonly read_result: RetrievalTool;
+  /** `find_in_result {reference, pattern, regex?, max_matches?}`. */
+  readonly find_in_result: RetrievalTool;
+  /** `list_results {offset?}`. */
+  readonly list_results: RetrievalTool;
+}
+
+/**
+ * The language-model middleware {@linkcode loomMiddleware} returns: a local
+ * stand-in for the SDK's `LanguageModelV4Middleware` that
+ * `wrapLanguageModel` takes as it is. `transformParams` is generic over the
+ * SDK's call options, so what goes in comes back with the same type.
+ */
+export interface AiSdkMiddleware {
+  /** The middleware specification, `v4` (AI SDK 7). */
+  readonly specificationVersion: "v4";
+  /**
+   * Shapes one call's options: retirement, cache breakpoints, cache key.
+   *
+   * @param options The call (`generate` or `stream`), its options and the
+   *   model.
+   * @returns The shaped call options.
+   */
+  readonly transformParams: <
+    P extends {
+      readonly prompt: readonly { readonly role: string }[];
+    },
+  >(
+    options: {
+      readonly type: "generate" | "stream";
+      readonly params: P;
+      readonly model: unknown;
+    },
+  ) => Promise<P>;
+}
+
+/**
  * Wraps AI SDK tools so a result whose serialized size passes
  * `offloadBytes` goes into the store and the model sees its descriptor
  * (id, digest, size, preview, and an outline for JSON) through
@@ -43,7 +138,8 @@ type ToolOutput = LanguageModelV4ToolResultPart["output"];
  * @param tools The tools, as `generateText` takes them.
  * @param options `store` (default: the adapters' shared in-memory store)
  *   and `offloadBytes` (8,192).
- * @returns The same tools, each with a `toModelOutput` that offloads.
+ * @returns The same tools, each with a `toModelOutput` that offloads, typed
+ *   as the tools given.
  *
  * @example
  * ```ts
@@ -71,7 +167,9 @@ type ToolOutput = LanguageModelV4ToolResultPart["output"];
  * assert.equal(store.count, 1);
  * ```
  */
-export function loomTools<T extends ToolSet>(
+export function loomTools<
+  T extends { readonly [name: string]: AiSdkTool },
+>(
   tools: T,
   options?: AdapterOptions,
 ): T {
@@ -82,7 +180,7 @@ export function loomTools<T extends ToolSet>(
       wrapped[name] = original;
       continue;
     }
-    const own = original.toModelOutput as
+    const own = (original as { toModelOutput?: unknown }).toModelOutput as
       | ((o: {
         toolCallId: string;
         input: unknown;
@@ -106,22 +204,28 @@ export function loomTools<T extends ToolSet>(
   return wrapped as T;
 }
 
-/** The three retrieval tools, as AI SDK tools. */
-export interface RetrievalToolSet {
-  /** `read_result {reference}`. */
-  read_result: Tool<unknown, Record<string, unknown>>;
-  /** `find_in_result {reference, pattern, regex?, max_matches?}`. */
-  find_in_result: Tool<unknown, Record<string, unknown>>;
-  /** `list_results {offset?}`. */
-  list_results: Tool<unknown, Record<string, unknown>>;
+/** A Standard Schema (standardschema.dev) around one JSON Schema. */
+function standardJsonSchema(
+  schema: JsonSchema,
+): RetrievalTool["inputSchema"] {
+  // The SDK completes `additionalProperties` in place: hand out a copy.
+  const copy = () => structuredClone(schema) as Record<string, unknown>;
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "loom",
+      validate: (value: unknown) => ({ value }),
+      jsonSchema: { input: copy, output: copy },
+    },
+  };
 }
 
 /**
  * `read_result`, `find_in_result` and `list_results` as AI SDK tools over
  * one store, with the wire formats, 8 KiB continued reads and error codes
- * of `loom mcp`. A failure is a tool error whose text starts with its code; a reference to
- * a result the store does not hold answers `unknown_result` saying what to
- * do instead.
+ * of `loom mcp`. A failure is a tool error whose text starts with its code;
+ * a reference to a result the store does not hold answers `unknown_result`
+ * saying what to do instead.
  *
  * @param store The store (default: the adapters' shared in-memory store).
  * @returns The three tools, keyed by name.
@@ -134,27 +238,23 @@ export interface RetrievalToolSet {
  * const store = new ResultStore();
  * const d = await store.put('{"a":{"b":42}}', { origin: "t", capture: "complete" });
  * const tools = retrievalTools(store);
- * const answer = await tools.read_result.execute!(
- *   { reference: { ...d.reference, select: { kind: "json_pointer", pointer: "/a/b" }, rendering: "json" } },
- *   { toolCallId: "c1", messages: [], context: undefined },
- * );
+ * const answer = tools.read_result.execute({
+ *   reference: { ...d.reference, select: { kind: "json_pointer", pointer: "/a/b" }, rendering: "json" },
+ * });
  * assert.deepEqual(answer, { selected_json: "42" });
  * ```
  */
 export function retrievalTools(store?: ResultStore): RetrievalToolSet {
   const core = new Core(store === undefined ? {} : { store });
-  const out: Record<string, Tool<unknown, Record<string, unknown>>> = {};
+  const out: Partial<Record<RetrievalToolName, RetrievalTool>> = {};
   for (const definition of RETRIEVAL_TOOLS) {
-    out[definition.name] = tool({
-      title: definition.title,
+    out[definition.name] = {
       description: definition.description,
-      inputSchema: jsonSchema<unknown>(
-        definition.inputSchema as Parameters<typeof jsonSchema>[0],
-      ),
+      inputSchema: standardJsonSchema(definition.inputSchema),
       execute: (args: unknown) => core.answer(definition.name, args),
-    });
+    };
   }
-  return out as unknown as RetrievalToolSet;
+  return out as RetrievalToolSet;
 }
 
 /**
@@ -181,29 +281,31 @@ export function retrievalTools(store?: ResultStore): RetrievalToolSet {
  * import { loomMiddleware } from "@loom/loom/ai-sdk";
  * import assert from "node:assert/strict";
  * const middleware = loomMiddleware({ budgetBytes: 48 * 1024 });
- * const params = await middleware.transformParams!({
+ * const params = await middleware.transformParams({
  *   type: "generate",
  *   params: {
  *     prompt: [
- *       { role: "system", content: "Be brief" },
- *       { role: "user", content: [{ type: "text", text: "Hi" }] },
+ *       { role: "system" as const, content: "Be brief" },
+ *       { role: "user" as const, content: [{ type: "text" as const, text: "Hi" }] },
  *     ],
  *   },
- *   model: {} as never,
+ *   model: {},
  * });
- * assert.deepEqual(params.prompt[0]!.providerOptions, {
- *   anthropic: { cacheControl: { type: "ephemeral" } },
+ * assert.deepEqual(params.prompt[0], {
+ *   role: "system",
+ *   content: "Be brief",
+ *   providerOptions: { anthropic: { cacheControl: { type: "ephemeral" } } },
  * });
- * assert.match(String(params.providerOptions?.openai?.promptCacheKey), /^loom-/);
  * ```
  */
-export function loomMiddleware(
-  options?: AdapterOptions,
-): LanguageModelV4Middleware {
+export function loomMiddleware(options?: AdapterOptions): AiSdkMiddleware {
   const core = new Core(options);
   return {
     specificationVersion: "v4",
-    transformParams: ({ params }) => shape(core, params),
+    transformParams: async ({ params }) =>
+      await shape(core, params as unknown as LanguageModelV4CallOptions) as
+        & LanguageModelV4CallOptions
+        & typeof params,
   };
 }
 

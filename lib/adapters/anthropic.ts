@@ -10,18 +10,62 @@
  *
  * @module
  */
-import type {
-  BetaRunnableTool,
-  BetaToolRunContext,
-} from "@anthropic-ai/sdk/lib/tools/BetaRunnableTool";
 import type { ResultStore } from "../store/result_store.ts";
 import { RETRIEVAL_TOOLS } from "../reference/retrieval_tools.ts";
 import { type AdapterOptions, Core, type Slot, utf8Bytes } from "./_core.ts";
 
 export type { AdapterOptions } from "./adapter_options.ts";
 
-/** A tool the runner can call: a definition plus `run` (and `parse`). */
-export type RunnableTool = BetaRunnableTool;
+/**
+ * What {@linkcode loomTools} needs of a tool-runner tool, and every tool the
+ * runner takes with a `run` handler has (`betaZodTool`, `betaTool`, or a
+ * plain definition with `run` and `parse`): its name and `run`. A local
+ * stand-in for the SDK's `BetaRunnableTool`, so Loom's signatures do not
+ * depend on the SDK's type names; `loomTools` hands back the developer's
+ * own tool types.
+ */
+export interface AnthropicTool {
+  /** The tool's name, as the model calls it. */
+  readonly name: string;
+  /** Runs the tool on the model's input (and the runner's call context). */
+  readonly run: (input: never, context?: never) => unknown;
+}
+
+/**
+ * One retrieval tool as the tool runner takes it: a custom tool definition
+ * (`name`, `description`, `input_schema`) with `parse` and `run`. The
+ * runner's `tools` option takes it as it is.
+ */
+export interface RunnableTool {
+  /** The tool's name. */
+  readonly name: string;
+  /** What the tool does, for the model. */
+  readonly description: string;
+  /** JSON Schema of the input: a closed object. */
+  readonly input_schema: {
+    readonly type: "object";
+    readonly properties: Record<string, unknown>;
+    readonly required: string[];
+    readonly [keyword: string]: unknown;
+  };
+  /** Passes the input through (the tool checks its arguments itself). */
+  readonly parse: (content: unknown) => unknown;
+  /**
+   * Answers a call with the tool's structured JSON, as text.
+   *
+   * @throws {ReferenceFailureError} A tool error whose message starts with
+   *   its code.
+   */
+  readonly run: (input: unknown) => string;
+}
+
+/** The part of the runner's call context `loomTools` reads. */
+interface RunContext {
+  readonly toolUse?: { readonly id?: string };
+}
+
+/** What a tool's `run` answers: text, or content blocks. */
+type RunOutput = string | readonly { type: string; text?: string }[];
 
 /**
  * Wraps tool-runner tools (`betaZodTool`, `betaTool` or plain definitions
@@ -49,26 +93,32 @@ export type RunnableTool = BetaRunnableTool;
  * assert.match(String(seen), /"result":"result-1"/);
  * ```
  */
-export function loomTools<T extends RunnableTool>(
+export function loomTools<T extends AnthropicTool>(
   tools: readonly T[],
   options?: AdapterOptions,
 ): T[] {
   const core = new Core(options);
   let calls = 0;
-  return tools.map((original) => ({
-    ...original,
-    run: async (input: unknown, context?: BetaToolRunContext) => {
-      const output = await original.run(input, context);
-      const key = context?.toolUse.id ?? `call-${++calls}`;
-      const text = typeof output === "string"
-        ? output
-        : output.every((b) => b.type === "text")
-        ? output.map((b) => b.text).join("")
-        : undefined;
-      if (text === undefined) return output;
-      return await core.offload(key, original.name, text) ?? output;
-    },
-  }));
+  return tools.map((original) => {
+    const run = original.run as (
+      input: unknown,
+      context?: RunContext,
+    ) => RunOutput | Promise<RunOutput>;
+    return {
+      ...original,
+      run: async (input: unknown, context?: RunContext) => {
+        const output = await run(input, context);
+        const key = context?.toolUse?.id ?? `call-${++calls}`;
+        const text = typeof output === "string"
+          ? output
+          : output.every((b) => b.type === "text")
+          ? output.map((b) => b.text).join("")
+          : undefined;
+        if (text === undefined) return output;
+        return await core.offload(key, original.name, text) ?? output;
+      },
+    };
+  });
 }
 
 /**
@@ -95,11 +145,11 @@ export function retrievalTools(store?: ResultStore): RunnableTool[] {
   return RETRIEVAL_TOOLS.map((definition) => ({
     name: definition.name,
     description: definition.description,
-    input_schema: definition.inputSchema,
+    input_schema: definition.inputSchema as RunnableTool["input_schema"],
     parse: (input: unknown) => input,
     run: (input: unknown) =>
       JSON.stringify(core.answer(definition.name, input)),
-  } as unknown as RunnableTool));
+  }));
 }
 
 type Body = Record<string, unknown>;

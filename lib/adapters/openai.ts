@@ -11,11 +11,7 @@
  *
  * @module
  */
-import {
-  type CallModelInputFilter,
-  type FunctionTool,
-  tool,
-} from "@openai/agents";
+import { type FunctionTool, tool } from "@openai/agents";
 import type { ResultStore } from "../store/result_store.ts";
 import { RETRIEVAL_TOOLS } from "../reference/retrieval_tools.ts";
 import type { AdapterOptions } from "./adapter_options.ts";
@@ -28,6 +24,71 @@ import {
 } from "./_core.ts";
 
 export type { AdapterOptions } from "./adapter_options.ts";
+
+/**
+ * What {@linkcode loomTools} needs of an Agents SDK tool, and every tool an
+ * agent takes has: its `type`. Function tools (`type: "function"`, from
+ * `tool()`) are wrapped; the others pass unchanged. A local stand-in for the
+ * SDK's `Tool` type, so Loom's signatures do not depend on the SDK's type
+ * names; `loomTools` hands back the developer's own tool types.
+ */
+export interface AgentsTool {
+  /** `function` for a function tool; hosted and other tools pass unchanged. */
+  readonly type: string;
+}
+
+/**
+ * One retrieval tool as an Agents SDK function tool (what the SDK's `tool()`
+ * makes, and what an agent's `tools` take as it is): a non-strict function
+ * tool with a closed JSON Schema.
+ */
+export interface AgentsFunctionTool {
+  /** Always `function`. */
+  readonly type: "function";
+  /** The tool's name. */
+  readonly name: string;
+  /** What the tool does, for the model. */
+  readonly description: string;
+  /** JSON Schema of the arguments: a closed object. */
+  readonly parameters: {
+    readonly type: "object";
+    readonly properties: Record<string, unknown>;
+    readonly required: string[];
+    readonly additionalProperties: false;
+  };
+  /** `false`: the optional arguments are not all required. */
+  readonly strict: boolean;
+  /**
+   * Answers a call (its arguments as JSON text) with the tool's structured
+   * JSON as text, or the failure's message (starting with its code).
+   */
+  readonly invoke: (
+    runContext: unknown,
+    input: string,
+    details?: unknown,
+  ) => Promise<string>;
+  /** Never needs approval: the tools only read the store. */
+  readonly needsApproval: (
+    runContext: unknown,
+    input: unknown,
+    callId?: string,
+  ) => Promise<boolean>;
+  /** Always enabled. */
+  readonly isEnabled: (runContext: unknown, agent: unknown) => Promise<boolean>;
+}
+
+/**
+ * The `callModelInputFilter` {@linkcode loomInputFilter} returns: a local
+ * stand-in for the SDK's `CallModelInputFilter` that a run's options take
+ * as it is. It is generic over the SDK's model input, so what goes in
+ * comes back with the same type.
+ */
+export type AgentsInputFilter = <
+  D extends {
+    readonly input: readonly unknown[];
+    readonly instructions?: string;
+  },
+>(args: { readonly modelData: D }) => Promise<D>;
 
 /**
  * Wraps Agents SDK function tools so a result whose serialized size passes
@@ -56,7 +117,7 @@ export type { AdapterOptions } from "./adapter_options.ts";
  * assert.match(String(seen), /"result":"result-1"/);
  * ```
  */
-export function loomTools<T>(
+export function loomTools<T extends AgentsTool>(
   tools: readonly T[],
   options?: AdapterOptions,
 ): T[] {
@@ -101,7 +162,7 @@ export function loomTools<T>(
  * assert.equal(answer, '{"selected_json":"1"}');
  * ```
  */
-export function retrievalTools(store?: ResultStore): FunctionTool[] {
+export function retrievalTools(store?: ResultStore): AgentsFunctionTool[] {
   const core = new Core(store === undefined ? {} : { store });
   return RETRIEVAL_TOOLS.map((definition) =>
     tool({
@@ -113,7 +174,7 @@ export function retrievalTools(store?: ResultStore): FunctionTool[] {
         JSON.stringify(core.answer(definition.name, args)),
       errorFunction: (_context, error) =>
         error instanceof Error ? error.message : String(error),
-    }) as unknown as FunctionTool
+    }) as unknown as AgentsFunctionTool
   );
 }
 
@@ -136,16 +197,14 @@ type Item = Record<string, unknown>;
  * import assert from "node:assert/strict";
  * const filter = loomInputFilter({ budgetBytes: 1024 });
  * const input = [{ role: "user" as const, content: "Go" }];
- * const out = await filter({ modelData: { input, instructions: "Be brief" }, agent: {} as never, context: undefined });
+ * const out = await filter({ modelData: { input, instructions: "Be brief" } });
  * assert.deepEqual(out.input, input);
  * ```
  */
-export function loomInputFilter(
-  options?: AdapterOptions,
-): CallModelInputFilter {
+export function loomInputFilter(options?: AdapterOptions): AgentsInputFilter {
   const core = new Core(options);
   return async ({ modelData }) => {
-    const input = modelData.input as unknown as Item[];
+    const input = modelData.input as readonly unknown[] as readonly Item[];
     let newest = input.length;
     while (
       newest > 0 && input[newest - 1]!["type"] === "function_call_result"

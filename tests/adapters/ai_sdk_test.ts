@@ -15,6 +15,7 @@ import {
 } from "../../lib/adapters/ai_sdk.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
 import { Retrieval } from "../../lib/reference/retrieval.ts";
+import { RETRIEVAL_TOOLS } from "../../lib/reference/retrieval_tools.ts";
 import { scriptedServer } from "./_scripted_server.ts";
 import {
   assertBigDocumentRun,
@@ -75,6 +76,21 @@ Deno.test("the AI SDK adapter keeps a 2 MB tool result out of every request and 
       assert.equal(
         new TextDecoder().decode(store.get("result-1")!.bytes),
         text,
+      );
+      // The retrieval tools reach the service with the shared definitions.
+      const sent = (server.received[0]!.body["tools"] as Record<
+        string,
+        unknown
+      >[]).map((t) =>
+        [
+          t["name"],
+          t["input_schema"] ?? t["parameters"] ??
+            (t["function"] as Record<string, unknown>)?.["parameters"],
+        ] as const
+      ).filter(([name]) => name !== "catalogue");
+      assert.deepEqual(
+        sent,
+        RETRIEVAL_TOOLS.map((d) => [d.name, d.inputSchema] as const),
       );
       if (provider === "anthropic") {
         const marks = server.received.map((r) =>
