@@ -7,7 +7,9 @@
  * digest-checked on load: `result_missing`, `result_corrupted`), and
  * `DIR/lock` naming the one server that writes it. The folder must lie
  * outside the server's root, and so must the key, so no tool can read or
- * forge either.
+ * forge either. A session opened without a root (an SDK adapter's store,
+ * which has no workspace) records `root: null` and is refused where a root
+ * is given, and the other way round; its key must still lie outside it.
  *
  * @module
  */
@@ -33,8 +35,11 @@ export const MCP_SESSION_FORMAT = "loom-mcp-session/1";
 
 /** Options of {@linkcode McpSession.open}. */
 export interface McpSessionOptions {
-  /** The server's root; the session folder and the key must lie outside it. */
-  readonly root: string;
+  /**
+   * The server's root; the session folder and the key must lie outside it.
+   * Omitted for a store without a workspace (the SDK adapters).
+   */
+  readonly root?: string;
   /** The session key file (default: the slice sessions' key). */
   readonly keyFile?: string;
 }
@@ -42,7 +47,7 @@ export interface McpSessionOptions {
 const digest = z.string().regex(/^[0-9a-f]{64}$/);
 const headerSchema = z.strictObject({
   format: z.literal(MCP_SESSION_FORMAT),
-  root: z.string(),
+  root: z.string().nullable(),
 });
 const resultSchema = z.strictObject({
   type: z.literal("result"),
@@ -117,11 +122,15 @@ export class McpSession {
     dir: string,
     options: McpSessionOptions,
   ): Promise<McpSession> {
-    const root = await Deno.realPath(options.root);
+    const root = options.root === undefined
+      ? null
+      : await Deno.realPath(options.root);
     const given = realish(dir);
-    refuseOverlap(given, root);
+    if (root !== null) refuseOverlap(given, root);
     const keyFile = realish(options.keyFile ?? sessionKeyPath());
-    if (isWithin(keyFile, root) || isWithin(keyFile, given)) {
+    if (
+      (root !== null && isWithin(keyFile, root)) || isWithin(keyFile, given)
+    ) {
       throw new SessionError(
         "session_key_invalid",
         `Cannot use the session key ${keyFile}: it lies inside the server's root or the session, where it could be read`,
@@ -186,7 +195,7 @@ export class McpSession {
 
 async function loadResults(
   dir: string,
-  root: string,
+  root: string | null,
   lines: readonly { line: number; value: Record<string, unknown> }[],
 ): Promise<StoredResult[]> {
   const file = join(dir, JOURNAL_FILE);
@@ -200,9 +209,13 @@ async function loadResults(
     );
   }
   if (header.data.root !== root) {
+    const named = (r: string | null) =>
+      r === null ? "no root (an SDK adapter's store)" : `the root ${r}`;
     throw new SessionError(
       "session_invalid",
-      `Session ${dir} belongs to the root ${header.data.root}, not ${root}; give this root its own --session folder`,
+      `Session ${dir} belongs to ${named(header.data.root)}, not ${
+        named(root)
+      }; give each its own session folder`,
       { file, line: 1 },
     );
   }

@@ -135,3 +135,49 @@ Deno.test("McpSession.open() refuses a changed journal, a changed or missing bod
   // Nothing was repaired: the journal is as the server left it.
   assert.equal(await Deno.readTextFile(journal), original);
 });
+
+Deno.test("McpSession.open() without a root keeps an SDK adapter's results and is never taken for a root's session", async (t) => {
+  await using root = await tempDir();
+  await using home = await tempDir();
+  const keyFile = `${home.path}/key`;
+  const dir = `${home.path}/rootless`;
+  const first = await McpSession.open(dir, { keyFile });
+  const store = new ResultStore();
+  const d = await store.put("kept\n", { origin: "rows", capture: "complete" });
+  await first.save(store.get(d.result!)!);
+  await first.close();
+
+  await t.step("it reopens with the same ids and digests", async () => {
+    const again = await McpSession.open(dir, { keyFile });
+    try {
+      assert.deepEqual(
+        again.results.map((r) => [r.id, r.sha256]),
+        [[d.result, d.sha256]],
+      );
+    } finally {
+      await again.close();
+    }
+  });
+  await t.step(
+    "a root's server refuses it, and it refuses a root's session",
+    async () => {
+      await assert.rejects(
+        McpSession.open(dir, { root: root.path, keyFile }),
+        (e: unknown) =>
+          refusedWith("session_invalid")(e) &&
+          /no root/.test((e as Error).message),
+      );
+      await seeded(`${home.path}/rooted`, root.path, keyFile);
+      await assert.rejects(
+        McpSession.open(`${home.path}/rooted`, { keyFile }),
+        refusedWith("session_invalid"),
+      );
+    },
+  );
+  await t.step("its key must still lie outside it", async () => {
+    await assert.rejects(
+      McpSession.open(dir, { keyFile: `${dir}/key` }),
+      refusedWith("session_key_invalid"),
+    );
+  });
+});
