@@ -41,3 +41,7 @@ export {
   retrievalTools,
   type RetrievalToolSet,
 } from "./lib/adapters/ai_sdk.ts";
+export {
+  type SessionStore,
+  sessionStore,
+} from "./lib/adapters/session_result_store.ts";

@@ -52,3 +52,7 @@ export {
   retrievalTools,
   type RunnableTool,
 } from "./lib/adapters/anthropic.ts";
+export {
+  type SessionStore,
+  sessionStore,
+} from "./lib/adapters/session_result_store.ts";

@@ -41,3 +41,7 @@ export {
   promptCacheKey,
   retrievalTools,
 } from "./lib/adapters/openai.ts";
+export {
+  type SessionStore,
+  sessionStore,
+} from "./lib/adapters/session_result_store.ts";

@@ -89,15 +89,19 @@ export interface RetrievalTool {
   readonly execute: (input: unknown) => Record<string, unknown>;
 }
 
-/** The three retrieval tools, keyed by name, as `generateText` takes them. */
-export interface RetrievalToolSet {
+/**
+ * The three retrieval tools, keyed by name, as `generateText` takes them
+ * (a type alias, not an interface, so it fits the SDK's `ToolSet` index
+ * signature as it is, spread or not).
+ */
+export type RetrievalToolSet = {
   /** `read_result {reference}`. */
   readonly read_result: RetrievalTool;
   /** `find_in_result {reference, pattern, regex?, max_matches?}`. */
   readonly find_in_result: RetrievalTool;
   /** `list_results {offset?}`. */
   readonly list_results: RetrievalTool;
-}
+};
 
 /**
  * The language-model middleware {@linkcode loomMiddleware} returns: a local

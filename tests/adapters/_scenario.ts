@@ -176,3 +176,148 @@ export function referencesIn(text: string): Record<string, unknown>[] {
   }
   return out;
 }
+
+/** What the second process's model read, for the test to compare. */
+export interface SecondFindings extends Findings {
+  /** The tool result of a read of a result the store does not hold. */
+  gone?: string;
+}
+
+/**
+ * The model of the session-store tests' second process: with `reference`
+ * (stored by the first process) it reads `/items/1234/name`, searches for
+ * the needle, reads the value at the match's pointer, reads a result no
+ * store holds, and answers.
+ *
+ * @param reference The whole-result reference the first process saw.
+ * @param findings Filled as the model reads.
+ */
+export function secondProcessModel(
+  reference: Record<string, unknown>,
+  findings: SecondFindings,
+): (body: Record<string, unknown>, wire: Wire) => Move {
+  const read = (pointer: string): Move => ({
+    call: {
+      name: "read_result",
+      input: {
+        reference: {
+          ...reference,
+          select: { kind: "json_pointer", pointer },
+          rendering: "json",
+        },
+      },
+    },
+  });
+  const value = (text: string) =>
+    JSON.parse((JSON.parse(text) as { selected_json: string }).selected_json);
+  return (body, wire) => {
+    const results = toolResults(body, wire);
+    if (results.length === 0) return read("/items/1234/name");
+    if (results.length === 1) {
+      findings.byPointer = value(results[0]!);
+      return {
+        call: {
+          name: "find_in_result",
+          input: { reference, pattern: "needle-15321" },
+        },
+      };
+    }
+    if (results.length === 2) {
+      const found = JSON.parse(results[1]!) as {
+        matches: { pointer: string }[];
+      };
+      findings.pointer = found.matches[0]!.pointer;
+      return read(findings.pointer);
+    }
+    if (results.length === 3) {
+      findings.byFind = value(results[2]!);
+      return {
+        call: {
+          name: "read_result",
+          input: { reference: { ...reference, result: "result-999" } },
+        },
+      };
+    }
+    findings.gone = results[3]!;
+    return { text: "done" };
+  };
+}
+
+/**
+ * Runs `tests/adapters/_second_process.ts` as a real subprocess: it opens
+ * the session folder through `adapter`'s `sessionStore` and runs one
+ * conversation of that SDK against `url`.
+ *
+ * @returns Its exit code, standard output and standard error.
+ */
+export async function runSecondProcess(
+  adapter: "ai-sdk" | "anthropic" | "openai",
+  url: string,
+  dir: string,
+  keyFile: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const script = new URL("./_second_process.ts", import.meta.url).pathname;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-sys=hostname",
+      "--allow-net=127.0.0.1",
+      script,
+      adapter,
+      url,
+      dir,
+      keyFile,
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+  return {
+    code: out.code,
+    stdout: decode(out.stdout),
+    stderr: decode(out.stderr),
+  };
+}
+
+/**
+ * The assertions of the second process: it exited 0 with the model's
+ * answer, every body passed the services' rules, the values read equal the
+ * original document's, and the read of a result no store holds answered
+ * `unknown_result` with what to do instead.
+ */
+export function assertSecondProcess(
+  run: { code: number; stdout: string; stderr: string },
+  received: readonly Received[],
+  refused: readonly unknown[],
+  findings: SecondFindings,
+  value: unknown,
+): void {
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stdout.trim(), "done");
+  assert.deepEqual(refused, []);
+  assert.equal(received.length, 5);
+  assert.equal(findings.byPointer, at(value, "/items/1234/name"));
+  assert.equal(findings.pointer, "/items/15321/secret");
+  assert.equal(findings.byFind, "needle-15321");
+  assert.match(findings.gone ?? "", /unknown_result/);
+  assert.match(findings.gone ?? "", /list_results/);
+}
+
+/**
+ * The session-store tests' first model: call `tool` once, then answer
+ * `stored`.
+ */
+export function storeOnceModel(
+  tool: string,
+): (body: Record<string, unknown>, wire: Wire) => Move {
+  return (body, wire) =>
+    toolResults(body, wire).length === 0
+      ? { call: { name: tool, input: {} } }
+      : { text: "stored" };
+}

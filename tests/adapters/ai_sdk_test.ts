@@ -16,14 +16,22 @@ import {
 import { ResultStore } from "../../lib/store/result_store.ts";
 import { Retrieval } from "../../lib/reference/retrieval.ts";
 import { RETRIEVAL_TOOLS } from "../../lib/reference/retrieval_tools.ts";
+import { sessionStore } from "../../lib/adapters/session_result_store.ts";
+import { sha256Hex } from "../../lib/store/digest.ts";
+import { tempDir } from "../_kit.ts";
 import { scriptedServer } from "./_scripted_server.ts";
 import {
   assertBigDocumentRun,
+  assertSecondProcess,
   bigDocument,
   bigDocumentModel,
   type Findings,
   longModel,
   referencesIn,
+  runSecondProcess,
+  type SecondFindings,
+  secondProcessModel,
+  storeOnceModel,
   turnResult,
 } from "./_scenario.ts";
 
@@ -187,3 +195,32 @@ function messagesOf(body: Record<string, unknown>): unknown[] {
     ),
   );
 }
+
+Deno.test("a second process reads a result the first stored through the AI SDK adapter's session store, by the same reference and digest", async () => {
+  const { text, value } = bigDocument();
+  await using home = await tempDir();
+  const dir = `${home.path}/chat-1`;
+  const keyFile = `${home.path}/session.key`;
+  await using first = scriptedServer(storeOnceModel("catalogue"));
+  {
+    await using store = await sessionStore(dir, { keyFile });
+    const result = await generateText({
+      model: wrapLanguageModel({
+        model: models(first.url).anthropic,
+        middleware: loomMiddleware({ store }),
+      }),
+      prompt: "Fetch the catalogue.",
+      tools: loomTools({
+        catalogue: tool({ inputSchema: EMPTY, execute: () => value }),
+      }, { store }),
+      stopWhen: stepCountIs(4),
+    });
+    assert.equal(result.text, "stored");
+  }
+  const [reference] = referencesIn(first.received.at(-1)!.text);
+  assert.equal(reference!["sha256"], sha256Hex(new TextEncoder().encode(text)));
+  const findings: SecondFindings = {};
+  await using second = scriptedServer(secondProcessModel(reference!, findings));
+  const run = await runSecondProcess("ai-sdk", second.url, dir, keyFile);
+  assertSecondProcess(run, second.received, second.refused, findings, value);
+});

@@ -10,14 +10,22 @@ import {
 } from "../../lib/adapters/anthropic.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
 import { Retrieval } from "../../lib/reference/retrieval.ts";
+import { sessionStore } from "../../lib/adapters/session_result_store.ts";
+import { sha256Hex } from "../../lib/store/digest.ts";
+import { tempDir } from "../_kit.ts";
 import { breakpoints, scriptedServer } from "./_scripted_server.ts";
 import {
   assertBigDocumentRun,
+  assertSecondProcess,
   bigDocument,
   bigDocumentModel,
   type Findings,
   longModel,
   referencesIn,
+  runSecondProcess,
+  type SecondFindings,
+  secondProcessModel,
+  storeOnceModel,
   turnResult,
 } from "./_scenario.ts";
 
@@ -169,4 +177,37 @@ Deno.test("prepare keeps the prefix byte-identical between retirements, retires 
     previousRetired = retired;
   }
   assert.ok(retirements >= 2, `${retirements}`);
+});
+
+Deno.test("a second process reads a result the first stored through the Anthropic adapter's session store, by the same reference and digest", async () => {
+  const { text, value } = bigDocument();
+  await using home = await tempDir();
+  const dir = `${home.path}/chat-1`;
+  const keyFile = `${home.path}/session.key`;
+  await using first = scriptedServer(storeOnceModel("catalogue"));
+  {
+    await using store = await sessionStore(dir, { keyFile });
+    const final = await loomClient(first.url, store).beta.messages.toolRunner({
+      model: "claude-sonnet-4-5",
+      max_tokens: 1024,
+      messages: [{ role: "user", content: "Fetch the catalogue." }],
+      tools: loomTools([
+        betaZodTool({
+          name: "catalogue",
+          description: "The whole catalogue",
+          inputSchema: z.object({}),
+          run: () => text,
+        }),
+      ], { store }),
+      max_iterations: 4,
+      thread: false,
+    });
+    assert.deepEqual(final.content, [{ type: "text", text: "stored" }]);
+  }
+  const [reference] = referencesIn(first.received.at(-1)!.text);
+  assert.equal(reference!["sha256"], sha256Hex(new TextEncoder().encode(text)));
+  const findings: SecondFindings = {};
+  await using second = scriptedServer(secondProcessModel(reference!, findings));
+  const run = await runSecondProcess("anthropic", second.url, dir, keyFile);
+  assertSecondProcess(run, second.received, second.refused, findings, value);
 });

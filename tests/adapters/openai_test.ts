@@ -15,14 +15,22 @@ import {
 import { ResultStore } from "../../lib/store/result_store.ts";
 import { z } from "zod";
 import { Retrieval } from "../../lib/reference/retrieval.ts";
+import { sessionStore } from "../../lib/adapters/session_result_store.ts";
+import { sha256Hex } from "../../lib/store/digest.ts";
+import { tempDir } from "../_kit.ts";
 import { scriptedServer } from "./_scripted_server.ts";
 import {
   assertBigDocumentRun,
+  assertSecondProcess,
   bigDocument,
   bigDocumentModel,
   type Findings,
   longModel,
   referencesIn,
+  runSecondProcess,
+  type SecondFindings,
+  secondProcessModel,
+  storeOnceModel,
   turnResult,
 } from "./_scenario.ts";
 
@@ -122,4 +130,38 @@ Deno.test("the OpenAI adapter retires old outputs in batches over a 40-turn Agen
       ),
     );
   }
+});
+
+Deno.test("a second process reads a result the first stored through the OpenAI adapter's session store, by the same reference and digest", async () => {
+  const { text, value } = bigDocument();
+  await using home = await tempDir();
+  const dir = `${home.path}/chat-1`;
+  const keyFile = `${home.path}/session.key`;
+  await using first = scriptedServer(storeOnceModel("catalogue"));
+  {
+    await using store = await sessionStore(dir, { keyFile });
+    const agent = new Agent({
+      name: "catalogue",
+      instructions: "Fetch the catalogue.",
+      model: "gpt-5",
+      tools: loomTools([tool({
+        name: "catalogue",
+        description: "The whole catalogue",
+        parameters: z.object({}),
+        strict: true,
+        execute: () => text,
+      })], { store }),
+    });
+    const result = await runner(first.url).run(agent, "Fetch it.", {
+      callModelInputFilter: loomInputFilter({ store }),
+      maxTurns: 4,
+    });
+    assert.equal(result.finalOutput, "stored");
+  }
+  const [reference] = referencesIn(first.received.at(-1)!.text);
+  assert.equal(reference!["sha256"], sha256Hex(new TextEncoder().encode(text)));
+  const findings: SecondFindings = {};
+  await using second = scriptedServer(secondProcessModel(reference!, findings));
+  const run = await runSecondProcess("openai", second.url, dir, keyFile);
+  assertSecondProcess(run, second.received, second.refused, findings, value);
 });
