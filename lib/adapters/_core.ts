@@ -47,6 +47,12 @@ const RETRIEVAL_HINT =
 const RETIRED_HINT =
   "Retired by Loom to keep the request small: read it with read_result or find_in_result";
 
+/**
+ * A result this small is never retired: its compact descriptor (about 300
+ * bytes) would save next to nothing, or be larger.
+ */
+const SMALL_RESULT_BYTES = 512;
+
 /** The per-store state every adapter function given that store shares. */
 interface State {
   /** sha256 → result id, so the same content is stored once. */
@@ -199,8 +205,9 @@ export class Core {
   }
 
   /**
-   * Retires the oldest results of `slots` in batches when `measure()` (the
-   * request's size with every retirement so far applied) passes the budget,
+   * Retires the oldest results of `slots` (those over 512 bytes) in batches
+   * when `measure()` (the request's size with every retirement so far
+   * applied) passes the budget,
    * until it is at most half the budget or nothing is left to retire; a
    * result already retired stays retired with the same text, so between
    * retirements the prefix is byte-identical.
@@ -211,7 +218,10 @@ export class Core {
    */
   async retire(slots: readonly Slot[], measure: () => number): Promise<number> {
     if (measure() <= this.budgetBytes) return 0;
-    const open = slots.filter((s) => !this.#state.retired.has(s.key));
+    const open = slots.filter((s) =>
+      !this.#state.retired.has(s.key) &&
+      utf8Bytes(s.text) > SMALL_RESULT_BYTES
+    );
     let retired = 0;
     for (let i = 0; i < open.length && measure() > this.targetBytes;) {
       for (const slot of open.slice(i, i + this.batch)) {

@@ -179,6 +179,54 @@ Deno.test("prepare keeps the prefix byte-identical between retirements, retires 
   assert.ok(retirements >= 2, `${retirements}`);
 });
 
+Deno.test("prepare never retires a result of 512 bytes or less, whose descriptor would save nothing", async () => {
+  const store = new ResultStore();
+  const messages: Record<string, unknown>[] = [{ role: "user", content: "Go" }];
+  for (let i = 0; i < 12; i++) {
+    messages.push(
+      {
+        role: "assistant",
+        content: [{ type: "tool_use", id: `t${i}`, name: "probe", input: {} }],
+      },
+      {
+        role: "user",
+        content: [{
+          type: "tool_result",
+          tool_use_id: `t${i}`,
+          content: `${i}`.padEnd(i % 2 === 0 ? 512 : 2000, "z"),
+        }],
+      },
+    );
+  }
+  const body = await prepare({ model: "m", max_tokens: 10, messages }, {
+    store,
+    budgetBytes: 1024,
+  });
+  const contents = (body.messages as { content: Record<string, unknown>[] }[])
+    .flatMap((m) => Array.isArray(m.content) ? m.content : [])
+    .filter((b) => b["type"] === "tool_result")
+    .map((b) => String(b["content"]));
+  // Every 2,000-byte result but the newest turn's is retired; none of 512.
+  assert.deepEqual(
+    contents.map((c) => c.includes('"retired":true') ? "retired" : c.length),
+    [
+      512,
+      "retired",
+      512,
+      "retired",
+      512,
+      "retired",
+      512,
+      "retired",
+      512,
+      "retired",
+      512,
+      2000,
+    ],
+  );
+  assert.equal(store.count, 5);
+});
+
 Deno.test("a second process reads a result the first stored through the Anthropic adapter's session store, by the same reference and digest", async () => {
   const { text, value } = bigDocument();
   await using home = await tempDir();
