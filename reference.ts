@@ -27,6 +27,7 @@ export {
   type CataloguePage,
   InvalidUtf8Error,
   type PutOptions,
+  type ResultBacking,
   type ResultDescriptor,
   type ResultReference,
   ResultRestoreError,

@@ -1,6 +1,8 @@
 /**
  * Sessions and tool-result persistence, for **embedders that save and resume
- * slices**: the session store and its read-only ephemeral handle, listing,
+ * slices**: the session store and its read-only ephemeral handle, the
+ * storage back-ends a session can live in (the `store` option: a folder,
+ * SQLite or PostgreSQL), listing,
  * summaries and garbage collection, the hooks that connect a store to
  * `runSlice`, and the persistence policy (per-tool thresholds, config files,
  * flags).
@@ -15,6 +17,7 @@
  * @module
  */
 export { SessionError } from "./lib/persist/session_error.ts";
+export { StorageError } from "./lib/storage/storage_error.ts";
 export { EphemeralSession } from "./lib/persist/ephemeral_session.ts";
 export {
   type CreateSessionOptions,
@@ -39,6 +42,7 @@ export {
 export {
   listSessions,
   type SessionListing,
+  type SessionListOptions,
   type SessionResultSummary,
   type SessionSummary,
   summarizeSession,

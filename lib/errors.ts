@@ -89,6 +89,7 @@ export type LoomErrorCode<Owner extends string = string> = {
   // briefing
   ArchiveCapacityError: "capacity";
   RequestCeilingError: "request_too_large";
+  ContextReportError: "report_invalid";
   // providers
   ProviderError:
     | "bad_spec"
@@ -135,6 +136,16 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "session_closed"
     | "result_missing"
     | "result_corrupted";
+  // storage
+  StorageError:
+    | "storage_url_invalid"
+    | "storage_unreachable"
+    | "storage_unavailable"
+    | "storage_schema_newer"
+    | "storage_name_invalid"
+    | "journal_conflict"
+    | "lease_held"
+    | "lease_lost";
   // mcp
   McpToolError:
     | "invalid_arguments"
@@ -145,6 +156,7 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "git_write"
     | "not_a_file"
     | "not_regular_file";
+  GatewayConfigError: "gateway_config_invalid";
   // cost
   PriceTableError: "price_file_invalid" | "unknown_model";
 } extends infer Codes
@@ -188,6 +200,7 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   too_many_segments: "bad_input",
   too_large: "bad_input",
   capacity: "stopped",
+  report_invalid: "bad_input",
   request_too_large: "stopped",
   cache_ttl_order: "bad_input",
   bad_spec: "bad_input",
@@ -230,11 +243,20 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   session_closed: "internal",
   result_missing: "bad_input",
   result_corrupted: "bad_input",
+  storage_url_invalid: "bad_input",
+  storage_unreachable: "internal",
+  storage_unavailable: "internal",
+  storage_schema_newer: "bad_input",
+  storage_name_invalid: "bad_input",
+  journal_conflict: "internal",
+  lease_held: "bad_input",
+  lease_lost: "internal",
   invalid_arguments: "bad_input",
   invalid_path: "bad_input",
   outside_root: "bad_input",
   git_write: "bad_input",
   not_regular_file: "bad_input",
+  gateway_config_invalid: "bad_input",
   price_file_invalid: "bad_input",
   unknown_model: "bad_input",
 };

@@ -15,7 +15,7 @@ const ENTRY_POINTS: Readonly<Record<string, string>> = JSON.parse(
 ).exports;
 
 /**
- * DESIGN.md's one-way data flow: context, store → reference → briefing →
+ * DESIGN.md's one-way data flow: context, store → reference, storage → briefing →
  * providers, executor → slice → persist, cost → cli. A folder may import only
  * folders of a lower rank (and the shared `lib/errors.ts`, `lib/version.ts`).
  */
@@ -29,6 +29,8 @@ const RANK: Readonly<Record<string, number>> = {
   context: 1,
   store: 1,
   reference: 2,
+  // Storage back-ends: bodies, journals, leases; below persist, above errors.
+  storage: 2,
   briefing: 3,
   providers: 4,
   executor: 4,
@@ -48,7 +50,8 @@ const MAX_NAMES_PER_ENTRY = 60;
 // Issue 10: at most 150 names over all entry points; a new name means a
 // smaller face elsewhere, or a reviewed change of this ceiling. Reviewed for
 // issues 27–28: the retrieval tools (10 names on `./reference`) and three
-// SDK adapter entry points, each for its own audience, raise it to 200.
+// SDK adapter entry points, each for its own audience, raise it to 200;
+// issue 29 adds 3 (StorageError, SessionListOptions, ResultBacking).
 const MAX_NAMES_IN_ALL = 200;
 
 async function* tsFiles(dir: string): AsyncGenerator<string> {

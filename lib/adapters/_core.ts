@@ -241,14 +241,20 @@ export class Core {
   }
 
   /**
-   * Answers a retrieval tool's call with its structured JSON.
+   * Answers a retrieval tool's call with its structured JSON, after taking
+   * in what other processes stored in a shared store.
    *
    * @param name `read_result`, `find_in_result` or `list_results`.
    * @param args The call's arguments (untrusted).
    * @throws {ReferenceFailureError} A tool error whose message starts with
    *   its code; `unknown_result` says what the model can do instead.
    */
-  answer(name: string, args: unknown): Record<string, unknown> {
+  async answer(
+    name: string,
+    args: unknown,
+  ): Promise<Record<string, unknown>> {
+    // A store shared with other processes: take in what they stored first.
+    await this.store.refresh();
     let answer: RetrievalAnswer;
     if (name === "read_result") answer = this.retrieval.read(args);
     else if (name === "find_in_result") answer = this.retrieval.find(args);

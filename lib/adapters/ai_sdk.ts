@@ -86,7 +86,7 @@ export interface RetrievalTool {
    * @throws {ReferenceFailureError} A tool error whose message starts with
    *   its code.
    */
-  readonly execute: (input: unknown) => Record<string, unknown>;
+  readonly execute: (input: unknown) => Promise<Record<string, unknown>>;
 }
 
 /**
@@ -242,7 +242,7 @@ function standardJsonSchema(
  * const store = new ResultStore();
  * const d = await store.put('{"a":{"b":42}}', { origin: "t", capture: "complete" });
  * const tools = retrievalTools(store);
- * const answer = tools.read_result.execute({
+ * const answer = await tools.read_result.execute({
  *   reference: { ...d.reference, select: { kind: "json_pointer", pointer: "/a/b" }, rendering: "json" },
  * });
  * assert.deepEqual(answer, { selected_json: "42" });

@@ -56,7 +56,7 @@ export interface RunnableTool {
    * @throws {ReferenceFailureError} A tool error whose message starts with
    *   its code.
    */
-  readonly run: (input: unknown) => string;
+  readonly run: (input: unknown) => Promise<string>;
 }
 
 /** The part of the runner's call context `loomTools` reads. */
@@ -147,8 +147,8 @@ export function retrievalTools(store?: ResultStore): RunnableTool[] {
     description: definition.description,
     input_schema: definition.inputSchema as RunnableTool["input_schema"],
     parse: (input: unknown) => input,
-    run: (input: unknown) =>
-      JSON.stringify(core.answer(definition.name, input)),
+    run: async (input: unknown) =>
+      JSON.stringify(await core.answer(definition.name, input)),
   }));
 }
 

@@ -170,8 +170,8 @@ export function retrievalTools(store?: ResultStore): AgentsFunctionTool[] {
       description: definition.description,
       parameters: definition.inputSchema as never,
       strict: false,
-      execute: (args: unknown) =>
-        JSON.stringify(core.answer(definition.name, args)),
+      execute: async (args: unknown) =>
+        JSON.stringify(await core.answer(definition.name, args)),
       errorFunction: (_context, error) =>
         error instanceof Error ? error.message : String(error),
     }) as unknown as AgentsFunctionTool

@@ -1,10 +1,11 @@
 /**
  * A result store that outlives one request: the adapters'
- * {@linkcode ResultStore}, kept in a session folder — the HMAC-chained
- * journal and digest-checked result bodies `loom mcp --session` keeps — so
- * a result stored while answering one request reads back by the same
- * reference and digest in a later request, in another process, or on
- * another instance that opens the same folder after it.
+ * {@linkcode ResultStore}, kept in a session — the HMAC-chained journal and
+ * digest-checked result bodies `loom mcp --session` keeps, in a folder or
+ * in a storage back-end (`sqlite:PATH`, `postgres://…`) — opened shared and
+ * without a workspace root, so a result stored while answering one request
+ * reads back by the same reference and digest in a later request, in
+ * another process, or on another instance, even while both are open.
  *
  * @module
  */
@@ -18,19 +19,38 @@ import { McpSession } from "../persist/mcp_session.ts";
 import { SessionError } from "../persist/session_error.ts";
 
 /**
- * A {@linkcode ResultStore} kept in a session folder: it opens holding every
+ * Runs the session's operations one after another: its journal writer
+ * seals each record on the one before, and two appends (or an append and a
+ * re-read) at once from one writer would break the chain.
+ */
+class Serial {
+  #last: Promise<unknown> = Promise.resolve();
+
+  run<T>(operation: () => Promise<T>): Promise<T> {
+    const next = this.#last.then(operation);
+    this.#last = next.catch(() => {});
+    return next;
+  }
+
+  async idle(): Promise<void> {
+    await this.#last;
+  }
+}
+
+/**
+ * A {@linkcode ResultStore} kept in a session: it opens holding every
  * result stored there before (each verified against the key and its
- * digest), and writes each new result to the folder before `put` answers.
- * One process holds the folder at a time (its lock file): close the store,
- * or let `await using` close it, once the request is answered.
+ * digest); each new result gets its id from the session's journal and is
+ * durable before `put` answers; {@linkcode ResultStore.refresh} (which the
+ * adapters' retrieval tools call before each answer) takes in what other
+ * processes stored since. Several processes may hold it at once. Close it,
+ * or let `await using` close it, when the request is answered.
  */
 export class SessionStore extends ResultStore implements AsyncDisposable {
-  /** The session folder (real path). */
+  /** Where the session lives: its folder (real path), or its name in a store. */
   readonly dir: string;
   readonly #session: McpSession;
-  readonly #saved = new Set<string>();
-  /** Saves run one after another: each journal record seals the last. */
-  #saving: Promise<unknown> = Promise.resolve();
+  readonly #queue: Serial;
   #closed = false;
 
   /**
@@ -39,33 +59,46 @@ export class SessionStore extends ResultStore implements AsyncDisposable {
    * @param session The open session.
    * @param options The store's limits.
    */
-  private constructor(session: McpSession, options: ResultStoreOptions) {
-    super(options);
+  private constructor(
+    session: McpSession,
+    options: Omit<ResultStoreOptions, "backing">,
+  ) {
+    const backing = session.backing();
+    const queue = new Serial();
+    super({
+      ...options,
+      backing: {
+        admit: (result) => queue.run(() => backing.admit(result)),
+        refresh: () => queue.run(() => backing.refresh()),
+      },
+    });
     this.dir = session.dir;
     this.#session = session;
-    for (const result of session.results) {
-      this.restore(result);
-      this.#saved.add(result.id);
-    }
+    this.#queue = queue;
+    for (const result of session.results) this.restore(result);
   }
 
   /**
-   * Opens the session in `dir`, creating it when the folder holds none.
+   * Opens the session `dir`, creating it when there is none.
    *
-   * @param dir The session folder.
-   * @param options The key file and the store's limits.
+   * @param dir The session folder, or the session's name in `store`.
+   * @param options The key file, the storage back-end and the limits.
    * @returns The open store.
    * @throws {SessionError} As {@linkcode sessionStore}.
    */
   static async open(
     dir: string,
-    options: ResultStoreOptions & { readonly keyFile?: string } = {},
+    options: Omit<ResultStoreOptions, "backing"> & {
+      readonly keyFile?: string;
+      readonly store?: string;
+    } = {},
   ): Promise<SessionStore> {
-    const { keyFile, ...limits } = options;
-    const session = await McpSession.open(
-      dir,
-      keyFile === undefined ? {} : { keyFile },
-    );
+    const { keyFile, store, ...limits } = options;
+    const session = await McpSession.open(dir, {
+      shared: true,
+      ...(keyFile === undefined ? {} : { keyFile }),
+      ...(store === undefined ? {} : { store }),
+    });
     try {
       return new SessionStore(session, limits);
     } catch (error) {
@@ -75,41 +108,34 @@ export class SessionStore extends ResultStore implements AsyncDisposable {
   }
 
   /**
-   * Stores a result as {@linkcode ResultStore.put} does, then writes it to
-   * the session folder; it answers once the result is durable.
+   * Stores a result as {@linkcode ResultStore.put} does, its id assigned by
+   * the session's journal; it answers once the result is durable.
    *
    * @param content The result, UTF-8.
    * @param options Its origin and capture.
    * @returns Its descriptor.
    * @throws {SessionError} `session_closed` after {@linkcode close}.
    */
-  override async put(
+  override put(
     content: string | Uint8Array,
     options: PutOptions,
   ): Promise<ResultDescriptor> {
     if (this.#closed) {
-      throw new SessionError(
-        "session_closed",
-        `Cannot store a result in the session ${this.dir}: the store was closed`,
+      return Promise.reject(
+        new SessionError(
+          "session_closed",
+          `Cannot store a result in the session ${this.dir}: the store was closed`,
+        ),
       );
     }
-    const described = await super.put(content, options);
-    const id = described.result;
-    if (id !== undefined && !this.#saved.has(id)) {
-      const result = this.get(id)!;
-      const saved = this.#saving.then(() => this.#session.save(result));
-      this.#saving = saved.catch(() => {});
-      await saved;
-      this.#saved.add(id);
-    }
-    return described;
+    return super.put(content, options);
   }
 
-  /** Waits for the writes under way, closes the journal, releases the lock. */
+  /** Closes the journal and the storage back-end. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#saving;
+    await this.#queue.idle();
     await this.#session.close();
   }
 
@@ -124,23 +150,26 @@ export class SessionStore extends ResultStore implements AsyncDisposable {
 }
 
 /**
- * Opens a result store kept in the session folder `dir` — the journal and
- * result bodies `loom mcp --session` keeps, without a workspace root — for
- * the `store` option of every adapter. A result stored in one process reads
- * back in the next by the same reference and digest; a reference to a
- * result the folder does not hold answers `unknown_result`, saying what the
- * model can do instead.
+ * Opens a result store kept in the session `dir` — the journal and result
+ * bodies `loom mcp --session` keeps, without a workspace root — for the
+ * `store` option of every adapter. A result stored in one process reads back
+ * in the next (or in another one open at the same time) by the same
+ * reference and digest; a reference to a result the session does not hold
+ * answers `unknown_result`, saying what the model can do instead.
  *
- * @param dir The session folder (created when missing).
- * @param options The store's limits and `keyFile`, the key that seals the
+ * @param dir The session folder (created when missing), or the session's
+ *   name in `options.store`.
+ * @param options The store's limits; `keyFile`, the key that seals the
  *   journal (default: the key every Loom session uses,
- *   `LOOM_SESSION_KEY_FILE` or the per-user one). The key must lie outside
- *   the folder, and every process sharing the folder needs the same key.
+ *   `LOOM_SESSION_KEY_FILE` or the per-user one), which must lie outside the
+ *   folder and be the same for every process sharing it; `store`, a storage
+ *   back-end URL (`file:DIR`, `sqlite:PATH`, `postgres://…`; default: `dir`
+ *   is a folder).
  * @returns The store; close it when the request is answered.
- * @throws {SessionError} `session_locked` (another process holds it),
- *   `session_tampered`, `session_invalid` (not an adapter's session),
- *   `session_key_invalid` (the key lies inside the folder),
- *   `result_missing`, `result_corrupted`.
+ * @throws {SessionError} `session_tampered`, `session_invalid` (not an
+ *   adapter's session), `session_key_invalid` (the key lies inside the
+ *   folder), `result_missing`, `result_corrupted`.
+ * @throws {StorageError} When the storage back-end cannot be reached.
  *
  * @example
  * ```ts
@@ -154,12 +183,15 @@ export class SessionStore extends ResultStore implements AsyncDisposable {
  * // A later request, perhaps another process:
  * await using store = await sessionStore(`${dir}/chat-42`, { keyFile });
  * const pointer = { ...d.reference!, select: { kind: "json_pointer", pointer: "/rows/2" }, rendering: "json" };
- * assert.deepEqual(retrievalTools(store).read_result.execute({ reference: pointer }), { selected_json: "3" });
+ * assert.deepEqual(await retrievalTools(store).read_result.execute({ reference: pointer }), { selected_json: "3" });
  * ```
  */
 export function sessionStore(
   dir: string,
-  options?: ResultStoreOptions & { readonly keyFile?: string },
+  options?: Omit<ResultStoreOptions, "backing"> & {
+    readonly keyFile?: string;
+    readonly store?: string;
+  },
 ): Promise<SessionStore> {
   return SessionStore.open(dir, options);
 }

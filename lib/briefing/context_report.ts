@@ -118,7 +118,26 @@ export interface ContextReportRequest {
   readonly output_tokens: number | null;
 }
 
-/** The context report, exactly the closed object of wire-formats.md. */
+/**
+ * One test run of a slice as the context report lists it: its step, exit
+ * and revision, never its output.
+ */
+export interface ContextReportTest {
+  /** The step that ran the tests. */
+  readonly step: number;
+  /** Exit code of the test program. */
+  readonly exit_code: number;
+  /** Whether its timeout stopped it. */
+  readonly timed_out: boolean;
+  /** The revision tested; `null` for the unedited workspace. */
+  readonly revision: string | null;
+}
+
+/**
+ * The context report: the closed object of wire-formats.md, extended (after
+ * `elapsed_ms`) with what a reader of a run needs — the model, the steps,
+ * the revisions and the test runs — still without prompt or file text.
+ */
 export interface ContextReport {
   /** The context policy of the run. */
   readonly policy: ContextPolicy;
@@ -139,6 +158,23 @@ export interface ContextReport {
   readonly model_calls: number;
   /** Total wall time of the run in milliseconds. */
   readonly elapsed_ms: number;
+  /**
+   * The model: `anthropic:MODEL`, `openai:MODEL`, or `recorded` for a
+   * recording (its path is left out); `null` when the run did not name one.
+   */
+  readonly model: string | null;
+  /** Steps taken, refused ones included. */
+  readonly steps: number;
+  /** The latest workspace revision, `null` when nothing was edited. */
+  readonly revision: string | null;
+  /**
+   * Whether the latest test run exited 0 within its timeout on the latest
+   * revision (`revision`, or the unedited workspace when it is `null`): then
+   * `revision` is the revision the tests validated.
+   */
+  readonly tests_validate_latest_revision: boolean;
+  /** Every test run of the slice, in step order. */
+  readonly tests: readonly ContextReportTest[];
 }
 
 /** Options of {@linkcode ContextReportBuilder.addRequest}. */
@@ -170,6 +206,16 @@ export interface BuildReportOptions {
   readonly modelCalls?: number;
   /** Total wall time (default: since the builder was made). */
   readonly elapsedMs?: number;
+  /** The model spec (default none); see {@linkcode reportedModel}. */
+  readonly model?: string;
+  /** Steps taken (default 0). */
+  readonly steps?: number;
+  /** The latest revision (default `null`). */
+  readonly revision?: string | null;
+  /** Whether the tests validate the latest revision (default `false`). */
+  readonly testsValidateLatestRevision?: boolean;
+  /** The test runs, in step order (default none). */
+  readonly tests?: readonly ContextReportTest[];
 }
 
 const encoder = new TextEncoder();
@@ -315,8 +361,39 @@ export class ContextReportBuilder {
       elapsed_ms: round(
         options.elapsedMs ?? performance.now() - this.#started,
       ),
+      model: options.model === undefined ? null : reportedModel(options.model),
+      steps: options.steps ?? 0,
+      revision: options.revision ?? null,
+      tests_validate_latest_revision: options.testsValidateLatestRevision ??
+        false,
+      tests: (options.tests ?? []).map((t) => ({
+        step: t.step,
+        exit_code: t.exit_code,
+        timed_out: t.timed_out,
+        revision: t.revision,
+      })),
     };
   }
+}
+
+/**
+ * The model as a context report names it: the spec, except that a
+ * recording (`recorded:PATH`) is named `recorded` — a report says which
+ * model ran, not where files lie.
+ *
+ * @param spec A model spec (`anthropic:MODEL`, `openai:MODEL`, `recorded:PATH`).
+ * @returns The name the report carries.
+ *
+ * @example
+ * ```ts
+ * import { reportedModel } from "./context_report.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(reportedModel("recorded:/home/me/run.json"), "recorded");
+ * assert.equal(reportedModel("anthropic:claude-sonnet-4-5"), "anthropic:claude-sonnet-4-5");
+ * ```
+ */
+export function reportedModel(spec: string): string {
+  return spec.startsWith("recorded:") ? "recorded" : spec;
 }
 
 /**

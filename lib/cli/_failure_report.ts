@@ -17,6 +17,8 @@ import { ProviderError } from "../providers/provider_error.ts";
 export interface StartupReport {
   /** The policy the report names (the default until a session says otherwise). */
   policy: ContextPolicy;
+  /** The model spec the report names, once known. */
+  model: string | undefined;
   /**
    * Writes the report when one was asked for, then rejects with `error`, so
    * callers can `throw await report.fail(error)` or `.catch(report.fail)`.
@@ -29,15 +31,18 @@ export interface StartupReport {
  *
  * @param path The `--context-report` path, if any.
  * @param policy The context policy the run asked for.
+ * @param model The model spec the run asked for, when known.
  * @returns The report writer; its clock starts now.
  */
 export function startupReport(
   path: string | undefined,
   policy: ContextPolicy,
+  model?: string,
 ): StartupReport {
   const started = performance.now();
   const report: StartupReport = {
     policy,
+    model,
     fail: async (error: unknown): Promise<never> => {
       if (path !== undefined) {
         const message = error instanceof Error ? error.message : String(error);
@@ -55,6 +60,7 @@ export function startupReport(
           {
             modelCalls: 0,
             elapsedMs: Math.round((performance.now() - started) * 1000) / 1000,
+            ...(report.model === undefined ? {} : { model: report.model }),
           },
         );
         try {

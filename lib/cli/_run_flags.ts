@@ -84,6 +84,7 @@ export const RESUMABLE_OPTIONS = {
   "run-timeout": { type: "string" },
   "persist-config": { type: "string" },
   "persist-threshold": { type: "string", multiple: true },
+  store: { type: "string" },
   json: { type: "boolean", default: false },
   ...TEST_FLAG_OPTIONS,
 } as const;
@@ -96,6 +97,7 @@ export interface ResumableValues {
   readonly "run-timeout"?: string | undefined;
   readonly "persist-config"?: string | undefined;
   readonly "persist-threshold"?: readonly string[] | undefined;
+  readonly store?: string | undefined;
   readonly json: boolean;
   readonly "test-env"?: readonly string[] | undefined;
   readonly "test-network": boolean;
@@ -118,6 +120,8 @@ export interface ResumableArguments {
   readonly persistConfig?: string;
   /** The `--persist-threshold T=N` overrides. */
   readonly persistThresholds?: PersistenceConfig;
+  /** `--store URL`: the session is a name in this store. */
+  readonly store?: string;
   /** `--json`. */
   readonly json: boolean;
   /** The test's confinement flags (an empty object when none). */
@@ -141,6 +145,7 @@ export function parseResumable(values: ResumableValues): ResumableArguments {
       modelTimeoutMs: parseDuration(values["model-timeout"], "--model-timeout"),
       runTimeoutMs: parseDuration(values["run-timeout"], "--run-timeout"),
       persistConfig: values["persist-config"],
+      store: values.store,
       persistThresholds: thresholds === undefined
         ? undefined
         : persistThresholds(thresholds),

@@ -14,6 +14,8 @@ import {
   PersistenceConfigError,
 } from "../persist/persistence_config.ts";
 import { SessionError } from "../persist/session_error.ts";
+import { StorageError } from "../storage/storage_error.ts";
+import { errorCategory } from "../errors.ts";
 import { type LoadedSession, SessionStore } from "../persist/session_store.ts";
 import { sliceSessionHooks } from "../persist/slice_session.ts";
 import type { RunOptions, SliceRequest, SliceTest } from "../slice/request.ts";
@@ -42,6 +44,8 @@ export function isResume(args: readonly string[]): boolean {
 /** What a new session needs from `loom run`'s arguments. */
 export interface NewSessionArguments {
   readonly root: string;
+  /** `--store URL`: `root` names a session in it. */
+  readonly store?: string | undefined;
   readonly workspace: string;
   readonly intent: string;
   readonly policy: ContextPolicy;
@@ -80,6 +84,7 @@ export async function newSessionHooks(
   try {
     store = await SessionStore.create(a.root, {
       workspace: a.workspace,
+      ...(a.store === undefined ? {} : { store: a.store }),
       run: {
         intent: a.intent,
         policy: a.policy,
@@ -132,6 +137,8 @@ Options:
   --run-timeout DUR        Bound of this run (see loom run --help)
   --persist-config F       Threshold overrides file (see loom run --help)
   --persist-threshold T=N  Threshold override for tool T (repeatable)
+  --store URL              The store the session is in (file:DIR,
+                           sqlite:PATH, postgres://…); DIR is then its name
   --json                   Print the summary as JSON
   -h, --help               Show this help
 
@@ -216,7 +223,10 @@ export async function prepareResume(
   let store: SessionStore;
   let loaded;
   try {
-    store = await SessionStore.open(a.root);
+    store = await SessionStore.open(
+      a.root,
+      a.store === undefined ? {} : { store: a.store },
+    );
   } catch (error) {
     throw await report.fail(usage(error));
   }
@@ -229,6 +239,7 @@ export async function prepareResume(
       throw usage(error);
     }
     report.policy = loaded.policy;
+    report.model = loaded.model;
     const steps = loaded.state.steps;
     if (loaded.stop === "completed") {
       throw new UsageError(
@@ -344,9 +355,16 @@ async function persistenceConfig(
 }
 
 function usage(error: unknown): unknown {
-  return error instanceof SessionError
-    ? new UsageError("usage", `${error.code}: ${error.message}`)
-    : error;
+  if (error instanceof SessionError) {
+    return new UsageError("usage", `${error.code}: ${error.message}`);
+  }
+  if (
+    error instanceof StorageError &&
+    errorCategory(error.code) === "bad_input"
+  ) {
+    return new UsageError("usage", `${error.code}: ${error.message}`);
+  }
+  return error;
 }
 
 function saved(io: CliIo, root: string, steps: number): void {

@@ -24,6 +24,7 @@ const SUMMARIES = {
   inspect: "Print the result descriptor the model sees for a file",
   mcp: "Serve the result store and verified references to MCP hosts",
   render: "Render a context file as text or provider messages",
+  report: "Render a context report as text or GitHub Markdown",
   select: "Print part of a file by bytes, lines or JSON pointer",
   session: "List, show or garbage-collect stored sessions (ls|show|gc DIR)",
 } as const;
@@ -38,6 +39,7 @@ const LOADERS: Readonly<Record<CommandName, () => Promise<Command>>> = {
   inspect: async () => (await import("./inspect.ts")).inspectCommand,
   mcp: async () => (await import("./mcp.ts")).mcpCommand,
   render: async () => (await import("./render.ts")).renderCommand,
+  report: async () => (await import("./report.ts")).reportCommand,
   select: async () => (await import("./select.ts")).selectCommand,
   session: async () => (await import("./session.ts")).sessionCommand,
 };

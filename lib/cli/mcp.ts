@@ -12,11 +12,21 @@ import { McpTools } from "../mcp/mcp_tools.ts";
 import { serveStdio } from "../mcp/stdio_server.ts";
 import { McpSession } from "../persist/mcp_session.ts";
 import { ResultStore, type ResultStoreOptions } from "../store/result_store.ts";
-import { defined, parseFlags, positiveInteger } from "./_args.ts";
+import {
+  defined,
+  parseDuration,
+  parseFlags,
+  positiveInteger,
+} from "./_args.ts";
+import { type GatewayArguments, serveGateway } from "./_gateway.ts";
+import { UsageError } from "./_io.ts";
 import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { type CliIo, ExitCode } from "./_io.ts";
 
-const USAGE = `Usage: loom mcp [--root DIR] [--session DIR] [store limits]
+const USAGE =
+  `Usage: loom mcp [--root DIR] [--session DIR | --store URL [--session NAME]]
+                [store limits]
+       loom mcp --servers FILE [--root DIR] [--session DIR] [--list] [gateway options]
 
 Serves Loom's result store, verified references and composed writes as an
 MCP server over standard input and output (JSON-RPC only on standard output;
@@ -42,13 +52,33 @@ Options:
   --session DIR            Keep the stored results in session DIR (outside
                            the root) across restarts: an HMAC-chained
                            journal under the session key, verified on start
+  --store URL              Keep them in a store instead: file:DIR,
+                           sqlite:PATH or postgres://user:pw@host:port/db;
+                           --session NAME names the session in it
+                           (default: default); see docs/storage.md
   --max-result-bytes N     Largest stored result and file read (default
                            16777216)
   --max-total-bytes N      Largest total of stored results (default 67108864)
   --max-results N          Most stored results (default 1024)
   -h, --help               Show this help
 
+Gateway (--servers FILE): Loom starts the MCP servers of FILE (.mcp.json's
+{"mcpServers": …} or VS Code's {"servers": …}) and offers their tools as
+<server>__<tool>. An answer over --offload-bytes is stored and answered with
+a descriptor (id, sha256, size, preview, outline); read_result,
+find_in_result and list_results read it exactly. See docs/mcp.md.
+  --servers FILE           The servers file; a loom mcp entry in it is skipped
+  --list                   Print each server, its tools and how each is
+                           treated, then exit
+  --offload-bytes N        Store answers over N serialized bytes (default 8192)
+  --call-timeout DURATION  Deadline of one upstream call (default 120s)
+  --max-age DURATION       With --session: forget results older than this
+  --report FILE            Write per-tool totals (JSON) when the gateway stops
+  (gateway store defaults: --max-result-bytes 67108864, --max-total-bytes
+  536870912, the oldest results evicted first)
+
 Add it to Claude Code:  claude mcp add loom -- loom mcp --root .
+As a gateway:           claude mcp add loom -- loom mcp --servers .mcp.json
 Other hosts (Codex, Cursor, VS Code): see docs/mcp.md.
 
 Needs Deno's --unstable-worker-options and read, write, run (bubblewrap)
@@ -59,10 +89,16 @@ and env permissions, as 'deno task loom' and 'deno task install' grant.
 export interface McpArguments {
   /** `--root DIR` (default `.`). */
   readonly root: string;
-  /** `--session DIR`: where the results persist. */
+  /** `--session DIR`: where the results persist (a name with `--store`). */
   readonly session?: string;
+  /** `--store URL`: the store the session is in. */
+  readonly store?: string;
   /** The store's limits from `--max-result-bytes`, `--max-total-bytes`, `--max-results`. */
   readonly limits: ResultStoreOptions;
+  /** `--root` was given (the gateway offers Loom's file tools only then). */
+  readonly rootGiven?: boolean;
+  /** The gateway's options, with `--servers FILE`. */
+  readonly gateway?: GatewayArguments;
 }
 
 /**
@@ -77,16 +113,61 @@ export function parseMcpArguments(
   args: readonly string[],
 ): Parsed<McpArguments> {
   const { values } = parseFlags(args, {
+    servers: { type: "string" },
+    list: { type: "boolean" },
+    "offload-bytes": { type: "string" },
+    "call-timeout": { type: "string" },
+    "max-age": { type: "string" },
+    report: { type: "string" },
     root: { type: "string" },
     session: { type: "string" },
+    store: { type: "string" },
     "max-result-bytes": { type: "string" },
     "max-total-bytes": { type: "string" },
     "max-results": { type: "string" },
   });
   if (values.help) return help(USAGE);
+  const gatewayOnly = [
+    "list",
+    "offload-bytes",
+    "call-timeout",
+    "max-age",
+    "report",
+  ]
+    .filter((flag) => values[flag as "list"] !== undefined);
+  if (values.servers === undefined && gatewayOnly.length > 0) {
+    throw new UsageError(
+      "usage",
+      `--${gatewayOnly[0]} needs --servers FILE`,
+    );
+  }
+  if (values.servers !== undefined && values.store !== undefined) {
+    // Not built yet: the gateway's sessions live in a folder.
+    throw new UsageError(
+      "usage",
+      "--store cannot be combined with --servers yet; give the gateway a --session DIR",
+    );
+  }
+  if (values["max-age"] !== undefined && values.session === undefined) {
+    throw new UsageError("usage", "--max-age needs --session DIR");
+  }
+  const gateway = values.servers === undefined ? undefined : defined({
+    servers: values.servers,
+    list: values.list === true,
+    offloadBytes: positiveInteger(values["offload-bytes"], "--offload-bytes"),
+    callTimeoutMs: parseDuration(values["call-timeout"], "--call-timeout"),
+    maxAgeMs: parseDuration(values["max-age"], "--max-age"),
+    report: values.report,
+  });
   return {
+    ...(gateway === undefined
+      ? {}
+      : { gateway, rootGiven: values.root !== undefined }),
     root: values.root ?? ".",
-    ...(values.session === undefined ? {} : { session: values.session }),
+    ...(values.session === undefined && values.store === undefined
+      ? {}
+      : { session: values.session ?? "default" }),
+    ...(values.store === undefined ? {} : { store: values.store }),
     limits: defined({
       maxResultBytes: positiveInteger(
         values["max-result-bytes"],
@@ -102,12 +183,20 @@ export function parseMcpArguments(
 }
 
 async function serve(a: McpArguments, io: CliIo): Promise<number> {
+  if (a.gateway !== undefined) return await serveGateway(a, a.gateway, io);
   const log = (line: string) => io.err(`loom mcp: ${line}\n`);
   const root = resolve(a.root);
-  const store = new ResultStore(a.limits);
+  // In a store, several servers may share the session: ids come from it.
   const session = a.session === undefined
     ? null
-    : await McpSession.open(resolve(a.session), { root });
+    : a.store === undefined
+    ? await McpSession.open(resolve(a.session), { root })
+    : await McpSession.open(a.session, { root, store: a.store, shared: true });
+  const shared = session !== null && a.store !== undefined;
+  const store = new ResultStore({
+    ...a.limits,
+    ...(shared ? { backing: session.backing() } : {}),
+  });
   try {
     for (const result of session?.results ?? []) store.restore(result);
     if (session !== null) {
@@ -117,7 +206,9 @@ async function serve(a: McpArguments, io: CliIo): Promise<number> {
       root,
       limits: a.limits,
       store,
-      ...(session === null ? {} : { onStored: (r) => session.save(r) }),
+      ...(session === null || shared
+        ? {}
+        : { onStored: (r) => session.save(r) }),
     });
     await serveStdio(tools, { log });
   } finally {

@@ -70,6 +70,10 @@ ${TEST_FLAGS_HELP}  --max-steps N            Step budget, refused steps included
                            --workspace) after every step; see loom session
   --resume DIR             Continue the stopped slice of session DIR
                            (see loom run --resume DIR --help)
+  --store URL              Keep the session in a store: file:DIR,
+                           sqlite:PATH or postgres://user:pw@host:port/db;
+                           --session NAME and --resume NAME then name a
+                           session in it (see docs/storage.md)
   --persist-config F       JSON file {"maxResultSizeChars": {TOOL: N}}
   --persist-threshold T=N  Persistence threshold of tool T (repeatable): a
                            result of more than N characters goes to
@@ -143,7 +147,9 @@ export function parseRunArguments(
   if (values.help) return help(RUN_HELP);
   const slice = parseSlice(values);
   if (values.session === undefined) {
-    for (const flag of ["persist-config", "persist-threshold"] as const) {
+    for (
+      const flag of ["persist-config", "persist-threshold", "store"] as const
+    ) {
       if (values[flag] !== undefined) {
         throw new UsageError(
           "usage",
@@ -259,7 +265,7 @@ async function dryRun(a: RunArguments, io: CliIo): Promise<number> {
 async function run(a: RunArguments, io: CliIo): Promise<number> {
   if (a.dryRun) return await dryRun(a, io);
   const confinement = testConfinement(a.confinement);
-  const report = startupReport(a.contextReport, a.contextPolicy);
+  const report = startupReport(a.contextReport, a.contextPolicy, a.model);
   const intent = "text" in a.intent
     ? a.intent.text
     : await readFlagFile(a.intent.file, "--intent-file").catch(report.fail);
@@ -270,11 +276,13 @@ async function run(a: RunArguments, io: CliIo): Promise<number> {
     test: a.test?.command,
     contextReport: a.contextReport,
     persistConfig: a.persistConfig,
-    session: a.session,
+    // In a store, --session names a session, not a folder.
+    session: a.store === undefined ? a.session : undefined,
   }).catch(report.fail);
   const test = a.test === undefined ? undefined : { ...a.test, ...confinement };
   const session = a.session === undefined ? undefined : await newSessionHooks({
     root: a.session,
+    store: a.store,
     workspace: a.workspace,
     intent,
     policy: a.contextPolicy,

@@ -7,7 +7,9 @@
  * @module
  */
 import { collectGarbage } from "../persist/session_gc.ts";
+import { McpSession } from "../persist/mcp_session.ts";
 import { SessionError } from "../persist/session_error.ts";
+import { StorageError } from "../storage/storage_error.ts";
 import { verifySession } from "../persist/session_store.ts";
 import {
   listSessions,
@@ -21,9 +23,13 @@ import { type CliIo, ExitCode, exitCodeOfError, UsageError } from "./_io.ts";
 const USAGE = `Usage: loom session ls DIR [--json]
        loom session show DIR [--verify] [--json]
        loom session gc DIR [--dry-run] [--json]
+       loom session ls --store URL [--json]
+       loom session show NAME --store URL [--verify] [--json]
+       loom session gc NAME --store URL [--dry-run] [--json]
 
 Sessions are written by 'loom run --session DIR' and continued by
-'loom run --resume DIR'. A session directory holds journal.jsonl (a header
+'loom run --resume DIR'; 'loom mcp --session DIR' keeps an MCP server's
+stored results in the same format. A session directory holds journal.jsonl (a header
 record, then one record per acknowledged step, each sealed with an
 HMAC-SHA-256 chain keyed by the per-user secret in $LOOM_SESSION_KEY_FILE,
 default ~/.config/loom/session.key), tool-results/<sha256>.txt (bodies of
@@ -39,6 +45,8 @@ Subcommands:
               and temp files of interrupted writes (verifies and locks first)
 
 Options:
+  --store URL Sessions in a store (file:DIR, sqlite:PATH,
+              postgres://user:pw@host:port/db): NAME is a session in it
   --verify    (show) Verify the journal's MAC chain, every persisted file,
               inline result and re-read source now
   --dry-run   (gc) Report what would be deleted, delete nothing
@@ -46,7 +54,7 @@ Options:
   -h, --help  Show this help
 
 Exit codes: 0 done, 2 bad usage or a missing, invalid, tampered, damaged
-or locked session.
+or locked session, 3 a store that cannot be reached.
 `;
 
 /** The subcommands of `loom session`. */
@@ -56,8 +64,13 @@ const SUBCOMMANDS = ["ls", "show", "gc"] as const;
 export interface SessionArguments {
   /** The subcommand. */
   readonly sub: typeof SUBCOMMANDS[number];
-  /** The session directory (for `ls`, the directory holding sessions). */
+  /**
+   * The session directory (for `ls`, the directory holding sessions), or
+   * with a store the session's name (empty for `ls`).
+   */
   readonly dir: string;
+  /** `--store URL`. */
+  readonly store?: string;
   /** `--json`. */
   readonly json: boolean;
   /** `--verify` (`show` only). */
@@ -81,6 +94,7 @@ export function parseSessionArguments(
     "dry-run": { type: "boolean", default: false },
     verify: { type: "boolean", default: false },
     json: { type: "boolean", default: false },
+    store: { type: "string" },
   }, true);
   if (values.help) return help(USAGE);
   const [sub, dir, ...extra] = positionals;
@@ -93,8 +107,16 @@ export function parseSessionArguments(
       `unknown subcommand '${sub}'; expected ls, show or gc`,
     );
   }
-  if (dir === undefined || extra.length > 0) {
-    throw new UsageError("usage", `expected exactly one DIR after '${sub}'`);
+  const store = values.store;
+  if (store !== undefined && sub === "ls" && dir === undefined) {
+    // `ls --store URL` lists the whole store.
+  } else if (dir === undefined || extra.length > 0) {
+    throw new UsageError(
+      "usage",
+      `expected exactly one ${
+        store === undefined ? "DIR" : "NAME"
+      } after '${sub}'`,
+    );
   }
   if (values["dry-run"] && sub !== "gc") {
     throw new UsageError("usage", "--dry-run applies to gc only");
@@ -104,7 +126,8 @@ export function parseSessionArguments(
   }
   return {
     sub,
-    dir,
+    dir: dir ?? "",
+    ...(store === undefined ? {} : { store }),
     json: values.json,
     verify: values.verify,
     dryRun: values["dry-run"],
@@ -119,14 +142,14 @@ async function session(a: SessionArguments, io: CliIo): Promise<number> {
   try {
     switch (a.sub) {
       case "ls":
-        return await ls(a.dir, a.json, io);
+        return await ls(a, io);
       case "show":
         return await show(a.dir, a, io);
       default:
         return await gc(a.dir, a, io);
     }
   } catch (error) {
-    if (error instanceof SessionError) {
+    if (error instanceof SessionError || error instanceof StorageError) {
       io.err(`loom session ${a.sub}: ${error.code}: ${error.message}\n`);
       return exitCodeOfError(error);
     }
@@ -138,14 +161,16 @@ async function session(a: SessionArguments, io: CliIo): Promise<number> {
   }
 }
 
-async function ls(dir: string, json: boolean, io: CliIo): Promise<number> {
-  const listed = await listSessions(dir);
-  if (json) {
+async function ls(a: SessionArguments, io: CliIo): Promise<number> {
+  const listed = await listSessions(a.dir, storeOf(a));
+  const dir = a.store ?? a.dir;
+  if (a.json) {
     io.out(
       JSON.stringify(
         listed.map((l) =>
           l.summary === undefined ? { root: l.root, error: l.error } : {
             root: l.root,
+            kind: l.summary.kind,
             session: l.summary.session,
             policy: l.summary.policy,
             model: l.summary.model,
@@ -174,9 +199,13 @@ async function ls(dir: string, json: boolean, io: CliIo): Promise<number> {
     }
     const s = l.summary;
     io.out(
-      `${l.root}  ${s.policy}  steps ${s.steps_used}/${s.max_steps}  ${s.events} events  ${s.results.length} results (${
-        bytes(s.persisted_bytes)
-      } persisted)  ${s.model}\n`,
+      s.kind === "mcp"
+        ? `${l.root}  mcp  ${s.results.length} results (${
+          bytes(s.persisted_bytes)
+        } persisted)  root ${s.workspace ?? "(none: an SDK adapter's store)"}\n`
+        : `${l.root}  ${s.policy}  steps ${s.steps_used}/${s.max_steps}  ${s.events} events  ${s.results.length} results (${
+          bytes(s.persisted_bytes)
+        } persisted)  ${s.model}\n`,
     );
   }
   return ExitCode.ok;
@@ -184,18 +213,23 @@ async function ls(dir: string, json: boolean, io: CliIo): Promise<number> {
 
 async function show(
   dir: string,
-  options: { readonly json: boolean; readonly verify: boolean },
+  options: SessionArguments,
   io: CliIo,
 ): Promise<number> {
-  const summary = await summarizeSession(dir);
+  const summary = await summarizeSession(dir, storeOf(options));
   let verified: Verified | undefined;
   if (options.verify) {
-    const loaded = await verifySession(dir);
-    verified = {
-      chain: summary.journal_records,
-      ok: loaded.results.length,
-      stale: loaded.unavailable.map((u) => ({ id: u.id, detail: u.detail })),
-    };
+    if (summary.kind === "mcp") {
+      const results = await verifyMcpSession(dir, summary.workspace, options);
+      verified = { chain: summary.journal_records, ok: results, stale: [] };
+    } else {
+      const loaded = await verifySession(dir, storeOf(options));
+      verified = {
+        chain: summary.journal_records,
+        ok: loaded.results.length,
+        stale: loaded.unavailable.map((u) => ({ id: u.id, detail: u.detail })),
+      };
+    }
   }
   if (options.json) {
     io.out(
@@ -234,34 +268,46 @@ interface Verified {
 function render(s: SessionSummary): string {
   const count = (source: string) =>
     s.results.filter((r) => r.source === source).length;
-  const lines = [
-    `session    ${s.session}`,
-    `root       ${s.root}`,
-    `workspace  ${s.workspace}`,
-    `policy     ${s.policy}`,
-    `model      ${s.model}`,
-    `tests      ${
-      s.test_command === null ? "(none)" : s.test_command.join(" ")
-    }`,
-    `revision   ${s.revision ?? "(unedited)"}`,
-    `steps      ${s.steps_used} of ${s.max_steps}${
-      s.stop === null ? "" : ` (stopped: ${s.stop})`
-    }`,
-    `calls      ${s.model_calls_used} model calls answered`,
-    `events     ${s.events}${
-      s.last_action === null ? "" : ` (last: ${s.last_action})`
-    }`,
-    `journal    ${s.journal_records} records${
-      s.torn_bytes === 0
-        ? ""
-        : `; a torn last line of ${s.torn_bytes} bytes (an unacknowledged step) is ignored`
-    }`,
-    `results    ${s.results.length} (${count("persisted")} persisted, ${
-      count("inline")
-    } inline, ${count("reread")} re-read from the workspace; ${
-      bytes(s.persisted_bytes)
-    } persisted, ${bytes(s.inline_bytes)} inline)`,
-  ];
+  const lines = s.kind === "mcp"
+    ? [
+      `session    ${s.session} (an MCP server's stored results)`,
+      `root       ${s.root}`,
+      `serves     ${s.workspace ?? "no workspace (an SDK adapter's store)"}`,
+      `journal    ${s.journal_records} records${
+        s.torn_bytes === 0
+          ? ""
+          : `; a torn last line of ${s.torn_bytes} bytes is ignored`
+      }`,
+      `results    ${s.results.length} (${bytes(s.persisted_bytes)} persisted)`,
+    ]
+    : [
+      `session    ${s.session}`,
+      `root       ${s.root}`,
+      `workspace  ${s.workspace}`,
+      `policy     ${s.policy}`,
+      `model      ${s.model}`,
+      `tests      ${
+        s.test_command === null ? "(none)" : s.test_command.join(" ")
+      }`,
+      `revision   ${s.revision ?? "(unedited)"}`,
+      `steps      ${s.steps_used} of ${s.max_steps}${
+        s.stop === null ? "" : ` (stopped: ${s.stop})`
+      }`,
+      `calls      ${s.model_calls_used} model calls answered`,
+      `events     ${s.events}${
+        s.last_action === null ? "" : ` (last: ${s.last_action})`
+      }`,
+      `journal    ${s.journal_records} records${
+        s.torn_bytes === 0
+          ? ""
+          : `; a torn last line of ${s.torn_bytes} bytes (an unacknowledged step) is ignored`
+      }`,
+      `results    ${s.results.length} (${count("persisted")} persisted, ${
+        count("inline")
+      } inline, ${count("reread")} re-read from the workspace; ${
+        bytes(s.persisted_bytes)
+      } persisted, ${bytes(s.inline_bytes)} inline)`,
+    ];
   for (const r of s.results) {
     lines.push(
       `  ${r.id.padEnd(10)} ${r.source.padEnd(9)} ${r.capture.padEnd(8)} ${
@@ -274,10 +320,13 @@ function render(s: SessionSummary): string {
 
 async function gc(
   dir: string,
-  options: { readonly json: boolean; readonly dryRun: boolean },
+  options: SessionArguments,
   io: CliIo,
 ): Promise<number> {
-  const report = await collectGarbage(dir, { dryRun: options.dryRun });
+  const report = await collectGarbage(dir, {
+    dryRun: options.dryRun,
+    ...storeOf(options),
+  });
   if (options.json) {
     io.out(JSON.stringify(report, null, 2) + "\n");
     return ExitCode.ok;
@@ -296,6 +345,20 @@ async function gc(
     }); kept ${report.kept} referenced results\n`,
   );
   return ExitCode.ok;
+}
+
+function storeOf(a: SessionArguments): { store?: string } {
+  return a.store === undefined ? {} : { store: a.store };
+}
+
+/** Verifies an MCP session's chain and bodies; its result count. */
+async function verifyMcpSession(
+  dir: string,
+  root: string | null,
+  a: SessionArguments,
+): Promise<number> {
+  const options = { ...(root === null ? {} : { root }), ...storeOf(a) };
+  return (await McpSession.verify(dir, options)).length;
 }
 
 function bytes(n: number): string {

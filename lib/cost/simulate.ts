@@ -14,7 +14,8 @@ import {
   simulateAnthropicCache,
 } from "./anthropic_cache.ts";
 import { simulateOpenAICache } from "./openai_cache.ts";
-import { type ModelPrice, modelPrice, type PriceTable } from "./prices.ts";
+import { modelPrice, type PriceTable } from "./prices.ts";
+import { priceTokens } from "./usage_cost.ts";
 import {
   claudeCounter,
   o200kCounter,
@@ -117,7 +118,7 @@ export async function priceRun(
       price.minCacheTokens,
     );
     figures = outcomes.map((o, i) =>
-      priced(price, {
+      priceTokens(price, {
         input: o.inputTokens,
         read: o.cacheReadTokens,
         write5m: o.cacheWrite5mTokens,
@@ -136,7 +137,7 @@ export async function priceRun(
         : { retentionMs: options.retentionMs },
     );
     figures = outcomes.map((o, i) =>
-      priced(price, {
+      priceTokens(price, {
         input: o.inputTokens,
         read: o.cacheReadTokens,
         write5m: 0,
@@ -153,32 +154,6 @@ export async function priceRun(
     tokenizer: counter.info,
     requests: figures,
     total: totalOf(figures),
-  };
-}
-
-function priced(
-  price: ModelPrice,
-  t: {
-    input: number;
-    read: number;
-    write5m: number;
-    write1h: number;
-    output: number;
-  },
-): CostFigures {
-  const uncached = t.input - t.read - t.write5m - t.write1h;
-  const input = (uncached * price.input + t.read * price.cacheRead +
-    t.write5m * price.cacheWrite5m + t.write1h * price.cacheWrite1h) / 1e6;
-  const output = t.output * price.output / 1e6;
-  return {
-    input_tokens: t.input,
-    cache_read_tokens: t.read,
-    cache_write_tokens: t.write5m + t.write1h,
-    uncached_tokens: uncached,
-    output_tokens: t.output,
-    input_dollars: input,
-    output_dollars: output,
-    dollars: input + output,
   };
 }
 

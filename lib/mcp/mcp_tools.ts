@@ -137,6 +137,8 @@ export class McpTools {
   async call(name: string, args: unknown): Promise<ToolAnswer> {
     try {
       const parsed = parseToolArguments(name, args);
+      // A store shared with other servers: take in what they stored first.
+      await this.#store.refresh();
       switch (parsed.tool) {
         case "inspect_files":
           return await this.#inspect(parsed.paths);

@@ -1,17 +1,15 @@
 /**
- * The journal file: one JSON record per line, each sealed with an
- * HMAC-SHA-256 over the previous record's MAC and its own text, appended and
- * flushed before the step it describes is acknowledged. Bytes after the last
- * newline are a torn write of an unacknowledged record and are ignored.
+ * The journal's chain: one JSON record per line, each sealed with an
+ * HMAC-SHA-256 over the previous record's MAC and its own text, appended
+ * durably (through the storage layer, on any back-end) before the step it
+ * describes is acknowledged. A torn last line of a journal file is an
+ * unacknowledged record and is ignored.
  *
  * @module
  */
 import { createHmac } from "node:crypto";
-import { writeAll } from "./_session_util.ts";
+import type { Journal, JournalRead } from "../storage/storage.ts";
 import { SessionError } from "./session_error.ts";
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /** One verified line of a journal. */
 export interface JournalLine {
@@ -27,9 +25,9 @@ export interface JournalText {
   readonly lines: readonly JournalLine[];
   /** MAC of the last complete record (`""` when there is none). */
   readonly mac: string;
-  /** Bytes of the complete lines. */
+  /** Complete records (the position of the next append). */
   readonly size: number;
-  /** Bytes of a torn last line (ignored). */
+  /** Bytes of a torn last line (ignored; the folder back-end only). */
   readonly torn: number;
 }
 
@@ -38,7 +36,7 @@ function chainMac(key: Uint8Array, previous: string, body: string): string {
   return createHmac("sha256", key).update(`${previous}\n${body}`).digest("hex");
 }
 
-/** Seals a record: its line (newline included) and its MAC. */
+/** Seals a record: its line (without the newline) and its MAC. */
 function seal(
   key: Uint8Array,
   previous: string,
@@ -46,37 +44,44 @@ function seal(
 ): { text: string; mac: string } {
   const body = JSON.stringify(value);
   const mac = chainMac(key, previous, body);
-  return { text: `${body.slice(0, -1)},"mac":"${mac}"}\n`, mac };
+  return { text: `${body.slice(0, -1)},"mac":"${mac}"}`, mac };
 }
 
 /**
- * Reads a journal; with a key, verifies the chain record by record.
+ * Reads a journal (from `after.position`, continuing the chain from the
+ * MAC of the record before it); with a key, verifies the chain record by
+ * record.
  *
  * @throws {SessionError} `session_invalid` for a line that is not a JSON
  *   object with a MAC; `session_tampered` for the first record whose MAC
  *   does not verify.
  */
 export async function readJournal(
-  file: string,
+  journal: Journal,
   key: Uint8Array | undefined,
+  after: { readonly position: number; readonly mac: string } = {
+    position: 0,
+    mac: "",
+  },
 ): Promise<JournalText> {
-  const bytes = await Deno.readFile(file);
-  const end = bytes.lastIndexOf(0x0a) + 1;
-  let text: string;
+  const file = journal.where;
+  let read: JournalRead;
   try {
-    text = decoder.decode(bytes.subarray(0, end));
+    read = await journal.read(after.position);
   } catch (error) {
-    throw new SessionError(
-      "session_invalid",
-      `Session journal ${file} is not valid UTF-8`,
-      { file, cause: error },
-    );
+    if (error instanceof SyntaxError) {
+      throw new SessionError(
+        "session_invalid",
+        `Session journal ${file} is not valid UTF-8`,
+        { file, cause: error },
+      );
+    }
+    throw error;
   }
   const lines: JournalLine[] = [];
-  let previous = "";
-  const raw = text.split("\n");
-  raw.pop();
-  for (const [index, source] of raw.entries()) {
+  let previous = after.mac;
+  for (const [at, source] of read.records.entries()) {
+    const index = after.position + at;
     const line = index + 1;
     let value: unknown;
     try {
@@ -101,7 +106,7 @@ export async function readJournal(
     previous = mac;
     lines.push({ line, value: rest });
   }
-  return { lines, mac: previous, size: end, torn: bytes.length - end };
+  return { lines, mac: previous, size: read.end, torn: read.torn };
 }
 
 function invalid(
@@ -117,84 +122,71 @@ function invalid(
   );
 }
 
-/** Appends sealed records to a journal, each flushed before it returns. */
+/**
+ * Appends sealed records to a journal, each durable before it returns; an
+ * append another writer got to first fails with `journal_conflict` and
+ * writes nothing.
+ */
 export class JournalWriter {
-  readonly #file: Deno.FsFile;
+  readonly #journal: Journal;
   readonly #key: Uint8Array;
   #mac: string;
-  #size: number;
-  #broken = false;
+  #position: number;
 
   private constructor(
-    file: Deno.FsFile,
+    journal: Journal,
     key: Uint8Array,
-    at: { mac: string; size: number },
+    at: { mac: string; position: number },
   ) {
-    this.#file = file;
+    this.#journal = journal;
     this.#key = key;
     this.#mac = at.mac;
-    this.#size = at.size;
+    this.#position = at.position;
   }
 
-  /** Creates a new journal (fails when one exists). */
-  static async create(path: string, key: Uint8Array): Promise<JournalWriter> {
-    const file = await Deno.open(path, {
-      write: true,
-      createNew: true,
-      mode: 0o600,
-    });
-    return new JournalWriter(file, key, { mac: "", size: 0 });
+  /** A writer of a new journal (its first append is the header). */
+  static create(journal: Journal, key: Uint8Array): JournalWriter {
+    return new JournalWriter(journal, key, { mac: "", position: 0 });
   }
 
-  /** Opens a read journal for appending, cutting off a torn last line. */
+  /** A writer continuing a read journal, cutting off a torn last line. */
   static async continue(
-    path: string,
+    journal: Journal,
     key: Uint8Array,
     read: JournalText,
   ): Promise<JournalWriter> {
-    const file = await Deno.open(path, { read: true, write: true });
-    if (read.torn > 0) {
-      await file.truncate(read.size);
-      await file.syncData();
-    }
-    await file.seek(read.size, Deno.SeekMode.Start);
-    return new JournalWriter(file, key, { mac: read.mac, size: read.size });
+    if (read.torn > 0) await journal.cutTorn();
+    return new JournalWriter(journal, key, {
+      mac: read.mac,
+      position: read.size,
+    });
+  }
+
+  /** The MAC of the last record (`""` before the header). */
+  get mac(): string {
+    return this.#mac;
+  }
+
+  /** Records in the journal (the position of the next append). */
+  get position(): number {
+    return this.#position;
   }
 
   /**
-   * Appends one record and flushes it to disk. A failed write is cut off
-   * again, so a later append never follows a partial line.
+   * Appends one record, durably.
+   *
+   * @throws {StorageError} `journal_conflict` when another writer appended
+   *   first; `storage_unavailable` when the store was lost.
    */
   async append(value: Record<string, unknown>): Promise<void> {
-    if (this.#broken) {
-      throw new Error(
-        "Cannot append to the session journal: an earlier write failed and could not be undone",
-      );
-    }
     const sealed = seal(this.#key, this.#mac, value);
-    const bytes = encoder.encode(sealed.text);
-    try {
-      await writeAll(this.#file, bytes);
-      await this.#file.syncData();
-    } catch (error) {
-      try {
-        await this.#file.truncate(this.#size);
-        await this.#file.seek(this.#size, Deno.SeekMode.Start);
-      } catch {
-        this.#broken = true;
-      }
-      throw error;
-    }
+    await this.#journal.append(this.#position, [sealed.text]);
     this.#mac = sealed.mac;
-    this.#size += bytes.length;
+    this.#position += 1;
   }
 
-  /** Closes the file. */
-  close(): void {
-    try {
-      this.#file.close();
-    } catch {
-      // Already closed.
-    }
+  /** Releases the journal. */
+  close(): Promise<void> {
+    return this.#journal.close().catch(() => {});
   }
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { contextReportRequestSchema } from "../briefing/context_report_schema.ts";
 import { SLICE_COUNTERS } from "../slice/run_state.ts";
 import { TOOL_DECLARATIONS } from "./tool_policy.ts";
 
@@ -85,6 +86,17 @@ const source = z.union([
   z.strictObject({ persisted: z.string() }),
   z.strictObject({ inline: z.string() }),
   z.strictObject({ reread: z.strictObject({ path: z.string().min(1) }) }),
+  // A gateway result whose body the persistence rule left out: the call
+  // that produced it, made again on resume only for a read-only,
+  // idempotent tool and kept only when the digest matches.
+  z.strictObject({
+    recall: z.strictObject({
+      server: z.string(),
+      tool: z.string(),
+      part: z.string(),
+      arguments: z.record(z.string(), z.unknown()).optional(),
+    }),
+  }),
 ]);
 
 const catalogueEntry = z.strictObject({
@@ -94,6 +106,13 @@ const catalogueEntry = z.strictObject({
   utf8_bytes: count,
   tool: z.string(),
   source,
+  // Gateway results: when they were stored (for --max-age), and the content
+  // block of an image, audio or blob (a whole read answers it).
+  stored_at: z.number().optional(),
+  media: z.strictObject({
+    block: z.record(z.string(), z.unknown()),
+    field: z.enum(["data", "resource.blob"]),
+  }).optional(),
 }).superRefine((entry, context) => {
   // A self-bounding tool's body is never stored, not even inline.
   const declared = Object.hasOwn(TOOL_DECLARATIONS, entry.tool)
@@ -109,22 +128,6 @@ const catalogueEntry = z.strictObject({
       message: `must be reread: results of ${entry.tool} are never stored`,
     });
   }
-});
-
-const nullableCount = count.nullable();
-
-const requestLine = z.strictObject({
-  phase: z.enum(["selection", "arguments"]),
-  request_bytes: count,
-  prefix_stable_bytes: count,
-  first_divergence: z.strictObject({ offset: count, part: z.string() })
-    .nullable().default(null),
-  elapsed_ms: z.number().nonnegative(),
-  final_usage: z.boolean(),
-  input_tokens: nullableCount,
-  cache_read_tokens: nullableCount,
-  cache_write_tokens: nullableCount,
-  output_tokens: nullableCount,
 });
 
 const lastTurn = z.strictObject({
@@ -159,11 +162,12 @@ const overrides = z.record(z.string(), z.number().positive());
 /** The format tag of a session journal's header. */
 export const JOURNAL_FORMAT = "loom-journal/1";
 
-/** The first record: what the session runs and where. */
+/** The first record of a slice's session: what it runs and where. */
 export const headerSchema = z.strictObject({
   seq: z.literal(0),
   type: z.literal("header"),
   format: z.literal(JOURNAL_FORMAT),
+  kind: z.literal("slice").optional(),
   id: z.string().min(1),
   session: z.string().min(1),
   workspace: z.string().min(1),
@@ -180,6 +184,27 @@ export const headerSchema = z.strictObject({
 
 /** The header record as parsed. */
 export type HeaderRecord = z.infer<typeof headerSchema>;
+
+/**
+ * The first record of an MCP server's session (`loom mcp`, the gateway):
+ * the same format, with the server's root instead of a slice's run; `null`
+ * for the SDK adapters' store, which serves no workspace.
+ */
+export const mcpHeaderSchema = z.strictObject({
+  seq: z.literal(0),
+  type: z.literal("header"),
+  format: z.literal(JOURNAL_FORMAT),
+  kind: z.literal("mcp"),
+  id: z.string().min(1),
+  session: z.string().min(1),
+  root: z.string().min(1).nullable(),
+});
+
+/** An MCP session's header as parsed. */
+export type McpHeaderRecord = z.infer<typeof mcpHeaderSchema>;
+
+/** The header format of MCP sessions written before one format served all. */
+export const OLD_MCP_FORMAT = "loom-mcp-session/1";
 
 /** A later record: a resume with a new budget or new thresholds. */
 const settingsSchema = z.strictObject({
@@ -208,7 +233,7 @@ const stepSchema = z.strictObject({
     "interrupted",
   ]).nullable(),
   records: z.array(record),
-  requests: z.array(requestLine),
+  requests: z.array(contextReportRequestSchema),
   results: z.record(resultId, catalogueEntry),
 });
 
@@ -217,6 +242,16 @@ export const laterSchema = z.discriminatedUnion("type", [
   settingsSchema,
   stepSchema,
 ]);
+
+/** A record of an MCP session after the header: results it stored. */
+export const mcpResultsSchema = z.strictObject({
+  seq: z.number().int().positive(),
+  type: z.literal("results"),
+  results: z.record(resultId, catalogueEntry),
+});
+
+/** An MCP session's results record as parsed. */
+export type McpResultsRecord = z.infer<typeof mcpResultsSchema>;
 
 /** A record after the header, as parsed. */
 export type LaterRecord = z.infer<typeof laterSchema>;

@@ -6,6 +6,7 @@
  * @module
  */
 import { join } from "node:path";
+import type { SessionSlot } from "../storage/storage.ts";
 import { sha256Hex } from "../store/digest.ts";
 import type { StoredResult } from "../store/result_store.ts";
 import { RESULTS_DIR } from "./_read_session.ts";
@@ -20,9 +21,9 @@ import {
   shouldPersist,
 } from "./tool_policy.ts";
 
-/** Where a load verifies results: the session root, workspace and journal. */
+/** Where a load verifies results: the session's slot, workspace and journal. */
 export interface VerifyContext {
-  readonly root: string;
+  readonly slot: SessionSlot;
   readonly workspace: string;
   readonly file: string;
 }
@@ -49,7 +50,7 @@ export async function verifyBody(
         { file: at.file },
       );
     }
-    return await readPersisted(join(at.root, expected), entry);
+    return await readPersisted(at.slot, join(at.slot.where, expected), entry);
   }
   if ("inline" in source) {
     const bytes = encoder.encode(source.inline);
@@ -61,6 +62,13 @@ export async function verifyBody(
       );
     }
     return bytes;
+  }
+  if ("recall" in source) {
+    throw new SessionError(
+      "session_invalid",
+      `Session journal ${at.file} is invalid: ${id} has no body to verify (it is recalled by the gateway)`,
+      { file: at.file },
+    );
   }
   if (!isCleanRelative(source.reread.path)) {
     throw new SessionError(
@@ -104,33 +112,26 @@ function inlineText(
 
 /** Reads a persisted result body and verifies it against its digest. */
 async function readPersisted(
+  slot: SessionSlot,
   file: string,
   entry: CatalogueEntry,
 ): Promise<Uint8Array> {
-  let bytes: Uint8Array;
+  let bytes: Uint8Array | undefined;
   try {
-    const info = await Deno.lstat(file);
-    if (!info.isFile) {
-      throw new SessionError(
-        "result_corrupted",
-        `Persisted result ${file} is not a regular file`,
-        { file },
-      );
-    }
-    bytes = await Deno.readFile(file);
+    bytes = await slot.bodies.get(entry.sha256);
   } catch (error) {
-    if (error instanceof SessionError) throw error;
-    if (error instanceof Deno.errors.NotFound) {
-      throw new SessionError(
-        "result_missing",
-        `Persisted result ${file} is missing: the session cannot be restored without it`,
-        { file, cause: error },
-      );
-    }
+    if ((error as { name?: unknown })?.name === "StorageError") throw error;
     throw new SessionError(
       "result_corrupted",
       `Cannot read persisted result ${file}: ${messageOf(error)}`,
       { file, cause: error },
+    );
+  }
+  if (bytes === undefined) {
+    throw new SessionError(
+      "result_missing",
+      `Persisted result ${file} is missing: the session cannot be restored without it`,
+      { file },
     );
   }
   if (!matches(bytes, entry)) {
@@ -152,7 +153,10 @@ async function reread(
   let bytes: Uint8Array;
   try {
     const real = await Deno.realPath(join(at.workspace, path));
-    if (!isWithin(real, at.workspace) || isWithin(real, at.root)) {
+    if (
+      !isWithin(real, at.workspace) ||
+      at.slot.paths.some((path) => isWithin(real, path))
+    ) {
       return `Cannot re-read ${path}: it now resolves outside the workspace`;
     }
     bytes = await Deno.readFile(real);

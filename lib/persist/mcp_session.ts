@@ -1,63 +1,118 @@
 /**
- * The session of `loom mcp --session DIR`: the MCP server's stored results,
- * kept across restarts in the same kind of session folder a slice uses —
- * `DIR/journal.jsonl`, HMAC-chained with the same per-user session key and
- * checked the same way on load (`session_tampered`, `session_invalid`),
- * result bodies in `DIR/tool-results/<sha256>.txt` (written atomically,
- * digest-checked on load: `result_missing`, `result_corrupted`), and
- * `DIR/lock` naming the one server that writes it. The folder must lie
+ * The session of an MCP server (`loom mcp --session NAME`, the gateway):
+ * its stored results, kept across restarts in the one journal format every
+ * session uses — a header of kind `mcp` naming the server's root, then one
+ * `results` record per stored result with its catalogue entry, the whole
+ * HMAC-chained under the per-user session key and checked the same way on
+ * load (`session_tampered`, `session_invalid`); result bodies through the
+ * store (`tool-results/<sha256>.txt` in a folder), digest-checked on load
+ * (`result_missing`, `result_corrupted`). `loom session ls|show|gc` read
+ * these sessions like a slice's.
+ *
+ * One server holds a session through its lease; servers started `shared`
+ * (several gateway instances on one PostgreSQL store) hold none: each
+ * appends at the position it last saw, and an append another instance got
+ * to first is retried after reading what that instance stored, so ids are
+ * assigned once across all of them. A folder or database file must lie
  * outside the server's root, and so must the key, so no tool can read or
- * forge either. A session opened without a root (an SDK adapter's store,
- * which has no workspace) records `root: null` and is refused where a root
- * is given, and the other way round; its key must still lie outside it.
+ * forge either. A session opened without a root (the SDK adapters' store,
+ * which serves no workspace) records `root: null`; a server refuses it and
+ * it refuses a server's. Sessions of the older `loom-mcp-session/1` header
+ * are refused with `session_outdated`.
  *
  * @module
  */
-import { join } from "node:path";
-import { z } from "zod";
-import type { StoredResult } from "../store/result_store.ts";
-import { sha256Hex } from "../store/digest.ts";
+import type { ResultBacking, StoredResult } from "../store/result_store.ts";
+import type { Lease, SessionSlot, Storage } from "../storage/storage.ts";
+import { StorageError } from "../storage/storage_error.ts";
 import { JournalWriter, readJournal } from "./_journal.ts";
-import { acquireLock, type SessionLock } from "./_lock.ts";
-import { JOURNAL_FILE, RESULTS_DIR } from "./_read_session.ts";
+import { type AnySession, parseAnySession } from "./_read_session.ts";
+import { type CatalogueEntry, JOURNAL_FORMAT } from "./_schema.ts";
+import { placeSession, takeLease } from "./_session_place.ts";
+import { verifyBody } from "./_session_results.ts";
+import { isWithin, realish, refuseOverlap } from "./_session_util.ts";
 import { loadSessionKey, sessionKeyPath } from "./_session_key.ts";
-import {
-  exists,
-  isWithin,
-  realish,
-  refuseOverlap,
-  writeAtomic,
-} from "./_session_util.ts";
 import { SessionError } from "./session_error.ts";
 
-/** The journal header's format of an MCP server's session. */
+/**
+ * The journal header's format of MCP sessions before one format served
+ * every session (now refused with `session_outdated`).
+ */
 export const MCP_SESSION_FORMAT = "loom-mcp-session/1";
 
 /** Options of {@linkcode McpSession.open}. */
 export interface McpSessionOptions {
   /**
    * The server's root; the session folder and the key must lie outside it.
-   * Omitted for a store without a workspace (the SDK adapters).
+   * Omitted for a store that serves no workspace (the SDK adapters).
    */
   readonly root?: string;
   /** The session key file (default: the slice sessions' key). */
   readonly keyFile?: string;
+  /**
+   * The store (a URL or an open store); `dir` then names a session in it.
+   * Default: `dir` is a session folder.
+   */
+  readonly store?: string | Storage;
+  /**
+   * Share the session with other servers (no lease; ids are assigned
+   * through the journal). Default `false`: one server holds it.
+   */
+  readonly shared?: boolean;
 }
 
-const digest = z.string().regex(/^[0-9a-f]{64}$/);
-const headerSchema = z.strictObject({
-  format: z.literal(MCP_SESSION_FORMAT),
-  root: z.string().nullable(),
-});
-const resultSchema = z.strictObject({
-  type: z.literal("result"),
-  seq: z.number().int().positive(),
-  id: z.string().regex(/^result-[1-9][0-9]*$/),
-  sha256: digest,
-  origin: z.string(),
-  capture: z.enum(["complete", "partial"]),
-  utf8_bytes: z.number().int().nonnegative(),
-});
+/** How many times a shared append is retried after losing a race. */
+const SHARED_RETRIES = 50;
+
+/** The call behind a gateway result whose body was not persisted. */
+export interface McpRecall {
+  /** The upstream server's entry name. */
+  readonly server: string;
+  /** The upstream tool. */
+  readonly tool: string;
+  /** The part of the answer the result holds, e.g. `content[0]`. */
+  readonly part: string;
+  /** The call's arguments, when they were small enough to keep. */
+  readonly arguments?: Readonly<Record<string, unknown>>;
+}
+
+/** A media result's content block, without its data. */
+export interface McpMedia {
+  /** The block. */
+  readonly block: Readonly<Record<string, unknown>>;
+  /** Where the data goes back. */
+  readonly field: "data" | "resource.blob";
+}
+
+/** One catalogued result of an MCP session, its body kept or not. */
+export interface McpSessionRecord {
+  /** The result id. */
+  readonly id: string;
+  /** Its digest. */
+  readonly sha256: string;
+  /** What produced it. */
+  readonly origin: string;
+  /** `complete` or `partial`. */
+  readonly capture: "complete" | "partial";
+  /** Its size. */
+  readonly utf8_bytes: number;
+  /** When it was stored (ms since the epoch), for a gateway result. */
+  readonly stored_at?: number;
+  /** The content block of a media result. */
+  readonly media?: McpMedia;
+  /** Set when only the descriptor was kept: the call to make again. */
+  readonly recall?: McpRecall;
+}
+
+/** What {@linkcode McpSession.save} records besides the result (the gateway). */
+export interface McpSaveOptions {
+  /** Keep only the descriptor and this call, not the body. */
+  readonly recall?: McpRecall;
+  /** The content block of a media result. */
+  readonly media?: McpMedia;
+  /** Record when the result was stored. */
+  readonly stamped?: boolean;
+}
 
 /**
  * The stored results of an MCP server, persisted after each one is stored.
@@ -81,42 +136,68 @@ const resultSchema = z.strictObject({
  * ```
  */
 export class McpSession {
-  /** The session folder (real path). */
+  /** The session folder (real path), or where it lives in a store. */
   readonly dir: string;
   /** The verified results of earlier runs, in id order. */
   readonly results: readonly StoredResult[];
-  readonly #writer: JournalWriter;
-  readonly #lock: SessionLock;
+  /** Every catalogued result of earlier runs, bodies kept or not. */
+  readonly records: readonly McpSessionRecord[];
+  readonly #slot: SessionSlot;
+  readonly #key: Uint8Array;
+  readonly #root: string | null;
+  readonly #lease: Lease | undefined;
+  readonly #owned: Storage | undefined;
   readonly #written = new Set<string>();
-  #seq: number;
+  #writer: JournalWriter;
+  #mac: string;
+  #position: number;
+  #nextId: number;
+  /** Results other servers stored that the caller has not taken yet. */
+  #undelivered: StoredResult[] = [];
 
   private constructor(
-    dir: string,
-    writer: JournalWriter,
-    lock: SessionLock,
-    results: readonly StoredResult[],
+    at: {
+      slot: SessionSlot;
+      key: Uint8Array;
+      root: string | null;
+      lease: Lease | undefined;
+      owned: Storage | undefined;
+      writer: JournalWriter;
+      mac: string;
+      results: readonly StoredResult[];
+      records: readonly McpSessionRecord[];
+    },
   ) {
-    this.dir = dir;
-    this.#writer = writer;
-    this.#lock = lock;
-    this.results = results;
-    this.#seq = results.length;
-    for (const result of results) this.#written.add(result.sha256);
+    this.dir = at.slot.where;
+    this.#slot = at.slot;
+    this.#key = at.key;
+    this.#root = at.root;
+    this.#lease = at.lease;
+    this.#owned = at.owned;
+    this.#writer = at.writer;
+    this.#mac = at.mac;
+    this.#position = at.writer.position;
+    this.results = at.results;
+    this.records = at.records;
+    this.#nextId = nextAfter(at.records);
+    for (const result of at.results) this.#written.add(result.sha256);
   }
 
   /**
-   * Opens the session in `dir`, creating it when the folder holds none, and
-   * takes its lock. An existing journal is verified record by record
-   * against the key and its chain, and each result body against its digest.
+   * Opens the session in `dir` (or named `dir` in a store), creating it
+   * when there is none, and takes its lease unless `shared`. An existing
+   * journal is verified record by record against the key and its chain,
+   * and each result body against its digest.
    *
-   * @param dir The session folder.
-   * @param options The server's root and the key file.
+   * @param dir The session folder (or name, with a store).
+   * @param options The server's root, the key file, the store, `shared`.
    * @returns The session; call {@linkcode McpSession.close}.
    * @throws {SessionError} `session_inside_workspace` (the folder overlaps
    *   the root), `session_key_invalid` (also when the key lies inside the
    *   root), `session_locked`, `session_tampered`, `session_invalid` (not an
-   *   MCP session, or one of another root), `result_missing`,
-   *   `result_corrupted`.
+   *   MCP session, or one of another root), `session_outdated` (the old
+   *   MCP header), `result_missing`, `result_corrupted`.
+   * @throws {StorageError} When the store cannot be reached.
    */
   static async open(
     dir: string,
@@ -125,132 +206,417 @@ export class McpSession {
     const root = options.root === undefined
       ? null
       : await Deno.realPath(options.root);
-    const given = realish(dir);
-    if (root !== null) refuseOverlap(given, root);
-    const keyFile = realish(options.keyFile ?? sessionKeyPath());
-    if (
-      (root !== null && isWithin(keyFile, root)) || isWithin(keyFile, given)
-    ) {
-      throw new SessionError(
-        "session_key_invalid",
-        `Cannot use the session key ${keyFile}: it lies inside the server's root or the session, where it could be read`,
-        { file: keyFile },
-      );
-    }
-    const key = await loadSessionKey(keyFile);
-    await Deno.mkdir(join(given, RESULTS_DIR), {
-      recursive: true,
-      mode: 0o700,
-    });
-    const lock = await acquireLock(given);
+    const place = await placeSession(dir, options.store);
+    const { slot } = place;
+    let lease: Lease | undefined;
     try {
-      const file = join(given, JOURNAL_FILE);
-      if (!(await exists(file))) {
-        const writer = await JournalWriter.create(file, key);
-        await writer.append({ format: MCP_SESSION_FORMAT, root });
-        return new McpSession(given, writer, lock, []);
+      if (root !== null) {
+        for (const path of place.forbidden) refuseOverlap(path, root);
       }
-      const read = await readJournal(file, key);
-      const results = await loadResults(given, root, read.lines);
-      const writer = await JournalWriter.continue(file, key, read);
-      return new McpSession(given, writer, lock, results);
+      const keyFile = realish(options.keyFile ?? sessionKeyPath());
+      if (
+        (root !== null && isWithin(keyFile, root)) ||
+        place.forbidden.some((path) => isWithin(keyFile, path))
+      ) {
+        throw new SessionError(
+          "session_key_invalid",
+          `Cannot use the session key ${keyFile}: it lies inside the server's root or the session, where it could be read`,
+          { file: keyFile },
+        );
+      }
+      const key = await loadSessionKey(keyFile);
+      await slot.prepare();
+      if (options.shared !== true) lease = await takeLease(slot);
+      const session = await McpSession.#openOrCreate(slot, key, root);
+      return new McpSession({
+        slot,
+        key,
+        root,
+        lease,
+        owned: place.owned,
+        ...session,
+      });
     } catch (error) {
-      await lock.release();
+      await lease?.release();
+      await place.owned?.close();
       throw error;
     }
   }
 
   /**
-   * Persists one stored result: its body (once per digest), then its
-   * journal record, flushed before this returns.
+   * Verifies an MCP session's chain and every body without taking its
+   * lease or writing anything (`loom session show --verify`).
+   *
+   * @param dir The session folder (or name, with a store).
+   * @param options The server's root (from the session's header), the
+   *   key file, the store.
+   * @returns The verified results, in id order.
+   * @throws {SessionError} As {@linkcode McpSession.open}, except
+   *   `session_locked`.
+   */
+  static async verify(
+    dir: string,
+    options: Omit<McpSessionOptions, "shared">,
+  ): Promise<StoredResult[]> {
+    const place = await placeSession(dir, options.store);
+    try {
+      const keyFile = realish(options.keyFile ?? sessionKeyPath());
+      const key = await loadSessionKey(keyFile);
+      const parsed = mcpSession(
+        await parseAnySession(place.slot, key),
+        place.slot,
+        options.root ?? null,
+      );
+      return await verified(
+        place.slot,
+        options.root ?? null,
+        parsed.file,
+        parsed.catalogue,
+      );
+    } finally {
+      await place.owned?.close();
+    }
+  }
+
+  static async #openOrCreate(
+    slot: SessionSlot,
+    key: Uint8Array,
+    root: string | null,
+  ): Promise<
+    {
+      writer: JournalWriter;
+      mac: string;
+      results: StoredResult[];
+      records: McpSessionRecord[];
+    }
+  > {
+    if (
+      !(await slot.journal.exists()) && (await slot.outdated()) === undefined
+    ) {
+      const writer = JournalWriter.create(slot.journal, key);
+      try {
+        await writer.append({
+          seq: 0,
+          type: "header",
+          format: JOURNAL_FORMAT,
+          kind: "mcp",
+          id: crypto.randomUUID(),
+          session: slot.name,
+          root,
+        });
+      } catch (error) {
+        // Another shared server created it first: read theirs.
+        if (
+          !(error instanceof StorageError && error.code === "journal_conflict")
+        ) {
+          throw error;
+        }
+        return await McpSession.#openOrCreate(slot, key, root);
+      }
+      const read = await readJournal(slot.journal, key);
+      return { writer, mac: read.mac, results: [], records: [] };
+    }
+    const parsed = mcpSession(await parseAnySession(slot, key), slot, root);
+    const results = await verified(slot, root, parsed.file, parsed.catalogue);
+    const writer = await JournalWriter.continue(slot.journal, key, parsed.text);
+    return {
+      writer,
+      mac: parsed.text.mac,
+      results,
+      records: recordsOf(parsed.catalogue),
+    };
+  }
+
+  /**
+   * Persists one stored result (one server holds the session): its body
+   * (once per digest), then its journal record, durable before this
+   * returns.
    *
    * @param result A result of the server's store.
+   * @param options The gateway's: keep only the call (`recall`), the media
+   *   block, a time stamp.
+   * @throws {StorageError} `lease_lost`, `journal_conflict`,
+   *   `storage_unavailable`; nothing half-written.
    */
-  async save(result: StoredResult): Promise<void> {
-    if (!this.#written.has(result.sha256)) {
-      await writeAtomic(
-        join(this.dir, RESULTS_DIR, `${result.sha256}.txt`),
-        result.bytes,
-      );
-      this.#written.add(result.sha256);
+  async save(
+    result: StoredResult,
+    options: McpSaveOptions = {},
+  ): Promise<void> {
+    await this.#lease?.check();
+    if (options.recall === undefined) await this.#putBody(result);
+    await this.#appendResult(result.id, result, options);
+    this.#nextId = Math.max(this.#nextId, idNumber(result.id) + 1);
+  }
+
+  /**
+   * Stores a new result in a shared session and assigns its id: reads
+   * what other servers stored first, then appends at the end it saw,
+   * retrying after a lost race. Results of others read on the way are
+   * handed out by {@linkcode McpSession.refresh}.
+   *
+   * @param result The result without an id (its digest verified by the caller).
+   * @returns The result with its id.
+   * @throws {StorageError} `journal_conflict` after many lost races in a
+   *   row; `storage_unavailable`.
+   */
+  async admit(result: Omit<StoredResult, "id">): Promise<StoredResult> {
+    await this.#lease?.check();
+    await this.#putBody(result);
+    for (let attempt = 0;; attempt += 1) {
+      const id = `result-${this.#nextId}`;
+      try {
+        await this.#appendResult(id, result);
+      } catch (error) {
+        if (
+          error instanceof StorageError && error.code === "journal_conflict" &&
+          attempt < SHARED_RETRIES
+        ) {
+          await this.#sync();
+          continue;
+        }
+        throw error;
+      }
+      this.#nextId += 1;
+      return Object.freeze({ id, ...result });
     }
-    this.#seq += 1;
-    await this.#writer.append({
-      type: "result",
-      seq: this.#seq,
-      id: result.id,
+  }
+
+  /**
+   * Results other servers stored since the last call (a shared session),
+   * verified, in id order.
+   *
+   * @returns The new results.
+   * @throws {SessionError} When what they appended does not verify.
+   */
+  async refresh(): Promise<StoredResult[]> {
+    await this.#sync();
+    const out = this.#undelivered;
+    this.#undelivered = [];
+    return out;
+  }
+
+  /**
+   * This session as the backing of a shared `ResultStore`: new results
+   * get their ids here, results of other servers come in on refresh.
+   *
+   * @returns The backing.
+   */
+  backing(): ResultBacking {
+    return {
+      admit: (result) => this.admit(result),
+      refresh: () => this.refresh(),
+    };
+  }
+
+  /** Closes the journal, releases the lease and the store. */
+  async close(): Promise<void> {
+    await this.#writer.close();
+    await this.#lease?.release();
+    await this.#owned?.close();
+  }
+
+  async #putBody(result: Omit<StoredResult, "id">): Promise<void> {
+    if (this.#written.has(result.sha256)) return;
+    await this.#slot.bodies.put(result.sha256, result.bytes);
+    this.#written.add(result.sha256);
+  }
+
+  async #appendResult(
+    id: string,
+    result: Omit<StoredResult, "id">,
+    options: McpSaveOptions = {},
+  ): Promise<void> {
+    const entry: CatalogueEntry = {
       sha256: result.sha256,
       origin: result.origin,
       capture: result.capture,
       utf8_bytes: result.bytes.length,
+      tool: toolOf(result.origin),
+      source: options.recall === undefined
+        ? { persisted: `tool-results/${result.sha256}.txt` }
+        : {
+          recall: {
+            ...options.recall,
+            ...(options.recall.arguments === undefined
+              ? {}
+              : { arguments: { ...options.recall.arguments } }),
+          },
+        },
+      ...(options.stamped ? { stored_at: Date.now() } : {}),
+      ...(options.media === undefined ? {} : {
+        media: {
+          block: { ...options.media.block },
+          field: options.media.field,
+        },
+      }),
+    };
+    await this.#writer.append({
+      seq: this.#position,
+      type: "results",
+      results: { [id]: entry },
     });
+    this.#position = this.#writer.position;
   }
 
-  /** Closes the journal and releases the lock. */
-  async close(): Promise<void> {
-    this.#writer.close();
-    await this.#lock.release();
+  /** Reads and verifies what others appended; a new writer continues there. */
+  async #sync(): Promise<void> {
+    const read = await readJournal(this.#slot.journal, this.#key, {
+      position: this.#position,
+      mac: this.#writer.mac,
+    });
+    if (read.lines.length === 0) return;
+    const catalogue = new Map<string, CatalogueEntry>();
+    for (const { value, line } of read.lines) {
+      const results = value.type === "results" &&
+          typeof value.results === "object" && value.results !== null
+        ? value.results as Record<string, CatalogueEntry>
+        : undefined;
+      if (results === undefined) {
+        throw new SessionError(
+          "session_invalid",
+          `Session journal ${this.#slot.journal.where} is invalid at line ${line}: it is not a results record`,
+          { file: this.#slot.journal.where, line },
+        );
+      }
+      for (const [id, entry] of Object.entries(results)) {
+        catalogue.set(id, entry);
+      }
+    }
+    // The whole journal passes the schema once more before anything is used.
+    const parsed = mcpSession(
+      await parseAnySession(this.#slot, this.#key),
+      this.#slot,
+      this.#root,
+    );
+    const fresh = new Map(
+      [...parsed.catalogue].filter(([id]) => catalogue.has(id)),
+    );
+    const results = await verified(
+      this.#slot,
+      this.#root,
+      parsed.file,
+      fresh,
+    );
+    for (const result of results) {
+      this.#written.add(result.sha256);
+      this.#nextId = Math.max(this.#nextId, idNumber(result.id) + 1);
+      this.#undelivered.push(result);
+    }
+    this.#writer = await JournalWriter.continue(
+      this.#slot.journal,
+      this.#key,
+      parsed.text,
+    );
+    this.#position = this.#writer.position;
   }
 }
 
-async function loadResults(
-  dir: string,
+/** The MCP session of a parsed journal, refusing a slice's or another root's. */
+function mcpSession(
+  parsed: AnySession,
+  slot: SessionSlot,
   root: string | null,
-  lines: readonly { line: number; value: Record<string, unknown> }[],
-): Promise<StoredResult[]> {
-  const file = join(dir, JOURNAL_FILE);
-  const [first, ...later] = lines;
-  const header = headerSchema.safeParse(first?.value);
-  if (!header.success) {
+): Extract<AnySession, { kind: "mcp" }> {
+  if (parsed.kind !== "mcp") {
     throw new SessionError(
       "session_invalid",
-      `Session journal ${file} is not the session of an MCP server (its header is not ${MCP_SESSION_FORMAT}); give loom mcp its own --session folder`,
-      { file, line: 1 },
+      `Session journal ${parsed.file} is not the session of an MCP server (it is a slice's, written by loom run); give loom mcp its own --session`,
+      { file: parsed.file, line: 1 },
     );
   }
-  if (header.data.root !== root) {
+  if (parsed.header.root !== root) {
     const named = (r: string | null) =>
       r === null ? "no root (an SDK adapter's store)" : `the root ${r}`;
     throw new SessionError(
       "session_invalid",
-      `Session ${dir} belongs to ${named(header.data.root)}, not ${
+      `Session ${slot.where} belongs to ${named(parsed.header.root)}, not ${
         named(root)
-      }; give each its own session folder`,
-      { file, line: 1 },
+      }; give each its own session`,
+      { file: parsed.file, line: 1 },
     );
   }
+  return parsed;
+}
+
+/** The catalogued results, each body verified against its digest. */
+async function verified(
+  slot: SessionSlot,
+  root: string | null,
+  file: string,
+  catalogue: ReadonlyMap<string, CatalogueEntry>,
+): Promise<StoredResult[]> {
   const results: StoredResult[] = [];
-  for (const [index, { value, line }] of later.entries()) {
-    const record = resultSchema.safeParse(value);
-    if (!record.success || record.data.seq !== index + 1) {
+  for (const [id, entry] of catalogue) {
+    // A gateway result kept as its call only has no body to verify.
+    if ("recall" in entry.source) continue;
+    if (!("persisted" in entry.source)) {
       throw new SessionError(
         "session_invalid",
-        `Session journal ${file} is invalid at line ${line}: it is not result record ${
-          index + 1
-        }`,
-        { file, line },
+        `Session journal ${file} is invalid: ${id} of an MCP session must be persisted`,
+        { file },
       );
     }
-    const { id, sha256, origin, capture, utf8_bytes } = record.data;
-    const body = join(dir, RESULTS_DIR, `${sha256}.txt`);
-    let bytes: Uint8Array;
-    try {
-      bytes = await Deno.readFile(body);
-    } catch (error) {
-      throw new SessionError(
-        "result_missing",
-        `Cannot restore ${id}: its file ${body} cannot be read`,
-        { file: body, cause: error },
-      );
+    // Only a re-read source reads the workspace, and an MCP session's
+    // results are all persisted (checked above).
+    const workspace = root ?? slot.where;
+    const bytes = await verifyBody({ slot, workspace, file }, id, entry);
+    if (typeof bytes === "string") {
+      throw new SessionError("result_corrupted", bytes, { file });
     }
-    if (bytes.length !== utf8_bytes || sha256Hex(bytes) !== sha256) {
-      throw new SessionError(
-        "result_corrupted",
-        `Cannot restore ${id}: its file ${body} does not match its SHA-256 digest`,
-        { file: body },
-      );
-    }
-    results.push({ id, bytes, sha256, origin, capture });
+    results.push(Object.freeze({
+      id,
+      bytes,
+      sha256: entry.sha256,
+      origin: entry.origin,
+      capture: entry.capture,
+    }));
   }
   return results;
+}
+
+/** The tool of an origin such as `inspect_files a.txt`: its first word. */
+function toolOf(origin: string): string {
+  return origin.split(/\s/, 1)[0] || "mcp";
+}
+
+function idNumber(id: string): number {
+  return Number(id.slice("result-".length));
+}
+
+function recallOf(
+  source: Extract<CatalogueEntry["source"], { recall: unknown }>,
+): McpRecall {
+  const { server, tool, part, arguments: args } = source.recall;
+  return {
+    server,
+    tool,
+    part,
+    ...(args === undefined ? {} : { arguments: args }),
+  };
+}
+
+/** The catalogue as records, in id order. */
+function recordsOf(
+  catalogue: ReadonlyMap<string, CatalogueEntry>,
+): McpSessionRecord[] {
+  const records: McpSessionRecord[] = [];
+  for (const [id, entry] of catalogue) {
+    records.push({
+      id,
+      sha256: entry.sha256,
+      origin: entry.origin,
+      capture: entry.capture,
+      utf8_bytes: entry.utf8_bytes,
+      ...(entry.stored_at === undefined ? {} : { stored_at: entry.stored_at }),
+      ...(entry.media === undefined ? {} : { media: entry.media }),
+      ...("recall" in entry.source ? { recall: recallOf(entry.source) } : {}),
+    });
+  }
+  return records.sort((a, b) => idNumber(a.id) - idNumber(b.id));
+}
+
+function nextAfter(results: readonly { id: string }[]): number {
+  let next = 1;
+  for (const result of results) next = Math.max(next, idNumber(result.id) + 1);
+  return next;
 }

@@ -7,10 +7,9 @@
  *
  * @module
  */
-import { join } from "node:path";
-import { isTempName } from "./_session_util.ts";
-import { parseSession, RESULTS_DIR } from "./_read_session.ts";
-import { SessionStore } from "./session_store.ts";
+import { parseAnySession, requireJournal } from "./_read_session.ts";
+import { placeSession, takeLease } from "./_session_place.ts";
+import { sessionKeyFor } from "./session_store.ts";
 
 /** What {@linkcode collectGarbage} did (or would do, in a dry run). */
 export interface GarbageReport {
@@ -30,11 +29,10 @@ export interface GarbageReport {
   readonly tookOverLock: string | null;
 }
 
-const RESULT_NAME = /^[0-9a-f]{64}\.txt$/;
-
 /**
- * Deletes unreferenced persisted results of a session. The session must
- * verify, and no run may hold it: otherwise nothing is deleted.
+ * Deletes unreferenced persisted results of a session — a slice's or an
+ * MCP server's. The session must verify, and no run may hold it:
+ * otherwise nothing is deleted.
  *
  * @param root The session root.
  * @param options `dryRun`: report without deleting; `keyFile`: the key.
@@ -63,75 +61,41 @@ const RESULT_NAME = /^[0-9a-f]{64}\.txt$/;
  */
 export async function collectGarbage(
   root: string,
-  options: { readonly dryRun?: boolean; readonly keyFile?: string } = {},
+  options: {
+    readonly dryRun?: boolean;
+    readonly keyFile?: string;
+    /** The store's URL (default: `root` is a folder). */
+    readonly store?: string;
+  } = {},
 ): Promise<GarbageReport> {
-  // Opening verifies the chain and holds the lock while files are deleted.
-  const store = await SessionStore.open(
-    root,
-    options.keyFile === undefined ? {} : { keyFile: options.keyFile },
-  );
+  // The lease is held and the chain verified while bodies are deleted.
+  const place = await placeSession(root, options.store);
   try {
-    return {
-      ...await collect(store.root, options.dryRun === true),
-      tookOverLock: store.tookOverLock,
-    };
+    const { slot } = place;
+    await requireJournal(slot);
+    const key = await sessionKeyFor(options.keyFile, place.forbidden);
+    const lease = await takeLease(slot);
+    try {
+      const doc = await parseAnySession(slot, key);
+      const referenced = new Set<string>();
+      for (const entry of doc.catalogue.values()) {
+        // Inline and re-read results reference no body.
+        if ("persisted" in entry.source) referenced.add(entry.sha256);
+      }
+      const collected = await slot.bodies.collect(
+        referenced,
+        options.dryRun === true,
+      );
+      return {
+        root: slot.where,
+        dryRun: options.dryRun === true,
+        ...collected,
+        tookOverLock: lease.tookOver,
+      };
+    } finally {
+      await lease.release();
+    }
   } finally {
-    await store.close();
+    await place.owned?.close();
   }
-}
-
-async function collect(
-  root: string,
-  dryRun: boolean,
-): Promise<Omit<GarbageReport, "tookOverLock">> {
-  const doc = await parseSession(root, undefined);
-  const referenced = new Set<string>();
-  for (const entry of doc.catalogue.values()) {
-    // Inline and re-read results reference no file under tool-results/.
-    if ("persisted" in entry.source) referenced.add(entry.source.persisted);
-  }
-  const doomed: { path: string; size: number }[] = [];
-  const ignored: string[] = [];
-  let kept = 0;
-  for await (const entry of Deno.readDir(root)) {
-    if (entry.isFile && isTempName(entry.name)) {
-      const info = await Deno.lstat(join(root, entry.name)).catch(() => null);
-      doomed.push({ path: entry.name, size: info?.size ?? 0 });
-    }
-  }
-  const dir = join(root, RESULTS_DIR);
-  const names: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(dir)) names.push(entry.name);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
-  names.sort();
-  for (const name of names) {
-    const path = `${RESULTS_DIR}/${name}`;
-    const info = await Deno.lstat(join(root, path));
-    const ours = info.isFile && (RESULT_NAME.test(name) || isTempName(name));
-    if (!ours) {
-      ignored.push(path);
-    } else if (referenced.has(path)) {
-      kept += 1;
-    } else {
-      doomed.push({ path, size: info.size });
-    }
-  }
-  if (!dryRun) {
-    for (const file of doomed) {
-      await Deno.remove(join(root, file.path)).catch((error) => {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      });
-    }
-  }
-  return {
-    root,
-    dryRun,
-    deleted: doomed.map((f) => f.path),
-    freedBytes: doomed.reduce((sum, f) => sum + f.size, 0),
-    kept,
-    ignored,
-  };
 }

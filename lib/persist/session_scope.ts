@@ -7,8 +7,7 @@
  *
  * @module
  */
-import { join } from "node:path";
-import { JOURNAL_FILE } from "./_read_session.ts";
+import { placeSession } from "./_session_place.ts";
 import { EphemeralSession } from "./ephemeral_session.ts";
 import { type SessionRun, SessionStore } from "./session_store.ts";
 
@@ -26,6 +25,8 @@ export interface OwnerScope {
   readonly run: SessionRun;
   /** The session key file (default: `sessionKeyPath()`). */
   readonly keyFile?: string;
+  /** The store; `root` then names a session in it (default: a folder). */
+  readonly store?: string;
 }
 
 /** The scope of a stage that never persists. */
@@ -113,9 +114,17 @@ export async function openSession(scope: SessionScope): Promise<SessionHandle> {
       "Cannot open a session: the scope kind must be owner or ephemeral",
     );
   }
-  const present = await Deno.stat(join(scope.root, JOURNAL_FILE))
-    .then((info) => info.isFile, () => false);
-  const key = scope.keyFile === undefined ? {} : { keyFile: scope.keyFile };
+  const place = await placeSession(scope.root, scope.store);
+  let present: boolean;
+  try {
+    present = await place.slot.journal.exists();
+  } finally {
+    await place.owned?.close();
+  }
+  const key = {
+    ...(scope.keyFile === undefined ? {} : { keyFile: scope.keyFile }),
+    ...(scope.store === undefined ? {} : { store: scope.store }),
+  };
   if (present) return await SessionStore.open(scope.root, key);
   return await SessionStore.create(scope.root, {
     workspace: scope.workspace,

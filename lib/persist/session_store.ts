@@ -10,7 +10,6 @@
  *
  * @module
  */
-import { join } from "node:path";
 import type { StopReason } from "../briefing/context_report.ts";
 import type { ActionRecord } from "../briefing/report.ts";
 import type { StoredResult } from "../store/result_store.ts";
@@ -24,15 +23,13 @@ import type {
 import type { SliceTest } from "../slice/request.ts";
 import { sha256Hex } from "../store/digest.ts";
 import { JournalWriter } from "./_journal.ts";
-import { acquireLock, type SessionLock } from "./_lock.ts";
 import {
-  JOURNAL_FILE,
-  OLD_SESSION_FILE,
   type ParsedSession,
   parseSession,
   requireJournal,
-  RESULTS_DIR,
 } from "./_read_session.ts";
+import type { Lease, SessionSlot, Storage } from "../storage/storage.ts";
+import { placeSession, takeLease } from "./_session_place.ts";
 import {
   type CatalogueEntry,
   describeIssue,
@@ -47,12 +44,10 @@ import {
 } from "./_session_records.ts";
 import { catalogueResult, verifyBody } from "./_session_results.ts";
 import {
-  exists,
   finiteOverrides,
   isWithin,
   realish,
   refuseOverlap,
-  writeAtomic,
 } from "./_session_util.ts";
 import { EphemeralSession } from "./ephemeral_session.ts";
 import { SessionError } from "./session_error.ts";
@@ -79,6 +74,11 @@ export interface SessionRun {
 export interface CreateSessionOptions {
   /** The workspace the session belongs to; the root must lie outside it. */
   readonly workspace: string;
+  /**
+   * The store's URL (`file:DIR`, `sqlite:PATH`, `postgres://…`); the root
+   * then names a session in it. Default: the root is a session folder.
+   */
+  readonly store?: string;
   /** The session name (default: the root's base name). */
   readonly session?: string;
   /** The session key file (default {@linkcode sessionKeyPath}). */
@@ -91,6 +91,11 @@ export interface CreateSessionOptions {
 export interface OpenSessionOptions {
   /** The session key file (default {@linkcode sessionKeyPath}). */
   readonly keyFile?: string;
+  /**
+   * The store's URL (`file:DIR`, `sqlite:PATH`, `postgres://…`); the root
+   * then names a session in it. Default: the root is a session folder.
+   */
+  readonly store?: string;
 }
 
 /** What one save of a session did (after every acknowledged step). */
@@ -115,7 +120,7 @@ export interface SessionSaveInfo {
  * as `resume`.
  */
 export interface LoadedSession extends Omit<SessionRun, "overrides"> {
-  /** The session root (real path). */
+  /** The session root (real path), or `URL#name` in a store. */
   readonly root: string;
   /** The session name. */
   readonly session: string;
@@ -189,7 +194,10 @@ export class SessionStore {
   readonly kind: "owner" = "owner";
   /** Always `true`. */
   readonly persists: true = true;
-  /** The session root (real path). */
+  /**
+   * The session root (real path), or where the session lives in a store
+   * (`sqlite:PATH#name`, a redacted `postgres://…#name`).
+   */
   readonly root: string;
   /** The workspace (real path). */
   readonly workspace: string;
@@ -199,7 +207,9 @@ export class SessionStore {
   readonly tookOverLock: string | null;
   readonly #forbidden: readonly string[];
   readonly #writer: JournalWriter;
-  readonly #lock: SessionLock;
+  readonly #lock: Lease;
+  readonly #slot: SessionSlot;
+  readonly #owned: Storage | undefined;
   readonly #parsed: ParsedSession | undefined;
   readonly #written = new Set<string>();
   readonly #origins = new Map<string, ResultOrigin>();
@@ -214,12 +224,13 @@ export class SessionStore {
   private constructor(
     key: symbol,
     at: {
-      root: string;
-      given: string;
+      slot: SessionSlot;
+      owned: Storage | undefined;
+      forbidden: readonly string[];
       workspace: string;
       session: string;
       writer: JournalWriter;
-      lock: SessionLock;
+      lock: Lease;
       parsed?: ParsedSession;
       maxSteps: number;
       overrides: Readonly<Record<string, number>>;
@@ -230,10 +241,12 @@ export class SessionStore {
         "Cannot construct a SessionStore directly: use SessionStore.create or SessionStore.open",
       );
     }
-    this.root = at.root;
+    this.root = at.slot.where;
     this.workspace = at.workspace;
     this.session = at.session;
-    this.#forbidden = [...new Set([at.root, at.given])];
+    this.#slot = at.slot;
+    this.#owned = at.owned;
+    this.#forbidden = [...new Set(at.forbidden)];
     this.#writer = at.writer;
     this.#lock = at.lock;
     this.tookOverLock = at.lock.tookOver;
@@ -285,71 +298,85 @@ export class SessionStore {
     options: CreateSessionOptions,
   ): Promise<SessionStore> {
     const workspace = await Deno.realPath(options.workspace);
-    const given = realish(root);
-    refuseOverlap(given, workspace);
-    for (const name of [JOURNAL_FILE, OLD_SESSION_FILE]) {
-      if (await exists(join(given, name))) {
+    const place = await placeSession(root, options.store);
+    const { slot } = place;
+    let lock: Lease | undefined;
+    try {
+      for (const path of place.forbidden) refuseOverlap(path, workspace);
+      const old = await slot.outdated();
+      if (old !== undefined || await slot.journal.exists()) {
+        const file = old ?? slot.journal.where;
         throw new SessionError(
           "session_exists",
-          `Cannot start a session in ${given}: it already holds ${name}; resume it or choose another directory`,
-          { file: join(given, name) },
+          `Cannot start a session in ${slot.where}: it already holds ${
+            old !== undefined
+              ? "session.json"
+              : slot.journal.where === slot.where
+              ? "a session journal"
+              : slot.journal.where.slice(
+                slot.journal.where.lastIndexOf("/") + 1,
+              )
+          }; resume it or choose another ${
+            options.store === undefined ? "directory" : "session name"
+          }`,
+          { file },
         );
       }
-    }
-    await Deno.mkdir(join(given, RESULTS_DIR), {
-      recursive: true,
-      mode: 0o700,
-    });
-    const real = await Deno.realPath(given);
-    refuseOverlap(real, workspace);
-    const key = await sessionKey(options.keyFile, [real, workspace]);
-    const lock = await acquireLock(real);
-    const run = options.run;
-    const session = options.session ??
-      real.split(/[\\/]/).filter((p) => p !== "").at(-1) ?? "session";
-    const overrides = finiteOverrides(run.overrides ?? {});
-    let writer: JournalWriter | undefined;
-    try {
-      writer = await JournalWriter.create(join(real, JOURNAL_FILE), key);
-      await writer.append({
-        seq: 0,
-        type: "header",
-        format: JOURNAL_FORMAT,
-        id: crypto.randomUUID(),
-        session,
+      await slot.prepare();
+      const forbidden = place.forbidden.map((path) => realish(path));
+      for (const path of forbidden) refuseOverlap(path, workspace);
+      const key = await sessionKey(options.keyFile, [...forbidden, workspace]);
+      lock = await takeLease(slot);
+      const run = options.run;
+      const session = options.session ?? slot.name;
+      const overrides = finiteOverrides(run.overrides ?? {});
+      const writer = JournalWriter.create(slot.journal, key);
+      try {
+        await writer.append({
+          seq: 0,
+          type: "header",
+          format: JOURNAL_FORMAT,
+          kind: "slice",
+          id: crypto.randomUUID(),
+          session,
+          workspace,
+          intent: run.intent,
+          policy: run.policy,
+          model: run.model,
+          test: run.test === null ? null : {
+            command: [...run.test.command],
+            timeout_ms: run.test.timeoutMs,
+          },
+          max_steps: run.maxSteps,
+          overrides,
+        });
+      } catch (error) {
+        await writer.close();
+        if ((error as { code?: unknown })?.code === "journal_conflict") {
+          throw new SessionError(
+            "session_exists",
+            `Cannot start a session in ${slot.where}: another process just created one there`,
+            { file: slot.journal.where, cause: error },
+          );
+        }
+        throw error;
+      }
+      return new SessionStore(token, {
+        slot,
+        owned: place.owned,
+        forbidden: [...new Set([...forbidden, ...place.forbidden])],
         workspace,
-        intent: run.intent,
-        policy: run.policy,
-        model: run.model,
-        test: run.test === null ? null : {
-          command: [...run.test.command],
-          timeout_ms: run.test.timeoutMs,
-        },
-        max_steps: run.maxSteps,
+        session,
+        writer,
+        lock,
+        maxSteps: run.maxSteps,
         overrides,
       });
     } catch (error) {
-      writer?.close();
-      await lock.release();
-      if (error instanceof Deno.errors.AlreadyExists) {
-        throw new SessionError(
-          "session_exists",
-          `Cannot start a session in ${real}: another process just created one there`,
-          { file: join(real, JOURNAL_FILE), cause: error },
-        );
-      }
+      await lock?.release();
+      await place.owned?.close();
       throw error;
     }
-    return new SessionStore(token, {
-      root: real,
-      given,
-      workspace,
-      session,
-      writer,
-      lock,
-      maxSteps: run.maxSteps,
-      overrides,
-    });
   }
 
   /**
@@ -380,18 +407,22 @@ export class SessionStore {
     root: string,
     options: OpenSessionOptions = {},
   ): Promise<SessionStore> {
-    const { given, key } = await journalKey(root, options.keyFile);
-    const lock = await acquireLock(given);
+    const place = await placeSession(root, options.store);
+    const { slot } = place;
+    let lock: Lease | undefined;
     try {
-      const { parsed, workspace } = await parseAt(given, key);
+      const key = await journalKey(slot, place.forbidden, options.keyFile);
+      lock = await takeLease(slot);
+      const { parsed, workspace } = await parseAt(slot, place.forbidden, key);
       const writer = await JournalWriter.continue(
-        parsed.file,
+        slot.journal,
         key,
         parsed.text,
       );
       return new SessionStore(token, {
-        root: given,
-        given,
+        slot,
+        owned: place.owned,
+        forbidden: place.forbidden,
         workspace,
         session: parsed.header.session,
         writer,
@@ -401,7 +432,8 @@ export class SessionStore {
         overrides: parsed.overrides,
       });
     } catch (error) {
-      await lock.release();
+      await lock?.release();
+      await place.owned?.close();
       throw error;
     }
   }
@@ -518,6 +550,8 @@ export class SessionStore {
         }`,
       );
     }
+    // A lease found lost stops the step before it writes anything.
+    await this.#lock.check();
     let written = 0;
     for (const { sha256, bytes } of files) {
       if (this.#written.has(sha256)) continue;
@@ -526,7 +560,7 @@ export class SessionStore {
           `Cannot persist ${sha256}: the result's bytes do not match its digest`,
         );
       }
-      await writeAtomic(join(this.root, RESULTS_DIR, `${sha256}.txt`), bytes);
+      await this.#slot.bodies.put(sha256, bytes);
       this.#written.add(sha256);
       written += 1;
     }
@@ -558,17 +592,18 @@ export class SessionStore {
         `Session ${this.root} was just created: open it to load it`,
       );
     }
-    const loaded = await verifyParsed(parsed, this.root, this.workspace);
+    const loaded = await verifyParsed(parsed, this.#slot, this.workspace);
     for (const entry of parsed.catalogue.values()) {
       if ("persisted" in entry.source) this.#written.add(entry.sha256);
     }
     return { ...loaded, maxSteps: this.#maxSteps, overrides: this.#overrides };
   }
 
-  /** Closes the journal and releases the lock. */
+  /** Closes the journal, releases the lock (the lease) and the store. */
   async close(): Promise<void> {
-    this.#writer.close();
+    await this.#writer.close();
     await this.#lock.release();
+    await this.#owned?.close();
   }
 
   /** Same as {@linkcode SessionStore.close}. */
@@ -577,6 +612,7 @@ export class SessionStore {
   }
 
   async #append(value: Record<string, unknown>): Promise<void> {
+    await this.#lock.check();
     await this.#writer.append(value);
     this.#seq = value.seq as number;
   }
@@ -653,19 +689,44 @@ export async function verifySession(
   root: string,
   options: OpenSessionOptions = {},
 ): Promise<LoadedSession> {
-  const { given, key } = await journalKey(root, options.keyFile);
-  const { parsed, workspace } = await parseAt(given, key);
-  return await verifyParsed(parsed, given, workspace);
+  const place = await placeSession(root, options.store);
+  try {
+    const key = await journalKey(place.slot, place.forbidden, options.keyFile);
+    const { parsed, workspace } = await parseAt(
+      place.slot,
+      place.forbidden,
+      key,
+    );
+    return await verifyParsed(parsed, place.slot, workspace);
+  } finally {
+    await place.owned?.close();
+  }
 }
 
-/** The root's journal must exist (`session_missing` before any key or lock). */
+/** The slot's journal must exist (`session_missing` before any key or lock). */
 async function journalKey(
-  root: string,
+  slot: SessionSlot,
+  forbidden: readonly string[],
   keyFile: string | undefined,
-): Promise<{ given: string; key: Uint8Array }> {
-  const given = realish(root);
-  await requireJournal(given);
-  return { given, key: await sessionKey(keyFile, [given]) };
+): Promise<Uint8Array> {
+  await requireJournal(slot);
+  return await sessionKey(keyFile, forbidden);
+}
+
+/**
+ * The session key, refused when it lies inside one of the `forbidden`
+ * paths (a session folder, a database file, the workspace).
+ *
+ * @param keyFile The key file (default {@linkcode sessionKeyPath}).
+ * @param forbidden Paths the key must not lie inside.
+ * @returns The key.
+ * @throws {SessionError} `session_key_invalid`.
+ */
+export function sessionKeyFor(
+  keyFile: string | undefined,
+  forbidden: readonly string[],
+): Promise<Uint8Array> {
+  return sessionKey(keyFile, forbidden);
 }
 
 /** The key, refused when it lies inside a session root or the workspace. */
@@ -687,24 +748,26 @@ async function sessionKey(
 }
 
 async function parseAt(
-  given: string,
+  slot: SessionSlot,
+  forbidden: readonly string[],
   key: Uint8Array,
 ): Promise<{ parsed: ParsedSession; workspace: string }> {
-  const parsed = await parseSession(given, key);
+  const parsed = await parseSession(slot, key);
   const workspace = realish(parsed.header.workspace);
-  refuseOverlap(given, workspace);
+  for (const path of forbidden) refuseOverlap(path, workspace);
   return { parsed, workspace };
 }
 
 async function verifyParsed(
   parsed: ParsedSession,
-  root: string,
+  slot: SessionSlot,
   workspace: string,
 ): Promise<LoadedSession> {
+  const root = slot.where;
   const results: StoredResult[] = [];
   const unavailable: UnavailableResult[] = [];
   const bytesById = new Map<string, Uint8Array>();
-  const at = { root, workspace, file: parsed.file };
+  const at = { slot, workspace, file: parsed.file };
   for (const [id, entry] of parsed.catalogue) {
     const { sha256, origin, capture } = entry;
     const bytes = await verifyBody(at, id, entry);

@@ -686,12 +686,12 @@ export class SliceRun {
   async #writeReport(outcome: SliceOutcome): Promise<void> {
     const path = this.#options.contextReport;
     if (path === undefined) return;
-    await writeContextReport(
-      path,
-      this.#report,
-      outcome,
-      this.#counters.argumentsReparsed,
-    );
+    const provider = this.#request.provider;
+    await writeContextReport(path, this.#report, outcome, {
+      argumentsReparsed: this.#counters.argumentsReparsed,
+      records: this.#records,
+      model: typeof provider === "string" ? provider : provider.spec,
+    });
   }
 }
 

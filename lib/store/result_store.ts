@@ -115,14 +115,48 @@ export interface CataloguePage {
   next_offset: number | null;
 }
 
+/**
+ * Where a store shared by several processes keeps its results (a shared
+ * session of `loom mcp`): it assigns each new result its id, so ids are
+ * unique across every process, and hands over results the others stored.
+ */
+export interface ResultBacking {
+  /**
+   * Persists a new result and assigns its id; durable when it returns.
+   *
+   * @param result The result without an id.
+   * @returns The result with its id.
+   */
+  admit(result: Omit<StoredResult, "id">): Promise<StoredResult>;
+  /**
+   * Results other processes stored since the last call, verified, in id
+   * order.
+   *
+   * @returns The new results.
+   */
+  refresh(): Promise<readonly StoredResult[]>;
+}
+
 /** Limits of a {@link ResultStore}. */
 export interface ResultStoreOptions {
+  /**
+   * Share the results with other processes through a backing: new results
+   * get their ids there, and {@link ResultStore.refresh} takes in what the
+   * others stored (default: none, the store is this process's own).
+   */
+  backing?: ResultBacking;
   /** Largest single result in bytes (default 16 MiB). */
   maxResultBytes?: number;
   /** Largest total of all results in bytes (default 64 MiB). */
   maxTotalBytes?: number;
   /** Most results kept (default 1,024). */
   maxResults?: number;
+  /**
+   * Evict the oldest results to make room when a limit is reached (default
+   * `false`: a new result that does not fit is not kept, every earlier one
+   * stays). A reference to an evicted result is answered `result_evicted`.
+   */
+  evictOldest?: boolean;
 }
 
 /** What {@link ResultStore.put} needs besides the content. */
@@ -238,9 +272,10 @@ export function compactDescriptor(
 /**
  * Keeps immutable UTF-8 tool results for a run and describes them to the
  * model. Content is copied on `put`, so later changes by the caller do not
- * reach the store. Results are never evicted: when a limit is reached, new
- * results get a descriptor with a preview and `result_unavailable` but no
- * reference, and every earlier reference keeps working.
+ * reach the store. By default results are never evicted: when a limit is
+ * reached, new results get a descriptor with a preview and
+ * `result_unavailable` but no reference, and every earlier reference keeps
+ * working. With `evictOldest` the oldest results make room instead.
  *
  * @example
  * ```ts
@@ -267,6 +302,9 @@ export class ResultStore {
   #maxResultBytes: number;
   #maxTotalBytes: number;
   #maxResults: number;
+  #evictOldest: boolean;
+  #evicted = new Set<string>();
+  #backing: ResultBacking | undefined;
 
   /**
    * Creates an empty store.
@@ -286,6 +324,8 @@ export class ResultStore {
       "maxTotalBytes",
     );
     this.#maxResults = limit(options.maxResults, MAX_RESULTS, "maxResults");
+    this.#evictOldest = options.evictOldest === true;
+    this.#backing = options.backing;
   }
 
   /** Number of results kept. */
@@ -328,13 +368,52 @@ export class ResultStore {
     options: PutOptions,
   ): Promise<ResultDescriptor> {
     try {
-      return Promise.resolve(this.#put(content, options));
+      const made = this.#put(content, options);
+      return made instanceof Promise ? made : Promise.resolve(made);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  #put(content: string | Uint8Array, options: PutOptions): ResultDescriptor {
+  /**
+   * Takes in the results other processes stored through the backing (a
+   * no-op without one), so their ids resolve here.
+   *
+   * @returns How many results were taken in.
+   * @throws {ResultRestoreError} When one cannot be admitted (a limit).
+   *
+   * @example
+   * ```ts
+   * import { ResultStore } from "@loom/loom/reference";
+   * import assert from "node:assert/strict";
+   * const other = new ResultStore();
+   * await other.put("from another process", { origin: "x", capture: "complete" });
+   * const queue = [...other.stored()];
+   * const store = new ResultStore({
+   *   backing: {
+   *     admit: () => Promise.reject(new Error("not in this example")),
+   *     refresh: () => Promise.resolve(queue.splice(0)),
+   *   },
+   * });
+   * assert.equal(await store.refresh(), 1);
+   * assert.equal(store.get("result-1")?.origin, "x");
+   * ```
+   */
+  async refresh(): Promise<number> {
+    if (this.#backing === undefined) return 0;
+    let taken = 0;
+    for (const result of await this.#backing.refresh()) {
+      if (this.#results.has(result.id)) continue;
+      this.restore(result);
+      taken += 1;
+    }
+    return taken;
+  }
+
+  #put(
+    content: string | Uint8Array,
+    options: PutOptions,
+  ): ResultDescriptor | Promise<ResultDescriptor> {
     const { origin, capture } = options ?? {};
     if (typeof origin !== "string") {
       throw new TypeError("Cannot store a result: origin must be a string");
@@ -372,6 +451,17 @@ export class ResultStore {
     const size = bytes.length;
     const preview = previewOf(bytes, capture);
     let unavailable: ResultUnavailable | undefined;
+    if (
+      this.#evictOldest && size <= this.#maxTotalBytes && this.#maxResults > 0
+    ) {
+      const order = this.#sorted();
+      while (
+        order.length > 0 &&
+        (this.#results.size >= this.#maxResults ||
+          this.#totalBytes + size > this.#maxTotalBytes) &&
+        size <= this.#maxResultBytes
+      ) this.#remove(order[0]!.id);
+    }
     if (size > this.#maxResultBytes) unavailable = "too_large";
     else if (
       this.#results.size >= this.#maxResults ||
@@ -386,10 +476,8 @@ export class ResultStore {
         result_unavailable: unavailable,
       };
     }
-    const id = `result-${this.#next++}`;
     const sha256 = sha256Hex(bytes);
-    this.#admit(Object.freeze({ id, bytes, sha256, origin, capture }));
-    return {
+    const described = (id: string): ResultDescriptor => ({
       result: id,
       sha256,
       origin,
@@ -397,7 +485,19 @@ export class ResultStore {
       utf8_bytes: size,
       ...preview,
       reference: wholeReference(id, sha256),
-    };
+    });
+    const backing = this.#backing;
+    if (backing !== undefined) {
+      return (async () => {
+        const stored = await backing.admit({ bytes, sha256, origin, capture });
+        await this.refresh();
+        if (!this.#results.has(stored.id)) this.restore(stored);
+        return described(stored.id);
+      })();
+    }
+    const id = `result-${this.#next++}`;
+    this.#admit(Object.freeze({ id, bytes, sha256, origin, capture }));
+    return described(id);
   }
 
   #admit(result: StoredResult): void {
@@ -408,6 +508,91 @@ export class ResultStore {
     }
     this.#order.push(result);
     this.#totalBytes += result.bytes.length;
+  }
+
+  #remove(id: string): void {
+    const result = this.#results.get(id);
+    if (result === undefined) return;
+    this.#results.delete(id);
+    const at = this.#order.indexOf(result);
+    if (at >= 0) this.#order.splice(at, 1);
+    this.#totalBytes -= result.bytes.length;
+    this.#evicted.add(id);
+  }
+
+  /**
+   * Removes a stored result (an expired one); later references to it are
+   * answered `result_evicted`.
+   *
+   * @param id The result's id.
+   * @returns Whether the store held it.
+   *
+   * @example
+   * ```ts
+   * import { ResultStore } from "@loom/loom/reference";
+   * import assert from "node:assert/strict";
+   * const store = new ResultStore();
+   * await store.put("a", { origin: "x", capture: "complete" });
+   * assert.equal(store.evict("result-1"), true);
+   * assert.equal(store.get("result-1"), undefined);
+   * assert.equal(store.evicted("result-1"), true);
+   * ```
+   */
+  evict(id: string): boolean {
+    if (!this.#results.has(id)) return false;
+    this.#remove(id);
+    return true;
+  }
+
+  /**
+   * Makes new results take ids after `id`, which the store does not hold
+   * (a session that kept only the descriptor of that result).
+   *
+   * @param id A result id.
+   * @throws {ResultRestoreError} `invalid_result_id` when the id is malformed.
+   *
+   * @example
+   * ```ts
+   * import { ResultStore } from "@loom/loom/reference";
+   * import assert from "node:assert/strict";
+   * const store = new ResultStore();
+   * store.advancePast("result-4");
+   * const d = await store.put("a", { origin: "x", capture: "complete" });
+   * assert.equal(d.result, "result-5");
+   * ```
+   */
+  advancePast(id: string): void {
+    const match = ID_PATTERN.exec(String(id));
+    if (match === null) {
+      throw new ResultRestoreError(
+        "invalid_result_id",
+        `Cannot reserve ${String(id)}: a result id has the form result-<n>`,
+      );
+    }
+    this.#next = Math.max(this.#next, Number(match[1]) + 1);
+  }
+
+  /**
+   * Whether a result id was held and then evicted (by `evictOldest` or
+   * {@linkcode ResultStore.evict}).
+   *
+   * @param id A result id.
+   * @returns `true` for an evicted result.
+   *
+   * @example
+   * ```ts
+   * import { ResultStore } from "@loom/loom/reference";
+   * import assert from "node:assert/strict";
+   * const store = new ResultStore({ maxResults: 1, evictOldest: true });
+   * await store.put("a", { origin: "x", capture: "complete" });
+   * const d = await store.put("b", { origin: "y", capture: "complete" });
+   * assert.equal(d.result, "result-2");
+   * assert.equal(store.evicted("result-1"), true);
+   * assert.equal(store.evicted("result-2"), false);
+   * ```
+   */
+  evicted(id: string): boolean {
+    return this.#evicted.has(id);
   }
 
   #sorted(): StoredResult[] {

@@ -41,22 +41,38 @@ Deno.test("puts made at once are written one after another, so the journal's cha
   assert.equal(again.count, 24);
 });
 
-Deno.test("a closed session store refuses to store, and one folder has one open store at a time", async () => {
+Deno.test("two stores open on one session at once each read what the other stored, and a closed one refuses to store", async () => {
   await using home = await tempDir();
   const dir = `${home.path}/s`;
   const keyFile = `${home.path}/key`;
-  const store = await sessionStore(dir, { keyFile });
+  const one = await sessionStore(dir, { keyFile });
+  const two = await sessionStore(dir, { keyFile });
+  const a = await one.put('{"from":"one"}', {
+    origin: "a",
+    capture: "complete",
+  });
+  const b = await two.put('{"from":"two"}', {
+    origin: "b",
+    capture: "complete",
+  });
+  assert.deepEqual([a.result, b.result], ["result-1", "result-2"]);
+  const read = (store: typeof one, d: typeof a) =>
+    retrievalTools(store).read_result.execute({
+      reference: {
+        ...d.reference,
+        select: { kind: "json_pointer", pointer: "/from" },
+      },
+    });
+  assert.deepEqual(await read(one, b), { selected_text: "two" });
+  assert.deepEqual(await read(two, a), { selected_text: "one" });
+  await one.close();
   await assert.rejects(
-    sessionStore(dir, { keyFile }),
-    refusedWith("session_locked"),
-  );
-  await store.close();
-  await assert.rejects(
-    store.put("late\n", { origin: "x", capture: "complete" }),
+    one.put("late\n", { origin: "x", capture: "complete" }),
     refusedWith("session_closed"),
   );
+  await two.close();
   await using again = await sessionStore(dir, { keyFile });
-  assert.equal(again.count, 0);
+  assert.equal(again.count, 2);
 });
 
 Deno.test("a reference to a result the session does not hold answers unknown_result with what the model can do, never a crash", async () => {
@@ -68,8 +84,8 @@ Deno.test("a reference to a result the session does not hold answers unknown_res
   // Another conversation's folder never held it.
   await using other = await sessionStore(`${home.path}/two`, { keyFile });
   const tools = retrievalTools(other);
-  assert.throws(
-    () => tools.read_result.execute({ reference: d.reference }),
+  await assert.rejects(
+    tools.read_result.execute({ reference: d.reference }),
     (e: unknown) =>
       refusedWith("unknown_result")(e) &&
       /^unknown_result: .*list_results/.test((e as Error).message) &&

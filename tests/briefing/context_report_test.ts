@@ -44,6 +44,19 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
     argumentsReparsed: 1,
     modelCalls: 2,
     elapsedMs: 12.5,
+    model: "recorded:/home/me/SECRET-recording.json",
+    steps: 4,
+    revision: "rev-1-abcdefabcdef",
+    testsValidateLatestRevision: true,
+    tests: [
+      { step: 2, exit_code: 1, timed_out: false, revision: null },
+      {
+        step: 4,
+        exit_code: 0,
+        timed_out: false,
+        revision: "rev-1-abcdefabcdef",
+      },
+    ],
   });
   assert.deepEqual(Object.keys(report), CONTEXT_REPORT_KEYS);
   // Measured on the parts in Anthropic's cache order: tools first.
@@ -84,6 +97,20 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
     arguments_reparsed: 1,
     model_calls: 2,
     elapsed_ms: 12.5,
+    // A recording is named, not located.
+    model: "recorded",
+    steps: 4,
+    revision: "rev-1-abcdefabcdef",
+    tests_validate_latest_revision: true,
+    tests: [
+      { step: 2, exit_code: 1, timed_out: false, revision: null },
+      {
+        step: 4,
+        exit_code: 0,
+        timed_out: false,
+        revision: "rev-1-abcdefabcdef",
+      },
+    ],
   });
   assert.ok(
     prefix >

@@ -1,6 +1,7 @@
 /**
- * GitHub's own workflow parser (`npm:@actions/workflow-parser`, the one the
- * Actions VS Code extension and language server use), loaded under Deno.
+ * GitHub's own workflow and action-manifest parser
+ * (`npm:@actions/workflow-parser`, the one the Actions VS Code extension and
+ * language server use), loaded under Deno.
  *
  * The package imports its schema as `import WorkflowSchema from
  * "../workflow-v1.0.min.json"`, without an import attribute, which Deno
@@ -27,10 +28,46 @@ const hooks = registerHooks({
   },
 });
 let parser: typeof import("@actions/workflow-parser");
+let actions: typeof import("@actions/workflow-parser/actions/index");
 try {
   parser = await import("@actions/workflow-parser");
+  // The action manifest parser (action.yml against GitHub's action schema,
+  // `action-v1.0.json`), shipped in the same package.
+  actions = await import("@actions/workflow-parser/actions/index");
 } finally {
   hooks.deregister();
+}
+
+/** A parsed action manifest, as GitHub's converter types it. */
+export type ActionTemplate =
+  import("@actions/workflow-parser/actions/index").ActionTemplate;
+
+/**
+ * The errors GitHub's parser reports for an action manifest (action.yml,
+ * checked against its strict action schema: required `name`, `description`
+ * and `runs`, known keys only, `shell` on every composite `run` step, valid
+ * expressions), and the typed manifest when there are none.
+ */
+export function actionErrors(
+  name: string,
+  content: string,
+): { errors: string[]; action: ActionTemplate | undefined } {
+  const result = actions.parseAction(
+    { name, content },
+    new parser.NoOperationTraceWriter(),
+  );
+  const errors = result.context.errors.getErrors().map((e) => e.message);
+  if (errors.length > 0 || result.value === undefined) {
+    return {
+      errors: errors.length > 0
+        ? errors
+        : [`${name}: the parser returned no action`],
+      action: undefined,
+    };
+  }
+  const action = actions.convertActionTemplate(result.context, result.value);
+  const late = result.context.errors.getErrors().map((e) => e.message);
+  return { errors: late, action: late.length > 0 ? undefined : action };
 }
 
 /**

@@ -15,6 +15,7 @@ import { parseCostArguments } from "${cli("cost")}";
 import { parseDemoArguments } from "${cli("demo")}";
 import { parseInspectArguments } from "${cli("inspect")}";
 import { parseRenderArguments } from "${cli("render")}";
+import { parseReportArguments } from "${cli("report")}";
 import { parseSelectArguments } from "${cli("select")}";
 import { parseSessionArguments } from "${cli("session")}";
 const slice = "--workspace /nonexistent/ws --intent-file /nonexistent/i.txt"
@@ -35,6 +36,7 @@ const parsed = [
   parseDemoArguments("--context-report /nonexistent/r.json".split(" ")),
   parseInspectArguments("/nonexistent/f --partial".split(" ")),
   parseRenderArguments("/nonexistent/c.yaml --format anthropic --breakpoints focus --ttl 1h".split(" ")),
+  parseReportArguments("--markdown /nonexistent/r.json".split(" ")),
   parseSelectArguments("/nonexistent/f --pointer /a --json".split(" ")),
   parseSessionArguments("show /nonexistent/s --verify".split(" ")),
 ];
@@ -57,6 +59,7 @@ Deno.test("every parse…Arguments function runs with no permission at all", asy
     "command",
     "run",
     "resume",
+    "arguments",
     "arguments",
     "arguments",
     "arguments",

@@ -3,6 +3,7 @@
 // without worker permissions go through the real CLI as a subprocess.
 import assert from "node:assert/strict";
 import {
+  CONTEXT_REPORT_KEYS,
   type InProcessResult,
   loom,
   loomIn,
@@ -115,18 +116,21 @@ function assertReportInvariants(
       );
     }
   }
+  assert.deepEqual(Object.keys(report), CONTEXT_REPORT_KEYS);
+  assert.equal(report.steps, outcome.steps);
+  assert.equal(report.revision, outcome.revision);
+  assert.equal(
+    report.tests_validate_latest_revision,
+    outcome.tests_validate_latest_revision,
+  );
+  const latest = report.tests.at(-1);
   assert.deepEqual(
-    Object.keys(report).sort(),
-    [
-      "arguments_reparsed",
-      "checkpoints",
-      "elapsed_ms",
-      "model_calls",
-      "outcome",
-      "policy",
-      "requests",
-      "retrievals",
-    ],
+    latest === undefined ? null : {
+      exit_code: latest.exit_code,
+      timed_out: latest.timed_out,
+      tested_revision: latest.revision,
+    },
+    outcome.latest_test,
   );
 }
 

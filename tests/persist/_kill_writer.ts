@@ -1,6 +1,7 @@
 /**
  * A session writer to be killed: creates the session in `Deno.args[0]`
- * (workspace `Deno.args[1]`, key `Deno.args[2]`) and saves one step after
+ * (workspace `Deno.args[1]`, key `Deno.args[2]`; with a store URL in
+ * `Deno.args[3]`, the session of that name in it) and saves one step after
  * another, each with a test result large enough to go to `tool-results/`,
  * printing `acked N` once step N's save has returned. It never stops.
  */
@@ -9,10 +10,16 @@ import { saveSnapshot, SessionStore } from "../../lib/persist/session_store.ts";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
 import { RUN, snapshotOf, testsRecord } from "./_session.ts";
 
-const [root, workspace, keyFile] = Deno.args as [string, string, string];
+const [root, workspace, keyFile, url] = Deno.args as [
+  string,
+  string,
+  string,
+  string | undefined,
+];
 const store = await SessionStore.create(root, {
   workspace,
   keyFile,
+  ...(url === undefined ? {} : { store: url }),
   run: { ...RUN, maxSteps: 1_000_000 },
 });
 const results = new ResultStore({

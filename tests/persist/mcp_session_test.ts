@@ -136,6 +136,69 @@ Deno.test("McpSession.open() refuses a changed journal, a changed or missing bod
   assert.equal(await Deno.readTextFile(journal), original);
 });
 
+Deno.test("McpSession writes the one journal format: loom session show reads it, an old MCP folder is refused as session_outdated", async () => {
+  await using root = await tempDir();
+  await using home = await tempDir();
+  const keyFile = `${home.path}/key`;
+  await seeded(`${home.path}/s`, root.path, keyFile);
+  const { summarizeSession } = await import(
+    "../../lib/persist/session_summary.ts"
+  );
+  const summary = await summarizeSession(`${home.path}/s`);
+  assert.equal(summary.kind, "mcp");
+  assert.equal(summary.workspace, await Deno.realPath(root.path));
+  assert.deepEqual(summary.results.map((r) => [r.id, r.tool, r.source]), [
+    ["result-1", "inspect_files", "persisted"],
+    ["result-2", "inspect_files", "persisted"],
+  ]);
+  const old = `${home.path}/old`;
+  await Deno.mkdir(old);
+  // Sealed with the key, as the older loom mcp wrote it.
+  const { keyOf, seal } = await import("../storage/_conformance.ts");
+  const header = seal(await keyOf(keyFile), "", {
+    format: "loom-mcp-session/1",
+    root: root.path,
+  });
+  await Deno.writeTextFile(`${old}/journal.jsonl`, `${header.text}\n`);
+  await assert.rejects(
+    McpSession.open(old, { root: root.path, keyFile }),
+    (e: unknown) =>
+      refusedWith("session_outdated")(e) &&
+      /older loom mcp \(loom-mcp-session\/1\)/.test((e as Error).message),
+  );
+});
+
+Deno.test("shared McpSessions on one store assign each id once and hand each other's results over with the same digest", async () => {
+  await using root = await tempDir();
+  await using home = await tempDir();
+  const keyFile = `${home.path}/key`;
+  const store = `sqlite:${home.path}/loom.db`;
+  const options = { root: root.path, keyFile, store, shared: true };
+  const one = await McpSession.open("default", options);
+  const two = await McpSession.open("default", options);
+  try {
+    const a = new ResultStore({ backing: one.backing() });
+    const b = new ResultStore({ backing: two.backing() });
+    const put = { origin: "inspect_files x", capture: "complete" } as const;
+    const [x, y] = await Promise.all([
+      a.put("from one\n", put),
+      b.put("from two\n", put),
+    ]);
+    assert.notEqual(x.result, y.result);
+    // Each store takes in what the other stored (some already while storing).
+    await a.refresh();
+    await b.refresh();
+    assert.equal(a.count + b.count, 4);
+    for (const store of [a, b]) {
+      assert.equal(store.get(x.result!)?.sha256, x.sha256);
+      assert.equal(store.get(y.result!)?.sha256, y.sha256);
+    }
+  } finally {
+    await one.close();
+    await two.close();
+  }
+});
+
 Deno.test("McpSession.open() without a root keeps an SDK adapter's results and is never taken for a root's session", async (t) => {
   await using root = await tempDir();
   await using home = await tempDir();
@@ -157,6 +220,18 @@ Deno.test("McpSession.open() without a root keeps an SDK adapter's results and i
     } finally {
       await again.close();
     }
+  });
+  await t.step("loom session show describes it", async () => {
+    const { summarizeSession } = await import(
+      "../../lib/persist/session_summary.ts"
+    );
+    const summary = await summarizeSession(dir);
+    assert.equal(summary.kind, "mcp");
+    assert.equal(summary.workspace, null);
+    assert.equal(
+      (await McpSession.verify(dir, { keyFile })).length,
+      1,
+    );
   });
   await t.step(
     "a root's server refuses it, and it refuses a root's session",

@@ -519,3 +519,35 @@ Deno.test("ResultStore.put() keeps a leading byte-order mark in content and prev
     assert.ok(d.preview.startsWith("\ufeffy"));
   });
 });
+
+Deno.test("ResultStore with evictOldest makes room by evicting the oldest results and says which were evicted", async () => {
+  const store = new ResultStore({ maxTotalBytes: 10, evictOldest: true });
+  await store.put("aaaa", { origin: "a", capture: "complete" });
+  await store.put("bbbb", { origin: "b", capture: "complete" });
+  const c = await store.put("cccccc", { origin: "c", capture: "complete" });
+  assert.equal(c.result, "result-3");
+  assert.equal(store.get("result-1"), undefined);
+  assert.equal(store.evicted("result-1"), true);
+  assert.equal(new TextDecoder().decode(store.get("result-2")?.bytes), "bbbb");
+  assert.equal(store.evicted("result-2"), false);
+  assert.equal(store.totalBytes, 10);
+  const tooLarge = await store.put("x".repeat(11), {
+    origin: "d",
+    capture: "complete",
+  });
+  assert.equal(tooLarge.result_unavailable, "store_full");
+  assert.ok(
+    store.get("result-2") !== undefined,
+    "a result too large evicts nothing",
+  );
+});
+
+Deno.test("ResultStore without evictOldest keeps every earlier result when full", async () => {
+  const store = new ResultStore({ maxTotalBytes: 8 });
+  await store.put("aaaa", { origin: "a", capture: "complete" });
+  await store.put("bbbb", { origin: "b", capture: "complete" });
+  const full = await store.put("c", { origin: "c", capture: "complete" });
+  assert.equal(full.result_unavailable, "store_full");
+  assert.equal(store.evicted("result-1"), false);
+  assert.equal(store.count, 2);
+});

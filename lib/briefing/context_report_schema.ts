@@ -1,0 +1,124 @@
+/**
+ * The closed schema of the context report and its reader: the one shape of
+ * a report line, shared by the session journal (which keeps the lines of a
+ * stopped run) and `loom report` (which renders a report file).
+ *
+ * @module
+ */
+import { z } from "zod";
+import { LoomError } from "../errors.ts";
+import { describeIssue } from "../reference/schema.ts";
+import type {
+  ContextReport,
+  ContextReportRequest,
+  StopReason,
+} from "./context_report.ts";
+
+/** A context report file that cannot be read as one. */
+export class ContextReportError
+  extends LoomError.TypeError<"ContextReportError"> {}
+
+const count = z.number().int().nonnegative();
+const nullableCount = count.nullable();
+
+/**
+ * One request line of a context report. `first_divergence` reads as `null`
+ * when absent (lines written before it existed).
+ */
+export const contextReportRequestSchema: z.ZodType<
+  ContextReportRequest,
+  unknown
+> = z.strictObject({
+  phase: z.enum(["selection", "arguments"]),
+  request_bytes: count,
+  prefix_stable_bytes: count,
+  first_divergence: z.strictObject({ offset: count, part: z.string() })
+    .nullable().default(null),
+  elapsed_ms: z.number().nonnegative(),
+  final_usage: z.boolean(),
+  input_tokens: nullableCount,
+  cache_read_tokens: nullableCount,
+  cache_write_tokens: nullableCount,
+  output_tokens: nullableCount,
+});
+
+const STOP_REASONS = [
+  "completed",
+  "step_budget",
+  "refused",
+  "suspended",
+  "capacity",
+  "confinement_unavailable",
+  "provider_error",
+  "interrupted",
+] as const satisfies readonly StopReason[];
+
+const revision = z.string().nullable();
+
+const reportSchema: z.ZodType<ContextReport, unknown> = z.strictObject({
+  policy: z.enum(["legacy", "bounded"]),
+  outcome: z.strictObject({ stop: z.enum(STOP_REASONS), detail: z.string() }),
+  requests: z.array(contextReportRequestSchema),
+  checkpoints: count,
+  retrievals: count,
+  arguments_reparsed: count,
+  model_calls: count,
+  elapsed_ms: z.number().nonnegative(),
+  model: z.string().nullable(),
+  steps: count,
+  revision,
+  tests_validate_latest_revision: z.boolean(),
+  tests: z.array(z.strictObject({
+    step: count,
+    exit_code: z.number().int(),
+    timed_out: z.boolean(),
+    revision,
+  })),
+});
+
+/**
+ * Reads a context report file's text.
+ *
+ * @param text The file's text.
+ * @param source The file name, for messages.
+ * @returns The report.
+ * @throws {ContextReportError} `report_invalid` naming the file and the
+ *   first key at fault, when the text is not JSON or not a context report.
+ *
+ * @example
+ * ```ts
+ * import { ContextReportBuilder } from "./context_report.ts";
+ * import { readContextReport } from "./context_report_schema.ts";
+ * import assert from "node:assert/strict";
+ * const report = new ContextReportBuilder("bounded").build(
+ *   { stop: "step_budget", detail: "Out of steps" },
+ *   { steps: 3, elapsedMs: 5 },
+ * );
+ * assert.deepEqual(readContextReport(JSON.stringify(report), "r.json"), report);
+ * assert.throws(() => readContextReport("{}", "r.json"), /r\.json is not a context report/);
+ * ```
+ */
+export function readContextReport(text: string, source: string): ContextReport {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ContextReportError(
+      "report_invalid",
+      `Context report ${source} is not JSON: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+      { cause: error },
+    );
+  }
+  const parsed = reportSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new ContextReportError(
+      "report_invalid",
+      `Context report ${source} is not a context report: ${
+        describeIssue(parsed.error)
+      }`,
+    );
+  }
+  return parsed.data;
+}

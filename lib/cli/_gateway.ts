@@ -1,0 +1,240 @@
+/**
+ * `loom mcp --servers FILE`: reads the servers file (a bad one is a usage
+ * error naming the file, the entry and the field, before any server
+ * starts), builds the one store (evicting the oldest results), the gateway
+ * and its MCP server, and serves it over stdio — or, with `--list`, prints
+ * each server's tools and how each is treated.
+ *
+ * @module
+ */
+import { resolve } from "node:path";
+import {
+  GatewayConfigError,
+  parseGatewayConfig,
+  toolClassification,
+} from "../mcp/gateway/gateway_config.ts";
+import {
+  Gateway,
+  type ListedTool,
+  type OwnTools,
+} from "../mcp/gateway/gateway.ts";
+import {
+  createGatewayServer,
+  serveGatewayStdio,
+} from "../mcp/gateway/gateway_server.ts";
+import { GatewaySession } from "../mcp/gateway/gateway_session.ts";
+import { loadSdk } from "../mcp/gateway/sdk.ts";
+import { McpTools } from "../mcp/mcp_tools.ts";
+import { callToolResult } from "../mcp/stdio_server.ts";
+import { MCP_TOOLS } from "../mcp/tool_definitions.ts";
+import { ResultStore, type ResultStoreOptions } from "../store/result_store.ts";
+import { type CliIo, ExitCode } from "./_io.ts";
+
+/** The gateway's flags. */
+export interface GatewayArguments {
+  /** `--servers FILE`. */
+  readonly servers: string;
+  /** `--list`. */
+  readonly list: boolean;
+  /** `--offload-bytes`. */
+  readonly offloadBytes?: number;
+  /** `--call-timeout` in milliseconds. */
+  readonly callTimeoutMs?: number;
+  /** `--max-age` in milliseconds. */
+  readonly maxAgeMs?: number;
+  /** `--report FILE`. */
+  readonly report?: string;
+}
+
+/** The common flags of `loom mcp` the gateway uses. */
+interface Common {
+  readonly root: string;
+  readonly rootGiven?: boolean;
+  readonly session?: string;
+  readonly limits: ResultStoreOptions;
+}
+
+/**
+ * Runs the gateway until standard input ends (or prints `--list`).
+ *
+ * @param a The common flags.
+ * @param g The gateway's flags.
+ * @param io Where diagnostics and `--list` go.
+ * @returns The exit code.
+ * @throws {GatewayConfigError} When the servers file cannot be used.
+ */
+export async function serveGateway(
+  a: Common,
+  g: GatewayArguments,
+  io: CliIo,
+): Promise<number> {
+  const log = (line: string) => io.err(`loom mcp: ${line}\n`);
+  // Nothing an upstream sends may stop the gateway: a promise rejected in a
+  // relay or a notification handler is logged, not fatal.
+  const unhandled = (event: PromiseRejectionEvent) => {
+    event.preventDefault();
+    log(`internal error (ignored): ${String(event.reason).slice(0, 300)}`);
+  };
+  globalThis.addEventListener("unhandledrejection", unhandled);
+  try {
+    return await gateway(a, g, io, log);
+  } finally {
+    globalThis.removeEventListener("unhandledrejection", unhandled);
+  }
+}
+
+async function gateway(
+  a: Common,
+  g: GatewayArguments,
+  io: CliIo,
+  log: (line: string) => void,
+): Promise<number> {
+  const file = resolve(g.servers);
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (error) {
+    throw new GatewayConfigError(
+      "gateway_config_invalid",
+      `Cannot read the servers file ${file}: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+    );
+  }
+  const env = Deno.env.toObject();
+  const config = parseGatewayConfig(text, { file, env });
+  for (const skipped of config.skipped) {
+    log(`entry ${skipped.name} skipped: ${skipped.why}`);
+  }
+  const maxResultBytes = a.limits.maxResultBytes ?? 64 * 1024 * 1024;
+  const store = new ResultStore({
+    maxResultBytes,
+    maxTotalBytes: a.limits.maxTotalBytes ?? 512 * 1024 * 1024,
+    ...(a.limits.maxResults === undefined
+      ? {}
+      : { maxResults: a.limits.maxResults }),
+    evictOldest: true,
+  });
+  const session = a.session === undefined || g.list
+    ? undefined
+    : await GatewaySession.open(resolve(a.session), {
+      root: a.rootGiven ? resolve(a.root) : file,
+      ...(g.maxAgeMs === undefined ? {} : { maxAgeMs: g.maxAgeMs }),
+    });
+  let ownTools: McpTools | undefined;
+  try {
+    if (session !== undefined) {
+      const restored = session.restore(store);
+      log(`session ${session.dir}: ${restored} results restored`);
+    }
+    if (a.rootGiven && !g.list) {
+      ownTools = await McpTools.start({
+        root: resolve(a.root),
+        limits: { maxResultBytes },
+        store,
+        ...(session === undefined ? {} : {
+          onStored: (r) =>
+            session.saved(r, {
+              server: "loom",
+              tool: r.origin.split(" ")[0] ?? "",
+              arguments: {},
+              part: "content[0]",
+              sha256: r.sha256,
+            }, true),
+        }),
+      });
+    }
+    const sdk = await loadSdk();
+    const gw = new Gateway({
+      sdk,
+      config,
+      store,
+      offloadBytes: g.offloadBytes ?? 8192,
+      maxResultBytes,
+      callTimeoutMs: g.callTimeoutMs ?? 120_000,
+      env,
+      log,
+      ...(ownTools === undefined ? {} : { own: ownToolsOf(ownTools) }),
+      ...(session === undefined
+        ? {}
+        : { persistence: session, media: session.media }),
+    });
+    try {
+      if (g.list) {
+        await gw.start({}, { log: () => {}, listChanged: () => {} });
+        io.out(listing(gw, config));
+        return ExitCode.ok;
+      }
+      log(
+        `gateway over ${config.servers.length} servers of ${file}, serving over stdio`,
+      );
+      await serveGatewayStdio(createGatewayServer(gw, { sdk, log }), sdk);
+    } finally {
+      await gw.close();
+      if (g.report !== undefined) {
+        await Deno.writeTextFile(
+          resolve(g.report),
+          JSON.stringify(
+            { format: "loom-gateway-report/1", tools: gw.report() },
+            null,
+            2,
+          ) + "\n",
+        );
+      }
+    }
+  } finally {
+    ownTools?.close();
+    await session?.close();
+  }
+  return ExitCode.ok;
+}
+
+function ownToolsOf(tools: McpTools): OwnTools {
+  const names = new Set(["inspect_files", "write_file"]);
+  return {
+    definitions: MCP_TOOLS.filter((t) => names.has(t.name)).map((t) => ({
+      ...t,
+    })) as unknown as ListedTool[],
+    call: async (name, args) => callToolResult(await tools.call(name, args)),
+  };
+}
+
+function listing(
+  gateway: Gateway,
+  config: ReturnType<typeof parseGatewayConfig>,
+): string {
+  const lines: string[] = [];
+  const routes = gateway.routes();
+  for (const entry of config.servers) {
+    const tools = gateway.upstreamTools.get(entry.name) ?? [];
+    lines.push(`${entry.name} (${entry.transport}): ${tools.length} tools`);
+    for (const tool of tools) {
+      const name = routes.find((r) =>
+        r.server === entry.name && r.tool === tool.name
+      )?.name;
+      const c = toolClassification(entry, tool.name);
+      const hints = (tool.annotations ?? {}) as Record<string, unknown>;
+      const treatment = [
+        name === undefined ? "left out" : `as ${name}`,
+        "answers over the threshold offloaded",
+        ...(tool.outputSchema === undefined
+          ? []
+          : ["outputSchema left out (an offloaded answer is a descriptor)"]),
+        c.selfReading
+          ? "self-reading: never persisted"
+          : c.persist
+          ? "persisted with --session"
+          : "not persisted",
+        ...(hints.readOnlyHint === true && hints.idempotentHint === true
+          ? ["re-fetched on resume"]
+          : []),
+      ];
+      lines.push(`  ${tool.name}: ${treatment.join("; ")}`);
+    }
+  }
+  for (const skipped of config.skipped) {
+    lines.push(`${skipped.name}: skipped (${skipped.why})`);
+  }
+  for (const note of gateway.notes) lines.push(`note: ${note}`);
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,346 @@
+/**
+ * The configuration of `loom mcp --servers FILE`: the JSON the hosts already
+ * use — `{"mcpServers": {...}}` (Claude Code's `.mcp.json`, Claude Desktop,
+ * Cursor) or VS Code's `{"servers": {...}}` — read into checked entries.
+ * Stdio entries have `command`, `args`, `env`, `cwd`; remote entries have
+ * `"type": "http"` (or `"streamable-http"`) or `"sse"`, a `url` and
+ * `headers`. `${VAR}` and `${VAR:-default}` expand in every string as Claude
+ * Code expands them. Loom's own keys: `"persist": true` and
+ * `"selfReading": true` on an entry, and per tool under `"tools"`. The file
+ * is the user's (trusted), but a mistake in it is a
+ * {@linkcode GatewayConfigError} naming the file, the entry and the field,
+ * found before any server starts.
+ *
+ * @module
+ */
+import { LoomError } from "../../errors.ts";
+
+/**
+ * The servers file cannot be used: it is unreadable, not JSON, or an entry
+ * has a field of the wrong type or an unset variable. Exit code 2.
+ *
+ * @example
+ * ```ts
+ * import { GatewayConfigError, parseGatewayConfig } from "./gateway_config.ts";
+ * import assert from "node:assert/strict";
+ * assert.throws(
+ *   () => parseGatewayConfig('{"mcpServers": {"fs": {"args": []}}}', { file: ".mcp.json", env: {} }),
+ *   (e: unknown) => e instanceof GatewayConfigError && /fs.*command/.test(e.message),
+ * );
+ * ```
+ */
+export class GatewayConfigError
+  extends LoomError.TypeError<"GatewayConfigError"> {}
+
+/** How a tool's results are persisted in a `--session` (the seeds' rule). */
+export interface ToolClassification {
+  /** `"persist": true`: the config opts the results in. */
+  readonly persist: boolean;
+  /** `"selfReading": true`: the tool reads arbitrary paths or URLs; never persisted. */
+  readonly selfReading: boolean;
+}
+
+/** A stdio upstream: a program the gateway starts. */
+export interface StdioServerEntry {
+  /** The entry's name in the file. */
+  readonly name: string;
+  /** Always `stdio`. */
+  readonly transport: "stdio";
+  /** The program. */
+  readonly command: string;
+  /** Its arguments. */
+  readonly args: readonly string[];
+  /** Variables added to the gateway's environment. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The working folder (default: the gateway's). */
+  readonly cwd?: string;
+  /** The server-wide classification. */
+  readonly classification: ToolClassification;
+  /** Per-tool classifications by upstream tool name. */
+  readonly tools: Readonly<Record<string, Partial<ToolClassification>>>;
+}
+
+/** A remote upstream: Streamable HTTP or SSE. */
+export interface RemoteServerEntry {
+  /** The entry's name in the file. */
+  readonly name: string;
+  /** `http` (Streamable HTTP) or `sse`. */
+  readonly transport: "http" | "sse";
+  /** The endpoint. */
+  readonly url: string;
+  /** Headers sent with every request. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The server-wide classification. */
+  readonly classification: ToolClassification;
+  /** Per-tool classifications by upstream tool name. */
+  readonly tools: Readonly<Record<string, Partial<ToolClassification>>>;
+}
+
+/** One upstream server of the file. */
+export type ServerEntry = StdioServerEntry | RemoteServerEntry;
+
+/** The checked file. */
+export interface GatewayConfig {
+  /** The file it came from. */
+  readonly file: string;
+  /** The upstreams, in file order. */
+  readonly servers: readonly ServerEntry[];
+  /** Entries left out, with why (a `loom mcp` entry, a disabled one). */
+  readonly skipped: readonly { readonly name: string; readonly why: string }[];
+}
+
+/** Options of {@linkcode parseGatewayConfig}. */
+export interface ParseGatewayConfigOptions {
+  /** The file's name, for messages. */
+  readonly file: string;
+  /** The variables `${VAR}` expands from. */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/**
+ * Expands `${VAR}` and `${VAR:-default}` in one string.
+ *
+ * @param text The string from the file.
+ * @param env The variables.
+ * @returns The expanded string, or the name of the first unset variable
+ *   without a default.
+ *
+ * @example
+ * ```ts
+ * import { expandVariables } from "./gateway_config.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(expandVariables("${HOME}/x ${N:-3}", { HOME: "/h" }), { text: "/h/x 3" });
+ * assert.deepEqual(expandVariables("${TOKEN}", {}), { missing: "TOKEN" });
+ * ```
+ */
+export function expandVariables(
+  text: string,
+  env: Readonly<Record<string, string>>,
+): { readonly text: string } | { readonly missing: string } {
+  let missing: string | undefined;
+  const out = text.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+    (_, name: string, fallback: string | undefined) => {
+      const value = Object.hasOwn(env, name) ? env[name] : undefined;
+      if (value !== undefined && value !== "") return value;
+      if (fallback !== undefined) return fallback;
+      if (value !== undefined) return value;
+      missing ??= name;
+      return "";
+    },
+  );
+  return missing === undefined ? { text: out } : { missing };
+}
+
+/**
+ * Reads the servers file's text into checked entries.
+ *
+ * @param text The file's contents.
+ * @param options The file name and the variables.
+ * @returns The configuration.
+ * @throws {GatewayConfigError} When the file is not JSON, has neither
+ *   `mcpServers` nor `servers`, or an entry is wrong (named with its field).
+ *
+ * @example
+ * ```ts
+ * import { parseGatewayConfig } from "./gateway_config.ts";
+ * import assert from "node:assert/strict";
+ * const config = parseGatewayConfig(JSON.stringify({
+ *   mcpServers: {
+ *     fs: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "${ROOT:-.}"] },
+ *     web: { type: "http", url: "https://example.test/mcp", headers: { Authorization: "Bearer ${TOKEN}" } },
+ *     loom: { command: "loom", args: ["mcp", "--servers", ".mcp.json"] },
+ *   },
+ * }), { file: ".mcp.json", env: { TOKEN: "t" } });
+ * assert.deepEqual(config.servers.map((s) => s.name), ["fs", "web"]);
+ * assert.equal(config.skipped[0]?.name, "loom");
+ * ```
+ */
+export function parseGatewayConfig(
+  text: string,
+  options: ParseGatewayConfigOptions,
+): GatewayConfig {
+  const { file, env } = options;
+  const fail = (message: string): never => {
+    throw new GatewayConfigError(
+      "gateway_config_invalid",
+      `Cannot use the servers file ${file}: ${message}`,
+    );
+  };
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    fail(`it is not JSON (${(error as Error).message})`);
+  }
+  if (!isObject(data)) fail("it is not a JSON object");
+  const top = data as Record<string, unknown>;
+  const key = Object.hasOwn(top, "mcpServers")
+    ? "mcpServers"
+    : Object.hasOwn(top, "servers")
+    ? "servers"
+    : fail('it has neither "mcpServers" nor "servers"');
+  const entries = top[key];
+  if (!isObject(entries)) fail(`"${key}" is not an object`);
+  const servers: ServerEntry[] = [];
+  const skipped: { name: string; why: string }[] = [];
+  for (const [name, raw] of Object.entries(entries as object)) {
+    const at = (field: string) =>
+      `entry ${JSON.stringify(name)} field ${field}`;
+    if (name === "") fail("an entry has an empty name");
+    if (!isObject(raw)) fail(`entry ${JSON.stringify(name)} is not an object`);
+    const entry = raw as Record<string, unknown>;
+    if (entry.disabled === true) {
+      skipped.push({ name, why: "it is disabled" });
+      continue;
+    }
+    const str = (field: string, value: unknown): string => {
+      if (typeof value !== "string") fail(`${at(field)} is not a string`);
+      const expanded = expandVariables(value as string, env);
+      if ("missing" in expanded) {
+        fail(
+          `${
+            at(field)
+          } uses \${${expanded.missing}}, which is not set and has no default (\${${expanded.missing}:-default})`,
+        );
+      }
+      return (expanded as { text: string }).text;
+    };
+    const optionalStr = (field: string): string | undefined =>
+      entry[field] === undefined ? undefined : str(field, entry[field]);
+    const record = (field: string): Record<string, string> => {
+      const value = entry[field];
+      if (value === undefined) return {};
+      if (!isObject(value)) fail(`${at(field)} is not an object`);
+      const out: Record<string, string> = {};
+      for (const [k, v] of Object.entries(value as object)) {
+        out[k] = str(`${field}.${k}`, v);
+      }
+      return out;
+    };
+    const flag = (value: unknown, field: string): boolean | undefined => {
+      if (value === undefined) return undefined;
+      if (typeof value !== "boolean") fail(`${at(field)} is not true or false`);
+      return value as boolean;
+    };
+    const classification: ToolClassification = {
+      persist: flag(entry.persist, "persist") ?? false,
+      selfReading: flag(entry.selfReading, "selfReading") ?? false,
+    };
+    const tools: Record<string, Partial<ToolClassification>> = {};
+    if (entry.tools !== undefined) {
+      if (!isObject(entry.tools)) fail(`${at("tools")} is not an object`);
+      for (const [tool, value] of Object.entries(entry.tools as object)) {
+        if (!isObject(value)) fail(`${at(`tools.${tool}`)} is not an object`);
+        const v = value as Record<string, unknown>;
+        const persist = flag(v.persist, `tools.${tool}.persist`);
+        const selfReading = flag(v.selfReading, `tools.${tool}.selfReading`);
+        tools[tool] = {
+          ...(persist === undefined ? {} : { persist }),
+          ...(selfReading === undefined ? {} : { selfReading }),
+        };
+      }
+    }
+    const type = entry.type === undefined ? undefined : str("type", entry.type);
+    if (
+      type === "http" || type === "streamable-http" ||
+      type === "streamableHttp" || type === "sse" ||
+      (type === undefined && entry.url !== undefined &&
+        entry.command === undefined)
+    ) {
+      const url = str("url", entry.url);
+      try {
+        const parsed = new URL(url);
+        if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+          fail(`${at("url")} is not an http or https URL`);
+        }
+      } catch (error) {
+        if (error instanceof GatewayConfigError) throw error;
+        fail(`${at("url")} is not a URL`);
+      }
+      servers.push({
+        name,
+        transport: type === "sse" ? "sse" : "http",
+        url,
+        headers: record("headers"),
+        classification,
+        tools,
+      });
+      continue;
+    }
+    if (type !== undefined && type !== "stdio") {
+      fail(
+        `${at("type")} is ${
+          JSON.stringify(type)
+        }; it must be stdio, http, streamable-http or sse`,
+      );
+    }
+    if (entry.command === undefined) fail(`${at("command")} is missing`);
+    const command = str("command", entry.command);
+    if (command === "") fail(`${at("command")} is empty`);
+    const argsValue = entry.args ?? [];
+    if (!Array.isArray(argsValue)) fail(`${at("args")} is not an array`);
+    const args = (argsValue as unknown[]).map((a, i) => str(`args[${i}]`, a));
+    if (startsThisGateway(command, args)) {
+      skipped.push({ name, why: "it starts loom mcp --servers itself" });
+      continue;
+    }
+    const cwd = optionalStr("cwd");
+    servers.push({
+      name,
+      transport: "stdio",
+      command,
+      args,
+      env: record("env"),
+      ...(cwd === undefined ? {} : { cwd }),
+      classification,
+      tools,
+    });
+  }
+  return { file, servers, skipped };
+}
+
+/**
+ * The effective classification of one upstream tool: the tool's own
+ * settings over the server's.
+ *
+ * @param entry The server entry.
+ * @param tool The upstream tool's name.
+ * @returns Whether its results may be persisted and whether it reads
+ *   arbitrary paths.
+ *
+ * @example
+ * ```ts
+ * import { parseGatewayConfig, toolClassification } from "./gateway_config.ts";
+ * import assert from "node:assert/strict";
+ * const { servers: [fs] } = parseGatewayConfig(JSON.stringify({ mcpServers: { fs: {
+ *   command: "x", persist: true, tools: { read_file: { selfReading: true } } } } }), { file: "f", env: {} });
+ * assert.deepEqual(toolClassification(fs!, "read_file"), { persist: true, selfReading: true });
+ * assert.deepEqual(toolClassification(fs!, "list"), { persist: true, selfReading: false });
+ * ```
+ */
+export function toolClassification(
+  entry: ServerEntry,
+  tool: string,
+): ToolClassification {
+  const own = Object.hasOwn(entry.tools, tool) ? entry.tools[tool] : undefined;
+  return {
+    persist: own?.persist ?? entry.classification.persist,
+    selfReading: own?.selfReading ?? entry.classification.selfReading,
+  };
+}
+
+/** Whether a command line starts `loom mcp --servers` (this gateway again). */
+function startsThisGateway(command: string, args: readonly string[]): boolean {
+  const argv = [command, ...args];
+  const mcp = argv.indexOf("mcp");
+  if (mcp < 0 || !argv.slice(mcp).includes("--servers")) return false;
+  return argv.slice(0, mcp).some((part) => {
+    const base = part.split(/[\\/]/).at(-1) ?? "";
+    return /^loom(\.js|\.ts|\.exe)?$/.test(base) || base === "cli.ts";
+  });
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

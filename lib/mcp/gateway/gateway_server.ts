@@ -1,0 +1,277 @@
+/**
+ * The gateway's MCP server, apart from its transport: the SDK's low-level
+ * `Server` answering `tools/list` and `tools/call` through a
+ * {@linkcode Gateway}. When the host has initialised, the gateway connects
+ * its upstreams with the host's client capabilities; what the upstreams ask
+ * of the host (sampling, elicitation, roots) and tell it (logging, list
+ * changes, progress) is relayed. The CLI connects the server to stdio;
+ * another transport can connect the same server.
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { Sdk } from "./sdk.ts";
+import { VERSION } from "../../version.ts";
+import type { Gateway } from "./gateway.ts";
+import { type ClientCapabilities, UpstreamFailure } from "./upstream.ts";
+
+/** Options of {@linkcode createGatewayServer}. */
+export interface GatewayServerOptions {
+  /** The MCP SDK (`loadSdk()`). */
+  readonly sdk: Sdk;
+  /** Instructions for the host's model. */
+  readonly instructions?: string;
+  /** Diagnostics to standard error. */
+  readonly log: (line: string) => void;
+}
+
+/** The SDK server the gateway answers on (the SDK's `Server`). */
+export interface GatewayServer {
+  /** Connects the server to a transport and starts answering. */
+  connect(transport: unknown): Promise<void>;
+  /** Stops the server. */
+  close(): Promise<void>;
+  /** Called when the transport closes. */
+  onclose?: () => void;
+  /** Settles when every call in flight has been answered. */
+  readonly settled?: () => Promise<void>;
+}
+
+const LOOSE = z.looseObject({});
+
+/** What the gateway tells the host's model at initialisation. */
+export const GATEWAY_INSTRUCTIONS =
+  "Loom's gateway: the tools named <server>__<tool> are the user's own MCP servers. An answer over the offload threshold is stored and answered with a descriptor (result id, sha256, size, lines, a preview and, for JSON, an outline) instead of its text. Read exactly what you need from it with read_result (bytes, lines or an RFC 6901 JSON pointer; digest-checked; long reads continue with next) and search it with find_in_result, which answers each match's line, byte range and JSON pointer.";
+
+/**
+ * Builds the gateway's MCP server.
+ *
+ * @param gateway The gateway.
+ * @param options Instructions and the log.
+ * @returns The server, not yet connected.
+ *
+ * @example
+ * ```ts
+ * import { createGatewayServer } from "./gateway_server.ts";
+ * import { Gateway } from "./gateway.ts";
+ * import { loadSdk } from "./sdk.ts";
+ * import { ResultStore } from "../../store/result_store.ts";
+ * import assert from "node:assert/strict";
+ * const sdk = await loadSdk();
+ * const gateway = new Gateway({
+ *   sdk,
+ *   config: { file: "x.json", servers: [], skipped: [] },
+ *   store: new ResultStore(), offloadBytes: 8192, maxResultBytes: 1 << 20,
+ *   callTimeoutMs: 1000, env: {}, log: () => {},
+ * });
+ * const server = createGatewayServer(gateway, { sdk, log: () => {} });
+ * assert.equal(typeof server.connect, "function");
+ * await server.close();
+ * ```
+ */
+export function createGatewayServer(
+  gateway: Gateway,
+  options: GatewayServerOptions,
+): GatewayServer {
+  const {
+    CallToolRequestSchema,
+    GetPromptRequestSchema,
+    ListPromptsRequestSchema,
+    ListResourcesRequestSchema,
+    ListToolsRequestSchema,
+    ReadResourceRequestSchema,
+    RootsListChangedNotificationSchema,
+    SetLevelRequestSchema,
+  } = options.sdk.types;
+  const asRpcError = (error: unknown) => rpcError(options.sdk, error);
+  const server = new options.sdk.Server(
+    { name: "loom", version: VERSION },
+    {
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { listChanged: true },
+        prompts: { listChanged: true },
+        logging: {},
+      },
+      instructions: options.instructions ?? GATEWAY_INSTRUCTIONS,
+    },
+  );
+  // Calls still running when the input ends are answered before the stop.
+  const inFlight = new Set<Promise<unknown>>();
+  const start = () => {
+    const capabilities: ClientCapabilities = server.getClientCapabilities() ??
+      {};
+    return gateway.start(capabilities, {
+      createMessage: (params, signal) =>
+        server.request(
+          { method: "sampling/createMessage", params },
+          LOOSE,
+          { signal },
+        ),
+      elicit: (params, signal) =>
+        server.request(
+          { method: "elicitation/create", params },
+          LOOSE,
+          { signal },
+        ),
+      listRoots: (params, signal) =>
+        server.request({ method: "roots/list", params }, LOOSE, { signal }),
+      log: (params) => {
+        void server.notification({
+          method: "notifications/message",
+          params,
+        }).catch(() => {});
+      },
+      listChanged: (what) => {
+        const sent = what === "tools"
+          ? server.sendToolListChanged()
+          : what === "resources"
+          ? server.sendResourceListChanged()
+          : server.sendPromptListChanged();
+        void Promise.resolve(sent).catch(() => {});
+      },
+    });
+  };
+  server.oninitialized = () => {
+    void start();
+  };
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    await start();
+    return { tools: gateway.tools() };
+  });
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    async (
+      request: {
+        params: {
+          name: string;
+          arguments?: Record<string, unknown>;
+          _meta?: Record<string, unknown>;
+        };
+      },
+      extra: {
+        signal: AbortSignal;
+        sendNotification: (n: unknown) => Promise<void>;
+      },
+    ) => {
+      await start();
+      const { name, arguments: args, _meta: meta } = request.params;
+      const token = meta?.progressToken;
+      const call = gateway.call(name, args ?? {}, {
+        signal: extra.signal,
+        ...(meta === undefined ? {} : { meta }),
+        ...(token === undefined ? {} : {
+          progress: (progress: Record<string, unknown>) => {
+            void extra.sendNotification({
+              method: "notifications/progress",
+              params: { ...progress, progressToken: token },
+            }).catch(() => {});
+          },
+        }),
+      });
+      inFlight.add(call);
+      try {
+        return await call;
+      } finally {
+        inFlight.delete(call);
+      }
+    },
+  );
+  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+    await start();
+    return { resources: gateway.resources() };
+  });
+  server.setRequestHandler(ListPromptsRequestSchema, async () => {
+    await start();
+    return { prompts: gateway.prompts() };
+  });
+  server.setRequestHandler(
+    ReadResourceRequestSchema,
+    async (request: { params: { uri: string } }) => {
+      await start();
+      try {
+        return await gateway.readResource(request.params.uri);
+      } catch (error) {
+        throw asRpcError(error);
+      }
+    },
+  );
+  server.setRequestHandler(
+    GetPromptRequestSchema,
+    async (
+      request: {
+        params: { name: string; arguments?: Record<string, unknown> };
+      },
+    ) => {
+      await start();
+      try {
+        return await gateway.getPrompt(
+          request.params.name,
+          request.params.arguments,
+        );
+      } catch (error) {
+        throw asRpcError(error);
+      }
+    },
+  );
+  server.setRequestHandler(SetLevelRequestSchema, () => ({}));
+  server.setNotificationHandler(
+    RootsListChangedNotificationSchema,
+    () => void gateway.rootsChanged(),
+  );
+  server.onerror = (error: Error) =>
+    options.log(`transport error: ${error.message}`);
+  return Object.assign(server, {
+    settled: async () => {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  }) as GatewayServer;
+}
+
+/** An upstream failure of a resource or prompt request, as a JSON-RPC error. */
+function rpcError(sdk: Sdk, error: unknown): Error {
+  const { ErrorCode, McpError } = sdk.types;
+  if (error instanceof UpstreamFailure) {
+    const code = error.code === "upstream_error" && error.rpcCode !== undefined
+      ? error.rpcCode
+      : error.code.startsWith("unknown_")
+      ? ErrorCode.InvalidParams
+      : ErrorCode.InternalError;
+    return new McpError(code, `${error.code}: ${error.message}`);
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/**
+ * Serves the gateway's server over standard input and output until the
+ * input ends or SIGINT/SIGTERM; calls in flight are answered first.
+ *
+ * @param server The server of {@linkcode createGatewayServer}.
+ * @param sdk The MCP SDK.
+ * @returns When the server has stopped.
+ */
+export async function serveGatewayStdio(
+  server: GatewayServer,
+  sdk: Sdk,
+): Promise<void> {
+  const { default: process } = await import("node:process");
+  const { StdioServerTransport } = sdk;
+  const { promise: stopped, resolve: stop } = Promise.withResolvers<void>();
+  const transport = new StdioServerTransport();
+  server.onclose = () => stop();
+  process.stdin.once("end", () => setTimeout(stop, 0));
+  const signals: Deno.Signal[] = Deno.build.os === "windows"
+    ? ["SIGINT"]
+    : ["SIGINT", "SIGTERM"];
+  for (const signal of signals) Deno.addSignalListener(signal, stop);
+  try {
+    await server.connect(transport);
+    await stopped;
+    await server.settled?.();
+    // The SDK sends an answer in the tasks after its handler returns.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  } finally {
+    for (const signal of signals) Deno.removeSignalListener(signal, stop);
+    await server.close().catch(() => {});
+  }
+}

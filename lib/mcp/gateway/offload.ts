@@ -1,0 +1,506 @@
+/**
+ * The gateway's offloading rule: an upstream `tools/call` (or
+ * `resources/read`) answer whose serialized size passes the threshold is
+ * stored in the one {@linkcode ResultStore} and answered with descriptors
+ * (wire-formats.md "Gateway descriptor", at most 2 KiB each); a smaller one
+ * passes through untouched, the same object. Text is stored as sent;
+ * `structuredContent` as JSON with two-space indentation; a text item that
+ * holds the same JSON as `structuredContent` is stored once. Images, audio
+ * and blobs over a small size are stored out of band (their base64 text),
+ * described by media type and decoded size, and remembered so that a whole
+ * read answers the original content block. A text over the per-result limit
+ * is stored up to it and marked partial. An answer too scattered to describe
+ * in a few descriptors is stored whole, as its JSON.
+ *
+ * @module
+ */
+import type { ResultStore } from "../../store/result_store.ts";
+import { previewOf } from "../../store/preview.ts";
+import { floorCharBoundary } from "../../store/utf8.ts";
+import { cutUtf8 } from "../../store/preview.ts";
+
+/** Largest descriptor, in bytes of its JSON. */
+export const DESCRIPTOR_MAX_BYTES = 2048;
+/** Default offload threshold, in bytes of the serialized result. */
+export const DEFAULT_OFFLOAD_BYTES = 8192;
+/** Most descriptors in one answer before the answer is stored whole. */
+const MAX_PARTS = 8;
+/** A media block under this many base64 characters stays inline. */
+const INLINE_MEDIA_CHARS = 1024;
+
+/** A content block as MCP sends it (an open object). */
+export type ContentBlock = Record<string, unknown>;
+
+/** What a stored media result answers to a whole read: its block without the data. */
+export interface MediaTemplate {
+  /** The original block, its `data` (or `resource.blob`) left out. */
+  readonly block: ContentBlock;
+  /** Where the data goes back: `data` or `resource.blob`. */
+  readonly field: "data" | "resource.blob";
+}
+
+/** Options of {@linkcode offloadResult}. */
+export interface OffloadOptions {
+  /** The upstream server's entry name. */
+  readonly server: string;
+  /** The upstream tool's own name (or `resources/read <uri>`). */
+  readonly tool: string;
+  /** The store. */
+  readonly store: ResultStore;
+  /** The threshold in serialized bytes. */
+  readonly offloadBytes: number;
+  /** The per-result limit (the store's own); longer text is stored partial. */
+  readonly maxResultBytes: number;
+  /** The upstream answer was already cut by the transport: its full size. */
+  readonly partialTotalBytes?: number;
+  /** The JSON outline of stored bytes (the shared `jsonOutline`). */
+  readonly outline: (bytes: Uint8Array) => string | undefined;
+}
+
+/** One stored part of an offloaded answer. */
+export interface StoredPart {
+  /** The result id. */
+  readonly id: string;
+  /** The media template, for an image, audio or blob. */
+  readonly media?: MediaTemplate;
+  /** Its descriptor, as sent. */
+  readonly descriptor: Record<string, unknown>;
+}
+
+/** What {@linkcode offloadResult} answers. */
+export interface Offloaded {
+  /** The answer for the host: the upstream one, or descriptors. */
+  readonly result: Record<string, unknown>;
+  /** Whether descriptors replaced content. */
+  readonly offloaded: boolean;
+  /** The parts stored. */
+  readonly stored: readonly StoredPart[];
+  /** Serialized bytes of the upstream answer (at least the threshold when offloaded without measuring). */
+  readonly upstreamBytes: number;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Stores an upstream answer over the threshold and answers descriptors.
+ *
+ * @param result The upstream result (untrusted shape).
+ * @param options Server, tool, store, limits.
+ * @returns The host's answer and what was stored.
+ *
+ * @example
+ * ```ts
+ * import { offloadResult } from "./offload.ts";
+ * import { ResultStore } from "../../store/result_store.ts";
+ * import assert from "node:assert/strict";
+ * const store = new ResultStore();
+ * const small = { content: [{ type: "text", text: "hi" }] };
+ * const options = { server: "fs", tool: "read", store, offloadBytes: 100, maxResultBytes: 1e6, outline: () => undefined };
+ * assert.equal((await offloadResult(small, options)).result, small);
+ * const big = await offloadResult({ content: [{ type: "text", text: "x".repeat(500) }] }, options);
+ * const descriptor = JSON.parse((big.result.content as { text: string }[])[0]!.text);
+ * assert.equal(descriptor.utf8_bytes, 500);
+ * assert.equal(descriptor.result, "result-1");
+ * ```
+ */
+export async function offloadResult(
+  result: Record<string, unknown>,
+  options: OffloadOptions,
+): Promise<Offloaded> {
+  const partial = options.partialTotalBytes !== undefined;
+  const size = partial ? options.partialTotalBytes! : measure(result, options);
+  if (!partial && size <= options.offloadBytes) {
+    return { result, offloaded: false, stored: [], upstreamBytes: size };
+  }
+  const content = Array.isArray(result.content)
+    ? result.content as unknown[]
+    : [];
+  const structured = isObject(result.structuredContent)
+    ? result.structuredContent as Record<string, unknown>
+    : undefined;
+  // Plan: which parts are stored, which blocks stay inline.
+  const parts: Part[] = [];
+  const inline: unknown[] = [];
+  let structuredText: string | undefined;
+  if (structured !== undefined) {
+    structuredText = JSON.stringify(structured, null, 2);
+  }
+  let structuredMerged = false;
+  // server-filesystem's shape: structuredContent {content: <the text>}.
+  const keys = structured === undefined ? [] : Object.keys(structured);
+  const wrappedKey = keys.length === 1 &&
+      typeof structured![keys[0]!] === "string"
+    ? keys[0]!
+    : undefined;
+  for (const [i, block] of content.entries()) {
+    if (!isObject(block)) {
+      inline.push(block);
+      continue;
+    }
+    const b = block as ContentBlock;
+    if (b.type === "text" && typeof b.text === "string") {
+      if (
+        wrappedKey !== undefined && !structuredMerged &&
+        structured![wrappedKey] === b.text
+      ) {
+        structuredMerged = true;
+        parts.push({
+          kind: "text",
+          part: `content[${i}]+structuredContent.${wrappedKey.slice(0, 64)}`,
+          text: b.text,
+        });
+        continue;
+      }
+      if (
+        structuredText !== undefined && !structuredMerged &&
+        sameJson(b.text, structuredText)
+      ) {
+        structuredMerged = true;
+        parts.push({
+          kind: "text",
+          part: `content[${i}]+structuredContent`,
+          text: structuredText,
+        });
+        continue;
+      }
+      if (b.text.length * 3 <= options.offloadBytes / 8 && !partial) {
+        inline.push(b);
+        continue;
+      }
+      parts.push({ kind: "text", part: `content[${i}]`, text: b.text });
+      continue;
+    }
+    const media = mediaOf(b);
+    if (media !== undefined && media.data.length > INLINE_MEDIA_CHARS) {
+      parts.push({ kind: "media", part: `content[${i}]`, ...media });
+      continue;
+    }
+    inline.push(b);
+  }
+  if (structuredText !== undefined && !structuredMerged) {
+    parts.push({
+      kind: "text",
+      part: "structuredContent",
+      text: structuredText,
+    });
+  }
+  const inlineBytes = encoder.encode(JSON.stringify(inline)).length;
+  if (
+    parts.length > MAX_PARTS ||
+    (inline.length > 0 && inlineBytes > options.offloadBytes)
+  ) {
+    // Too scattered: the whole answer, as its JSON, is one result.
+    parts.length = 0;
+    inline.length = 0;
+    parts.push({
+      kind: "text",
+      part: "result",
+      text: JSON.stringify(withoutPartialMark(result), null, 2),
+    });
+  }
+  const stored: StoredPart[] = [];
+  const descriptors: Record<string, unknown>[] = [];
+  for (const part of parts) {
+    const one = part.kind === "text"
+      ? await storeText(part, options, partial)
+      : await storeMedia(part, options);
+    descriptors.push(one.descriptor);
+    if (one.id !== undefined) {
+      stored.push({
+        id: one.id,
+        descriptor: one.descriptor,
+        ...(part.kind === "media" ? { media: part.template } : {}),
+      });
+    }
+  }
+  const text = JSON.stringify(
+    descriptors.length === 1 ? descriptors[0] : { results: descriptors },
+  );
+  const answer: Record<string, unknown> = {
+    content: [{ type: "text", text }, ...inline],
+  };
+  if (result.isError === true) answer.isError = true;
+  const meta = withoutPartialMark(result)._meta;
+  if (isObject(meta) && Object.keys(meta as object).length > 0) {
+    answer._meta = meta;
+  }
+  return { result: answer, offloaded: true, stored, upstreamBytes: size };
+}
+
+type Part =
+  | { kind: "text"; part: string; text: string }
+  | {
+    kind: "media";
+    part: string;
+    data: string;
+    mediaType: string;
+    template: MediaTemplate;
+  };
+
+async function storeText(
+  part: { part: string; text: string },
+  options: OffloadOptions,
+  cutByTransport: boolean,
+): Promise<{ id?: string; descriptor: Record<string, unknown> }> {
+  const text = wellFormed(part.text);
+  let capture: "complete" | "partial" = cutByTransport ? "partial" : "complete";
+  let content: string | Uint8Array;
+  let lines: number;
+  let fullBytes: number | undefined;
+  // A text that may fit is handed over as a string (the store encodes it
+  // once, without a copy); one the store finds too large is encoded here
+  // and cut on a character boundary.
+  const origin_ = origin(options, part.part);
+  let put = text.length <= options.maxResultBytes
+    ? await options.store.put(text, { origin: origin_, capture })
+    : undefined;
+  if (put === undefined || put.result_unavailable === "too_large") {
+    let bytes = encoder.encode(text);
+    fullBytes = bytes.length;
+    if (bytes.length > options.maxResultBytes) {
+      bytes = bytes.subarray(
+        0,
+        floorCharBoundary(bytes, options.maxResultBytes),
+      );
+      capture = "partial";
+      lines = lineCount(new TextDecoder().decode(bytes));
+    } else lines = lineCount(text);
+    content = bytes;
+    put = await options.store.put(content, { origin: origin_, capture });
+  } else lines = lineCount(text);
+  const bytes = put.result === undefined
+    ? encoder.encode(text)
+    : options.store.get(put.result)!.bytes;
+  const upstreamBytes = options.partialTotalBytes ?? fullBytes ??
+    bytes.length;
+  const outline = options.outline(bytes);
+  const mediaType = outline === undefined ? "text/plain" : "application/json";
+  const head = previewOf(bytes, "complete");
+  const descriptor: Record<string, unknown> = {
+    server: short(options.server),
+    tool: short(options.tool),
+    ...(part.part === "content[0]" ? {} : { part: part.part }),
+    ...(put.result === undefined ? {} : { result: put.result }),
+    ...(put.sha256 === undefined ? {} : { sha256: put.sha256 }),
+    utf8_bytes: bytes.length,
+    lines,
+    capture,
+    ...(capture === "partial" ? { upstream_bytes: upstreamBytes } : {}),
+    media_type: mediaType,
+    preview: head.preview,
+    preview_truncated: head.preview_truncated,
+    ...(outline === undefined ? {} : { outline }),
+    ...(put.reference === undefined ? {} : { reference: put.reference }),
+    ...(put.result_unavailable === undefined
+      ? {}
+      : { result_unavailable: put.result_unavailable }),
+  };
+  return {
+    ...(put.result === undefined ? {} : { id: put.result }),
+    descriptor: fit(descriptor),
+  };
+}
+
+async function storeMedia(
+  part: { part: string; data: string; mediaType: string },
+  options: OffloadOptions,
+): Promise<{ id?: string; descriptor: Record<string, unknown> }> {
+  const ascii = /^[A-Za-z0-9+/=\s]*$/.test(part.data.slice(0, 4096));
+  const text = ascii ? part.data : wellFormed(part.data);
+  const put = await options.store.put(text, {
+    origin: origin(options, part.part),
+    capture: "complete",
+  });
+  const descriptor: Record<string, unknown> = {
+    server: short(options.server),
+    tool: short(options.tool),
+    part: part.part,
+    ...(put.result === undefined ? {} : { result: put.result }),
+    ...(put.sha256 === undefined ? {} : { sha256: put.sha256 }),
+    bytes: base64Bytes(part.data),
+    capture: "complete",
+    media_type: cutUtf8(part.mediaType, 128).text,
+    ...(put.reference === undefined ? {} : { reference: put.reference }),
+    ...(put.result_unavailable === undefined
+      ? {}
+      : { result_unavailable: put.result_unavailable }),
+  };
+  return {
+    ...(put.result === undefined ? {} : { id: put.result }),
+    descriptor,
+  };
+}
+
+/** Keeps a descriptor within 2 KiB: the outline shrinks first, then the preview. */
+function fit(descriptor: Record<string, unknown>): Record<string, unknown> {
+  const bytes = () => encoder.encode(JSON.stringify(descriptor)).length;
+  let over = bytes() - DESCRIPTOR_MAX_BYTES;
+  if (over <= 0) return descriptor;
+  if (typeof descriptor.outline === "string") {
+    const outline = descriptor.outline;
+    const keep = encoder.encode(outline).length - over - 16;
+    if (keep < 64) delete descriptor.outline;
+    else descriptor.outline = `${cutUtf8(outline, keep).text}…`;
+    over = bytes() - DESCRIPTOR_MAX_BYTES;
+  }
+  let budget = encoder.encode(descriptor.preview as string).length;
+  while (over > 0 && budget > 0) {
+    budget = Math.max(0, Math.min(budget - over, Math.floor(budget / 2)));
+    const cut = cutUtf8(descriptor.preview as string, budget);
+    descriptor.preview = cut.text;
+    descriptor.preview_truncated = true;
+    over = bytes() - DESCRIPTOR_MAX_BYTES;
+  }
+  return descriptor;
+}
+
+function mediaOf(
+  block: ContentBlock,
+):
+  | { data: string; mediaType: string; template: MediaTemplate }
+  | undefined {
+  if (
+    (block.type === "image" || block.type === "audio") &&
+    typeof block.data === "string"
+  ) {
+    const { data, ...rest } = block;
+    return {
+      data,
+      mediaType: typeof block.mimeType === "string"
+        ? block.mimeType
+        : "application/octet-stream",
+      template: { block: small(rest), field: "data" },
+    };
+  }
+  if (
+    block.type === "resource" && isObject(block.resource) &&
+    typeof (block.resource as ContentBlock).blob === "string"
+  ) {
+    const { blob, ...resource } = block.resource as ContentBlock;
+    return {
+      data: blob as string,
+      mediaType: typeof resource.mimeType === "string"
+        ? resource.mimeType
+        : "application/octet-stream",
+      template: {
+        block: { ...block, resource: small(resource) },
+        field: "resource.blob",
+      },
+    };
+  }
+  return undefined;
+}
+
+/** A block template kept only when small (hostile fields can be huge). */
+function small(block: ContentBlock): ContentBlock {
+  if (JSON.stringify(block).length <= 4096) return block;
+  const out: ContentBlock = {};
+  for (const key of ["type", "mimeType", "uri"]) {
+    const value = block[key];
+    if (typeof value === "string" && value.length <= 1024) out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * The original content block of a stored media result.
+ *
+ * @param template The remembered block.
+ * @param data The stored base64 text.
+ * @returns The block with its data back in place.
+ *
+ * @example
+ * ```ts
+ * import { mediaBlock } from "./offload.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(
+ *   mediaBlock({ block: { type: "image", mimeType: "image/png" }, field: "data" }, "AAAA"),
+ *   { type: "image", mimeType: "image/png", data: "AAAA" },
+ * );
+ * ```
+ */
+export function mediaBlock(
+  template: MediaTemplate,
+  data: string,
+): ContentBlock {
+  if (template.field === "data") return { ...template.block, data };
+  const resource = (template.block.resource ?? {}) as ContentBlock;
+  return { ...template.block, resource: { ...resource, blob: data } };
+}
+
+/** A lower bound of the serialized size when large, else the exact size. */
+function measure(
+  result: Record<string, unknown>,
+  options: OffloadOptions,
+): number {
+  let chars = 0;
+  if (Array.isArray(result.content)) {
+    for (const block of result.content) {
+      if (!isObject(block)) continue;
+      const b = block as ContentBlock;
+      if (typeof b.text === "string") chars += b.text.length;
+      if (typeof b.data === "string") chars += b.data.length;
+    }
+  }
+  // A string of n UTF-16 units takes at least n bytes serialized.
+  if (chars > options.offloadBytes) return chars;
+  return encoder.encode(JSON.stringify(result)).length;
+}
+
+function sameJson(text: string, structuredText: string): boolean {
+  if (text === structuredText) return true;
+  const first = text.trimStart()[0];
+  if (first !== "{") return false;
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2) === structuredText;
+  } catch {
+    return false;
+  }
+}
+
+function withoutPartialMark(
+  result: Record<string, unknown>,
+): Record<string, unknown> {
+  if (!isObject(result._meta)) return result;
+  const meta = { ...(result._meta as Record<string, unknown>) };
+  if (!("loom/partial" in meta)) return result;
+  delete meta["loom/partial"];
+  delete meta["loom/partial_total_bytes"];
+  const out = { ...result };
+  if (Object.keys(meta).length === 0) delete out._meta;
+  else out._meta = meta;
+  return out;
+}
+
+function origin(options: OffloadOptions, part: string): string {
+  return `${short(options.server)}/${short(options.tool)} ${part}`;
+}
+
+function short(text: string): string {
+  return cutUtf8(wellFormed(text), 128).text;
+}
+
+function wellFormed(text: string): string {
+  return text.isWellFormed() ? text : text.toWellFormed();
+}
+
+function lineCount(text: string): number {
+  if (text.length === 0) return 0;
+  let lines = 0;
+  let at = text.indexOf("\n");
+  while (at !== -1) {
+    lines += 1;
+    at = text.indexOf("\n", at + 1);
+  }
+  return text.endsWith("\n") ? lines : lines + 1;
+}
+
+function base64Bytes(data: string): number {
+  const clean = data.replace(/\s/g, "");
+  const pad = clean.endsWith("==") ? 2 : clean.endsWith("=") ? 1 : 0;
+  return Math.max(0, Math.floor(clean.length * 3 / 4) - pad);
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

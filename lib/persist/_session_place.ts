@@ -1,0 +1,79 @@
+/**
+ * Where a session lives: without a store, the folder the caller named
+ * (what `--session DIR` has always meant); with one, the session of that
+ * name in it. And its lease, whose refusal reads as `session_locked`.
+ *
+ * @module
+ */
+import { folderSession } from "../storage/file_storage.ts";
+import {
+  type Lease,
+  type LeaseOptions,
+  openStorage,
+  type SessionSlot,
+  type Storage,
+} from "../storage/storage.ts";
+import { StorageError } from "../storage/storage_error.ts";
+import { realish } from "./_session_util.ts";
+import { SessionError } from "./session_error.ts";
+
+/** A session's slot, the local paths it must keep clear, and its store. */
+export interface SessionPlace {
+  readonly slot: SessionSlot;
+  /** Local paths of the session (real where they exist). */
+  readonly forbidden: readonly string[];
+  /** The store opened for this session (close it with the session). */
+  readonly owned: Storage | undefined;
+}
+
+/**
+ * The session `root` names: a folder, or with `store` a session name in
+ * that store (a URL is opened here, and owned by the caller).
+ *
+ * @throws {StorageError} When the store cannot be opened or the name is invalid.
+ */
+export async function placeSession(
+  root: string,
+  store: string | Storage | undefined,
+): Promise<SessionPlace> {
+  if (store === undefined) {
+    const given = realish(root);
+    const slot = folderSession(given);
+    return { slot, forbidden: [given], owned: undefined };
+  }
+  const storage = typeof store === "string" ? await openStorage(store) : store;
+  const owned = typeof store === "string" ? storage : undefined;
+  try {
+    const slot = storage.session(root);
+    return {
+      slot,
+      forbidden: slot.paths.map((path) => realish(path)),
+      owned,
+    };
+  } catch (error) {
+    await owned?.close();
+    throw error;
+  }
+}
+
+/**
+ * Takes a session's lease.
+ *
+ * @throws {SessionError} `session_locked` when another holder has it.
+ */
+export async function takeLease(
+  slot: SessionSlot,
+  options?: LeaseOptions,
+): Promise<Lease> {
+  try {
+    return await slot.acquireLease(options);
+  } catch (error) {
+    if (error instanceof StorageError && error.code === "lease_held") {
+      throw new SessionError("session_locked", error.message, {
+        ...(error.location === undefined ? {} : { file: error.location }),
+        cause: error,
+      });
+    }
+    throw error;
+  }
+}

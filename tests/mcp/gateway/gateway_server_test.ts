@@ -1,0 +1,159 @@
+// The gateway's relay, end to end: server-everything offers its sampling,
+// elicitation and roots tools only to a client that declares them; through
+// the gateway they reach the host's own handlers, progress reaches the host
+// with its token, and a server-to-client request the host did not declare
+// is refused with an error naming the server and the capability.
+import assert from "node:assert/strict";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { tempDir } from "../../_kit.ts";
+import {
+  connectGateway,
+  denoEntry,
+  EVERYTHING,
+  FAULT,
+} from "./_gateway_client.ts";
+
+Deno.test("the gateway relays the host's capabilities, sampling, elicitation, roots and progress, and refuses what the host did not declare", async (t) => {
+  await using dir = await tempDir();
+  const servers = `${dir.path}/.mcp.json`;
+  await Deno.writeTextFile(
+    servers,
+    JSON.stringify({
+      mcpServers: {
+        everything: denoEntry(EVERYTHING, ["stdio"]),
+        fault: denoEntry(FAULT),
+      },
+    }),
+  );
+
+  await t.step(
+    "a host that declares sampling, elicitation and roots gets them relayed",
+    async () => {
+      await using gateway = await connectGateway(servers, [], {
+        sampling: {},
+        elicitation: {},
+        roots: { listChanged: true },
+      });
+      const asked: string[] = [];
+      gateway.client.setRequestHandler(CreateMessageRequestSchema, () => {
+        asked.push("sampling");
+        return {
+          model: "host-model",
+          role: "assistant",
+          content: { type: "text", text: "sampled by the host" },
+        };
+      });
+      gateway.client.setRequestHandler(ElicitRequestSchema, () => {
+        asked.push("elicitation");
+        return { action: "decline" };
+      });
+      gateway.client.setRequestHandler(ListRootsRequestSchema, () => {
+        asked.push("roots");
+        return { roots: [{ uri: "file:///host/root", name: "host" }] };
+      });
+      const sampled = await gateway.call(
+        "everything__trigger-sampling-request",
+        {
+          prompt: "hello",
+          maxTokens: 5,
+        },
+      );
+      assert.match(JSON.stringify(sampled), /sampled by the host/);
+      const elicited = await gateway.call(
+        "everything__trigger-elicitation-request",
+        {},
+      );
+      assert.match(JSON.stringify(elicited), /decline/i);
+      const roots = await gateway.call("everything__get-roots-list", {});
+      assert.match(JSON.stringify(roots), /file:\/\/\/host\/root/);
+      assert.deepEqual(asked.sort(), ["elicitation", "roots", "sampling"]);
+
+      const progress: unknown[] = [];
+      const done = await gateway.client.callTool(
+        {
+          name: "everything__trigger-long-running-operation",
+          arguments: { duration: 0.3, steps: 3 },
+        },
+        undefined,
+        { onprogress: (p: unknown) => progress.push(p), timeout: 60_000 },
+      );
+      assert.ok(progress.length >= 2, JSON.stringify(progress));
+      assert.match(JSON.stringify(done), /completed/i);
+    },
+  );
+
+  await t.step(
+    "a host without those capabilities sees the tools a direct client would, and an upstream's sampling request is refused clearly",
+    async () => {
+      await using gateway = await connectGateway(servers);
+      const { tools } = await gateway.client.listTools();
+      const names = tools.map((tool: { name: string }) => tool.name);
+      assert.ok(!names.includes("everything__trigger-sampling-request"));
+      const { promise: changed, resolve } = Promise.withResolvers<void>();
+      gateway.client.setNotificationHandler(
+        ToolListChangedNotificationSchema,
+        () => resolve(),
+      );
+      await gateway.call("fault__grow", {});
+      await changed;
+      const after = await gateway.client.listTools();
+      assert.ok(
+        after.tools.some((tool: { name: string }) =>
+          tool.name === "fault__grown"
+        ),
+      );
+      const refused = await gateway.call("fault__ask", {});
+      assert.match(
+        refused.content[0].text,
+        /refuses \\"sampling\/createMessage\\" from server fault: the host did not declare/,
+      );
+    },
+  );
+});
+
+Deno.test("the gateway offers the upstreams' resources and prompts, and offloads a large resource read", async () => {
+  await using dir = await tempDir();
+  const servers = `${dir.path}/.mcp.json`;
+  await Deno.writeTextFile(
+    servers,
+    JSON.stringify({
+      mcpServers: { everything: denoEntry(EVERYTHING, ["stdio"]) },
+    }),
+  );
+  await using small = await connectGateway(servers);
+  await using offloading = await connectGateway(servers, [
+    "--offload-bytes",
+    "64",
+  ]);
+  const { resources } = await small.client.listResources();
+  assert.ok(resources.length > 0);
+  assert.ok(
+    resources.every((r: { name: string }) => r.name.startsWith("everything__")),
+  );
+  const [first] = resources as { uri: string }[];
+  const read = await small.client.readResource({ uri: first!.uri });
+  assert.equal(read.contents[0].uri, first!.uri);
+  const stored = await offloading.client.readResource({ uri: first!.uri });
+  assert.equal(
+    stored.contents[0].mimeType,
+    "application/vnd.loom.descriptor+json",
+  );
+  const descriptor = JSON.parse(stored.contents[0].text);
+  const whole = await offloading.call("read_result", {
+    reference: descriptor.reference ?? descriptor.results[0].reference,
+  });
+  assert.equal(whole.isError, undefined);
+  const { prompts } = await small.client.listPrompts();
+  assert.ok(
+    prompts.some((p: { name: string }) => p.name.startsWith("everything__")),
+  );
+  await assert.rejects(
+    small.client.readResource({ uri: "nope://x" }),
+    /unknown_resource/,
+  );
+});

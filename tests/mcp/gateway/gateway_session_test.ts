@@ -1,0 +1,82 @@
+// `loom mcp --servers --session`: the seeds' persistence rule end to end.
+// A body is written only for a tool the config opts in and that is not
+// self-reading (checked first); other results keep their descriptor, and on
+// resume a read-only, idempotent tool is called again and its answer kept
+// only when it has the recorded digest.
+import assert from "node:assert/strict";
+import { tempDir } from "../../_kit.ts";
+import { connectGateway, denoEntry, FAULT } from "./_gateway_client.ts";
+
+Deno.test("gateway sessions persist opted-in bodies only, re-fetch the others on resume and refuse a changed answer", async () => {
+  await using dir = await tempDir();
+  const servers = `${dir.path}/.mcp.json`;
+  const session = `${dir.path}/session`;
+  await Deno.writeTextFile(
+    servers,
+    JSON.stringify({
+      mcpServers: {
+        kept: {
+          ...denoEntry(FAULT),
+          persist: true,
+          tools: { drift: { selfReading: true, persist: true } },
+        },
+        plain: denoEntry(FAULT),
+      },
+    }),
+  );
+  const args = ["--session", session];
+  const descriptors: Record<string, { reference: Record<string, unknown> }> =
+    {};
+  {
+    await using gateway = await connectGateway(servers, args);
+    for (
+      const [name, input] of [
+        ["kept__big", { bytes: 20_000 }],
+        ["kept__drift", {}],
+        ["plain__big", { bytes: 30_000 }],
+      ] as const
+    ) {
+      const answer = await gateway.call(name, input);
+      descriptors[name] = JSON.parse(answer.content[0].text);
+    }
+  }
+
+  const bodies = [...Deno.readDirSync(`${session}/tool-results`)];
+  assert.equal(bodies.length, 1, "only kept__big's body is written");
+
+  await using gateway = await connectGateway(servers, args);
+  const read = (name: string) =>
+    gateway.call("read_result", {
+      reference: {
+        ...descriptors[name]!.reference,
+        select: { kind: "lines", start: 1, end: 1 },
+      },
+    });
+  const kept = await read("kept__big");
+  assert.equal(kept.isError, undefined, JSON.stringify(kept));
+  assert.match(kept.structuredContent.selected_text, /^0123456789abcdef/);
+  const refetched = await read("plain__big");
+  assert.equal(refetched.isError, undefined, JSON.stringify(refetched));
+  assert.match(refetched.structuredContent.selected_text, /^0123456789abcdef/);
+  const drifted = await read("kept__drift");
+  assert.equal(drifted.isError, true);
+  assert.match(drifted.content[0].text, /^digest_mismatch: /);
+  // New results do not take the ids of the descriptor-only ones.
+  const fresh = JSON.parse(
+    (await gateway.call("kept__big", { bytes: 9000 })).content[0].text,
+  );
+  assert.equal(fresh.result, "result-4");
+  await gateway.client.close();
+
+  // With --max-age, older results are not restored: result_evicted.
+  await using aged = await connectGateway(servers, [
+    ...args,
+    "--max-age",
+    "1ms",
+  ]);
+  const expired = await aged.call("read_result", {
+    reference: descriptors["kept__big"]!.reference,
+  });
+  assert.equal(expired.isError, true);
+  assert.match(expired.content[0].text, /^result_evicted: /);
+});

