@@ -236,8 +236,8 @@ function anthropicBlocks(
 
 /**
  * The text a block puts before the model: a text block's text, a tool
- * result's content (its text blocks joined), a tool call's name and input;
- * any other block as its JSON.
+ * result's content (its text blocks joined), a tool call's name and input.
+ * Other blocks (images, documents) are not counted, as before.
  */
 function blockText(block: Record<string, unknown>): string {
   if (typeof block["text"] === "string") return block["text"];
@@ -247,9 +247,7 @@ function blockText(block: Record<string, unknown>): string {
     if (Array.isArray(content)) {
       return content.map((c) => {
         const part = c as Record<string, unknown>;
-        return typeof part["text"] === "string"
-          ? part["text"]
-          : JSON.stringify(part);
+        return typeof part["text"] === "string" ? part["text"] : "";
       }).join("");
     }
     return "";
@@ -257,7 +255,7 @@ function blockText(block: Record<string, unknown>): string {
   if (block["type"] === "tool_use") {
     return `${String(block["name"])}${JSON.stringify(block["input"] ?? {})}`;
   }
-  return JSON.stringify(block);
+  return "";
 }
 
 function ttlOf(
