@@ -19,25 +19,6 @@ import { McpSession } from "../persist/mcp_session.ts";
 import { SessionError } from "../persist/session_error.ts";
 
 /**
- * Runs the session's operations one after another: its journal writer
- * seals each record on the one before, and two appends (or an append and a
- * re-read) at once from one writer would break the chain.
- */
-class Serial {
-  #last: Promise<unknown> = Promise.resolve();
-
-  run<T>(operation: () => Promise<T>): Promise<T> {
-    const next = this.#last.then(operation);
-    this.#last = next.catch(() => {});
-    return next;
-  }
-
-  async idle(): Promise<void> {
-    await this.#last;
-  }
-}
-
-/**
  * A {@linkcode ResultStore} kept in a session: it opens holding every
  * result stored there before (each verified against the key and its
  * digest); each new result gets its id from the session's journal and is
@@ -50,7 +31,6 @@ export class SessionStore extends ResultStore implements AsyncDisposable {
   /** Where the session lives: its folder (real path), or its name in a store. */
   readonly dir: string;
   readonly #session: McpSession;
-  readonly #queue: Serial;
   #closed = false;
 
   /**
@@ -63,18 +43,10 @@ export class SessionStore extends ResultStore implements AsyncDisposable {
     session: McpSession,
     options: Omit<ResultStoreOptions, "backing">,
   ) {
-    const backing = session.backing();
-    const queue = new Serial();
-    super({
-      ...options,
-      backing: {
-        admit: (result) => queue.run(() => backing.admit(result)),
-        refresh: () => queue.run(() => backing.refresh()),
-      },
-    });
+    // The session runs its journal writes one at a time itself.
+    super({ ...options, backing: session.backing() });
     this.dir = session.dir;
     this.#session = session;
-    this.#queue = queue;
     for (const result of session.results) this.restore(result);
   }
 
@@ -135,7 +107,6 @@ export class SessionStore extends ResultStore implements AsyncDisposable {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#queue.idle();
     await this.#session.close();
   }
 

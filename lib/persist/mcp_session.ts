@@ -33,6 +33,7 @@ import { verifyBody } from "./_session_results.ts";
 import { isWithin, realish, refuseOverlap } from "./_session_util.ts";
 import { loadSessionKey, sessionKeyPath } from "./_session_key.ts";
 import { SessionError } from "./session_error.ts";
+import { Serial } from "./_serial.ts";
 
 /**
  * The journal header's format of MCP sessions before one format served
@@ -148,6 +149,8 @@ export class McpSession {
   readonly #lease: Lease | undefined;
   readonly #owned: Storage | undefined;
   readonly #written = new Set<string>();
+  /** Journal writes and re-reads, one at a time (see `_serial.ts`). */
+  readonly #serial = new Serial();
   #writer: JournalWriter;
   #mac: string;
   #position: number;
@@ -338,10 +341,14 @@ export class McpSession {
    * @throws {StorageError} `lease_lost`, `journal_conflict`,
    *   `storage_unavailable`; nothing half-written.
    */
-  async save(
+  save(
     result: StoredResult,
     options: McpSaveOptions = {},
   ): Promise<void> {
+    return this.#serial.run(() => this.#save(result, options));
+  }
+
+  async #save(result: StoredResult, options: McpSaveOptions): Promise<void> {
     await this.#lease?.check();
     if (options.recall === undefined) await this.#putBody(result);
     await this.#appendResult(result.id, result, options);
@@ -359,7 +366,11 @@ export class McpSession {
    * @throws {StorageError} `journal_conflict` after many lost races in a
    *   row; `storage_unavailable`.
    */
-  async admit(result: Omit<StoredResult, "id">): Promise<StoredResult> {
+  admit(result: Omit<StoredResult, "id">): Promise<StoredResult> {
+    return this.#serial.run(() => this.#admit(result));
+  }
+
+  async #admit(result: Omit<StoredResult, "id">): Promise<StoredResult> {
     await this.#lease?.check();
     await this.#putBody(result);
     for (let attempt = 0;; attempt += 1) {
@@ -388,7 +399,11 @@ export class McpSession {
    * @returns The new results.
    * @throws {SessionError} When what they appended does not verify.
    */
-  async refresh(): Promise<StoredResult[]> {
+  refresh(): Promise<StoredResult[]> {
+    return this.#serial.run(() => this.#refresh());
+  }
+
+  async #refresh(): Promise<StoredResult[]> {
     await this.#sync();
     const out = this.#undelivered;
     this.#undelivered = [];
@@ -408,8 +423,15 @@ export class McpSession {
     };
   }
 
-  /** Closes the journal, releases the lease and the store. */
-  async close(): Promise<void> {
+  /**
+   * Closes the journal, releases the lease and the store, after the writes
+   * already handed in.
+   */
+  close(): Promise<void> {
+    return this.#serial.run(() => this.#close());
+  }
+
+  async #close(): Promise<void> {
     await this.#writer.close();
     await this.#lease?.release();
     await this.#owned?.close();

@@ -256,3 +256,32 @@ Deno.test("McpSession.open() without a root keeps an SDK adapter's results and i
     );
   });
 });
+
+Deno.test("McpSession runs overlapping saves one at a time, so the chain stays valid and the session reopens", async () => {
+  await using root = await tempDir();
+  await using home = await tempDir();
+  const keyFile = `${home.path}/key`;
+  const dir = `${home.path}/s`;
+  const session = await McpSession.open(dir, { root: root.path, keyFile });
+  const store = new ResultStore();
+  const stored = [];
+  for (let i = 0; i < 12; i++) {
+    const d = await store.put(`result ${i}\n`, {
+      origin: "inspect_files a.txt",
+      capture: "complete",
+    });
+    stored.push(store.get(d.result!)!);
+  }
+  // A server answering several tool calls at once saves them all at once.
+  await Promise.all(stored.map((result) => session.save(result)));
+  await session.close();
+  const again = await McpSession.open(dir, { root: root.path, keyFile });
+  try {
+    assert.deepEqual(
+      again.results.map((r) => [r.id, r.sha256]),
+      stored.map((r) => [r.id, r.sha256]),
+    );
+  } finally {
+    await again.close();
+  }
+});
