@@ -4,8 +4,9 @@
  * a descriptor; the model reads and searches them with runnable retrieval
  * tools; and `prepare` shapes each `messages.create` body — batch retirement
  * of old tool results, at most 4 cache breakpoints on the stable prefix. The
- * tool runner has no per-request hook: run `prepare` in the client's
- * `middleware` and create the runner with `thread: false` (docs/adapters.md).
+ * tool runner has no per-request hook: `loomMiddleware` runs `prepare` in
+ * the client's `middleware`; create the runner with `thread: false`
+ * (docs/adapters.md).
  *
  * The runner takes these values as they are; the signatures use small local
  * types ({@linkcode AnthropicTool}, {@linkcode RunnableTool}) that the SDK's
@@ -13,7 +14,7 @@
  *
  * @example Wire it into the tool runner (type-checked; not run here)
  * ```ts
- * import { loomTools, prepare, retrievalTools } from "@loom/loom/anthropic";
+ * import { loomMiddleware, loomTools, retrievalTools } from "@loom/loom/anthropic";
  * import { ResultStore } from "@loom/loom/reference";
  * import Anthropic from "@anthropic-ai/sdk";
  * import { betaZodTool } from "@anthropic-ai/sdk/helpers/beta/zod";
@@ -22,8 +23,7 @@
  * const rows = betaZodTool({ name: "rows", description: "All rows", inputSchema: z.object({}), run: () => "..." });
  *
  * const store = new ResultStore();
- * const client = new Anthropic({ middleware: [async (request, next) => typeof request.body !== "string" ? next(request)
- *   : next({ ...request, body: JSON.stringify(await prepare(JSON.parse(request.body), { store })) })] });
+ * const client = new Anthropic({ middleware: [loomMiddleware({ store })] });
  * const ask = (content: string) => client.beta.messages.toolRunner({
  *   model: "claude-sonnet-4-5", max_tokens: 1024, thread: false, messages: [{ role: "user", content }],
  *   tools: [...loomTools([rows], { store }), ...retrievalTools(store)],
@@ -46,7 +46,9 @@
  */
 export {
   type AdapterOptions,
+  type AnthropicClientMiddleware,
   type AnthropicTool,
+  loomMiddleware,
   loomTools,
   prepare,
   retrievalTools,

@@ -246,6 +246,56 @@ export async function prepare<P extends object>(
   return out as P;
 }
 
+/**
+ * The Anthropic client's request middleware, structurally (the SDK's
+ * `Middleware`): it sees each request's URL and pre-encoded body and hands
+ * a request on to `next`.
+ */
+export type AnthropicClientMiddleware = <
+  R extends { readonly url: string; readonly body?: unknown },
+  A,
+>(request: R, next: (request: R) => Promise<A>) => Promise<A>;
+
+/**
+ * `prepare` as the client's request middleware, for the tool runner (which
+ * has no per-request hook): every Messages request (`/v1/messages` and its
+ * `count_tokens`) is shaped before it is sent; other requests pass as they
+ * are. Create the runner with `thread: false`, so the request carries the
+ * history Loom retires from.
+ *
+ * @param options As {@linkcode prepare}'s.
+ * @returns A middleware for `new Anthropic({ middleware: [...] })`.
+ *
+ * @example
+ * ```ts
+ * import { loomMiddleware } from "@loom/loom/anthropic";
+ * import assert from "node:assert/strict";
+ * const middleware = loomMiddleware();
+ * const sent: string[] = [];
+ * await middleware(
+ *   { url: "https://api.anthropic.com/v1/messages", body: JSON.stringify({ model: "m", max_tokens: 9, system: "Be brief", messages: [] }) },
+ *   (request) => Promise.resolve(sent.push(request.body as string)),
+ * );
+ * assert.match(sent[0]!, /"cache_control":\{"type":"ephemeral"\}/);
+ * ```
+ */
+export function loomMiddleware(
+  options?: AdapterOptions & { readonly cacheTtl?: "5m" | "1h" },
+): AnthropicClientMiddleware {
+  return async (request, next) => {
+    const path = URL.canParse(request.url) ? new URL(request.url).pathname : "";
+    if (
+      typeof request.body !== "string" ||
+      !/\/v1\/messages(\/count_tokens)?$/.test(path)
+    ) return next(request);
+    const body = JSON.parse(request.body);
+    return next({
+      ...request,
+      body: JSON.stringify(await prepare(body, options)),
+    });
+  };
+}
+
 function resultText(content: unknown): string | undefined {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return undefined;

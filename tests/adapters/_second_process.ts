@@ -41,7 +41,7 @@ async function aiSdk(): Promise<string> {
 }
 
 async function anthropic(): Promise<string> {
-  const { prepare, retrievalTools, sessionStore } = await import(
+  const { loomMiddleware, retrievalTools, sessionStore } = await import(
     "../../anthropic.ts"
   );
   const { default: Anthropic } = await import("@anthropic-ai/sdk");
@@ -50,15 +50,7 @@ async function anthropic(): Promise<string> {
     baseURL: url,
     apiKey: "sk-local",
     maxRetries: 0,
-    middleware: [
-      async (request, next) =>
-        typeof request.body !== "string" ? next(request) : next({
-          ...request,
-          body: JSON.stringify(
-            await prepare(JSON.parse(request.body), { store }),
-          ),
-        }),
-    ],
+    middleware: [loomMiddleware({ store })],
   });
   const final = await client.beta.messages.toolRunner({
     model: "claude-sonnet-4-5",

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
-import type { Middleware } from "@anthropic-ai/sdk";
 import { betaZodTool } from "@anthropic-ai/sdk/helpers/beta/zod";
 import { z } from "zod";
 import {
+  loomMiddleware,
   loomTools,
   prepare,
   retrievalTools,
@@ -29,20 +29,17 @@ import {
   turnResult,
 } from "./_scenario.ts";
 
-/** The client middleware docs/adapters.md shows: `prepare` on every body. */
+/** The client docs/adapters.md shows: `loomMiddleware` shapes every body. */
 function loomClient(url: string, store: ResultStore, budgetBytes?: number) {
-  const shape: Middleware = async (request, next) => {
-    if (typeof request.body !== "string") return next(request);
-    const body = await prepare(JSON.parse(request.body), {
-      store,
-      ...(budgetBytes === undefined ? {} : { budgetBytes }),
-    });
-    return next({ ...request, body: JSON.stringify(body) });
-  };
   return new Anthropic({
     baseURL: url,
     apiKey: "sk-local",
-    middleware: [shape],
+    middleware: [
+      loomMiddleware({
+        store,
+        ...(budgetBytes === undefined ? {} : { budgetBytes }),
+      }),
+    ],
     maxRetries: 0,
   });
 }
