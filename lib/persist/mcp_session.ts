@@ -135,8 +135,6 @@ export class McpSession {
   readonly dir: string;
   /** The verified results of earlier runs, in id order. */
   readonly results: readonly StoredResult[];
-  /** Every catalogued result of earlier runs, bodies kept or not. */
-  readonly records: readonly McpSessionRecord[];
   readonly #slot: SessionSlot;
   readonly #key: Uint8Array;
   readonly #root: string;
@@ -149,6 +147,7 @@ export class McpSession {
   #nextId: number;
   /** Results other servers stored that the caller has not taken yet. */
   #undelivered: StoredResult[] = [];
+  readonly #records: McpSessionRecord[];
 
   private constructor(
     at: {
@@ -173,9 +172,18 @@ export class McpSession {
     this.#mac = at.mac;
     this.#position = at.writer.position;
     this.results = at.results;
-    this.records = at.records;
+    this.#records = [...at.records];
     this.#nextId = nextAfter(at.records);
     for (const result of at.results) this.#written.add(result.sha256);
+  }
+
+  /**
+   * Every catalogued result, bodies kept or not: those of earlier runs, in
+   * id order, then those other servers stored, as {@linkcode McpSession.refresh}
+   * reads them (a shared session). This server's own are not added.
+   */
+  get records(): readonly McpSessionRecord[] {
+    return this.#records;
   }
 
   /**
@@ -340,23 +348,29 @@ export class McpSession {
   }
 
   /**
-   * Stores a new result in a shared session and assigns its id: reads
+   * Stores a new result and assigns its id (a shared session, or one whose
+   * store assigns ids through it): reads
    * what other servers stored first, then appends at the end it saw,
    * retrying after a lost race. Results of others read on the way are
    * handed out by {@linkcode McpSession.refresh}.
    *
    * @param result The result without an id (its digest verified by the caller).
+   * @param options As {@linkcode McpSession.save}: with `recall` the body
+   *   is not written.
    * @returns The result with its id.
    * @throws {StorageError} `journal_conflict` after many lost races in a
-   *   row; `storage_unavailable`.
+   *   row; `storage_unavailable`; `lease_lost`.
    */
-  async admit(result: Omit<StoredResult, "id">): Promise<StoredResult> {
+  async admit(
+    result: Omit<StoredResult, "id">,
+    options: McpSaveOptions = {},
+  ): Promise<StoredResult> {
     await this.#lease?.check();
-    await this.#putBody(result);
+    if (options.recall === undefined) await this.#putBody(result);
     for (let attempt = 0;; attempt += 1) {
       const id = `result-${this.#nextId}`;
       try {
-        await this.#appendResult(id, result);
+        await this.#appendResult(id, result, options);
       } catch (error) {
         if (
           error instanceof StorageError && error.code === "journal_conflict" &&
@@ -488,9 +502,12 @@ export class McpSession {
       parsed.file,
       fresh,
     );
+    const added = recordsOf(fresh);
+    this.#records.push(...added);
+    // Ids of results kept as their call only are taken too.
+    this.#nextId = Math.max(this.#nextId, nextAfter(added));
     for (const result of results) {
       this.#written.add(result.sha256);
-      this.#nextId = Math.max(this.#nextId, idNumber(result.id) + 1);
       this.#undelivered.push(result);
     }
     this.#writer = await JournalWriter.continue(
