@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { ResultStore, type StoredResult } from "../../store/result_store.ts";
+import { ResultStore } from "../../store/result_store.ts";
 import {
   checkAnthropicRequest,
   checkOpenAIRequest,
