@@ -388,12 +388,15 @@ export class McpSession {
 
   /**
    * Results other servers stored since the last call (a shared session),
-   * verified, in id order.
+   * verified, in id order; none, without reading, for a server holding the
+   * session's lease.
    *
    * @returns The new results.
    * @throws {SessionError} When what they appended does not verify.
    */
   async refresh(): Promise<StoredResult[]> {
+    // A server holding the lease is the session's only writer.
+    if (this.#lease !== undefined) return [];
     await this.#sync();
     const out = this.#undelivered;
     this.#undelivered = [];
