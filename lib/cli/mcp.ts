@@ -44,12 +44,13 @@ const USAGE =
 
 Serves Loom's result store, verified references and composed writes as an
 MCP server over standard input and output (JSON-RPC only on standard output;
-diagnostics on standard error), or with --http over Streamable HTTP. Files are read and written only inside DIR,
-by the same confined executor as 'loom run': a Deno worker whose permissions
-allow DIR and nothing else, inside bubblewrap where it works; symlinks and
-hard links leading out of DIR, special files (FIFOs, sockets, devices) and
-writes into .git are refused. Results live as long as the server, or, with
---session, across restarts.
+diagnostics on standard error), or with --http over Streamable HTTP. Files
+are read and written only inside DIR, by the same confined executor as
+'loom run': a Deno worker whose permissions allow DIR and nothing else,
+inside bubblewrap where it works; symlinks and hard links leading out of
+DIR, special files (FIFOs, sockets, devices) and writes into .git are
+refused. Results live as long as the server, or, with --session, across
+restarts.
 
 Tools:
   inspect_files {paths}          store files, answer descriptors (preview
