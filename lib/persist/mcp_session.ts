@@ -141,8 +141,6 @@ export class McpSession {
   readonly dir: string;
   /** The verified results of earlier runs, in id order. */
   readonly results: readonly StoredResult[];
-  /** Every catalogued result of earlier runs, bodies kept or not. */
-  readonly records: readonly McpSessionRecord[];
   readonly #slot: SessionSlot;
   readonly #key: Uint8Array;
   readonly #root: string | null;
@@ -157,6 +155,7 @@ export class McpSession {
   #nextId: number;
   /** Results other servers stored that the caller has not taken yet. */
   #undelivered: StoredResult[] = [];
+  readonly #records: McpSessionRecord[];
 
   private constructor(
     at: {
@@ -181,9 +180,18 @@ export class McpSession {
     this.#mac = at.mac;
     this.#position = at.writer.position;
     this.results = at.results;
-    this.records = at.records;
+    this.#records = [...at.records];
     this.#nextId = nextAfter(at.records);
     for (const result of at.results) this.#written.add(result.sha256);
+  }
+
+  /**
+   * Every catalogued result, bodies kept or not: those of earlier runs, in
+   * id order, then those other servers stored, as {@linkcode McpSession.refresh}
+   * reads them (a shared session). This server's own are not added.
+   */
+  get records(): readonly McpSessionRecord[] {
+    return this.#records;
   }
 
   /**
@@ -356,27 +364,36 @@ export class McpSession {
   }
 
   /**
-   * Stores a new result in a shared session and assigns its id: reads
+   * Stores a new result and assigns its id (a shared session, or one whose
+   * store assigns ids through it): reads
    * what other servers stored first, then appends at the end it saw,
    * retrying after a lost race. Results of others read on the way are
    * handed out by {@linkcode McpSession.refresh}.
    *
    * @param result The result without an id (its digest verified by the caller).
+   * @param options As {@linkcode McpSession.save}: with `recall` the body
+   *   is not written.
    * @returns The result with its id.
    * @throws {StorageError} `journal_conflict` after many lost races in a
-   *   row; `storage_unavailable`.
+   *   row; `storage_unavailable`; `lease_lost`.
    */
-  admit(result: Omit<StoredResult, "id">): Promise<StoredResult> {
-    return this.#serial.run(() => this.#admit(result));
+  admit(
+    result: Omit<StoredResult, "id">,
+    options: McpSaveOptions = {},
+  ): Promise<StoredResult> {
+    return this.#serial.run(() => this.#admit(result, options));
   }
 
-  async #admit(result: Omit<StoredResult, "id">): Promise<StoredResult> {
+  async #admit(
+    result: Omit<StoredResult, "id">,
+    options: McpSaveOptions,
+  ): Promise<StoredResult> {
     await this.#lease?.check();
-    await this.#putBody(result);
+    if (options.recall === undefined) await this.#putBody(result);
     for (let attempt = 0;; attempt += 1) {
       const id = `result-${this.#nextId}`;
       try {
-        await this.#appendResult(id, result);
+        await this.#appendResult(id, result, options);
       } catch (error) {
         if (
           error instanceof StorageError && error.code === "journal_conflict" &&
@@ -394,12 +411,15 @@ export class McpSession {
 
   /**
    * Results other servers stored since the last call (a shared session),
-   * verified, in id order.
+   * verified, in id order; none, without reading, for a server holding the
+   * session's lease.
    *
    * @returns The new results.
    * @throws {SessionError} When what they appended does not verify.
    */
   refresh(): Promise<StoredResult[]> {
+    // A server holding the lease is the session's only writer.
+    if (this.#lease !== undefined) return Promise.resolve([]);
     return this.#serial.run(() => this.#refresh());
   }
 
@@ -519,9 +539,12 @@ export class McpSession {
       parsed.file,
       fresh,
     );
+    const added = recordsOf(fresh);
+    this.#records.push(...added);
+    // Ids of results kept as their call only are taken too.
+    this.#nextId = Math.max(this.#nextId, nextAfter(added));
     for (const result of results) {
       this.#written.add(result.sha256);
-      this.#nextId = Math.max(this.#nextId, idNumber(result.id) + 1);
       this.#undelivered.push(result);
     }
     this.#writer = await JournalWriter.continue(

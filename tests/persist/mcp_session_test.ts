@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { McpSession } from "../../lib/persist/mcp_session.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
+import { sha256Hex } from "../../lib/store/digest.ts";
 import { tempDir } from "../_kit.ts";
 
 async function seeded(dir: string, root: string, keyFile: string) {
@@ -281,6 +282,46 @@ Deno.test("McpSession runs overlapping saves one at a time, so the chain stays v
       again.results.map((r) => [r.id, r.sha256]),
       stored.map((r) => [r.id, r.sha256]),
     );
+  } finally {
+    await again.close();
+  }
+});
+
+Deno.test("a shared McpSession kept as its call only writes no body, and the other servers take its id and its record", async () => {
+  await using root = await tempDir();
+  await using home = await tempDir();
+  const keyFile = `${home.path}/key`;
+  const store = `sqlite:${home.path}/loom.db`;
+  const options = { root: root.path, keyFile, store, shared: true };
+  const one = await McpSession.open("team", options);
+  const two = await McpSession.open("team", options);
+  try {
+    const bytes = new TextEncoder().encode("not to be kept\n");
+    const body = {
+      bytes,
+      sha256: sha256Hex(bytes),
+      origin: "fs/read_file content[0]",
+      capture: "complete" as const,
+    };
+    const recall = { server: "fs", tool: "read_file", part: "content[0]" };
+    const first = await one.admit(body, { recall, stamped: true });
+    assert.equal(first.id, "result-1");
+    // The other server appends after it: a later id, never the same one.
+    const second = await two.admit({ ...body, origin: "inspect_files x" });
+    assert.equal(second.id, "result-2");
+    assert.deepEqual(
+      two.records.map((r) => [r.id, r.recall?.tool]),
+      [["result-1", "read_file"]],
+    );
+    assert.deepEqual(await one.refresh(), [{ ...body, ...second }]);
+  } finally {
+    await one.close();
+    await two.close();
+  }
+  const again = await McpSession.open("team", options);
+  try {
+    assert.deepEqual(again.results.map((r) => r.id), ["result-2"]);
+    assert.deepEqual(again.records.map((r) => r.id), ["result-1", "result-2"]);
   } finally {
     await again.close();
   }

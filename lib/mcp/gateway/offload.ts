@@ -55,6 +55,15 @@ export interface OffloadOptions {
   readonly partialTotalBytes?: number;
   /** The JSON outline of stored bytes (the shared `jsonOutline`). */
   readonly outline: (bytes: Uint8Array) => string | undefined;
+  /**
+   * The store's note for each stored part (its `put` option `note`, which
+   * the store's backing records): given the part, e.g. `content[0]`, and
+   * the media template of an image, audio or blob.
+   */
+  readonly note?: (
+    part: string,
+    media?: MediaTemplate,
+  ) => Readonly<Record<string, unknown>>;
 }
 
 /** One stored part of an offloaded answer. */
@@ -251,8 +260,15 @@ async function storeText(
   // once, without a copy); one the store finds too large is encoded here
   // and cut on a character boundary.
   const origin_ = origin(options, part.part);
+  const note = options.note?.(part.part);
+  const putText = (content: string | Uint8Array) =>
+    options.store.put(content, {
+      origin: origin_,
+      capture,
+      ...(note === undefined ? {} : { note }),
+    });
   let put = text.length <= options.maxResultBytes
-    ? await options.store.put(text, { origin: origin_, capture })
+    ? await putText(text)
     : undefined;
   if (put === undefined || put.result_unavailable === "too_large") {
     let bytes = encoder.encode(text);
@@ -266,7 +282,7 @@ async function storeText(
       lines = lineCount(new TextDecoder().decode(bytes));
     } else lines = lineCount(text);
     content = bytes;
-    put = await options.store.put(content, { origin: origin_, capture });
+    put = await putText(content);
   } else lines = lineCount(text);
   const bytes = put.result === undefined
     ? encoder.encode(text)
@@ -302,14 +318,21 @@ async function storeText(
 }
 
 async function storeMedia(
-  part: { part: string; data: string; mediaType: string },
+  part: {
+    part: string;
+    data: string;
+    mediaType: string;
+    template: MediaTemplate;
+  },
   options: OffloadOptions,
 ): Promise<{ id?: string; descriptor: Record<string, unknown> }> {
   const ascii = /^[A-Za-z0-9+/=\s]*$/.test(part.data.slice(0, 4096));
   const text = ascii ? part.data : wellFormed(part.data);
+  const note = options.note?.(part.part, part.template);
   const put = await options.store.put(text, {
     origin: origin(options, part.part),
     capture: "complete",
+    ...(note === undefined ? {} : { note }),
   });
   const descriptor: Record<string, unknown> = {
     server: short(options.server),
