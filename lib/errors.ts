@@ -133,6 +133,7 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "session_tampered"
     | "session_locked"
     | "session_key_invalid"
+    | "session_closed"
     | "result_missing"
     | "result_corrupted";
   // storage
@@ -239,6 +240,7 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   session_tampered: "bad_input",
   session_locked: "bad_input",
   session_key_invalid: "bad_input",
+  session_closed: "internal",
   result_missing: "bad_input",
   result_corrupted: "bad_input",
   storage_url_invalid: "bad_input",

@@ -41,6 +41,8 @@ const RANK: Readonly<Record<string, number>> = {
   cost: 6,
   // The MCP server: store, reference, executor and persist, never slice.
   mcp: 7,
+  // The SDK adapters: store, reference, briefing and persist, never slice or mcp.
+  adapters: 7,
   cli: 8,
 };
 
@@ -88,6 +90,43 @@ Deno.test("lib/ imports follow the layer order of DESIGN.md", async () => {
     }
   }
   assert.deepEqual(upward, []);
+});
+
+/** Each SDK, and the one file of lib/ that may import it. */
+const SDK_OWNERS: readonly [RegExp, string][] = [
+  [/^(ai|@ai-sdk\/[a-z-]+)(\/|$)/, "lib/adapters/ai_sdk.ts"],
+  [/^@openai\/agents(\/|$)/, "lib/adapters/openai.ts"],
+];
+
+Deno.test("each agent SDK is imported only by its own adapter, and only its own entry point loads that adapter", async () => {
+  const wrong: string[] = [];
+  for await (const file of tsFiles(LIB)) {
+    const text = await Deno.readTextFile(file);
+    for (const m of text.matchAll(/(?:from|import)\s*\(?\s*"([^".][^"]*)"/g)) {
+      for (const [pattern, owner] of SDK_OWNERS) {
+        if (pattern.test(m[1] ?? "") && relative(ROOT, file) !== owner) {
+          wrong.push(`${relative(ROOT, file)} -> ${m[1]}`);
+        }
+      }
+    }
+  }
+  for (const [entry, file] of Object.entries(ENTRY_POINTS)) {
+    for (const target of await importsOf(join(ROOT, file))) {
+      const adapter = relative(ROOT, target);
+      if (!adapter.startsWith("lib/adapters/")) continue;
+      const own = {
+        "./ai-sdk": "ai_sdk",
+        "./anthropic": "anthropic",
+        "./openai": "openai",
+      }[entry];
+      // The SDK-free modules of lib/adapters (the session store) are shared.
+      const sdkAdapter = SDK_OWNERS.some(([, owner]) => owner === adapter);
+      if (sdkAdapter && adapter !== `lib/adapters/${own}.ts`) {
+        wrong.push(`${entry} -> ${adapter}`);
+      }
+    }
+  }
+  assert.deepEqual(wrong, []);
 });
 
 Deno.test("no file imports another folder's private _ module", async () => {

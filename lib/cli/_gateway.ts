@@ -1,9 +1,11 @@
 /**
  * `loom mcp --servers FILE`: reads the servers file (a bad one is a usage
  * error naming the file, the entry and the field, before any server
- * starts), builds the one store (evicting the oldest results), the gateway
- * and its MCP server, and serves it over stdio — or, with `--list`, prints
- * each server's tools and how each is treated.
+ * starts), opens the session (`--session DIR`, or a name in `--store URL`
+ * shared with other instances), builds the one store (evicting the oldest
+ * results; the session is its backing), the gateway and its MCP server,
+ * and serves it over stdio or HTTP — or, with `--list`, prints each
+ * server's tools and how each is treated.
  *
  * @module
  */
@@ -28,6 +30,7 @@ import { McpTools } from "../mcp/mcp_tools.ts";
 import { callToolResult } from "../mcp/stdio_server.ts";
 import { MCP_TOOLS } from "../mcp/tool_definitions.ts";
 import { ResultStore, type ResultStoreOptions } from "../store/result_store.ts";
+import { type HttpArguments, requestLimit, serveOverHttp } from "./_http.ts";
 import { type CliIo, ExitCode } from "./_io.ts";
 
 /** The gateway's flags. */
@@ -51,15 +54,19 @@ interface Common {
   readonly root: string;
   readonly rootGiven?: boolean;
   readonly session?: string;
+  readonly store?: string;
   readonly limits: ResultStoreOptions;
+  readonly http?: HttpArguments;
 }
 
 /**
- * Runs the gateway until standard input ends (or prints `--list`).
+ * Runs the gateway until standard input ends, or over HTTP until SIGINT or
+ * SIGTERM (or prints `--list`).
  *
  * @param a The common flags.
  * @param g The gateway's flags.
  * @param io Where diagnostics and `--list` go.
+ * @param token The bearer token, with `--http` and `--token-file`.
  * @returns The exit code.
  * @throws {GatewayConfigError} When the servers file cannot be used.
  */
@@ -67,6 +74,7 @@ export async function serveGateway(
   a: Common,
   g: GatewayArguments,
   io: CliIo,
+  token?: string,
 ): Promise<number> {
   const log = (line: string) => io.err(`loom mcp: ${line}\n`);
   // Nothing an upstream sends may stop the gateway: a promise rejected in a
@@ -77,7 +85,7 @@ export async function serveGateway(
   };
   globalThis.addEventListener("unhandledrejection", unhandled);
   try {
-    return await gateway(a, g, io, log);
+    return await gateway(a, g, io, log, token);
   } finally {
     globalThis.removeEventListener("unhandledrejection", unhandled);
   }
@@ -88,6 +96,7 @@ async function gateway(
   g: GatewayArguments,
   io: CliIo,
   log: (line: string) => void,
+  token: string | undefined,
 ): Promise<number> {
   const file = resolve(g.servers);
   let text: string;
@@ -107,22 +116,30 @@ async function gateway(
     log(`entry ${skipped.name} skipped: ${skipped.why}`);
   }
   const maxResultBytes = a.limits.maxResultBytes ?? 64 * 1024 * 1024;
-  const store = new ResultStore({
-    maxResultBytes,
-    maxTotalBytes: a.limits.maxTotalBytes ?? 512 * 1024 * 1024,
-    ...(a.limits.maxResults === undefined
-      ? {}
-      : { maxResults: a.limits.maxResults }),
-    evictOldest: true,
-  });
+  // In a store, the session is shared by every instance given its name.
   const session = a.session === undefined || g.list
     ? undefined
-    : await GatewaySession.open(resolve(a.session), {
-      root: a.rootGiven ? resolve(a.root) : file,
-      ...(g.maxAgeMs === undefined ? {} : { maxAgeMs: g.maxAgeMs }),
-    });
+    : await GatewaySession.open(
+      a.store === undefined ? resolve(a.session) : a.session,
+      {
+        root: a.rootGiven ? resolve(a.root) : file,
+        ...(a.store === undefined ? {} : { store: a.store }),
+        ...(g.maxAgeMs === undefined ? {} : { maxAgeMs: g.maxAgeMs }),
+      },
+    );
   let ownTools: McpTools | undefined;
   try {
+    // The session is the store's backing: each result is recorded as it
+    // is stored, under the persistence rule the gateway's note carries.
+    const store = new ResultStore({
+      maxResultBytes,
+      maxTotalBytes: a.limits.maxTotalBytes ?? 512 * 1024 * 1024,
+      ...(a.limits.maxResults === undefined
+        ? {}
+        : { maxResults: a.limits.maxResults }),
+      evictOldest: true,
+      ...(session === undefined ? {} : { backing: session.backing() }),
+    });
     if (session !== undefined) {
       const restored = session.restore(store);
       log(`session ${session.dir}: ${restored} results restored`);
@@ -132,16 +149,6 @@ async function gateway(
         root: resolve(a.root),
         limits: { maxResultBytes },
         store,
-        ...(session === undefined ? {} : {
-          onStored: (r) =>
-            session.saved(r, {
-              server: "loom",
-              tool: r.origin.split(" ")[0] ?? "",
-              arguments: {},
-              part: "content[0]",
-              sha256: r.sha256,
-            }, true),
-        }),
       });
     }
     const sdk = await loadSdk();
@@ -165,10 +172,23 @@ async function gateway(
         io.out(listing(gw, config));
         return ExitCode.ok;
       }
-      log(
-        `gateway over ${config.servers.length} servers of ${file}, serving over stdio`,
-      );
-      await serveGatewayStdio(createGatewayServer(gw, { sdk, log }), sdk);
+      if (a.http === undefined) {
+        log(
+          `gateway over ${config.servers.length} servers of ${file}, serving over stdio`,
+        );
+        await serveGatewayStdio(createGatewayServer(gw, { sdk, log }), sdk);
+      } else {
+        // Many hosts, one gateway: the upstreams start now, with no host's
+        // capabilities, and nothing is relayed to a host.
+        await gw.start({}, { log: () => {}, listChanged: () => {} });
+        await serveOverHttp(a.http, token, {
+          sdk,
+          server: () => createGatewayServer(gw, { sdk, log, shared: true }),
+          what: `the gateway over ${config.servers.length} servers of ${file}`,
+          maxRequestBytes: requestLimit(maxResultBytes),
+          log,
+        });
+      }
     } finally {
       await gw.close();
       if (g.report !== undefined) {

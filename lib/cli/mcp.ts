@@ -8,10 +8,16 @@
  * @module
  */
 import { resolve } from "node:path";
+import { loadSdk } from "../mcp/gateway/sdk.ts";
 import { McpTools } from "../mcp/mcp_tools.ts";
-import { serveStdio } from "../mcp/stdio_server.ts";
+import { createToolsServer, serveStdio } from "../mcp/stdio_server.ts";
+import { MCP_TOOLS } from "../mcp/tool_definitions.ts";
 import { McpSession } from "../persist/mcp_session.ts";
-import { ResultStore, type ResultStoreOptions } from "../store/result_store.ts";
+import {
+  MAX_RESULT_BYTES,
+  ResultStore,
+  type ResultStoreOptions,
+} from "../store/result_store.ts";
 import {
   defined,
   parseDuration,
@@ -19,23 +25,32 @@ import {
   positiveInteger,
 } from "./_args.ts";
 import { type GatewayArguments, serveGateway } from "./_gateway.ts";
+import {
+  type HttpArguments,
+  parseHttpFlags,
+  readTokenFile,
+  requestLimit,
+  serveOverHttp,
+} from "./_http.ts";
 import { UsageError } from "./_io.ts";
 import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { type CliIo, ExitCode } from "./_io.ts";
 
 const USAGE =
   `Usage: loom mcp [--root DIR] [--session DIR | --store URL [--session NAME]]
-                [store limits]
-       loom mcp --servers FILE [--root DIR] [--session DIR] [--list] [gateway options]
+                [store limits] [--http HOST:PORT (--token-file F | --insecure-no-token)]
+       loom mcp --servers FILE [--root DIR] [--session DIR | --store URL [--session NAME]]
+                [--list] [gateway options] [--http HOST:PORT …]
 
 Serves Loom's result store, verified references and composed writes as an
 MCP server over standard input and output (JSON-RPC only on standard output;
-diagnostics on standard error). Files are read and written only inside DIR,
-by the same confined executor as 'loom run': a Deno worker whose permissions
-allow DIR and nothing else, inside bubblewrap where it works; symlinks and
-hard links leading out of DIR, special files (FIFOs, sockets, devices) and
-writes into .git are refused. Results live as long as the server, or, with
---session, across restarts.
+diagnostics on standard error), or with --http over Streamable HTTP. Files
+are read and written only inside DIR, by the same confined executor as
+'loom run': a Deno worker whose permissions allow DIR and nothing else,
+inside bubblewrap where it works; symlinks and hard links leading out of
+DIR, special files (FIFOs, sockets, devices) and writes into .git are
+refused. Results live as long as the server, or, with --session, across
+restarts.
 
 Tools:
   inspect_files {paths}          store files, answer descriptors (preview
@@ -62,6 +77,21 @@ Options:
   --max-results N          Most stored results (default 1024)
   -h, --help               Show this help
 
+Over HTTP (a shared server; see docs/mcp.md and docs/storage.md):
+  --http HOST:PORT         Serve Streamable HTTP at http://HOST:PORT/mcp,
+                           bound to HOST only (port 0: any free port; the
+                           start-up line names it)
+  --token-file F           The bearer token every request must carry
+                           (Authorization: Bearer TOKEN): F's content,
+                           trimmed, at least 16 characters; F must not be
+                           writable by other users. Make one with
+                           openssl rand -hex 32 > F; chmod 600 F
+  --insecure-no-token      Serve without a token: only on a loopback
+                           address (127.0.0.1, ::1, localhost)
+  Without --http the server speaks over stdio. With --store, several
+  servers (and hosts) given the same store and --session share one
+  catalogue.
+
 Gateway (--servers FILE): Loom starts the MCP servers of FILE (.mcp.json's
 {"mcpServers": …} or VS Code's {"servers": …}) and offers their tools as
 <server>__<tool>. An answer over --offload-bytes is stored and answered with
@@ -79,6 +109,8 @@ find_in_result and list_results read it exactly. See docs/mcp.md.
 
 Add it to Claude Code:  claude mcp add loom -- loom mcp --root .
 As a gateway:           claude mcp add loom -- loom mcp --servers .mcp.json
+Over HTTP:              claude mcp add --transport http loom http://HOST:PORT/mcp \
+                          --header "Authorization: Bearer $(cat F)"
 Other hosts (Codex, Cursor, VS Code): see docs/mcp.md.
 
 Needs Deno's --unstable-worker-options and read, write, run (bubblewrap)
@@ -99,6 +131,8 @@ export interface McpArguments {
   readonly rootGiven?: boolean;
   /** The gateway's options, with `--servers FILE`. */
   readonly gateway?: GatewayArguments;
+  /** `--http HOST:PORT` and its token flag: serve over HTTP, not stdio. */
+  readonly http?: HttpArguments;
 }
 
 /**
@@ -125,8 +159,22 @@ export function parseMcpArguments(
     "max-result-bytes": { type: "string" },
     "max-total-bytes": { type: "string" },
     "max-results": { type: "string" },
+    http: { type: "string" },
+    "token-file": { type: "string" },
+    "insecure-no-token": { type: "boolean" },
   });
   if (values.help) return help(USAGE);
+  const http = parseHttpFlags({
+    http: values.http,
+    tokenFile: values["token-file"],
+    insecure: values["insecure-no-token"],
+  });
+  if (http !== undefined && values.list === true) {
+    throw new UsageError(
+      "usage",
+      "--list prints the servers' tools and exits: it serves nothing, over --http or otherwise",
+    );
+  }
   const gatewayOnly = [
     "list",
     "offload-bytes",
@@ -141,15 +189,14 @@ export function parseMcpArguments(
       `--${gatewayOnly[0]} needs --servers FILE`,
     );
   }
-  if (values.servers !== undefined && values.store !== undefined) {
-    // Not built yet: the gateway's sessions live in a folder.
+  if (
+    values["max-age"] !== undefined && values.session === undefined &&
+    values.store === undefined
+  ) {
     throw new UsageError(
       "usage",
-      "--store cannot be combined with --servers yet; give the gateway a --session DIR",
+      "--max-age needs --session DIR or --store URL",
     );
-  }
-  if (values["max-age"] !== undefined && values.session === undefined) {
-    throw new UsageError("usage", "--max-age needs --session DIR");
   }
   const gateway = values.servers === undefined ? undefined : defined({
     servers: values.servers,
@@ -168,6 +215,7 @@ export function parseMcpArguments(
       ? {}
       : { session: values.session ?? "default" }),
     ...(values.store === undefined ? {} : { store: values.store }),
+    ...(http === undefined ? {} : { http }),
     limits: defined({
       maxResultBytes: positiveInteger(
         values["max-result-bytes"],
@@ -183,8 +231,14 @@ export function parseMcpArguments(
 }
 
 async function serve(a: McpArguments, io: CliIo): Promise<number> {
-  if (a.gateway !== undefined) return await serveGateway(a, a.gateway, io);
   const log = (line: string) => io.err(`loom mcp: ${line}\n`);
+  // A token that cannot be used stops the server before anything starts.
+  const token = a.http?.tokenFile === undefined
+    ? undefined
+    : await readTokenFile(a.http.tokenFile, log);
+  if (a.gateway !== undefined) {
+    return await serveGateway(a, a.gateway, io, token);
+  }
   const root = resolve(a.root);
   // In a store, several servers may share the session: ids come from it.
   const session = a.session === undefined
@@ -210,7 +264,26 @@ async function serve(a: McpArguments, io: CliIo): Promise<number> {
         ? {}
         : { onStored: (r) => session.save(r) }),
     });
-    await serveStdio(tools, { log });
+    if (a.http === undefined) {
+      await serveStdio(tools, { log });
+    } else {
+      try {
+        const sdk = await loadSdk();
+        await serveOverHttp(a.http, token, {
+          sdk,
+          server: () => createToolsServer(tools, sdk, { log }),
+          what: `${MCP_TOOLS.length} tools (root ${tools.root}${
+            tools.sandboxed ? ", bubblewrap" : ""
+          })`,
+          maxRequestBytes: requestLimit(
+            a.limits.maxResultBytes ?? MAX_RESULT_BYTES,
+          ),
+          log,
+        });
+      } finally {
+        tools.close();
+      }
+    }
   } finally {
     await session?.close();
   }

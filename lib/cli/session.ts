@@ -202,7 +202,7 @@ async function ls(a: SessionArguments, io: CliIo): Promise<number> {
       s.kind === "mcp"
         ? `${l.root}  mcp  ${s.results.length} results (${
           bytes(s.persisted_bytes)
-        } persisted)  root ${s.workspace}\n`
+        } persisted)  root ${s.workspace ?? "(none: an SDK adapter's store)"}\n`
         : `${l.root}  ${s.policy}  steps ${s.steps_used}/${s.max_steps}  ${s.events} events  ${s.results.length} results (${
           bytes(s.persisted_bytes)
         } persisted)  ${s.model}\n`,
@@ -272,7 +272,7 @@ function render(s: SessionSummary): string {
     ? [
       `session    ${s.session} (an MCP server's stored results)`,
       `root       ${s.root}`,
-      `serves     ${s.workspace}`,
+      `serves     ${s.workspace ?? "no workspace (an SDK adapter's store)"}`,
       `journal    ${s.journal_records} records${
         s.torn_bytes === 0
           ? ""
@@ -354,10 +354,11 @@ function storeOf(a: SessionArguments): { store?: string } {
 /** Verifies an MCP session's chain and bodies; its result count. */
 async function verifyMcpSession(
   dir: string,
-  root: string,
+  root: string | null,
   a: SessionArguments,
 ): Promise<number> {
-  return (await McpSession.verify(dir, { root, ...storeOf(a) })).length;
+  const options = { ...(root === null ? {} : { root }), ...storeOf(a) };
+  return (await McpSession.verify(dir, options)).length;
 }
 
 function bytes(n: number): string {

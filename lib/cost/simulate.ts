@@ -206,12 +206,14 @@ function anthropicBlocks(
   const add = (block: TextBlockLike, framing: string, extra: number) => {
     const { cache_control: cc, ...rest } = block;
     texts.push(`${framing}${JSON.stringify(rest)}`);
-    tokens.push(
-      counter.count(typeof block.text === "string" ? block.text : "") + extra,
-    );
+    tokens.push(counter.count(blockText(rest)) + extra);
     marks.push(ttlOf(cc));
   };
-  const system = Array.isArray(body["system"]) ? body["system"] : [];
+  const system = typeof body["system"] === "string"
+    ? [{ type: "text", text: body["system"] }]
+    : Array.isArray(body["system"])
+    ? body["system"]
+    : [];
   for (const block of system) add(block as TextBlockLike, "system", 0);
   const messages = Array.isArray(body["messages"]) ? body["messages"] : [];
   for (const message of messages) {
@@ -230,6 +232,30 @@ function anthropicBlocks(
       ? { key, tokens: tokens[i] ?? 0 }
       : { key, tokens: tokens[i] ?? 0, breakpoint: mark };
   });
+}
+
+/**
+ * The text a block puts before the model: a text block's text, a tool
+ * result's content (its text blocks joined), a tool call's name and input.
+ * Other blocks (images, documents) are not counted, as before.
+ */
+function blockText(block: Record<string, unknown>): string {
+  if (typeof block["text"] === "string") return block["text"];
+  if (block["type"] === "tool_result") {
+    const content = block["content"];
+    if (typeof content === "string") return content;
+    if (Array.isArray(content)) {
+      return content.map((c) => {
+        const part = c as Record<string, unknown>;
+        return typeof part["text"] === "string" ? part["text"] : "";
+      }).join("");
+    }
+    return "";
+  }
+  if (block["type"] === "tool_use") {
+    return `${String(block["name"])}${JSON.stringify(block["input"] ?? {})}`;
+  }
+  return "";
 }
 
 function ttlOf(

@@ -1,7 +1,8 @@
 /**
  * The MCP protocol side of `loom mcp`: the official TypeScript SDK's
- * low-level `Server` over its stdio transport, answering `tools/list` with
- * {@linkcode MCP_TOOLS} and `tools/call` through {@linkcode McpTools}. The
+ * low-level `Server`, answering `tools/list` with {@linkcode MCP_TOOLS} and
+ * `tools/call` through {@linkcode McpTools}, built apart from its transport
+ * ({@linkcode createToolsServer}) and served here over stdio. The
  * SDK is imported when the server starts, so no other command pays for it
  * (and the bundle keeps it external). Standard output carries only
  * JSON-RPC; nothing here writes anything else to it.
@@ -74,25 +75,59 @@ export function callToolResult(answer: ToolAnswer): CallToolResult {
   };
 }
 
+/** The SDK pieces a tools server is built from (see `gateway/sdk.ts`). */
+export interface ServerSdk {
+  /** `Server` (server/index.js). */
+  // deno-lint-ignore no-explicit-any
+  readonly Server: any;
+  /** types.js: the request schemas. */
+  // deno-lint-ignore no-explicit-any
+  readonly types: Record<string, any>;
+}
+
+/** An SDK server answering the tools, not yet connected to a transport. */
+export interface ToolsServer {
+  /** Connects the server to a transport and starts answering. */
+  connect(transport: unknown): Promise<void>;
+  /** Stops the server. */
+  close(): Promise<void>;
+  /** Called when the transport closes. */
+  onclose?: () => void;
+  /** Settles when every call in flight has been answered. */
+  settled(): Promise<void>;
+}
+
 /**
- * Serves the tools over standard input and output until the input ends or
- * the process is asked to stop (SIGINT, SIGTERM).
+ * Builds the MCP server of the tools, apart from its transport: `tools/list`
+ * answers {@linkcode MCP_TOOLS}, `tools/call` goes through
+ * {@linkcode McpTools.call}. Standard input and output connect one; HTTP
+ * builds one per request over the same tools.
  *
- * @param tools The tools (closed when the server stops).
- * @param options Where diagnostics go.
- * @returns When the server has stopped.
+ * @param tools The tools.
+ * @param sdk The SDK's `Server` and types.
+ * @param options Where diagnostics go, the instructions.
+ * @returns The server, not yet connected.
+ *
+ * @example
+ * ```ts
+ * import { createToolsServer } from "./stdio_server.ts";
+ * import { McpTools } from "./mcp_tools.ts";
+ * import { loadSdk } from "./gateway/sdk.ts";
+ * import assert from "node:assert/strict";
+ * const tools = await McpTools.start({ root: await Deno.makeTempDir(), sandbox: null });
+ * const server = createToolsServer(tools, await loadSdk(), { log: () => {} });
+ * assert.equal(typeof server.connect, "function");
+ * await server.settled();
+ * await server.close();
+ * tools.close();
+ * ```
  */
-export async function serveStdio(
+export function createToolsServer(
   tools: McpTools,
+  sdk: ServerSdk,
   options: ServeOptions,
-): Promise<void> {
-  const [{ Server }, { StdioServerTransport }, types, { default: process }] =
-    await Promise.all([
-      import("@modelcontextprotocol/sdk/server/index.js"),
-      import("@modelcontextprotocol/sdk/server/stdio.js"),
-      import("@modelcontextprotocol/sdk/types.js"),
-      import("node:process"),
-    ]);
+): ToolsServer {
+  const { Server, types } = sdk;
   const server = new Server(
     { name: "loom", version: VERSION },
     {
@@ -136,10 +171,37 @@ export async function serveStdio(
       inFlight.delete(call);
     }
   });
+  server.onerror = (error: Error) =>
+    options.log(`transport error: ${error.message}`);
+  return Object.assign(server, {
+    settled: async () => {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  }) as ToolsServer;
+}
+
+/**
+ * Serves the tools over standard input and output until the input ends or
+ * the process is asked to stop (SIGINT, SIGTERM).
+ *
+ * @param tools The tools (closed when the server stops).
+ * @param options Where diagnostics go.
+ * @returns When the server has stopped.
+ */
+export async function serveStdio(
+  tools: McpTools,
+  options: ServeOptions,
+): Promise<void> {
+  const [{ Server }, { StdioServerTransport }, types, { default: process }] =
+    await Promise.all([
+      import("@modelcontextprotocol/sdk/server/index.js"),
+      import("@modelcontextprotocol/sdk/server/stdio.js"),
+      import("@modelcontextprotocol/sdk/types.js"),
+      import("node:process"),
+    ]);
+  const server = createToolsServer(tools, { Server, types }, options);
   const { promise: stopped, resolve: stop } = Promise.withResolvers<void>();
   const transport = new StdioServerTransport();
-  transport.onerror = (error: Error) =>
-    options.log(`transport error: ${error.message}`);
   server.onclose = () => stop();
   // Requests read with the end of the input start first, then the stop.
   process.stdin.once("end", () => setTimeout(stop, 0));
@@ -155,7 +217,7 @@ export async function serveStdio(
       }`,
     );
     await stopped;
-    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    await server.settled();
     // The SDK sends an answer in the tasks after its handler returns.
     await new Promise((resolve) => setTimeout(resolve, 0));
   } finally {

@@ -187,7 +187,8 @@ export type HeaderRecord = z.infer<typeof headerSchema>;
 
 /**
  * The first record of an MCP server's session (`loom mcp`, the gateway):
- * the same format, with the server's root instead of a slice's run.
+ * the same format, with the server's root instead of a slice's run; `null`
+ * for the SDK adapters' store, which serves no workspace.
  */
 export const mcpHeaderSchema = z.strictObject({
   seq: z.literal(0),
@@ -196,7 +197,7 @@ export const mcpHeaderSchema = z.strictObject({
   kind: z.literal("mcp"),
   id: z.string().min(1),
   session: z.string().min(1),
-  root: z.string().min(1),
+  root: z.string().min(1).nullable(),
 });
 
 /** An MCP session's header as parsed. */

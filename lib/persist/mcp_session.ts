@@ -15,8 +15,10 @@
  * to first is retried after reading what that instance stored, so ids are
  * assigned once across all of them. A folder or database file must lie
  * outside the server's root, and so must the key, so no tool can read or
- * forge either. Sessions of the older `loom-mcp-session/1` header are
- * refused with `session_outdated`.
+ * forge either. A session opened without a root (the SDK adapters' store,
+ * which serves no workspace) records `root: null`; a server refuses it and
+ * it refuses a server's. Sessions of the older `loom-mcp-session/1` header
+ * are refused with `session_outdated`.
  *
  * @module
  */
@@ -31,6 +33,7 @@ import { verifyBody } from "./_session_results.ts";
 import { isWithin, realish, refuseOverlap } from "./_session_util.ts";
 import { loadSessionKey, sessionKeyPath } from "./_session_key.ts";
 import { SessionError } from "./session_error.ts";
+import { Serial } from "./_serial.ts";
 
 /**
  * The journal header's format of MCP sessions before one format served
@@ -40,8 +43,11 @@ export const MCP_SESSION_FORMAT = "loom-mcp-session/1";
 
 /** Options of {@linkcode McpSession.open}. */
 export interface McpSessionOptions {
-  /** The server's root; the session folder and the key must lie outside it. */
-  readonly root: string;
+  /**
+   * The server's root; the session folder and the key must lie outside it.
+   * Omitted for a store that serves no workspace (the SDK adapters).
+   */
+  readonly root?: string;
   /** The session key file (default: the slice sessions' key). */
   readonly keyFile?: string;
   /**
@@ -135,26 +141,27 @@ export class McpSession {
   readonly dir: string;
   /** The verified results of earlier runs, in id order. */
   readonly results: readonly StoredResult[];
-  /** Every catalogued result of earlier runs, bodies kept or not. */
-  readonly records: readonly McpSessionRecord[];
   readonly #slot: SessionSlot;
   readonly #key: Uint8Array;
-  readonly #root: string;
+  readonly #root: string | null;
   readonly #lease: Lease | undefined;
   readonly #owned: Storage | undefined;
   readonly #written = new Set<string>();
+  /** Journal writes and re-reads, one at a time (see `_serial.ts`). */
+  readonly #serial = new Serial();
   #writer: JournalWriter;
   #mac: string;
   #position: number;
   #nextId: number;
   /** Results other servers stored that the caller has not taken yet. */
   #undelivered: StoredResult[] = [];
+  readonly #records: McpSessionRecord[];
 
   private constructor(
     at: {
       slot: SessionSlot;
       key: Uint8Array;
-      root: string;
+      root: string | null;
       lease: Lease | undefined;
       owned: Storage | undefined;
       writer: JournalWriter;
@@ -173,9 +180,18 @@ export class McpSession {
     this.#mac = at.mac;
     this.#position = at.writer.position;
     this.results = at.results;
-    this.records = at.records;
+    this.#records = [...at.records];
     this.#nextId = nextAfter(at.records);
     for (const result of at.results) this.#written.add(result.sha256);
+  }
+
+  /**
+   * Every catalogued result, bodies kept or not: those of earlier runs, in
+   * id order, then those other servers stored, as {@linkcode McpSession.refresh}
+   * reads them (a shared session). This server's own are not added.
+   */
+  get records(): readonly McpSessionRecord[] {
+    return this.#records;
   }
 
   /**
@@ -198,15 +214,19 @@ export class McpSession {
     dir: string,
     options: McpSessionOptions,
   ): Promise<McpSession> {
-    const root = await Deno.realPath(options.root);
+    const root = options.root === undefined
+      ? null
+      : await Deno.realPath(options.root);
     const place = await placeSession(dir, options.store);
     const { slot } = place;
     let lease: Lease | undefined;
     try {
-      for (const path of place.forbidden) refuseOverlap(path, root);
+      if (root !== null) {
+        for (const path of place.forbidden) refuseOverlap(path, root);
+      }
       const keyFile = realish(options.keyFile ?? sessionKeyPath());
       if (
-        isWithin(keyFile, root) ||
+        (root !== null && isWithin(keyFile, root)) ||
         place.forbidden.some((path) => isWithin(keyFile, path))
       ) {
         throw new SessionError(
@@ -256,11 +276,11 @@ export class McpSession {
       const parsed = mcpSession(
         await parseAnySession(place.slot, key),
         place.slot,
-        options.root,
+        options.root ?? null,
       );
       return await verified(
         place.slot,
-        options.root,
+        options.root ?? null,
         parsed.file,
         parsed.catalogue,
       );
@@ -272,7 +292,7 @@ export class McpSession {
   static async #openOrCreate(
     slot: SessionSlot,
     key: Uint8Array,
-    root: string,
+    root: string | null,
   ): Promise<
     {
       writer: JournalWriter;
@@ -329,10 +349,14 @@ export class McpSession {
    * @throws {StorageError} `lease_lost`, `journal_conflict`,
    *   `storage_unavailable`; nothing half-written.
    */
-  async save(
+  save(
     result: StoredResult,
     options: McpSaveOptions = {},
   ): Promise<void> {
+    return this.#serial.run(() => this.#save(result, options));
+  }
+
+  async #save(result: StoredResult, options: McpSaveOptions): Promise<void> {
     await this.#lease?.check();
     if (options.recall === undefined) await this.#putBody(result);
     await this.#appendResult(result.id, result, options);
@@ -340,23 +364,36 @@ export class McpSession {
   }
 
   /**
-   * Stores a new result in a shared session and assigns its id: reads
+   * Stores a new result and assigns its id (a shared session, or one whose
+   * store assigns ids through it): reads
    * what other servers stored first, then appends at the end it saw,
    * retrying after a lost race. Results of others read on the way are
    * handed out by {@linkcode McpSession.refresh}.
    *
    * @param result The result without an id (its digest verified by the caller).
+   * @param options As {@linkcode McpSession.save}: with `recall` the body
+   *   is not written.
    * @returns The result with its id.
    * @throws {StorageError} `journal_conflict` after many lost races in a
-   *   row; `storage_unavailable`.
+   *   row; `storage_unavailable`; `lease_lost`.
    */
-  async admit(result: Omit<StoredResult, "id">): Promise<StoredResult> {
+  admit(
+    result: Omit<StoredResult, "id">,
+    options: McpSaveOptions = {},
+  ): Promise<StoredResult> {
+    return this.#serial.run(() => this.#admit(result, options));
+  }
+
+  async #admit(
+    result: Omit<StoredResult, "id">,
+    options: McpSaveOptions,
+  ): Promise<StoredResult> {
     await this.#lease?.check();
-    await this.#putBody(result);
+    if (options.recall === undefined) await this.#putBody(result);
     for (let attempt = 0;; attempt += 1) {
       const id = `result-${this.#nextId}`;
       try {
-        await this.#appendResult(id, result);
+        await this.#appendResult(id, result, options);
       } catch (error) {
         if (
           error instanceof StorageError && error.code === "journal_conflict" &&
@@ -374,12 +411,19 @@ export class McpSession {
 
   /**
    * Results other servers stored since the last call (a shared session),
-   * verified, in id order.
+   * verified, in id order; none, without reading, for a server holding the
+   * session's lease.
    *
    * @returns The new results.
    * @throws {SessionError} When what they appended does not verify.
    */
-  async refresh(): Promise<StoredResult[]> {
+  refresh(): Promise<StoredResult[]> {
+    // A server holding the lease is the session's only writer.
+    if (this.#lease !== undefined) return Promise.resolve([]);
+    return this.#serial.run(() => this.#refresh());
+  }
+
+  async #refresh(): Promise<StoredResult[]> {
     await this.#sync();
     const out = this.#undelivered;
     this.#undelivered = [];
@@ -399,8 +443,15 @@ export class McpSession {
     };
   }
 
-  /** Closes the journal, releases the lease and the store. */
-  async close(): Promise<void> {
+  /**
+   * Closes the journal, releases the lease and the store, after the writes
+   * already handed in.
+   */
+  close(): Promise<void> {
+    return this.#serial.run(() => this.#close());
+  }
+
+  async #close(): Promise<void> {
     await this.#writer.close();
     await this.#lease?.release();
     await this.#owned?.close();
@@ -488,9 +539,12 @@ export class McpSession {
       parsed.file,
       fresh,
     );
+    const added = recordsOf(fresh);
+    this.#records.push(...added);
+    // Ids of results kept as their call only are taken too.
+    this.#nextId = Math.max(this.#nextId, nextAfter(added));
     for (const result of results) {
       this.#written.add(result.sha256);
-      this.#nextId = Math.max(this.#nextId, idNumber(result.id) + 1);
       this.#undelivered.push(result);
     }
     this.#writer = await JournalWriter.continue(
@@ -506,7 +560,7 @@ export class McpSession {
 function mcpSession(
   parsed: AnySession,
   slot: SessionSlot,
-  root: string,
+  root: string | null,
 ): Extract<AnySession, { kind: "mcp" }> {
   if (parsed.kind !== "mcp") {
     throw new SessionError(
@@ -516,9 +570,13 @@ function mcpSession(
     );
   }
   if (parsed.header.root !== root) {
+    const named = (r: string | null) =>
+      r === null ? "no root (an SDK adapter's store)" : `the root ${r}`;
     throw new SessionError(
       "session_invalid",
-      `Session ${slot.where} belongs to the root ${parsed.header.root}, not ${root}; give this root its own --session`,
+      `Session ${slot.where} belongs to ${named(parsed.header.root)}, not ${
+        named(root)
+      }; give each its own session`,
       { file: parsed.file, line: 1 },
     );
   }
@@ -528,7 +586,7 @@ function mcpSession(
 /** The catalogued results, each body verified against its digest. */
 async function verified(
   slot: SessionSlot,
-  root: string,
+  root: string | null,
   file: string,
   catalogue: ReadonlyMap<string, CatalogueEntry>,
 ): Promise<StoredResult[]> {
@@ -543,7 +601,10 @@ async function verified(
         { file },
       );
     }
-    const bytes = await verifyBody({ slot, workspace: root, file }, id, entry);
+    // Only a re-read source reads the workspace, and an MCP session's
+    // results are all persisted (checked above).
+    const workspace = root ?? slot.where;
+    const bytes = await verifyBody({ slot, workspace, file }, id, entry);
     if (typeof bytes === "string") {
       throw new SessionError("result_corrupted", bytes, { file });
     }

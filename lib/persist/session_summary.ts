@@ -51,8 +51,11 @@ export interface SessionSummary {
   readonly kind: "slice" | "mcp";
   /** The session name. */
   readonly session: string;
-  /** The workspace (an MCP server's root). */
-  readonly workspace: string;
+  /**
+   * The workspace (an MCP server's root; `null` for the SDK adapters' store,
+   * which serves none).
+   */
+  readonly workspace: string | null;
   /** The context policy (`null` for an MCP server's session). */
   readonly policy: ContextPolicy | null;
   /** The model spec (`null` for an MCP server's session). */

@@ -1,7 +1,7 @@
 /**
- * The request rules Anthropic's Messages API and OpenAI's Chat Completions
- * enforce on the server before any model sees a request, checked on a body
- * exactly as the official SDK sends it. Every live call runs them before the
+ * The request rules Anthropic's Messages API, OpenAI's Chat Completions and
+ * OpenAI's Responses API enforce on the server before any model sees a
+ * request, checked on a body exactly as the official SDK sends it. Every live call runs them before the
  * HTTP request (a breach is `provider_contract`, and no call is spent), and
  * every fake server in the tests answers a breach with the service's own 400,
  * so no test can pass on a body production would refuse.
@@ -156,6 +156,7 @@ export function checkAnthropicRequest(body: unknown): RuleBreach[] {
   });
   breaches.push(...anthropicToolChoice(body["tool_choice"], names));
   breaches.push(...anthropicText(body));
+  breaches.push(...anthropicToolPairs(body));
   breaches.push(...anthropicCacheControl(body, tools));
   return breaches;
 }
@@ -299,6 +300,82 @@ function anthropicText(body: Json): RuleBreach[] {
         `${s}: text content blocks must contain non-whitespace text`,
       ));
     }
+  }
+  return breaches;
+}
+
+/** The ids of the blocks of `type` in a message's content, with their index. */
+function blockIds(
+  message: unknown,
+  type: string,
+  key: string,
+): { id: string; j: number }[] {
+  if (!isObject(message)) return [];
+  const out: { id: string; j: number }[] = [];
+  for (const [j, block] of arrayOf(message["content"]).entries()) {
+    if (isObject(block) && block["type"] === type) {
+      out.push({ id: String(block[key]), j });
+    }
+  }
+  return out;
+}
+
+function anthropicToolPairs(body: Json): RuleBreach[] {
+  // Each tool_result answers a tool_use of the immediately preceding
+  // assistant message, and every tool_use is answered in the next (user)
+  // message.
+  // Source: https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use#handling-tool-use-and-tool-result-content-blocks
+  // ("Tool result blocks must immediately follow their corresponding tool
+  // use blocks in the message history"); messages seen in
+  // https://github.com/anthropics/claude-code/issues/13460,
+  // https://github.com/router-for-me/CLIProxyAPI/issues/497 (tool_result
+  // without its tool_use) and https://github.com/anthropics/claude-code/issues/5060,
+  // https://github.com/anthropics/claude-code/issues/7929 (tool_use without
+  // its tool_result).
+  // A body that continues a server-held thread (`thread: {"type":
+  // "continue", …}`, which the SDK's tool runner sends by default) carries
+  // only the new turn: its first message answers calls held by the server.
+  const thread = body["thread"];
+  const continued = isObject(thread) && thread["type"] === "continue";
+  const breaches: RuleBreach[] = [];
+  const messages = arrayOf(body["messages"]);
+  for (const [i, message] of messages.entries()) {
+    if (!isObject(message) || (continued && i === 0)) continue;
+    const before = messages[i - 1];
+    const previous = isObject(before) && before["role"] === "assistant"
+      ? new Set(blockIds(before, "tool_use", "id").map((u) => u.id))
+      : new Set<string>();
+    if (message["role"] !== "assistant") {
+      for (const { id, j } of blockIds(message, "tool_result", "tool_use_id")) {
+        if (previous.has(id)) continue;
+        breaches.push(anthropic(
+          "tool_result_pairing",
+          pointer("messages", i, "content", j, "tool_use_id"),
+          `${
+            dotted("messages", i, "content", j)
+          }: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+        ));
+      }
+      continue;
+    }
+    const uses = blockIds(message, "tool_use", "id");
+    // The last message may be an assistant turn the model continues.
+    if (uses.length === 0 || i === messages.length - 1) continue;
+    const next = messages[i + 1];
+    const answered = isObject(next) && next["role"] === "user"
+      ? new Set(blockIds(next, "tool_result", "tool_use_id").map((r) => r.id))
+      : new Set<string>();
+    const missing = uses.filter((u) => !answered.has(u.id)).map((u) => u.id);
+    if (missing.length === 0) continue;
+    breaches.push(anthropic(
+      "tool_use_answered",
+      pointer("messages", i),
+      `${
+        dotted("messages", i)
+      }: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${
+        missing.join(", ")
+      }. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+    ));
   }
   return breaches;
 }
@@ -561,6 +638,252 @@ function openAIToolMessages(body: Json): RuleBreach[] {
         }
       }
     }
+  }
+  return breaches;
+}
+
+// ---------------------------------------------------------------------------
+// OpenAI Responses
+
+/**
+ * The rules OpenAI's Responses API (`POST /v1/responses`) checks on a request
+ * body before any model sees it: function names and parameter roots as for
+ * Chat Completions, the strict-mode schema rules of a function with
+ * `strict: true` (the OpenAI Agents SDK's default), the forced `tool_choice`,
+ * and the pairing of `function_call` and `function_call_output` items.
+ *
+ * @param body A `POST /v1/responses` body, as the SDK sends it.
+ * @returns Every rule the body breaks; empty when the service accepts it.
+ *
+ * @example
+ * ```ts
+ * import { checkOpenAIResponsesRequest } from "./request_rules.ts";
+ * import assert from "node:assert/strict";
+ * const [breach] = checkOpenAIResponsesRequest({
+ *   model: "gpt-5",
+ *   input: [{ type: "function_call_output", call_id: "c1", output: "x" }],
+ * });
+ * assert.equal(breach?.rule, "openai.function_call_output_pairing");
+ * assert.match(breach?.message ?? "", /No tool call found/);
+ * ```
+ */
+export function checkOpenAIResponsesRequest(body: unknown): RuleBreach[] {
+  if (!isObject(body)) {
+    return [openai("body", "", "Request body must be a JSON object")];
+  }
+  const breaches: RuleBreach[] = [];
+  const names = new Set<string>();
+  for (const [i, tool] of arrayOf(body["tools"]).entries()) {
+    if (!isObject(tool) || tool["type"] !== "function") continue;
+    const name = tool["name"];
+    if (typeof name === "string") names.add(name);
+    breaches.push(...responsesFunction(tool, i));
+  }
+  breaches.push(...responsesToolChoice(body["tool_choice"], names));
+  breaches.push(...responsesPairs(body));
+  return breaches;
+}
+
+function responsesFunction(tool: Json, i: number): RuleBreach[] {
+  const breaches: RuleBreach[] = [];
+  const name = tool["name"];
+  const where = `tools[${i}].name`;
+  // Function names match ^[a-zA-Z0-9_-]+$, at most 64 characters.
+  // Source: https://platform.openai.com/docs/api-reference/responses/create
+  // (tools[].name, as for Chat Completions' function.name); message as seen
+  // for Chat in https://github.com/brekkylab/ailoy/pull/109.
+  if (typeof name !== "string" || !/^[a-zA-Z0-9_-]+$/.test(name)) {
+    breaches.push(openai(
+      "function_name_pattern",
+      pointer("tools", i, "name"),
+      `Invalid '${where}': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`,
+    ));
+  } else if (name.length > 64) {
+    breaches.push(openai(
+      "function_name_pattern",
+      pointer("tools", i, "name"),
+      `Invalid '${where}': string too long. Expected a string with maximum length 64, but got a string with length ${name.length} instead.`,
+    ));
+  }
+  const parameters = tool["parameters"];
+  if (parameters === undefined || parameters === null) return breaches;
+  const at = pointer("tools", i, "parameters");
+  // The parameters have type "object" and no oneOf/anyOf/allOf/enum/not at
+  // the top level — as for Chat Completions.
+  // Source: https://platform.openai.com/docs/guides/function-calling; the
+  // Responses message with param `tools[1].parameters` is seen in
+  // https://github.com/kevinwatt/mysql-mcp/issues/5
+  if (!isObject(parameters) || parameters["type"] !== "object") {
+    const type = isObject(parameters) && typeof parameters["type"] === "string"
+      ? parameters["type"]
+      : "null";
+    breaches.push(openai(
+      "function_parameters_root",
+      at,
+      `Invalid schema for function '${
+        String(name)
+      }': schema must be a JSON Schema of 'type: "object"', got 'type: ${type}'.`,
+    ));
+    return breaches;
+  }
+  if (OPENAI_ROOT_FORBIDDEN.some((k) => k in parameters)) {
+    breaches.push(openai(
+      "function_parameters_root",
+      at,
+      `Invalid schema for function '${
+        String(name)
+      }': schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level.`,
+    ));
+    return breaches;
+  }
+  // With `strict: true`, every object schema lists every property in
+  // `required` and sets `additionalProperties: false`, at every depth.
+  // Source: https://platform.openai.com/docs/guides/structured-outputs#supported-schemas
+  // ("all fields must be required", "additionalProperties: false must always
+  // be set in objects"); messages seen in https://github.com/kevinwatt/mysql-mcp/issues/5
+  // (required) and https://github.com/lastmile-ai/openai-agents-mcp/issues/2,
+  // https://github.com/openai/openai-agents-python/issues/1023 (additionalProperties).
+  if (tool["strict"] === true) {
+    const problem = strictProblem(parameters, []);
+    if (problem !== undefined) {
+      breaches.push(openai(
+        "function_strict_schema",
+        at,
+        `Invalid schema for function '${String(name)}': In context=(${
+          problem.context.map((c) => `'${c}'`).join(", ")
+        }), ${problem.text}`,
+      ));
+    }
+  }
+  return breaches;
+}
+
+/** The first strict-mode breach of an object schema, depth first. */
+function strictProblem(
+  schema: unknown,
+  context: string[],
+): { context: string[]; text: string } | undefined {
+  if (!isObject(schema)) return undefined;
+  const isObjectSchema = schema["type"] === "object" ||
+    (Array.isArray(schema["type"]) && schema["type"].includes("object")) ||
+    isObject(schema["properties"]);
+  if (isObjectSchema) {
+    if (schema["additionalProperties"] !== false) {
+      return {
+        context,
+        text:
+          "'additionalProperties' is required to be supplied and to be false.",
+      };
+    }
+    const properties = isObject(schema["properties"])
+      ? Object.keys(schema["properties"])
+      : [];
+    const required = new Set(
+      arrayOf(schema["required"]).filter((r) => typeof r === "string"),
+    );
+    const missing = properties.find((p) => !required.has(p));
+    if (missing !== undefined) {
+      return {
+        context,
+        text:
+          `'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`,
+      };
+    }
+    for (const p of properties) {
+      const inner = strictProblem(
+        (schema["properties"] as Json)[p],
+        [...context, "properties", p],
+      );
+      if (inner !== undefined) return inner;
+    }
+  }
+  if (isObject(schema["items"])) {
+    const inner = strictProblem(schema["items"], [...context, "items"]);
+    if (inner !== undefined) return inner;
+  }
+  for (const key of ["anyOf", "$defs", "definitions"] as const) {
+    const value = schema[key];
+    const entries: [string, unknown][] = Array.isArray(value)
+      ? value.map((v, n) => [String(n), v])
+      : isObject(value)
+      ? Object.entries(value)
+      : [];
+    for (const [k, v] of entries) {
+      const inner = strictProblem(v, [...context, key, k]);
+      if (inner !== undefined) return inner;
+    }
+  }
+  return undefined;
+}
+
+function responsesToolChoice(
+  choice: unknown,
+  names: ReadonlySet<string>,
+): RuleBreach[] {
+  // A forced tool_choice names a function of the request.
+  // Source: https://platform.openai.com/docs/api-reference/responses/create
+  // (tool_choice {"type": "function", "name": …} forces that function). The
+  // wording of the refusal is not published in a public thread; this
+  // message is Loom's.
+  if (!isObject(choice) || choice["type"] !== "function") return [];
+  const name = choice["name"];
+  if (typeof name === "string" && names.has(name)) return [];
+  return [openai(
+    "tool_choice_exists",
+    "/tool_choice/name",
+    `Invalid value for 'tool_choice': no function named '${
+      String(name)
+    }' is in 'tools'.`,
+  )];
+}
+
+function responsesPairs(body: Json): RuleBreach[] {
+  const input = body["input"];
+  if (!Array.isArray(input)) return [];
+  // With `previous_response_id` or an `item_reference` the calls live in a
+  // stored response, so only a stateless input can be checked here.
+  if (
+    typeof body["previous_response_id"] === "string" ||
+    input.some((item) => isObject(item) && item["type"] === "item_reference")
+  ) return [];
+  const breaches: RuleBreach[] = [];
+  const calls = new Map<string, number>();
+  const answered = new Set<string>();
+  for (const [i, item] of input.entries()) {
+    if (!isObject(item)) continue;
+    if (item["type"] === "function_call") {
+      calls.set(String(item["call_id"]), i);
+      continue;
+    }
+    if (item["type"] !== "function_call_output") continue;
+    const id = String(item["call_id"]);
+    // Every function_call_output answers a function_call earlier in input.
+    // Source: https://platform.openai.com/docs/guides/function-calling
+    // (the output item carries the call's call_id); message seen in
+    // https://github.com/continuedev/continue/issues/10092 and
+    // https://github.com/leookun/cursor-byok/issues/307
+    if (!calls.has(id)) {
+      breaches.push(openai(
+        "function_call_output_pairing",
+        pointer("input", i, "call_id"),
+        `No tool call found for function call output with call_id ${id}.`,
+      ));
+      continue;
+    }
+    answered.add(id);
+  }
+  // Every function_call of the input is answered by a function_call_output.
+  // Source: https://platform.openai.com/docs/guides/function-calling
+  // ("append the function call and its output to the input"); message seen
+  // in https://github.com/tjardoo/openai-client/pull/124 and
+  // https://github.com/router-for-me/CLIProxyAPI/issues/2368
+  for (const [id, i] of calls) {
+    if (answered.has(id)) continue;
+    breaches.push(openai(
+      "function_call_answered",
+      pointer("input", i, "call_id"),
+      `No tool output found for function call ${id}.`,
+    ));
   }
   return breaches;
 }

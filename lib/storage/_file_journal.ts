@@ -10,7 +10,7 @@
  * @module
  */
 import type { Journal, JournalRead } from "./storage.ts";
-import { StorageError } from "./storage_error.ts";
+import { journalConflict } from "./storage_error.ts";
 import { writeAll } from "./_files.ts";
 
 const encoder = new TextEncoder();
@@ -80,13 +80,15 @@ export class FileJournal implements Journal {
       await this.#create(bytes, records.length)
     ) return;
     if (position !== this.#seen.records) await this.read();
-    if (position !== this.#seen.records) throw this.#conflict(position);
+    if (position !== this.#seen.records) {
+      throw journalConflict(this.where, position);
+    }
     using file = await Deno.open(this.where, { read: true, write: true });
     await file.lock(true);
     try {
       const size = (await file.stat()).size;
       if (size !== this.#seen.bytes + this.#seen.torn) {
-        throw this.#conflict(position);
+        throw journalConflict(this.where, position);
       }
       if (this.#seen.torn > 0) {
         // A torn tail this writer knows of: cut it before appending.
@@ -125,7 +127,7 @@ export class FileJournal implements Journal {
     try {
       await file.lock(true);
       // Another writer may have found the new empty file and written first.
-      if ((await file.stat()).size !== 0) throw this.#conflict(0);
+      if ((await file.stat()).size !== 0) throw journalConflict(this.where, 0);
       try {
         await writeAll(file, bytes);
         await file.syncData();
@@ -148,7 +150,7 @@ export class FileJournal implements Journal {
     try {
       const size = (await file.stat()).size;
       if (size !== this.#seen.bytes + this.#seen.torn) {
-        throw this.#conflict(this.#seen.records);
+        throw journalConflict(this.where, this.#seen.records);
       }
       await file.truncate(this.#seen.bytes);
       await file.syncData();
@@ -161,13 +163,5 @@ export class FileJournal implements Journal {
 
   close(): Promise<void> {
     return Promise.resolve();
-  }
-
-  #conflict(position: number): StorageError {
-    return new StorageError(
-      "journal_conflict",
-      `Cannot append record ${position} to ${this.where}: another writer appended to the journal first; nothing was written`,
-      { location: this.where },
-    );
   }
 }

@@ -22,7 +22,7 @@ import type {
   Storage,
 } from "./storage.ts";
 import { sessionName } from "./storage.ts";
-import { StorageError } from "./storage_error.ts";
+import { journalConflict, StorageError } from "./storage_error.ts";
 import { redactUrl, scrubSecrets } from "./location.ts";
 import { renewing } from "./_lease.ts";
 import { messageOf } from "../errors.ts";
@@ -241,10 +241,12 @@ class PostgresJournal implements Journal {
         }) as number;
       }, true);
     } catch (error) {
-      if (codeOf(error) === "23505") throw this.#conflict(position);
+      if (codeOf(error) === "23505") {
+        throw journalConflict(this.where, position);
+      }
       throw error;
     }
-    if (inserted === 0) throw this.#conflict(position);
+    if (inserted === 0) throw journalConflict(this.where, position);
   }
 
   cutTorn(): Promise<number> {
@@ -253,14 +255,6 @@ class PostgresJournal implements Journal {
 
   close(): Promise<void> {
     return Promise.resolve();
-  }
-
-  #conflict(position: number): StorageError {
-    return new StorageError(
-      "journal_conflict",
-      `Cannot append record ${position} to ${this.where}: another writer appended to the journal first; nothing was written`,
-      { location: this.where },
-    );
   }
 }
 

@@ -22,7 +22,7 @@ import type {
   Storage,
 } from "./storage.ts";
 import { sessionName } from "./storage.ts";
-import { StorageError } from "./storage_error.ts";
+import { journalConflict, StorageError } from "./storage_error.ts";
 import { renewing } from "./_lease.ts";
 import { messageOf } from "../errors.ts";
 
@@ -195,7 +195,9 @@ class SqliteJournal implements Journal {
   append(position: number, records: readonly string[]): Promise<void> {
     return this.#store.run((db) => {
       transaction(db, () => {
-        if (this.#end(db) !== position) throw this.#conflict(position);
+        if (this.#end(db) !== position) {
+          throw journalConflict(this.where, position);
+        }
         const insert = db.prepare(
           "INSERT INTO loom_journal (session, seq, record) VALUES (?, ?, ?)",
         );
@@ -212,14 +214,6 @@ class SqliteJournal implements Journal {
 
   close(): Promise<void> {
     return Promise.resolve();
-  }
-
-  #conflict(position: number): StorageError {
-    return new StorageError(
-      "journal_conflict",
-      `Cannot append record ${position} to ${this.where}: another writer appended to the journal first; nothing was written`,
-      { location: this.where },
-    );
   }
 }
 

@@ -33,3 +33,19 @@ export class StorageError extends LoomError.Error<"StorageError", {
   /** The store (redacted URL) or folder the error is about, when known. */
   readonly location?: string;
 }> {}
+
+/**
+ * The `journal_conflict` every back-end raises when an append does not find
+ * the journal ending where the writer expected.
+ *
+ * @param where The journal's redacted location.
+ * @param position The record number the writer meant to append at.
+ * @returns The error; nothing was written.
+ */
+export function journalConflict(where: string, position: number): StorageError {
+  return new StorageError(
+    "journal_conflict",
+    `Cannot append record ${position} to ${where}: another writer appended to the journal first; nothing was written`,
+    { location: where },
+  );
+}

@@ -128,9 +128,15 @@ export interface ResultBacking {
    * Persists a new result and assigns its id; durable when it returns.
    *
    * @param result The result without an id.
+   * @param note What the caller of {@link ResultStore.put} gave as
+   *   {@link PutOptions.note}, unchanged (for example the gateway's call
+   *   behind a result whose body is not to be persisted).
    * @returns The result with its id.
    */
-  admit(result: Omit<StoredResult, "id">): Promise<StoredResult>;
+  admit(
+    result: Omit<StoredResult, "id">,
+    note?: Readonly<Record<string, unknown>>,
+  ): Promise<StoredResult>;
   /**
    * Results other processes stored since the last call, verified, in id
    * order.
@@ -168,6 +174,11 @@ export interface PutOptions {
   origin: string;
   /** `complete`, or `partial` when only a tail was captured. */
   capture: Capture;
+  /**
+   * What the store's backing records with the result besides it, handed to
+   * {@link ResultBacking.admit} unchanged; the store itself ignores it.
+   */
+  note?: Readonly<Record<string, unknown>>;
 }
 
 /** Default limit: 16 MiB per result. */
@@ -440,17 +451,7 @@ export class ResultStore {
     const size = bytes.length;
     const preview = previewOf(bytes, capture);
     let unavailable: ResultUnavailable | undefined;
-    if (
-      this.#evictOldest && size <= this.#maxTotalBytes && this.#maxResults > 0
-    ) {
-      const order = this.#sorted();
-      while (
-        order.length > 0 &&
-        (this.#results.size >= this.#maxResults ||
-          this.#totalBytes + size > this.#maxTotalBytes) &&
-        size <= this.#maxResultBytes
-      ) this.#remove(order[0]!.id);
-    }
+    if (size <= this.#maxResultBytes) this.#makeRoom(size);
     if (size > this.#maxResultBytes) unavailable = "too_large";
     else if (
       this.#results.size >= this.#maxResults ||
@@ -478,7 +479,10 @@ export class ResultStore {
     const backing = this.#backing;
     if (backing !== undefined) {
       return (async () => {
-        const stored = await backing.admit({ bytes, sha256, origin, capture });
+        const stored = await backing.admit(
+          { bytes, sha256, origin, capture },
+          options.note,
+        );
         await this.refresh();
         if (!this.#results.has(stored.id)) this.restore(stored);
         return described(stored.id);
@@ -487,6 +491,19 @@ export class ResultStore {
     const id = `result-${this.#next++}`;
     this.#admit(Object.freeze({ id, bytes, sha256, origin, capture }));
     return described(id);
+  }
+
+  /** With `evictOldest`, evicts the oldest results until `size` more bytes fit. */
+  #makeRoom(size: number): void {
+    if (
+      !this.#evictOldest || size > this.#maxTotalBytes || this.#maxResults <= 0
+    ) return;
+    const order = this.#sorted();
+    while (
+      order.length > 0 &&
+      (this.#results.size >= this.#maxResults ||
+        this.#totalBytes + size > this.#maxTotalBytes)
+    ) this.#remove(order[0]!.id);
   }
 
   #admit(result: StoredResult): void {
@@ -681,13 +698,16 @@ export class ResultStore {
   }
 
   /**
-   * Re-admits a result with its id and digest (restoring a session). The
-   * digest is verified; new results continue after the highest id.
+   * Re-admits a result with its id and digest (restoring a session, or
+   * taking in what another process stored). The digest is verified; new
+   * results continue after the highest id. With `evictOldest` the oldest
+   * results make room for it.
    *
    * @param result A result from {@link ResultStore.stored} of an earlier store.
    * @throws {InvalidUtf8Error} When the bytes are not valid UTF-8.
    * @throws {ResultRestoreError} When the id is malformed or taken, the
-   *   digest does not match the bytes, or a limit would be passed.
+   *   digest does not match the bytes, or a limit would be passed (without
+   *   `evictOldest`).
    *
    * @example
    * ```ts
@@ -750,6 +770,7 @@ export class ResultStore {
         `Cannot restore ${result.id}: ${bytes.length} bytes exceed the per-result limit of ${this.#maxResultBytes}`,
       );
     }
+    this.#makeRoom(bytes.length);
     if (
       this.#results.size >= this.#maxResults ||
       this.#totalBytes + bytes.length > this.#maxTotalBytes

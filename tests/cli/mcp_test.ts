@@ -33,6 +33,201 @@ Deno.test("parseMcpArguments() reads the root, the session and the store limits,
   ]);
 });
 
+Deno.test("parseMcpArguments() takes --http only with a token, or without one only on a loopback address", async (t) => {
+  await checkParser(t, parseMcpArguments, [
+    ["--http with a token file", [
+      "--http",
+      "10.0.0.5:8765",
+      "--token-file",
+      "/etc/loom/token",
+    ], {
+      root: ".",
+      http: { hostname: "10.0.0.5", port: 8765, tokenFile: "/etc/loom/token" },
+      limits: {},
+    }],
+    ["an IPv6 loopback without a token", [
+      "--http",
+      "[::1]:0",
+      "--insecure-no-token",
+    ], { root: ".", http: { hostname: "::1", port: 0 }, limits: {} }],
+    ["no token: refused, saying so", ["--http", "127.0.0.1:8765"], {
+      usage:
+        /^--http 127\.0\.0\.1:8765 needs --token-file FILE: every request must carry that bearer token/,
+    }],
+    ["--insecure-no-token on every address", [
+      "--http",
+      "0.0.0.0:8765",
+      "--insecure-no-token",
+    ], {
+      usage:
+        /^--insecure-no-token serves only on a loopback address .* not 0\.0\.0\.0:8765/,
+    }],
+    ["--insecure-no-token on a name", [
+      "--http",
+      "loom.internal:8765",
+      "--insecure-no-token",
+    ], { usage: /^--insecure-no-token serves only on a loopback address/ }],
+    ["both token flags", [
+      "--http",
+      "127.0.0.1:1",
+      "--token-file",
+      "t",
+      "--insecure-no-token",
+    ], { usage: /exclude each other/ }],
+    ["a token file without --http", ["--token-file", "t"], {
+      usage: "--token-file needs --http HOST:PORT",
+    }],
+    ["no port", ["--http", "127.0.0.1", "--token-file", "t"], {
+      usage: /^Invalid --http 127\.0\.0\.1: expected HOST:PORT/,
+    }],
+    ["a port over 65535", ["--http", "127.0.0.1:70000", "--token-file", "t"], {
+      usage: /^Invalid --http 127\.0\.0\.1:70000/,
+    }],
+    ["a URL instead of HOST:PORT", [
+      "--http",
+      "http://127.0.0.1:80/mcp",
+      "--token-file",
+      "t",
+    ], { usage: /^Invalid --http/ }],
+    ["the gateway on a store over HTTP", [
+      "--servers",
+      "s.json",
+      "--store",
+      "postgres://db/loom",
+      "--max-age",
+      "3600s",
+      "--http",
+      "127.0.0.1:0",
+      "--insecure-no-token",
+    ], {
+      gateway: { servers: "s.json", list: false, maxAgeMs: 3_600_000 },
+      rootGiven: false,
+      root: ".",
+      session: "default",
+      store: "postgres://db/loom",
+      http: { hostname: "127.0.0.1", port: 0 },
+      limits: {},
+    }],
+    ["--list over HTTP", [
+      "--servers",
+      "s.json",
+      "--list",
+      "--http",
+      "127.0.0.1:0",
+      "--insecure-no-token",
+    ], { usage: /^--list prints the servers' tools and exits/ }],
+  ]);
+});
+
+Deno.test("loom mcp --http refuses to start without a usable token: exit 2 saying so, nothing served", async (t) => {
+  await using dir = await tempDir();
+  const token = `${dir.path}/token`;
+  const start = (...args: string[]) =>
+    loom("mcp", "--root", dir.path, "--http", ...args);
+  await t.step("a non-loopback address without a token", async () => {
+    const out = await start("0.0.0.0:0");
+    assert.equal(out.code, 2, out.stderr);
+    assert.match(out.stderr, /needs --token-file FILE/);
+    assert.doesNotMatch(out.stderr, /serving/);
+  });
+  await t.step("a non-loopback address with --insecure-no-token", async () => {
+    const out = await start("0.0.0.0:0", "--insecure-no-token");
+    assert.equal(out.code, 2, out.stderr);
+    assert.match(out.stderr, /only on a loopback address/);
+  });
+  for (
+    const [name, text, mode, why] of [
+      ["an empty token file", " \n", 0o600, /it is empty/],
+      ["a short token", "abc\n", 0o600, /fewer than 16/],
+      ["a token with a space", "abcdefgh ijklmnopq\n", 0o600, /spaces/],
+      [
+        "a token file other users can write",
+        "0123456789abcdef0123\n",
+        0o662,
+        /other users can write it \(mode 662\)/,
+      ],
+    ] as const
+  ) {
+    await t.step(name, async () => {
+      await Deno.writeTextFile(token, text);
+      await Deno.chmod(token, mode);
+      const out = await start("127.0.0.1:0", "--token-file", token);
+      assert.equal(out.code, 2, out.stderr);
+      assert.match(out.stderr, /Cannot use the token file /);
+      assert.match(out.stderr, why);
+      assert.doesNotMatch(out.stderr, /serving/);
+    });
+  }
+  await t.step("a missing token file", async () => {
+    const out = await start("127.0.0.1:0", "--token-file", `${token}.none`);
+    assert.equal(out.code, 2, out.stderr);
+    assert.match(out.stderr, /token\.none: it does not exist/);
+  });
+});
+
+Deno.test("loom mcp --http serves the tools at /mcp to a host with the token, and refuses every request without it", async () => {
+  const { connectHttp, startHttp, tokenFile } = await import(
+    "../mcp/_http_client.ts"
+  );
+  await using root = await tempDir();
+  await using home = await tempDir();
+  await Deno.writeTextFile(`${root.path}/a.json`, '{"a":[1,"two"]}');
+  const { path, token } = await tokenFile(home.path);
+  await using server = await startHttp(["--root", root.path], [
+    "--token-file",
+    path,
+  ]);
+  assert.match(server.stderr(), /\(bearer token required\)/);
+  await using host = await connectHttp(server.url, token);
+  const inspected = await host.call("inspect_files", { paths: ["a.json"] });
+  const [file] = inspected.structuredContent.files;
+  const read = await host.call("read_result", {
+    reference: {
+      ...file.reference,
+      select: { kind: "json_pointer", pointer: "/a/1" },
+    },
+  });
+  assert.deepEqual(read.structuredContent, { selected_text: "two" });
+  const post = (url: URL | string, headers: Record<string, string> = {}) =>
+    fetch(url, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        ...headers,
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "list_results", arguments: { offset: 0 } },
+      }),
+    });
+  for (
+    const [url, headers] of [
+      [server.url, {}],
+      [server.url, { Authorization: "Bearer wrong-token-0123456789" }],
+      [`${server.url}?access_token=${token}&token=${token}`, {}],
+    ] as const
+  ) {
+    const refused = await post(url, headers);
+    assert.equal(refused.status, 401);
+    assert.equal(
+      refused.headers.get("www-authenticate"),
+      'Bearer realm="loom"',
+    );
+    assert.doesNotMatch(await refused.text(), /result-1/);
+  }
+  const elsewhere = await post(new URL("/", server.url), {
+    Authorization: `Bearer ${token}`,
+  });
+  assert.equal(elsewhere.status, 404);
+  await elsewhere.body?.cancel();
+  await host.client.close();
+  assert.equal(await server.stop(), 0);
+  assert.equal(server.stderr().includes(token), false);
+});
+
 Deno.test("loom help mcp shows how to add the server to a host", async () => {
   const { code, stdout } = await loomIn("help", "mcp");
   assert.equal(code, 0);

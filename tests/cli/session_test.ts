@@ -243,3 +243,27 @@ Deno.test("parseSessionArguments() reads the subcommand, DIR and its flags", asy
     }],
   ]);
 });
+
+Deno.test("loom session ls and show describe an SDK adapter's session, which serves no workspace", async () => {
+  const { McpSession } = await import("../../lib/persist/mcp_session.ts");
+  const { ResultStore } = await import("../../lib/store/result_store.ts");
+  const { tempDir } = await import("../_kit.ts");
+  await using home = await tempDir();
+  const keyFile = `${home.path}/key`;
+  const dir = `${home.path}/sessions/chat-1`;
+  const session = await McpSession.open(dir, { keyFile });
+  const store = new ResultStore();
+  const d = await store.put("rows\n", { origin: "rows", capture: "complete" });
+  await session.save(store.get(d.result!)!);
+  await session.close();
+  const listed = await loom({ keyFile }, "ls", `${home.path}/sessions`);
+  assert.equal(listed.code, 0, listed.err);
+  assert.match(
+    listed.out,
+    /mcp {2}1 results .* root \(none: an SDK adapter's store\)/,
+  );
+  const shown = await loom({ keyFile }, "show", dir, "--verify");
+  assert.equal(shown.code, 0, shown.err);
+  assert.match(shown.out, /serves {5}no workspace \(an SDK adapter's store\)/);
+  assert.match(shown.out, /MAC chain intact\n\s+1 results healthy/);
+});

@@ -1,9 +1,10 @@
 /**
  * `--store URL` through the real CLI against a real PostgreSQL server this
  * file starts: a slice stopped by its step budget in one process resumes
- * in another with the same ids and digests; a server that cannot be
- * reached is exit 3 naming its host and the cause; and no message, summary
- * or context report ever carries the URL's password or query secrets.
+ * in another with the same ids and digests; two `loom mcp --http` gateways
+ * share one catalogue; a server that cannot be reached is exit 3 naming its
+ * host and the cause; and no message, summary or context report ever
+ * carries the URL's password or query secrets.
  */
 import "../_session_key.ts";
 import assert from "node:assert/strict";
@@ -18,6 +19,8 @@ import {
   prepareWorkspace,
   recordingPath,
 } from "../e2e/_workspace.ts";
+import { denoEntry, FAULT } from "../mcp/gateway/_gateway_client.ts";
+import { connectHttp, startHttp, tokenFile } from "../mcp/_http_client.ts";
 
 interface Shown {
   results: { id: string; sha256: string }[];
@@ -88,6 +91,132 @@ postgresTest(
       assert.equal(listed.stdout.includes(PASSWORD), false);
     } finally {
       await prepared.cleanup();
+    }
+  },
+);
+
+postgresTest(
+  "two loom mcp --http gateways on one PostgreSQL database share one catalogue: a result stored via one reads via the other with the same reference and digest, and a request without the token gets 401",
+  async () => {
+    const { url } = await postgresCluster();
+    await using dir = await tempDir();
+    const servers = `${dir.path}/.mcp.json`;
+    await Deno.writeTextFile(
+      servers,
+      JSON.stringify({
+        mcpServers: {
+          kept: {
+            ...denoEntry(FAULT),
+            persist: true,
+            tools: { drift: { selfReading: true, persist: true } },
+          },
+        },
+      }),
+    );
+    const { path, token } = await tokenFile(dir.path);
+    // Without --session: the session `default` of the store.
+    const args = ["--servers", servers, "--store", url];
+    const auth = ["--token-file", path];
+    await using one = await startHttp(args, auth);
+    await using two = await startHttp(args, auth);
+    await using a = await connectHttp(one.url, token);
+    await using b = await connectHttp(two.url, token);
+    const stored = async (
+      host: typeof a,
+      name: string,
+      input: Record<string, unknown>,
+    ) => JSON.parse((await host.call(name, input)).content[0].text);
+    const big = await stored(a, "kept__big", { bytes: 20_000 });
+    const drift = await stored(a, "kept__drift", {});
+    assert.equal(big.result, "result-1");
+
+    // Read through the other instance with the same reference: the read is
+    // checked against the reference's digest.
+    const read = await b.call("read_result", {
+      reference: {
+        ...big.reference,
+        select: { kind: "lines", start: 1, end: 1 },
+      },
+    });
+    assert.equal(read.isError, undefined, JSON.stringify(read));
+    assert.match(read.structuredContent.selected_text, /^0123456789abcdef/);
+    const listed = await b.call("list_results", { offset: 0 });
+    assert.deepEqual(
+      listed.structuredContent.results.map((r: { reference: unknown }) =>
+        r.reference
+      ),
+      [big.reference],
+    );
+    // The persistence rule holds across instances: a self-reading tool's
+    // body was not written, so the other instance calls it again, and its
+    // answer has changed.
+    const drifted = await b.call("read_result", { reference: drift.reference });
+    assert.equal(drifted.isError, true);
+    assert.match(drifted.content[0].text, /^digest_mismatch: /);
+    // Ids are assigned once across the instances.
+    const fresh = await stored(b, "kept__big", { bytes: 9000 });
+    assert.equal(fresh.result, "result-3");
+    const back = await a.call("read_result", {
+      reference: {
+        ...fresh.reference,
+        select: { kind: "bytes", start: 0, end: 4 },
+      },
+    });
+    assert.deepEqual(back.structuredContent, { selected_text: "0123" });
+
+    for (const server of [one, two]) {
+      for (
+        const headers of [{}, { Authorization: "Bearer not-the-token-123" }]
+      ) {
+        const refused = await fetch(server.url, {
+          method: "POST",
+          headers: {
+            "Content-Type": "application/json",
+            Accept: "application/json, text/event-stream",
+            ...headers,
+          },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "tools/call",
+            params: {
+              name: "read_result",
+              arguments: { reference: big.reference },
+            },
+          }),
+        });
+        assert.equal(refused.status, 401);
+        assert.doesNotMatch(await refused.text(), /0123456789abcdef/);
+      }
+    }
+    await a.client.close();
+    await b.client.close();
+    assert.equal(await one.stop(), 0, one.stderr());
+    assert.equal(await two.stop(), 0, two.stderr());
+    const shown = await loom(
+      "session",
+      "show",
+      "default",
+      "--store",
+      url,
+      "--json",
+    );
+    assert.equal(shown.code, 0, shown.stderr);
+    const session = JSON.parse(shown.stdout) as {
+      results: { id: string; source: string }[];
+    };
+    assert.deepEqual(
+      session.results.map((r) => [r.id, r.source]),
+      [["result-1", "persisted"], ["result-2", "recall"], [
+        "result-3",
+        "persisted",
+      ]],
+    );
+    for (
+      const text of [one.stderr(), two.stderr(), shown.stdout, shown.stderr]
+    ) {
+      assert.equal(text.includes(PASSWORD), false);
+      assert.equal(text.includes(token), false);
     }
   },
 );

@@ -89,7 +89,7 @@ Deno.test("deno publish ships only what users need", async () => {
   for (const path of output.matchAll(/^\s+file:\/\/(\S+)/gm)) {
     const relative = path[1]!.slice(Deno.cwd().length + 1);
     assert.ok(
-      /^(lib\/|docs\/[a-z_]+\.md$|(mod|reference|slice|session|testing|cli)\.ts$|deno\.json$|README\.md$|LICENSE$)/
+      /^(lib\/|docs\/[a-z_]+\.md$|(mod|reference|slice|session|ai_sdk|anthropic|openai|testing|cli)\.ts$|deno\.json$|README\.md$|LICENSE$)/
         .test(
           relative,
         ),

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { McpSession } from "../../lib/persist/mcp_session.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
+import { sha256Hex } from "../../lib/store/digest.ts";
 import { tempDir } from "../_kit.ts";
 
 async function seeded(dir: string, root: string, keyFile: string) {
@@ -196,5 +197,132 @@ Deno.test("shared McpSessions on one store assign each id once and hand each oth
   } finally {
     await one.close();
     await two.close();
+  }
+});
+
+Deno.test("McpSession.open() without a root keeps an SDK adapter's results and is never taken for a root's session", async (t) => {
+  await using root = await tempDir();
+  await using home = await tempDir();
+  const keyFile = `${home.path}/key`;
+  const dir = `${home.path}/rootless`;
+  const first = await McpSession.open(dir, { keyFile });
+  const store = new ResultStore();
+  const d = await store.put("kept\n", { origin: "rows", capture: "complete" });
+  await first.save(store.get(d.result!)!);
+  await first.close();
+
+  await t.step("it reopens with the same ids and digests", async () => {
+    const again = await McpSession.open(dir, { keyFile });
+    try {
+      assert.deepEqual(
+        again.results.map((r) => [r.id, r.sha256]),
+        [[d.result, d.sha256]],
+      );
+    } finally {
+      await again.close();
+    }
+  });
+  await t.step("loom session show describes it", async () => {
+    const { summarizeSession } = await import(
+      "../../lib/persist/session_summary.ts"
+    );
+    const summary = await summarizeSession(dir);
+    assert.equal(summary.kind, "mcp");
+    assert.equal(summary.workspace, null);
+    assert.equal(
+      (await McpSession.verify(dir, { keyFile })).length,
+      1,
+    );
+  });
+  await t.step(
+    "a root's server refuses it, and it refuses a root's session",
+    async () => {
+      await assert.rejects(
+        McpSession.open(dir, { root: root.path, keyFile }),
+        (e: unknown) =>
+          refusedWith("session_invalid")(e) &&
+          /no root/.test((e as Error).message),
+      );
+      await seeded(`${home.path}/rooted`, root.path, keyFile);
+      await assert.rejects(
+        McpSession.open(`${home.path}/rooted`, { keyFile }),
+        refusedWith("session_invalid"),
+      );
+    },
+  );
+  await t.step("its key must still lie outside it", async () => {
+    await assert.rejects(
+      McpSession.open(dir, { keyFile: `${dir}/key` }),
+      refusedWith("session_key_invalid"),
+    );
+  });
+});
+
+Deno.test("McpSession runs overlapping saves one at a time, so the chain stays valid and the session reopens", async () => {
+  await using root = await tempDir();
+  await using home = await tempDir();
+  const keyFile = `${home.path}/key`;
+  const dir = `${home.path}/s`;
+  const session = await McpSession.open(dir, { root: root.path, keyFile });
+  const store = new ResultStore();
+  const stored = [];
+  for (let i = 0; i < 12; i++) {
+    const d = await store.put(`result ${i}\n`, {
+      origin: "inspect_files a.txt",
+      capture: "complete",
+    });
+    stored.push(store.get(d.result!)!);
+  }
+  // A server answering several tool calls at once saves them all at once.
+  await Promise.all(stored.map((result) => session.save(result)));
+  await session.close();
+  const again = await McpSession.open(dir, { root: root.path, keyFile });
+  try {
+    assert.deepEqual(
+      again.results.map((r) => [r.id, r.sha256]),
+      stored.map((r) => [r.id, r.sha256]),
+    );
+  } finally {
+    await again.close();
+  }
+});
+
+Deno.test("a shared McpSession kept as its call only writes no body, and the other servers take its id and its record", async () => {
+  await using root = await tempDir();
+  await using home = await tempDir();
+  const keyFile = `${home.path}/key`;
+  const store = `sqlite:${home.path}/loom.db`;
+  const options = { root: root.path, keyFile, store, shared: true };
+  const one = await McpSession.open("team", options);
+  const two = await McpSession.open("team", options);
+  try {
+    const bytes = new TextEncoder().encode("not to be kept\n");
+    const body = {
+      bytes,
+      sha256: sha256Hex(bytes),
+      origin: "fs/read_file content[0]",
+      capture: "complete" as const,
+    };
+    const recall = { server: "fs", tool: "read_file", part: "content[0]" };
+    const first = await one.admit(body, { recall, stamped: true });
+    assert.equal(first.id, "result-1");
+    // The other server appends after it: a later id, never the same one.
+    const second = await two.admit({ ...body, origin: "inspect_files x" });
+    assert.equal(second.id, "result-2");
+    assert.deepEqual(
+      two.records.map((r) => [r.id, r.recall?.tool]),
+      [["result-1", "read_file"]],
+    );
+    assert.deepEqual(await one.refresh(), [{ ...body, ...second }]);
+  } finally {
+    await one.close();
+    await two.close();
+  }
+  const again = await McpSession.open("team", options);
+  try {
+    assert.deepEqual(again.results.map((r) => r.id), ["result-2"]);
+    assert.deepEqual(again.records.map((r) => r.id), ["result-1", "result-2"]);
+  } finally {
+    await again.close();
   }
 });

@@ -8,22 +8,26 @@
 import {
   checkAnthropicRequest,
   checkOpenAIRequest,
+  checkOpenAIResponsesRequest,
   type RuleBreach,
   type Service,
 } from "../../lib/providers/request_rules.ts";
 
-/** The service a request path belongs to: `/v1/messages` or `…/chat/completions`. */
+/**
+ * The service a request path belongs to: `/v1/messages`, `…/chat/completions`
+ * or `…/responses` (OpenAI's Responses API).
+ */
 export function serviceOf(path: string): Service | undefined {
   if (/\/v1\/messages$/.test(path)) return "anthropic";
-  if (/\/chat\/completions$/.test(path)) return "openai";
+  if (/\/(chat\/completions|responses)$/.test(path)) return "openai";
   return undefined;
 }
 
 /** The rules `body` breaks for the service at `path` (none for other paths). */
 export function breachesOf(path: string, body: unknown): RuleBreach[] {
-  const service = serviceOf(path);
-  if (service === "anthropic") return checkAnthropicRequest(body);
-  if (service === "openai") return checkOpenAIRequest(body);
+  if (/\/v1\/messages$/.test(path)) return checkAnthropicRequest(body);
+  if (/\/chat\/completions$/.test(path)) return checkOpenAIRequest(body);
+  if (/\/responses$/.test(path)) return checkOpenAIResponsesRequest(body);
   return [];
 }
 
@@ -54,7 +58,9 @@ export function errorBody(breach: RuleBreach): unknown {
     error: {
       message: breach.message,
       type: breach.type,
-      param: openAIParam(breach.path),
+      param: OPENAI_INPUT_RULES.has(breach.rule)
+        ? "input"
+        : openAIParam(breach.path),
       code: OPENAI_CODES[breach.rule] ?? null,
     },
   };
@@ -67,7 +73,14 @@ const OPENAI_CODES: Readonly<Record<string, string>> = {
   "openai.tool_choice_exists": "invalid_value",
   "openai.max_completion_tokens": "unsupported_parameter",
   "openai.temperature_default": "unsupported_value",
+  "openai.function_strict_schema": "invalid_function_parameters",
 };
+
+/** Rules OpenAI reports with `param: "input"`, whatever item broke them. */
+const OPENAI_INPUT_RULES: ReadonlySet<string> = new Set([
+  "openai.function_call_output_pairing",
+  "openai.function_call_answered",
+]);
 
 /**
  * OpenAI's `param` for a pointer: `/tools/0/function/parameters` →

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   checkAnthropicRequest,
   checkOpenAIRequest,
+  checkOpenAIResponsesRequest,
   type RuleBreach,
 } from "../../lib/providers/request_rules.ts";
 
@@ -309,8 +310,246 @@ function table(
   }
 }
 
+const use = (id: string) => ({
+  type: "tool_use",
+  id,
+  name: "loom_step",
+  input: {},
+});
+const result = (id: string) => ({
+  type: "tool_result",
+  tool_use_id: id,
+  content: "r",
+});
+
+const ANTHROPIC_HISTORY: RuleCase[] = [
+  {
+    rule: "anthropic.tool_result_pairing",
+    accepted: anthropicBody({
+      messages: [
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: [use("t1"), use("t2")] },
+        { role: "user", content: [result("t1"), result("t2")] },
+      ],
+    }),
+    refused: anthropicBody({
+      messages: [
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: [use("t1")] },
+        { role: "user", content: [result("t1")] },
+        { role: "assistant", content: [{ type: "text", text: "ok" }] },
+        { role: "user", content: [result("t1")] },
+      ],
+    }),
+    path: "/messages/4/content/0/tool_use_id",
+    message:
+      /^messages\.4\.content\.0: unexpected `tool_use_id` found in `tool_result` blocks: t1\. Each `tool_result` block must have a corresponding `tool_use` block in the previous message\.$/,
+  },
+  {
+    rule: "anthropic.tool_use_answered",
+    accepted: anthropicBody({
+      messages: [
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: [use("t1")] },
+        {
+          role: "user",
+          content: [result("t1"), { type: "text", text: "next" }],
+        },
+      ],
+    }),
+    refused: anthropicBody({
+      messages: [
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: [use("t1"), use("t2")] },
+        { role: "user", content: [result("t1")] },
+      ],
+    }),
+    path: "/messages/1",
+    message:
+      /^messages\.1: `tool_use` ids were found without `tool_result` blocks immediately after: t2\. Each `tool_use` block must have a corresponding `tool_result` block in the next message\.$/,
+  },
+];
+
+function responsesBody(over: Body = {}): Body {
+  return {
+    model: "gpt-5",
+    input: [{ role: "user", content: "Hi" }],
+    tools: [{
+      type: "function",
+      name: "lookup",
+      parameters: {
+        type: "object",
+        properties: { q: { type: "string" } },
+        required: ["q"],
+        additionalProperties: false,
+      },
+      strict: true,
+    }],
+    ...over,
+  };
+}
+
+const call = (id: string) => ({
+  type: "function_call",
+  call_id: id,
+  name: "lookup",
+  arguments: "{}",
+});
+const output = (id: string) => ({
+  type: "function_call_output",
+  call_id: id,
+  output: "r",
+});
+
+function strictTool(parameters: unknown): Body {
+  return responsesBody({
+    tools: [{ type: "function", name: "lookup", parameters, strict: true }],
+  });
+}
+
+const RESPONSES: RuleCase[] = [
+  {
+    rule: "openai.function_call_output_pairing",
+    accepted: responsesBody({
+      input: [{ role: "user", content: "Hi" }, call("c1"), output("c1")],
+    }),
+    refused: responsesBody({
+      input: [{ role: "user", content: "Hi" }, output("c1")],
+    }),
+    path: "/input/1/call_id",
+    message: /^No tool call found for function call output with call_id c1\.$/,
+  },
+  {
+    rule: "openai.function_call_answered",
+    accepted: responsesBody(),
+    refused: responsesBody({
+      input: [{ role: "user", content: "Hi" }, call("c1"), {
+        role: "user",
+        content: "more",
+      }],
+    }),
+    path: "/input/1/call_id",
+    message: /^No tool output found for function call c1\.$/,
+  },
+  {
+    rule: "openai.function_strict_schema",
+    accepted: strictTool({
+      type: "object",
+      properties: {
+        a: {
+          type: "object",
+          properties: { b: { type: "string" } },
+          required: ["b"],
+          additionalProperties: false,
+        },
+      },
+      required: ["a"],
+      additionalProperties: false,
+    }),
+    refused: strictTool({
+      type: "object",
+      properties: { q: { type: "string" }, r: { type: "string" } },
+      required: ["q"],
+      additionalProperties: false,
+    }),
+    path: "/tools/0/parameters",
+    message:
+      /^Invalid schema for function 'lookup': In context=\(\), 'required' is required to be supplied and to be an array including every key in properties\. Missing 'r'\.$/,
+  },
+  {
+    rule: "openai.function_strict_schema",
+    accepted: responsesBody({
+      tools: [{
+        type: "function",
+        name: "lookup",
+        parameters: { type: "object", properties: { a: { type: "object" } } },
+        strict: false,
+      }],
+    }),
+    refused: strictTool({
+      type: "object",
+      properties: { a: { type: "object", properties: {} } },
+      required: ["a"],
+      additionalProperties: false,
+    }),
+    path: "/tools/0/parameters",
+    message:
+      /^Invalid schema for function 'lookup': In context=\('properties', 'a'\), 'additionalProperties' is required to be supplied and to be false\.$/,
+  },
+  {
+    rule: "openai.function_name_pattern",
+    accepted: responsesBody(),
+    refused: responsesBody({
+      tools: [{
+        type: "function",
+        name: "a.b",
+        parameters: null,
+        strict: false,
+      }],
+    }),
+    path: "/tools/0/name",
+    message: /^Invalid 'tools\[0\]\.name': string does not match pattern/,
+  },
+  {
+    rule: "openai.function_parameters_root",
+    accepted: responsesBody(),
+    refused: responsesBody({
+      tools: [{
+        type: "function",
+        name: "lookup",
+        parameters: { type: "object", anyOf: [] },
+        strict: false,
+      }],
+    }),
+    path: "/tools/0/parameters",
+    message:
+      /^Invalid schema for function 'lookup': schema must have type 'object'/,
+  },
+  {
+    rule: "openai.tool_choice_exists",
+    accepted: responsesBody({
+      tool_choice: { type: "function", name: "lookup" },
+    }),
+    refused: responsesBody({
+      tool_choice: { type: "function", name: "other" },
+    }),
+    path: "/tool_choice/name",
+    message: /^Invalid value for 'tool_choice': no function named 'other'/,
+  },
+];
+
 table("Anthropic", ANTHROPIC, checkAnthropicRequest);
+table("Anthropic history", ANTHROPIC_HISTORY, checkAnthropicRequest);
 table("OpenAI", OPENAI, checkOpenAIRequest);
+table("OpenAI Responses", RESPONSES, checkOpenAIResponsesRequest);
+
+Deno.test("a Responses input that leans on a stored response is not checked for pairs", () => {
+  assert.deepEqual(
+    checkOpenAIResponsesRequest(responsesBody({
+      previous_response_id: "resp_1",
+      input: [output("c1")],
+    })),
+    [],
+  );
+  assert.deepEqual(
+    checkOpenAIResponsesRequest(responsesBody({
+      input: [{ type: "item_reference", id: "fc_1" }, output("c1")],
+    })),
+    [],
+  );
+});
+
+Deno.test("an Anthropic history may end on an assistant turn whose calls are not answered yet", () => {
+  assert.deepEqual(
+    checkAnthropicRequest(anthropicBody({
+      messages: [
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: [use("t1")] },
+      ],
+    })),
+    [],
+  );
+});
 
 Deno.test("the OpenAI reasoning-model rules leave other models alone", () => {
   assert.deepEqual(
@@ -341,4 +580,20 @@ Deno.test("a tool message after the assistant's calls are answered by a user tur
 Deno.test("a body that is not an object breaks a rule of either service", () => {
   assert.equal(checkAnthropicRequest([]).length, 1);
   assert.equal(checkOpenAIRequest("x").length, 1);
+  assert.equal(checkOpenAIResponsesRequest(null).length, 1);
+});
+
+Deno.test("an Anthropic body continuing a server-held thread may open on tool results", () => {
+  const messages = [{ role: "user", content: [result("t1")] }];
+  assert.deepEqual(
+    checkAnthropicRequest(anthropicBody({
+      messages,
+      thread: { type: "continue", previous_message_id: "msg_1" },
+    })),
+    [],
+  );
+  assert.equal(
+    checkAnthropicRequest(anthropicBody({ messages }))[0]?.rule,
+    "anthropic.tool_result_pairing",
+  );
 });

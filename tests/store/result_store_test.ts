@@ -551,3 +551,60 @@ Deno.test("ResultStore without evictOldest keeps every earlier result when full"
   assert.equal(store.evicted("result-1"), false);
   assert.equal(store.count, 2);
 });
+
+Deno.test("ResultStore with evictOldest makes room for a result restored or taken in from another process", async () => {
+  const other = new ResultStore();
+  for (const text of ["aaaa", "bbbb", "cccccc"]) {
+    await other.put(text, { origin: "o", capture: "complete" });
+  }
+  const [a, b, c] = [...other.stored()];
+  const store = new ResultStore({ maxTotalBytes: 10, evictOldest: true });
+  store.restore(a!);
+  store.restore(b!);
+  const queue = [c!];
+  const shared = new ResultStore({
+    maxTotalBytes: 10,
+    evictOldest: true,
+    backing: {
+      admit: () => Promise.reject(new Error("not in this test")),
+      refresh: () => Promise.resolve(queue.splice(0)),
+    },
+  });
+  shared.restore(a!);
+  shared.restore(b!);
+  assert.equal(await shared.refresh(), 1);
+  assert.equal(shared.evicted("result-1"), true);
+  assert.equal(shared.get("result-3")?.sha256, c!.sha256);
+  store.restore(c!);
+  assert.deepEqual([...store.stored()].map((r) => r.id), [
+    "result-2",
+    "result-3",
+  ]);
+  const strict = new ResultStore({ maxTotalBytes: 10 });
+  strict.restore(a!);
+  strict.restore(b!);
+  assert.throws(() => strict.restore(c!), /the store is full/);
+});
+
+Deno.test("ResultStore.put() hands its note to the backing unchanged, and the backing's id is the result's", async () => {
+  const notes: unknown[] = [];
+  const store = new ResultStore({
+    backing: {
+      admit: (result, note) => {
+        notes.push(note);
+        return Promise.resolve({
+          id: `result-${40 + notes.length}`,
+          ...result,
+        });
+      },
+      refresh: () => Promise.resolve([]),
+    },
+  });
+  const note = { call: { server: "fs", tool: "read" }, persist: false };
+  const d = await store.put("x", { origin: "o", capture: "complete", note });
+  await store.put("y", { origin: "o", capture: "complete" });
+  assert.equal(d.result, "result-41");
+  assert.equal(notes[0], note);
+  assert.equal(notes[1], undefined);
+  assert.equal(store.get("result-42")?.origin, "o");
+});

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { ResultStore, type StoredResult } from "../../store/result_store.ts";
+import { ResultStore } from "../../store/result_store.ts";
 import {
   checkAnthropicRequest,
   checkOpenAIRequest,
@@ -45,16 +45,14 @@ export interface OwnTools {
   call(name: string, args: unknown): Promise<McpResult>;
 }
 
-/** The persistence of gateway results (`--session`). */
+/**
+ * The persistence of gateway results (`--session`, `--store`): it is the
+ * backing of the gateway's store, so each result is recorded as it is
+ * stored, with the {@linkcode GatewayNote} the gateway gave it.
+ */
 export interface GatewayPersistence {
-  /** Records a stored result: its body when `persist`, else only the call. */
-  saved(
-    result: StoredResult,
-    call: RecordedCall,
-    persist: boolean,
-  ): Promise<void>;
-  /** Re-fetches a result that was kept as a descriptor only, or explains why not. */
-  missing?(id: string): RecordedCall | undefined;
+  /** The recorded call of a result kept as a descriptor only, to call it again. */
+  missing(id: string): RecordedCall | undefined;
 }
 
 /** The call that produced a stored result, enough to call it again. */
@@ -72,6 +70,26 @@ export interface RecordedCall {
   /** The block of an image, audio or blob result. */
   readonly media?: MediaTemplate;
 }
+
+/**
+ * What the gateway hands its store with each result it stores (the store's
+ * `note`, passed to its backing, the session): the call behind the result
+ * and the seeds' persistence rule's decision — whether its body may be
+ * written (`persist`), or only its descriptor and this call. (A type, not
+ * an interface: the store takes notes as plain records.)
+ */
+export type GatewayNote = {
+  /** The call (without arguments for a resource read). */
+  readonly call: {
+    readonly server: string;
+    readonly tool: string;
+    readonly part: string;
+    readonly arguments?: Record<string, unknown>;
+    readonly media?: MediaTemplate;
+  };
+  /** Whether the body may be persisted. */
+  readonly persist: boolean;
+};
 
 /** Per-tool figures for `--report`. */
 export interface ToolFigures {
@@ -105,9 +123,16 @@ export interface GatewayOptions {
   readonly log: (line: string) => void;
   /** Loom's own root tools, with `--root`. */
   readonly own?: OwnTools;
-  /** `--session`. */
+  /**
+   * `--session` or `--store`: the session behind the store's backing (the
+   * store then shares results with other instances; it is refreshed before
+   * each call).
+   */
   readonly persistence?: GatewayPersistence;
-  /** Media templates of restored results. */
+  /**
+   * Media templates of restored results and of other instances' (the
+   * session's map, consulted as it grows).
+   */
   readonly media?: ReadonlyMap<string, MediaTemplate>;
 }
 
@@ -192,9 +217,6 @@ export class Gateway {
   constructor(options: GatewayOptions) {
     this.#options = options;
     this.#retrieval = new Retrieval(options.store);
-    for (const [id, template] of options.media ?? []) {
-      this.#media.set(id, template);
-    }
   }
 
   /** What listing found worth saying: refused schemas, dropped names, failed servers. */
@@ -426,13 +448,25 @@ export class Gateway {
       ),
     };
     const o = this.#options;
+    const tool = `resources/read ${uri.slice(0, 200)}`;
+    // A resource is no tool a configuration opts in: its bodies are not
+    // persisted.
     const offloaded = await offloadResult(asTool, {
       server: route.upstream.name,
-      tool: `resources/read ${uri.slice(0, 200)}`,
+      tool,
       store: o.store,
       offloadBytes: o.offloadBytes,
       maxResultBytes: o.maxResultBytes,
       outline: jsonOutline,
+      note: (part, media) => ({
+        call: {
+          server: route.upstream.name,
+          tool,
+          part,
+          ...(media === undefined ? {} : { media }),
+        },
+        persist: false,
+      }),
     });
     if (!offloaded.offloaded) return result;
     for (const part of offloaded.stored) {
@@ -596,6 +630,20 @@ export class Gateway {
     args: Record<string, unknown>,
     context: CallContext = {},
   ): Promise<McpResult> {
+    const own = this.#options.own;
+    if (own?.definitions.some((d) => d.name === name)) {
+      // Loom's own tools take in what other instances stored themselves.
+      return await own.call(name, args);
+    }
+    try {
+      // A store shared with other instances: take in what they stored.
+      await this.#options.store.refresh();
+    } catch (error) {
+      return toolError(
+        (error as { code?: string }).code ?? "storage_unavailable",
+        error instanceof Error ? error.message : String(error),
+      );
+    }
     switch (name) {
       case "read_result":
         return this.#retrieved(name, await this.#read(args));
@@ -603,10 +651,6 @@ export class Gateway {
         return this.#retrieved(name, await this.#find(args));
       case "list_results":
         return this.#retrieved(name, this.#retrieval.list(args));
-    }
-    const own = this.#options.own;
-    if (own?.definitions.some((d) => d.name === name)) {
-      return await own.call(name, args);
     }
     await this.#started;
     const route = this.#routes.get(name);
@@ -672,6 +716,9 @@ export class Gateway {
       figures.bytes_to_host += jsonBytes(result);
       return result;
     }
+    const classification = toolClassification(upstream.entry, tool.name);
+    // The seeds' rule: the self-reading check comes before any opt-in.
+    const persist = !classification.selfReading && classification.persist;
     const offloaded = await offloadResult(answer.result, {
       server: upstream.name,
       tool: tool.name,
@@ -682,6 +729,16 @@ export class Gateway {
         ? {}
         : { partialTotalBytes: answer.partialTotalBytes }),
       outline: jsonOutline,
+      note: (part, media): GatewayNote => ({
+        call: {
+          server: upstream.name,
+          tool: tool.name,
+          part,
+          arguments: args,
+          ...(media === undefined ? {} : { media }),
+        },
+        persist,
+      }),
     });
     figures.bytes_received += offloaded.upstreamBytes;
     if (!offloaded.offloaded) {
@@ -696,28 +753,15 @@ export class Gateway {
         offloaded.stored.map((s) => s.id).join(", ") || "not stored"
       })`,
     );
-    const classification = toolClassification(upstream.entry, tool.name);
     for (const part of offloaded.stored) {
       if (part.media !== undefined) this.#media.set(part.id, part.media);
-      const stored = o.store.get(part.id);
-      if (stored === undefined || o.persistence === undefined) continue;
-      // The seeds' rule: the self-reading check comes before any opt-in.
-      const persist = !classification.selfReading && classification.persist;
-      await o.persistence.saved(stored, {
-        server: upstream.name,
-        tool: tool.name,
-        arguments: args,
-        part: String(part.descriptor.part ?? "content[0]"),
-        sha256: stored.sha256,
-        ...(part.media === undefined ? {} : { media: part.media }),
-      }, persist);
     }
     return offloaded.result;
   }
 
   /** The media template of a stored image, audio or blob result. */
   media(id: string): MediaTemplate | undefined {
-    return this.#media.get(id);
+    return this.#media.get(id) ?? this.#options.media?.get(id);
   }
 
   async #read(args: Record<string, unknown>) {
@@ -725,7 +769,7 @@ export class Gateway {
     const id = typeof reference?.result === "string" ? reference.result : "";
     const refused = await this.#refetch(id);
     if (refused !== undefined) return refused;
-    const template = this.#media.get(id);
+    const template = this.media(id);
     const select = reference?.select as Record<string, unknown> | undefined;
     const stored = this.#options.store.get(id);
     if (

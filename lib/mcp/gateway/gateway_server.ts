@@ -4,8 +4,9 @@
  * {@linkcode Gateway}. When the host has initialised, the gateway connects
  * its upstreams with the host's client capabilities; what the upstreams ask
  * of the host (sampling, elicitation, roots) and tell it (logging, list
- * changes, progress) is relayed. The CLI connects the server to stdio;
- * another transport can connect the same server.
+ * changes, progress) is relayed. The CLI connects the server to stdio, or
+ * builds one per request over HTTP (`shared`: then nothing but progress
+ * reaches a host).
  *
  * @module
  */
@@ -23,7 +24,18 @@ export interface GatewayServerOptions {
   readonly instructions?: string;
   /** Diagnostics to standard error. */
   readonly log: (line: string) => void;
+  /**
+   * The server is one of many over one gateway (one per HTTP request):
+   * the upstreams are connected without any host's client capabilities and
+   * nothing is relayed to a host (no sampling, elicitation, roots, logging
+   * or list changes), since no one host owns them. Default `false`: the
+   * server's host is the gateway's only one.
+   */
+  readonly shared?: boolean;
 }
+
+/** What the shared servers relay to a host: nothing. */
+const NO_RELAY = { log: () => {}, listChanged: () => {} };
 
 /** The SDK server the gateway answers on (the SDK's `Server`). */
 export interface GatewayServer {
@@ -100,6 +112,7 @@ export function createGatewayServer(
   // Calls still running when the input ends are answered before the stop.
   const inFlight = new Set<Promise<unknown>>();
   const start = () => {
+    if (options.shared === true) return gateway.start({}, NO_RELAY);
     const capabilities: ClientCapabilities = server.getClientCapabilities() ??
       {};
     return gateway.start(capabilities, {

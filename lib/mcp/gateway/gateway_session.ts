@@ -1,20 +1,33 @@
 /**
- * The gateway's `--session DIR`: its stored results kept across restarts in
- * an {@linkcode McpSession} (the same HMAC-chained journal and digest-named
- * bodies as `loom mcp`), under the seeds' tool-result persistence rule. The
- * body of a result is written only when the configuration opts its tool in
- * (`"persist": true`) and the tool is not self-reading (`"selfReading":
+ * The gateway's session (`--session DIR`, or `--store URL` with a session
+ * name): its stored results kept across restarts — and, in a store, shared
+ * by every gateway instance given the same store and name — in an
+ * {@linkcode McpSession} (the same HMAC-chained journal and digest-named
+ * bodies as `loom mcp`), under the seeds' tool-result persistence rule.
+ * The session is the backing of the gateway's {@linkcode ResultStore}: each
+ * new result gets its id through the journal, with the call the gateway
+ * noted for it ({@linkcode GatewayNote}). The body of a result is written
+ * only when the gateway's rule allowed it — the configuration opts its tool
+ * in (`"persist": true`) and the tool is not self-reading (`"selfReading":
  * true` is checked first and wins); otherwise only the descriptor and the
- * call are kept, and on resume the gateway may call the tool again (only a
- * read-only, idempotent one) and keeps the answer only when its digest
- * matches. Results older than `--max-age` are not restored: a reference to
- * one with a body answers `result_evicted`.
+ * call are kept, and on resume (or on another instance) the gateway may
+ * call the tool again (only a read-only, idempotent one) and keeps the
+ * answer only when its digest matches. Results older than `--max-age` are
+ * not restored: a reference to one with a body answers `result_evicted`.
  *
  * @module
  */
-import { McpSession } from "../../persist/mcp_session.ts";
-import type { ResultStore, StoredResult } from "../../store/result_store.ts";
-import type { GatewayPersistence, RecordedCall } from "./gateway.ts";
+import {
+  type McpSaveOptions,
+  McpSession,
+  type McpSessionRecord,
+} from "../../persist/mcp_session.ts";
+import type { ResultBacking, ResultStore } from "../../store/result_store.ts";
+import type {
+  GatewayNote,
+  GatewayPersistence,
+  RecordedCall,
+} from "./gateway.ts";
 import type { MediaTemplate } from "./offload.ts";
 
 /** Options of {@linkcode GatewaySession.open}. */
@@ -25,13 +38,20 @@ export interface GatewaySessionOptions {
   readonly maxAgeMs?: number;
   /** The session key file (default: the sessions' key). */
   readonly keyFile?: string;
+  /**
+   * The store (a URL): the session is then the name `dir` in it, shared
+   * with every gateway given the same store, name and root (no lease; ids
+   * are assigned through the journal). Default: `dir` is a folder one
+   * gateway holds.
+   */
+  readonly store?: string;
 }
 
 /** Largest arguments kept to call a tool again, in characters of JSON. */
 const MAX_ARGUMENTS_CHARS = 65_536;
 
 /**
- * The gateway's persistence over one MCP session folder.
+ * The gateway's persistence over one MCP session.
  *
  * @example
  * ```ts
@@ -42,13 +62,17 @@ const MAX_ARGUMENTS_CHARS = 65_536;
  * const dir = `${await Deno.makeTempDir()}/s`;
  * const keyFile = `${await Deno.makeTempDir()}/session.key`;
  * const first = await GatewaySession.open(dir, { root, keyFile });
- * const store = new ResultStore();
- * const d = await store.put("secret", { origin: "fs/read_file content[0]", capture: "complete" });
- * const call = { server: "fs", tool: "read_file", arguments: { path: "a" }, part: "content[0]", sha256: d.sha256! };
- * await first.saved(store.get(d.result!)!, call, false);
+ * const store = new ResultStore({ backing: first.backing() });
+ * const call = { server: "fs", tool: "read_file", arguments: { path: "a" }, part: "content[0]" };
+ * const d = await store.put("secret", {
+ *   origin: "fs/read_file content[0]",
+ *   capture: "complete",
+ *   note: { call, persist: false },
+ * });
+ * assert.equal(d.result, "result-1");
  * await first.close();
  * const again = await GatewaySession.open(dir, { root, keyFile });
- * const restored = new ResultStore();
+ * const restored = new ResultStore({ backing: again.backing() });
  * assert.equal(again.restore(restored), 0);
  * assert.equal(again.missing("result-1")?.tool, "read_file");
  * await again.close();
@@ -58,7 +82,9 @@ export class GatewaySession implements GatewayPersistence {
   readonly #session: McpSession;
   readonly #maxAgeMs: number;
   readonly #missing = new Map<string, RecordedCall>();
-  /** Media templates of restored results. */
+  /** How many of the session's records have been taken in. */
+  #seen = 0;
+  /** Media templates of restored results and of other instances' results. */
   readonly media: Map<string, MediaTemplate> = new Map();
 
   private constructor(session: McpSession, maxAgeMs: number) {
@@ -67,12 +93,14 @@ export class GatewaySession implements GatewayPersistence {
   }
 
   /**
-   * Opens (or creates) the session folder and takes its lock.
+   * Opens (or creates) the session and takes its lease (a folder) or joins
+   * it (a store).
    *
-   * @param dir The session folder.
-   * @param options The root, `--max-age`, the key file.
+   * @param dir The session folder, or its name in the store.
+   * @param options The root, `--max-age`, the key file, the store.
    * @returns The session; call {@linkcode GatewaySession.close}.
    * @throws {SessionError} As {@linkcode McpSession.open}.
+   * @throws {StorageError} When the store cannot be reached.
    */
   static async open(
     dir: string,
@@ -81,11 +109,14 @@ export class GatewaySession implements GatewayPersistence {
     const session = await McpSession.open(dir, {
       root: options.root,
       ...(options.keyFile === undefined ? {} : { keyFile: options.keyFile }),
+      ...(options.store === undefined
+        ? {}
+        : { store: options.store, shared: true }),
     });
     return new GatewaySession(session, options.maxAgeMs ?? Infinity);
   }
 
-  /** The session folder. */
+  /** The session folder, or where the session lives in its store. */
   get dir(): string {
     return this.#session.dir;
   }
@@ -99,32 +130,11 @@ export class GatewaySession implements GatewayPersistence {
    * @returns How many bodies were restored.
    */
   restore(store: ResultStore): number {
-    const now = Date.now();
     const bodies = new Map(this.#session.results.map((r) => [r.id, r]));
     let restored = 0;
-    for (const record of this.#session.records) {
+    for (const { record, expired } of this.#take()) {
       store.advancePast(record.id);
-      const expired = record.stored_at !== undefined &&
-        now - record.stored_at > this.#maxAgeMs;
-      if (record.media !== undefined) {
-        this.media.set(record.id, record.media as MediaTemplate);
-      }
-      if (record.recall !== undefined) {
-        const { server, tool, part, arguments: args } = record.recall;
-        if (!expired && args !== undefined) {
-          this.#missing.set(record.id, {
-            server,
-            tool,
-            part,
-            arguments: { ...args },
-            sha256: record.sha256,
-            ...(record.media === undefined
-              ? {}
-              : { media: record.media as MediaTemplate }),
-          });
-        }
-        continue;
-      }
+      if (record.recall !== undefined) continue;
       const body = bodies.get(record.id);
       if (body === undefined || store.get(record.id) !== undefined) continue;
       try {
@@ -139,30 +149,60 @@ export class GatewaySession implements GatewayPersistence {
   }
 
   /**
-   * Records a stored result (the seeds' rule decided `persist`).
+   * The session as the backing of the gateway's store: each new result is
+   * recorded with the call the gateway noted ({@linkcode GatewayNote}; its
+   * body only when the note allows, or when there is no note — Loom's own
+   * root tools), and results other instances stored come in on refresh.
    *
-   * @param result The stored result.
-   * @param call The call that produced it.
-   * @param persist Whether its body is written.
+   * @returns The backing.
    */
-  async saved(
-    result: StoredResult,
-    call: RecordedCall,
-    persist: boolean,
-  ): Promise<void> {
-    const small = JSON.stringify(call.arguments).length <= MAX_ARGUMENTS_CHARS;
-    await this.#session.save(result, {
-      stamped: true,
-      ...(call.media === undefined ? {} : { media: call.media }),
-      ...(persist ? {} : {
-        recall: {
-          server: call.server,
-          tool: call.tool,
-          part: call.part,
-          ...(small ? { arguments: call.arguments } : {}),
-        },
-      }),
-    });
+  backing(): ResultBacking {
+    return {
+      admit: (result, note) =>
+        this.#session.admit(
+          result,
+          saveOptions(note as GatewayNote | undefined),
+        ),
+      refresh: async () => {
+        const fresh = await this.#session.refresh();
+        this.#take();
+        return fresh;
+      },
+    };
+  }
+
+  /**
+   * The records not taken in yet, each remembered: its media block, and
+   * for a descriptor-only one the call to make again.
+   */
+  #take(): { record: McpSessionRecord; expired: boolean }[] {
+    const now = Date.now();
+    const records = this.#session.records;
+    const taken: { record: McpSessionRecord; expired: boolean }[] = [];
+    while (this.#seen < records.length) {
+      const record = records[this.#seen++]!;
+      const expired = record.stored_at !== undefined &&
+        now - record.stored_at > this.#maxAgeMs;
+      if (record.media !== undefined) {
+        this.media.set(record.id, record.media as MediaTemplate);
+      }
+      const args = record.recall?.arguments;
+      if (record.recall !== undefined && !expired && args !== undefined) {
+        const { server, tool, part } = record.recall;
+        this.#missing.set(record.id, {
+          server,
+          tool,
+          part,
+          arguments: { ...args },
+          sha256: record.sha256,
+          ...(record.media === undefined
+            ? {}
+            : { media: record.media as MediaTemplate }),
+        });
+      }
+      taken.push({ record, expired });
+    }
+    return taken;
   }
 
   /**
@@ -175,8 +215,30 @@ export class GatewaySession implements GatewayPersistence {
     return this.#missing.get(id);
   }
 
-  /** Closes the journal and releases the lock. */
+  /** Closes the journal and releases the lease. */
   async close(): Promise<void> {
     await this.#session.close();
   }
+}
+
+/** What the session records with a result the gateway noted. */
+function saveOptions(note: GatewayNote | undefined): McpSaveOptions {
+  if (note === undefined) return { stamped: true };
+  const { call, persist } = note;
+  const small = JSON.stringify(call.arguments ?? {}).length <=
+    MAX_ARGUMENTS_CHARS;
+  return {
+    stamped: true,
+    ...(call.media === undefined ? {} : { media: call.media }),
+    ...(persist ? {} : {
+      recall: {
+        server: call.server,
+        tool: call.tool,
+        part: call.part,
+        ...(small && call.arguments !== undefined
+          ? { arguments: call.arguments }
+          : {}),
+      },
+    }),
+  };
 }

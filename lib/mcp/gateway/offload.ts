@@ -61,6 +61,15 @@ export interface OffloadOptions {
   readonly partialTotalBytes?: number;
   /** The JSON outline of stored bytes (the shared `jsonOutline`). */
   readonly outline: (bytes: Uint8Array) => string | undefined;
+  /**
+   * The store's note for each stored part (its `put` option `note`, which
+   * the store's backing records): given the part, e.g. `content[0]`, and
+   * the media template of an image, audio or blob.
+   */
+  readonly note?: (
+    part: string,
+    media?: MediaTemplate,
+  ) => Readonly<Record<string, unknown>>;
 }
 
 /** One stored part of an offloaded answer. */
@@ -262,7 +271,12 @@ async function storeText(
   const max = options.maxResultBytes;
   const large = part.text instanceof LargeText ? part.text : undefined;
   const text = large === undefined ? wellFormed(part.text as string) : "";
-  const where = { origin: origin(options, part.part), capture };
+  const note = options.note?.(part.part);
+  const where = {
+    origin: origin(options, part.part),
+    capture,
+    ...(note === undefined ? {} : { note }),
+  };
   // Content that may fit is handed over as it is: a large text as the bytes
   // and digest it already has, a string to be encoded once (no copy).
   let put: ResultDescriptor | undefined;
@@ -316,14 +330,21 @@ async function storeText(
 }
 
 async function storeMedia(
-  part: { part: string; data: string; mediaType: string },
+  part: {
+    part: string;
+    data: string;
+    mediaType: string;
+    template: MediaTemplate;
+  },
   options: OffloadOptions,
 ): Promise<{ id?: string; descriptor: Record<string, unknown> }> {
   const ascii = /^[A-Za-z0-9+/=\s]*$/.test(part.data.slice(0, 4096));
   const text = ascii ? part.data : wellFormed(part.data);
+  const note = options.note?.(part.part, part.template);
   const put = await options.store.put(text, {
     origin: origin(options, part.part),
     capture: "complete",
+    ...(note === undefined ? {} : { note }),
   });
   const descriptor: Record<string, unknown> = {
     server: short(options.server),

@@ -22,6 +22,8 @@ export interface Sdk {
   readonly Server: Loose;
   /** `StdioServerTransport`. */
   readonly StdioServerTransport: Loose;
+  /** `WebStandardStreamableHTTPServerTransport` (Streamable HTTP over `Request`/`Response`). */
+  readonly WebStandardStreamableHTTPServerTransport: Loose;
   /** types.js: request schemas, `McpError`, `ErrorCode`, … */
   readonly types: Record<string, Loose>;
 }
@@ -41,12 +43,13 @@ export interface Sdk {
  * ```
  */
 export async function loadSdk(): Promise<Sdk> {
-  const [client, http, sse, server, stdio, types] = await Promise.all([
+  const [client, http, sse, server, stdio, web, types] = await Promise.all([
     import("@modelcontextprotocol/sdk/client/index.js"),
     import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
     import("@modelcontextprotocol/sdk/client/sse.js"),
     import("@modelcontextprotocol/sdk/server/index.js"),
     import("@modelcontextprotocol/sdk/server/stdio.js"),
+    import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
     import("@modelcontextprotocol/sdk/types.js"),
   ]);
   return {
@@ -55,6 +58,8 @@ export async function loadSdk(): Promise<Sdk> {
     SSEClientTransport: sse.SSEClientTransport,
     Server: server.Server,
     StdioServerTransport: stdio.StdioServerTransport,
+    WebStandardStreamableHTTPServerTransport:
+      web.WebStandardStreamableHTTPServerTransport,
     types,
   };
 }

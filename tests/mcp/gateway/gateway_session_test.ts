@@ -1,5 +1,6 @@
-// `loom mcp --servers --session`: the seeds' persistence rule end to end.
-// A body is written only for a tool the config opts in and that is not
+// `loom mcp --servers --session` (a folder, or a session in a `--store`):
+// the seeds' persistence rule end to end, on each back-end but PostgreSQL
+// (tests/cli/store_test.ts runs two gateways on one). A body is written only for a tool the config opts in and that is not
 // self-reading (checked first); other results keep their descriptor, and on
 // resume a read-only, idempotent tool is called again and its answer kept
 // only when it has the recorded digest.
@@ -7,10 +8,37 @@ import assert from "node:assert/strict";
 import { tempDir } from "../../_kit.ts";
 import { connectGateway, denoEntry, FAULT } from "./_gateway_client.ts";
 
-Deno.test("gateway sessions persist opted-in bodies only, re-fetch the others on resume and refuse a changed answer", async () => {
+for (
+  const [where, args, bodiesIn] of [
+    [
+      "in a folder",
+      (d: string) => ["--session", `${d}/session`],
+      (d: string) => `${d}/session/tool-results`,
+    ],
+    // A store's session is shared (no lease): ids through its journal.
+    [
+      "in a file: store",
+      (d: string) => ["--store", `file:${d}/store`],
+      (d: string) => `${d}/store/default/tool-results`,
+    ],
+    [
+      "in a SQLite store",
+      (d: string) => ["--store", `sqlite:${d}/loom.db`, "--session", "team"],
+      undefined,
+    ],
+  ] as const
+) {
+  Deno.test(`gateway sessions ${where} persist opted-in bodies only, re-fetch the others on resume and refuse a changed answer`, async () => {
+    await checkSession((d) => [...args(d)], bodiesIn);
+  });
+}
+
+async function checkSession(
+  sessionArgs: (dir: string) => string[],
+  bodiesIn: ((dir: string) => string) | undefined,
+) {
   await using dir = await tempDir();
   const servers = `${dir.path}/.mcp.json`;
-  const session = `${dir.path}/session`;
   await Deno.writeTextFile(
     servers,
     JSON.stringify({
@@ -24,7 +52,7 @@ Deno.test("gateway sessions persist opted-in bodies only, re-fetch the others on
       },
     }),
   );
-  const args = ["--session", session];
+  const args = sessionArgs(dir.path);
   const descriptors: Record<string, { reference: Record<string, unknown> }> =
     {};
   {
@@ -41,8 +69,10 @@ Deno.test("gateway sessions persist opted-in bodies only, re-fetch the others on
     }
   }
 
-  const bodies = [...Deno.readDirSync(`${session}/tool-results`)];
-  assert.equal(bodies.length, 1, "only kept__big's body is written");
+  if (bodiesIn !== undefined) {
+    const bodies = [...Deno.readDirSync(bodiesIn(dir.path))];
+    assert.equal(bodies.length, 1, "only kept__big's body is written");
+  }
 
   await using gateway = await connectGateway(servers, args);
   const read = (name: string) =>
@@ -79,4 +109,4 @@ Deno.test("gateway sessions persist opted-in bodies only, re-fetch the others on
   });
   assert.equal(expired.isError, true);
   assert.match(expired.content[0].text, /^result_evicted: /);
-});
+}

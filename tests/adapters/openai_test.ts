@@ -1,0 +1,167 @@
+import assert from "node:assert/strict";
+import {
+  Agent,
+  OpenAIProvider,
+  Runner,
+  setTracingDisabled,
+  tool,
+} from "@openai/agents";
+import {
+  loomInputFilter,
+  loomTools,
+  promptCacheKey,
+  retrievalTools,
+} from "../../lib/adapters/openai.ts";
+import { ResultStore } from "../../lib/store/result_store.ts";
+import { z } from "zod";
+import { Retrieval } from "../../lib/reference/retrieval.ts";
+import { sessionStore } from "../../lib/adapters/session_result_store.ts";
+import { sha256Hex } from "../../lib/store/digest.ts";
+import { tempDir } from "../_kit.ts";
+import { scriptedServer } from "./_scripted_server.ts";
+import {
+  assertBigDocumentRun,
+  assertSecondProcess,
+  bigDocument,
+  bigDocumentModel,
+  type Findings,
+  longModel,
+  referencesIn,
+  runSecondProcess,
+  type SecondFindings,
+  secondProcessModel,
+  storeOnceModel,
+  turnResult,
+} from "./_scenario.ts";
+
+setTracingDisabled(true);
+
+function runner(url: string): Runner {
+  return new Runner({
+    modelProvider: new OpenAIProvider({
+      baseURL: `${url}/v1`,
+      apiKey: "sk-local",
+      useResponses: true,
+    }),
+    tracingDisabled: true,
+  });
+}
+
+Deno.test("the OpenAI adapter keeps a 2 MB tool result out of every Agents SDK request and the model reads values from it", async () => {
+  const { value } = bigDocument();
+  const findings: Findings = {};
+  await using server = scriptedServer(bigDocumentModel("catalogue", findings));
+  const store = new ResultStore();
+  const instructions = "You answer questions about the catalogue.";
+  const tools = [
+    ...loomTools([tool({
+      name: "catalogue",
+      description: "The whole catalogue",
+      parameters: z.object({}),
+      strict: true,
+      execute: () => JSON.stringify(value),
+    })], { store }),
+    ...retrievalTools(store),
+  ];
+  const agent = new Agent({
+    name: "catalogue",
+    instructions,
+    model: "gpt-5",
+    tools,
+    modelSettings: {
+      providerData: { prompt_cache_key: promptCacheKey(instructions, tools) },
+    },
+  });
+  const result = await runner(server.url).run(
+    agent,
+    "Which item holds the secret?",
+    { callModelInputFilter: loomInputFilter({ store }), maxTurns: 8 },
+  );
+  assert.equal(result.finalOutput, "done");
+  assertBigDocumentRun(server.received, server.refused, findings, value);
+  const keys = new Set(server.received.map((r) => r.body["prompt_cache_key"]));
+  assert.deepEqual([...keys], [promptCacheKey(instructions, tools)]);
+  assert.ok(server.received.every((r) => r.path === "/v1/responses"));
+});
+
+Deno.test("the OpenAI adapter retires old outputs in batches over a 40-turn Agents SDK run and every retired result stays readable", async () => {
+  await using server = scriptedServer(longModel(40));
+  const store = new ResultStore();
+  const agent = new Agent({
+    name: "probe",
+    instructions: "Probe forty times.",
+    model: "gpt-5",
+    tools: [
+      ...loomTools([tool({
+        name: "probe",
+        description: "One probe",
+        parameters: z.object({ turn: z.number().int() }),
+        strict: true,
+        execute: ({ turn }) => turnResult(turn),
+      })], { store }),
+      ...retrievalTools(store),
+    ],
+  });
+  const result = await runner(server.url).run(agent, "Start.", {
+    callModelInputFilter: loomInputFilter({ store, budgetBytes: 48 * 1024 }),
+    maxTurns: 50,
+  });
+  assert.equal(result.finalOutput, "finished");
+  assert.deepEqual(server.refused, []);
+  assert.equal(server.received.length, 41);
+  const retiredAt = server.received.map((r) =>
+    (r.text.match(/\\"retired\\":true/g) ?? []).length
+  );
+  assert.ok(retiredAt.at(-1)! >= 8, String(retiredAt));
+  const steps = retiredAt.slice(1).map((n, i) => n - retiredAt[i]!).filter(
+    (d) => d !== 0,
+  );
+  assert.ok(steps.every((d) => d >= 8), String(steps));
+  assert.ok(server.received.every((r) => r.text.length < 64 * 1024));
+  const references = referencesIn(server.received.at(-1)!.text);
+  assert.equal(references.length, 40);
+  const retrieval = new Retrieval(store);
+  for (const [i, reference] of references.entries()) {
+    const read = retrieval.read({ reference });
+    assert.ok(read.ok);
+    assert.ok(
+      turnResult(i).startsWith(
+        (read.structured["selected_text"] as string).slice(0, 1000),
+      ),
+    );
+  }
+});
+
+Deno.test("a second process reads a result the first stored through the OpenAI adapter's session store, by the same reference and digest", async () => {
+  const { text, value } = bigDocument();
+  await using home = await tempDir();
+  const dir = `${home.path}/chat-1`;
+  const keyFile = `${home.path}/session.key`;
+  await using first = scriptedServer(storeOnceModel("catalogue"));
+  {
+    await using store = await sessionStore(dir, { keyFile });
+    const agent = new Agent({
+      name: "catalogue",
+      instructions: "Fetch the catalogue.",
+      model: "gpt-5",
+      tools: loomTools([tool({
+        name: "catalogue",
+        description: "The whole catalogue",
+        parameters: z.object({}),
+        strict: true,
+        execute: () => text,
+      })], { store }),
+    });
+    const result = await runner(first.url).run(agent, "Fetch it.", {
+      callModelInputFilter: loomInputFilter({ store }),
+      maxTurns: 4,
+    });
+    assert.equal(result.finalOutput, "stored");
+  }
+  const [reference] = referencesIn(first.received.at(-1)!.text);
+  assert.equal(reference!["sha256"], sha256Hex(new TextEncoder().encode(text)));
+  const findings: SecondFindings = {};
+  await using second = scriptedServer(secondProcessModel(reference!, findings));
+  const run = await runSecondProcess("openai", second.url, dir, keyFile);
+  assertSecondProcess(run, second.received, second.refused, findings, value);
+});
