@@ -15,6 +15,10 @@ export interface InitMessage {
   readonly maxFileBytes: number;
   /** Largest file the survey hashes by contents (larger: size and inode). */
   readonly digestFileBytes: number;
+  /** How many helper workers a large survey is shared with. */
+  readonly surveyHelpers: number;
+  /** Entries from which a survey is shared with helpers. */
+  readonly surveySharedFrom: number;
 }
 
 /** Read files. */
@@ -38,6 +42,49 @@ export interface EditMessage {
 export interface SurveyMessage {
   readonly op: "survey";
   readonly id: number;
+}
+
+/**
+ * Makes a worker a survey helper of the worker that started it: sent by
+ * that worker, never by the executor.
+ */
+export interface HelperMessage {
+  readonly op: "helper";
+  readonly id: number;
+  /** Real path of the workspace. */
+  readonly workspace: string;
+  /** Largest file the survey hashes by contents. */
+  readonly digestFileBytes: number;
+}
+
+/**
+ * A share of a survey, from the worker to a helper: a contiguous run of the
+ * tree's entries in digest order, each either a finished digest line or a
+ * path to `lstat` (and hash when its stat changed).
+ */
+export interface DescribeMessage {
+  readonly op: "describe";
+  readonly id: number;
+  /** One character per entry: `l` a finished line, `e` a path to describe. */
+  readonly kinds: string;
+  /** The entries' lines or workspace-relative paths, joined by NUL. */
+  readonly values: string;
+  /** When the survey began (ms since the epoch): the racy rule's reference. */
+  readonly before: number;
+}
+
+/** A described share of a survey. */
+export interface DescribeReply {
+  /** The share's digest lines, joined by newlines. */
+  readonly text: string;
+  /** How many lines `text` holds. */
+  readonly count: number;
+  /** Symlinks in the share whose target lies outside the workspace. */
+  readonly escapes: readonly string[];
+  /** Files with more than one link: `dev:ino`, link count, path. */
+  readonly links: readonly (readonly [string, number, string])[];
+  /** Files whose contents were read. */
+  readonly hashed: number;
 }
 
 /** A request from the executor to its worker. */
@@ -78,6 +125,8 @@ export interface SurveyReply {
   readonly externalLinks: readonly string[];
   /** Files whose contents were read for this digest (the others were cached). */
   readonly hashed: number;
+  /** Helper workers that described a share of this survey. */
+  readonly helpers: number;
 }
 
 /** An error as it crosses the worker boundary. */

@@ -27,7 +27,10 @@
  * @module
  */
 import type {
+  DescribeMessage,
+  DescribeReply,
   EditMessage,
+  HelperMessage,
   InitMessage,
   InitReply,
   InspectEntry,
@@ -38,8 +41,11 @@ import type {
   WireError,
 } from "./_protocol.ts";
 
+/** What a worker is asked: by the executor, or by the worker it helps. */
+type WorkerRequest = Request | HelperMessage | DescribeMessage;
+
 interface WorkerScope {
-  onmessage: ((event: MessageEvent<Request>) => void) | null;
+  onmessage: ((event: MessageEvent<WorkerRequest>) => void) | null;
   postMessage(message: Reply, transfer?: Transferable[]): void;
 }
 
@@ -54,8 +60,9 @@ interface Cached {
   ino: number;
   dev: number;
   mode: number;
-  sum: string;
-  /** Whether both times were safely older than the stat (the racy rule). */
+  /** The file's line of the tree digest (path, executable bit, SHA-256). */
+  line: string;
+  /** Whether both times were safely older than the survey (the racy rule). */
   clean: boolean;
 }
 
@@ -69,7 +76,7 @@ export function workerMain(): void {
   /** Survey's stat cache: workspace-relative path → what was hashed. */
   let cache = new Map<string, Cached>();
   /**
-   * How much older than the stat a file's times must be for its cached
+   * How much older than the survey a file's times must be for its cached
    * hash to be trusted (git's racy-timestamp rule): the kernel stamps files
    * with a clock that may lag by a tick, and Deno reports ctime in whole
    * seconds, which the check accounts for separately.
@@ -557,52 +564,85 @@ export function workerMain(): void {
     return failed;
   }
 
+  /** The entries of the tree, in digest order (see {@linkcode listTree}). */
+  interface Listing {
+    /** One character per entry: `l` a finished line, `e` a path to describe. */
+    kinds: string[];
+    /** The finished line, or the workspace-relative path. */
+    values: string[];
+  }
+
   /**
-   * Walks the tree with synchronous calls (this thread does nothing else
-   * meanwhile) and hashes a regular file's contents only when its stat
+   * Lists the tree (not following symlinks, `.git` aside) from the
+   * directories' entries alone: a directory becomes its digest line and its
+   * own entries, anything else a path to describe. The names are read once;
+   * what each entry is, is read by {@linkcode describe}.
+   */
+  function listTree(workspace: string, beat: () => void): Listing {
+    const kinds: string[] = [];
+    const values: string[] = [];
+    function walk(dir: string, prefix: string): void {
+      const entries: Deno.DirEntry[] = [];
+      try {
+        for (const entry of Deno.readDirSync(dir)) entries.push(entry);
+      } catch {
+        // Gone or replaced while walking: the digest says so, nothing more.
+        kinds.push("l");
+        values.push(`? ${JSON.stringify(prefix)}`);
+        return;
+      }
+      entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+      for (const entry of entries) {
+        if (prefix === "" && entry.name === ".git") continue;
+        const rel = prefix + entry.name;
+        if (entry.isDirectory) {
+          kinds.push("l");
+          values.push(`d ${JSON.stringify(rel)}`);
+          walk(dir + "/" + entry.name, rel + "/");
+        } else {
+          kinds.push("e");
+          values.push(rel);
+        }
+        if ((values.length & 1023) === 0) beat();
+      }
+    }
+    walk(workspace, "");
+    return { kinds, values };
+  }
+
+  /** What describing a share of the entries found. */
+  interface Described {
+    lines: string[];
+    escapes: string[];
+    links: [string, number, string][];
+    hashed: number;
+  }
+
+  /**
+   * Describes the entries `from` to `to` of a listing with synchronous
+   * calls: a regular file's contents are read and hashed only when its stat
    * differs from the one remembered with its hash — path, size, mtime,
    * ctime, inode, device and mode — or when the remembered times were not
-   * safely older than that stat (git's racy-timestamp rule). ctime is set
-   * by the kernel on every change of contents, mode or name and cannot be
-   * set back without changing the system clock, so a file rewritten with
-   * its mtime restored is hashed again. Sends an `alive` beat every second.
+   * safely older than the survey that hashed it (git's racy-timestamp
+   * rule). ctime is set by the kernel on every change of contents, mode or
+   * name and cannot be set back without changing the system clock, so a
+   * file rewritten with its mtime restored is hashed again. A file whose
+   * stat matches costs its `lstat` and nothing more: its whole digest line
+   * is remembered with it. What is remembered goes into `next`.
    */
-  function survey(id: number): SurveyReply {
+  function describe(
+    listing: Listing,
+    from: number,
+    to: number,
+    before: number,
+    next: Map<string, Cached>,
+    beat: () => void,
+  ): Described {
     const { workspace, digestFileBytes } = requireConfig();
     const api = nodeFs();
     const hasher = nodeCrypto;
     if (hasher === undefined) throw fail("not_initialized", "No hash yet");
-    const lines: string[] = [];
-    const escapes: string[] = [];
-    const links = new Map<string, { paths: string[]; nlink: number }>();
-    const next = new Map<string, Cached>();
-    let hashed = 0;
-    let beat = Date.now();
-    function walk(dir: string, prefix: string): void {
-      const names: string[] = [];
-      try {
-        for (const entry of Deno.readDirSync(dir)) names.push(entry.name);
-      } catch {
-        // Gone or replaced while walking: the digest says so, nothing more.
-        lines.push(`? ${JSON.stringify(prefix)}`);
-        return;
-      }
-      names.sort();
-      for (const name of names) {
-        if (prefix === "" && name === ".git") continue;
-        const rel = prefix + name;
-        try {
-          entry(dir, name, rel);
-        } catch {
-          lines.push(`? ${JSON.stringify(rel)}`);
-        }
-        const now = Date.now();
-        if (now - beat >= 1000) {
-          beat = now;
-          scope.postMessage({ id, alive: true });
-        }
-      }
-    }
+    const found: Described = { lines: [], escapes: [], links: [], hashed: 0 };
     function contentSum(full: string, rel: string, info: Deno.FileInfo) {
       if (info.size > digestFileBytes) {
         return `large:${info.size}:${info.mtime?.getTime() ?? 0}:${
@@ -614,7 +654,7 @@ export function workerMain(): void {
       const fd = openQuick(full);
       try {
         const bytes = readLimited(fd, info.size, digestFileBytes, rel);
-        hashed += 1;
+        found.hashed += 1;
         return hasher!.createHash("sha256").update(bytes).digest("hex");
       } catch (error) {
         if ((error as Error).name === "too_large") {
@@ -625,91 +665,310 @@ export function workerMain(): void {
         api.closeSync(fd);
       }
     }
-    function fileSum(
-      full: string,
-      rel: string,
-      info: Deno.FileInfo,
-      before: number,
-    ): string {
-      const stat: Omit<Cached, "sum" | "clean"> = {
-        size: info.size,
-        mtime: info.mtime?.getTime() ?? 0,
-        ctime: info.ctime?.getTime() ?? 0,
-        ino: info.ino ?? 0,
-        dev: info.dev,
-        mode: info.mode ?? 0,
-      };
+    /** The digest line of a regular file: remembered, or read and hashed. */
+    function fileLine(full: string, rel: string, info: Deno.FileInfo): string {
+      const mtime = info.mtime?.getTime() ?? 0;
+      const ctime = info.ctime?.getTime() ?? 0;
+      const ino = info.ino ?? 0;
+      const mode = info.mode ?? 0;
       const known = cache.get(rel);
       if (
-        known !== undefined && known.clean && known.size === stat.size &&
-        known.mtime === stat.mtime && known.ctime === stat.ctime &&
-        known.ino === stat.ino && known.dev === stat.dev &&
-        known.mode === stat.mode
+        known !== undefined && known.clean && known.size === info.size &&
+        known.mtime === mtime && known.ctime === ctime && known.ino === ino &&
+        known.dev === info.dev && known.mode === mode
       ) {
         next.set(rel, known);
-        return known.sum;
+        return known.line;
       }
       const sum = contentSum(full, rel, info);
-      // Deno reports ctime in whole seconds: its true value may be up to a
-      // second later than shown. Without both times nothing is trusted.
+      const line = `f ${JSON.stringify(rel)} ${
+        mode & 0o111 ? "x" : "-"
+      } ${sum}`;
+      // `before` was taken before this stat: a change the stat does not see
+      // happens later, so the kernel stamps it at least this late (less a
+      // tick). Deno reports ctime in whole seconds: its true value may be
+      // up to a second later than shown. Without both times nothing is
+      // trusted.
       const clean = info.ctime !== null && info.mtime !== null &&
-        stat.ctime + 1000 + RACY_MARGIN_MS <= before &&
-        stat.mtime + 1 + RACY_MARGIN_MS <= before;
-      next.set(rel, { ...stat, sum, clean });
-      return sum;
+        ctime + 1000 + RACY_MARGIN_MS <= before &&
+        mtime + 1 + RACY_MARGIN_MS <= before;
+      next.set(rel, {
+        size: info.size,
+        mtime,
+        ctime,
+        ino,
+        dev: info.dev,
+        mode,
+        line,
+        clean,
+      });
+      return line;
     }
-    function entry(dir: string, name: string, rel: string): void {
-      const full = dir + "/" + name;
-      // Taken before the stat: a change the stat does not see happens
-      // later, so the kernel stamps it at least this late (less a tick).
-      const before = Date.now();
+    function entryLine(rel: string): string {
+      const full = workspace + "/" + rel;
       const info = Deno.lstatSync(full);
+      if (info.isFile) {
+        if ((info.nlink ?? 1) > 1) {
+          found.links.push([`${info.dev}:${info.ino}`, info.nlink ?? 1, rel]);
+        }
+        return fileLine(full, rel, info);
+      }
       if (info.isSymlink) {
         const target = Deno.readLinkSync(full);
-        lines.push(`l ${JSON.stringify(rel)} ${JSON.stringify(target)}`);
-        let escaped = !inside(resolve(dir, target), workspace);
+        let escaped = !inside(resolve(dirname(full), target), workspace);
         try {
           escaped ||= !inside(Deno.realPathSync(full), workspace);
         } catch {
           // Dangling: judged by its text alone.
         }
-        if (escaped) escapes.push(rel);
-      } else if (info.isDirectory) {
-        lines.push(`d ${JSON.stringify(rel)}`);
-        walk(full, rel + "/");
-      } else if (info.isFile) {
-        if ((info.nlink ?? 1) > 1) {
-          const key = `${info.dev}:${info.ino}`;
-          const known = links.get(key) ??
-            { paths: [], nlink: info.nlink ?? 1 };
-          known.paths.push(rel);
-          links.set(key, known);
-        }
-        const sum = fileSum(full, rel, info, before);
-        const x = (info.mode ?? 0) & 0o111 ? "x" : "-";
-        lines.push(`f ${JSON.stringify(rel)} ${x} ${sum}`);
-      } else {
-        // FIFOs, sockets, devices: never opened.
-        lines.push(`o ${JSON.stringify(rel)}`);
+        if (escaped) found.escapes.push(rel);
+        return `l ${JSON.stringify(rel)} ${JSON.stringify(target)}`;
       }
+      // A directory here was put in place after its parent was listed.
+      if (info.isDirectory) return `? ${JSON.stringify(rel)}`;
+      // FIFOs, sockets, devices: never opened.
+      return `o ${JSON.stringify(rel)}`;
     }
-    walk(workspace, "");
+    const { kinds, values } = listing;
+    for (let at = from; at < to; at++) {
+      const value = values[at] as string;
+      if (kinds[at] === "l") {
+        found.lines.push(value);
+        continue;
+      }
+      try {
+        found.lines.push(entryLine(value));
+      } catch {
+        found.lines.push(`? ${JSON.stringify(value)}`);
+      }
+      if ((at & 255) === 0) beat();
+    }
+    return found;
+  }
+
+  /** Survey helpers: other workers with the same reads, none with writes. */
+  interface Helper {
+    worker: Worker;
+    waiting: Map<number, (answer: DescribeReply | null) => void>;
+    broken: boolean;
+  }
+  let helpers: Helper[] | null = null;
+  let helperIds = 0;
+
+  /**
+   * The helpers, started on the first large survey and kept: each
+   * describes a share of every later one and remembers the stats of its
+   * share.
+   */
+  function startHelpers(): Helper[] {
+    if (helpers !== null) return helpers;
+    const { workspace, digestFileBytes, surveyHelpers: count } =
+      requireConfig();
+    const url = URL.createObjectURL(
+      new Blob([`(${workerMain.toString()})();\n`], {
+        type: "text/javascript",
+      }),
+    );
+    helpers = [];
+    for (let i = 0; i < count; i++) {
+      let worker: Worker;
+      try {
+        worker = new Worker(url, {
+          type: "module",
+          name: "loom-executor-helper",
+          deno: {
+            permissions: {
+              read: [workspace],
+              write: false,
+              run: false,
+              net: false,
+              env: false,
+              sys: false,
+              ffi: false,
+              import: false,
+            },
+          },
+        } as WorkerOptions);
+      } catch {
+        break;
+      }
+      const helper: Helper = { worker, waiting: new Map(), broken: false };
+      const breakDown = () => {
+        helper.broken = true;
+        worker.terminate();
+        for (const done of helper.waiting.values()) done(null);
+        helper.waiting.clear();
+      };
+      worker.onmessage = (event: MessageEvent<Reply>) => {
+        const reply = event.data;
+        const done = helper.waiting.get(reply.id);
+        if (done === undefined || !("ok" in reply)) return;
+        helper.waiting.delete(reply.id);
+        if (reply.ok) done(reply.value as DescribeReply);
+        else breakDown();
+      };
+      worker.onerror = (event) => {
+        event.preventDefault();
+        breakDown();
+      };
+      worker.onmessageerror = breakDown;
+      worker.postMessage({ op: "helper", id: 0, workspace, digestFileBytes });
+      helpers.push(helper);
+    }
+    // The helpers have fetched their module once constructed.
+    queueMicrotask(() => URL.revokeObjectURL(url));
+    return helpers;
+  }
+
+  /** Asks a helper to describe a share; `null` when it cannot. */
+  function ask(
+    helper: Helper,
+    listing: Listing,
+    from: number,
+    to: number,
+    before: number,
+  ): Promise<DescribeReply | null> {
+    if (helper.broken) return Promise.resolve(null);
+    const id = ++helperIds;
+    return new Promise((done) => {
+      helper.waiting.set(id, done);
+      helper.worker.postMessage({
+        op: "describe",
+        id,
+        kinds: listing.kinds.slice(from, to).join(""),
+        values: listing.values.slice(from, to).join("\0"),
+        before,
+      });
+    });
+  }
+
+  /** A helper's answer to a `describe`, over its own share and cache. */
+  function describeShare(message: DescribeMessage): DescribeReply {
+    const listing = {
+      kinds: message.kinds.split(""),
+      values: message.kinds === "" ? [] : message.values.split("\0"),
+    };
+    const next = new Map<string, Cached>();
+    const found = describe(
+      listing,
+      0,
+      listing.kinds.length,
+      message.before,
+      next,
+      () => {},
+    );
     cache = next;
+    return {
+      text: found.lines.join("\n"),
+      count: found.lines.length,
+      escapes: found.escapes,
+      links: found.links,
+      hashed: found.hashed,
+    };
+  }
+
+  /**
+   * Surveys the tree: lists it, then describes its entries — a large tree
+   * in contiguous shares, one here and one per helper, all at once. Each
+   * worker keeps the stats of its share; a share that moves to another
+   * worker is read again there. A helper that fails leaves its share to
+   * this worker. Sends an `alive` beat every second.
+   */
+  async function survey(id: number): Promise<SurveyReply> {
+    const { workspace } = requireConfig();
+    const hasher = nodeCrypto;
+    if (hasher === undefined) throw fail("not_initialized", "No hash yet");
+    // Taken before every stat of this survey: one time for the whole
+    // survey errs on the safe side of the racy rule.
+    const before = Date.now();
+    let last = before;
+    const beat = () => {
+      const now = Date.now();
+      if (now - last >= 1000) {
+        last = now;
+        scope.postMessage({ id, alive: true });
+      }
+    };
+    const listing = listTree(workspace, beat);
+    const total = listing.kinds.length;
+    const { surveyHelpers, surveySharedFrom } = requireConfig();
+    const shared = surveyHelpers > 0 && total >= surveySharedFrom
+      ? startHelpers()
+      : [];
+    const shares = shared.length + 1;
+    const bounds = Array.from(
+      { length: shares + 1 },
+      (_, k) => Math.floor((k * total) / shares),
+    );
+    const asked = shared.map((helper, k) =>
+      ask(
+        helper,
+        listing,
+        bounds[k + 1] as number,
+        bounds[k + 2] as number,
+        before,
+      )
+    );
+    const next = new Map<string, Cached>();
+    const parts: (Described | DescribeReply)[] = [
+      describe(listing, 0, bounds[1] as number, before, next, beat),
+    ];
+    let helped = 0;
+    const ticking = setInterval(
+      () => scope.postMessage({ id, alive: true }),
+      1000,
+    );
+    try {
+      for (const [k, pending] of asked.entries()) {
+        const answer = await pending;
+        if (answer !== null) helped += 1;
+        parts.push(
+          answer ?? describe(
+            listing,
+            bounds[k + 1] as number,
+            bounds[k + 2] as number,
+            before,
+            next,
+            beat,
+          ),
+        );
+      }
+    } finally {
+      clearInterval(ticking);
+    }
+    cache = next;
+    const texts: string[] = [];
+    const escapes: string[] = [];
+    const links = new Map<string, { paths: string[]; nlink: number }>();
+    let hashed = 0;
+    for (const part of parts) {
+      if ("lines" in part) {
+        if (part.lines.length > 0) texts.push(part.lines.join("\n"));
+      } else if (part.count > 0) texts.push(part.text);
+      escapes.push(...part.escapes);
+      for (const [key, nlink, path] of part.links) {
+        const known = links.get(key) ?? { paths: [], nlink };
+        known.paths.push(path);
+        links.set(key, known);
+      }
+      hashed += part.hashed;
+    }
     const externalLinks: string[] = [];
     for (const { paths, nlink } of links.values()) {
       if (paths.length < nlink) externalLinks.push(...paths);
     }
-    const digest = hasher.createHash("sha256").update(lines.join("\n"))
+    const digest = hasher.createHash("sha256").update(texts.join("\n"))
       .digest("hex");
     return {
       digest,
       escapes,
       externalLinks: externalLinks.sort(),
       hashed,
+      helpers: helped,
     };
   }
 
-  async function handle(request: Request): Promise<unknown> {
+  async function handle(request: WorkerRequest): Promise<unknown> {
     switch (request.op) {
       case "init":
         return await init(request);
@@ -718,7 +977,22 @@ export function workerMain(): void {
       case "edit":
         return await edit(request);
       case "survey":
-        return survey(request.id);
+        return await survey(request.id);
+      case "helper":
+        config = {
+          op: "init",
+          id: 0,
+          workspace: request.workspace,
+          maxFileBytes: 0,
+          digestFileBytes: request.digestFileBytes,
+          surveyHelpers: 0,
+          surveySharedFrom: 0,
+        };
+        fs = await import("node:fs");
+        nodeCrypto = await import("node:crypto");
+        return null;
+      case "describe":
+        return describeShare(request);
     }
   }
 
