@@ -45,8 +45,38 @@ export interface SurveyMessage {
 }
 
 /**
- * Makes a worker a survey helper of the worker that started it: sent by
- * that worker, never by the executor.
+ * Makes a worker a survey helper: sent by whoever started it (the executor,
+ * or the relay inside bubblewrap), with the port on which the worker it
+ * helps will ask it.
+ */
+export interface AttachMessage {
+  readonly op: "attach";
+  readonly id: number;
+  readonly port: MessagePort;
+}
+
+/**
+ * The helpers a worker asked for (with a `spawn` reply): one port to each,
+ * by index, sent by whoever started the worker; none when it could start
+ * none.
+ */
+export interface HelpersMessage {
+  readonly op: "helpers";
+  readonly id: number;
+  readonly ports: readonly MessagePort[];
+}
+
+/** A helper failed (an uncaught error): the worker stops asking it. */
+export interface HelperFailedMessage {
+  readonly op: "helper_failed";
+  readonly id: number;
+  /** The helper's index among the ports sent. */
+  readonly index: number;
+}
+
+/**
+ * A helper's configuration, on its port, from the worker it helps; the
+ * helper answers with its permission states.
  */
 export interface HelperMessage {
   readonly op: "helper";
@@ -138,10 +168,13 @@ export interface WireError {
 /**
  * The worker's answer to one request: any number of `part`s (one per
  * inspected file) or `alive` beats (a long survey still working), then one
- * final answer.
+ * final answer. A survey may also ask whoever started the worker for
+ * `spawn` helpers (answered with a {@linkcode HelpersMessage}); that
+ * message never reaches the executor's requests.
  */
 export type Reply =
   | { readonly id: number; readonly ok: true; readonly value: unknown }
   | { readonly id: number; readonly ok: false; readonly error: WireError }
   | { readonly id: number; readonly part: unknown }
-  | { readonly id: number; readonly alive: true };
+  | { readonly id: number; readonly alive: true }
+  | { readonly id: number; readonly spawn: number };

@@ -27,10 +27,13 @@
  * @module
  */
 import type {
+  AttachMessage,
   DescribeMessage,
   DescribeReply,
   EditMessage,
+  HelperFailedMessage,
   HelperMessage,
+  HelpersMessage,
   InitMessage,
   InitReply,
   InspectEntry,
@@ -41,8 +44,15 @@ import type {
   WireError,
 } from "./_protocol.ts";
 
-/** What a worker is asked: by the executor, or by the worker it helps. */
-type WorkerRequest = Request | HelperMessage | DescribeMessage;
+/** What a worker is sent by whoever started it. */
+type WorkerRequest =
+  | Request
+  | AttachMessage
+  | HelpersMessage
+  | HelperFailedMessage;
+
+/** What a helper is asked, on its port, by the worker it helps. */
+type HelperRequest = HelperMessage | DescribeMessage;
 
 interface WorkerScope {
   onmessage: ((event: MessageEvent<WorkerRequest>) => void) | null;
@@ -746,104 +756,120 @@ export function workerMain(): void {
     return found;
   }
 
-  /** Survey helpers: other workers with the same reads, none with writes. */
+  /** A survey helper: a worker beside this one, reading the workspace only. */
   interface Helper {
-    worker: Worker;
-    waiting: Map<number, (answer: DescribeReply | null) => void>;
+    port: MessagePort;
+    waiting: Map<number, (answer: unknown) => void>;
     broken: boolean;
   }
-  let helpers: Helper[] | null = null;
+  /** The helpers, once asked for: kept for every later survey. */
+  let helpers: Promise<Helper[]> | null = null;
+  /** Takes the helpers' ports when whoever started this worker sends them. */
+  let offered: ((ports: readonly MessagePort[]) => void) | null = null;
   let helperIds = 0;
+  /** How long to wait for the helpers asked for before surveying alone. */
+  const HELPERS_WAIT_MS = 5_000;
+
+  function breakDown(helper: Helper): void {
+    helper.broken = true;
+    helper.port.close();
+    for (const done of helper.waiting.values()) done(null);
+    helper.waiting.clear();
+  }
+
+  /** Asks a helper; `null` when it failed or is broken. */
+  function request(
+    helper: Helper,
+    message: { op: string; [key: string]: unknown },
+  ): Promise<unknown> {
+    if (helper.broken) return Promise.resolve(null);
+    const id = ++helperIds;
+    return new Promise((done) => {
+      helper.waiting.set(id, done);
+      helper.port.postMessage({ ...message, id });
+    });
+  }
+
+  /** The survey under way, whose beats a helper's progress renews. */
+  let surveying = 0;
 
   /**
-   * The helpers, started on the first large survey and kept: each
-   * describes a share of every later one and remembers the stats of its
-   * share.
+   * A helper on `port`: it gets the configuration, and is kept only when
+   * it reports exactly the permissions a helper holds (reading the
+   * workspace, nothing else); otherwise it is broken from the start.
    */
-  function startHelpers(): Helper[] {
-    if (helpers !== null) return helpers;
-    const { workspace, digestFileBytes, surveyHelpers: count } =
-      requireConfig();
-    const url = URL.createObjectURL(
-      new Blob([`(${workerMain.toString()})();\n`], {
-        type: "text/javascript",
-      }),
-    );
-    helpers = [];
-    for (let i = 0; i < count; i++) {
-      let worker: Worker;
-      try {
-        worker = new Worker(url, {
-          type: "module",
-          name: "loom-executor-helper",
-          deno: {
-            permissions: {
-              read: [workspace],
-              write: false,
-              run: false,
-              net: false,
-              env: false,
-              sys: false,
-              ffi: false,
-              import: false,
-            },
-          },
-        } as WorkerOptions);
-      } catch {
-        break;
+  async function attach(port: MessagePort): Promise<Helper> {
+    const { workspace, digestFileBytes } = requireConfig();
+    const helper: Helper = { port, waiting: new Map(), broken: false };
+    port.onmessage = (event: MessageEvent<Reply>) => {
+      const reply = event.data;
+      if ("alive" in reply) {
+        // The helper's progress is the survey's: relayed, so a helper that
+        // stops answering stops the beats and the executor's watchdog acts.
+        scope.postMessage({ id: surveying, alive: true });
+        return;
       }
-      const helper: Helper = { worker, waiting: new Map(), broken: false };
-      const breakDown = () => {
-        helper.broken = true;
-        worker.terminate();
-        for (const done of helper.waiting.values()) done(null);
-        helper.waiting.clear();
+      const done = helper.waiting.get(reply.id);
+      if (done === undefined || !("ok" in reply)) return;
+      helper.waiting.delete(reply.id);
+      if (reply.ok) done(reply.value);
+      else breakDown(helper);
+    };
+    const states = await request(helper, {
+      op: "helper",
+      workspace,
+      digestFileBytes,
+    }) as Record<string, string> | null;
+    const exact = states !== null &&
+      states["read:workspace"] === "granted" &&
+      ["read", "write", "write:workspace", "run", "net", "env", "sys", "ffi"]
+        .every((name) => states[name] !== "granted");
+    if (!exact) breakDown(helper);
+    return helper;
+  }
+
+  /**
+   * The helpers, asked for on the first large survey: whoever started this
+   * worker (the executor, or the relay inside bubblewrap) starts them beside
+   * it — a worker started by a worker takes a second to boot — and sends a
+   * port to each, in the order of their indices. Each describes a share of
+   * every later survey and remembers the stats of its share.
+   */
+  function startHelpers(count: number): Promise<Helper[]> {
+    if (helpers !== null) return helpers;
+    helpers = new Promise<readonly MessagePort[]>((done) => {
+      const timer = setTimeout(() => done([]), HELPERS_WAIT_MS);
+      offered = (ports) => {
+        clearTimeout(timer);
+        offered = null;
+        done(ports);
       };
-      worker.onmessage = (event: MessageEvent<Reply>) => {
-        const reply = event.data;
-        const done = helper.waiting.get(reply.id);
-        if (done === undefined || !("ok" in reply)) return;
-        helper.waiting.delete(reply.id);
-        if (reply.ok) done(reply.value as DescribeReply);
-        else breakDown();
-      };
-      worker.onerror = (event) => {
-        event.preventDefault();
-        breakDown();
-      };
-      worker.onmessageerror = breakDown;
-      worker.postMessage({ op: "helper", id: 0, workspace, digestFileBytes });
-      helpers.push(helper);
-    }
-    // The helpers have fetched their module once constructed.
-    queueMicrotask(() => URL.revokeObjectURL(url));
+      scope.postMessage({ id: surveying, spawn: count });
+    }).then((ports) => Promise.all(ports.map(attach)));
     return helpers;
   }
 
   /** Asks a helper to describe a share; `null` when it cannot. */
-  function ask(
+  async function ask(
     helper: Helper,
     listing: Listing,
     from: number,
     to: number,
     before: number,
   ): Promise<DescribeReply | null> {
-    if (helper.broken) return Promise.resolve(null);
-    const id = ++helperIds;
-    return new Promise((done) => {
-      helper.waiting.set(id, done);
-      helper.worker.postMessage({
-        op: "describe",
-        id,
-        kinds: listing.kinds.slice(from, to).join(""),
-        values: listing.values.slice(from, to).join("\0"),
-        before,
-      });
-    });
+    return await request(helper, {
+      op: "describe",
+      kinds: listing.kinds.slice(from, to).join(""),
+      values: listing.values.slice(from, to).join("\0"),
+      before,
+    }) as DescribeReply | null;
   }
 
   /** A helper's answer to a `describe`, over its own share and cache. */
-  function describeShare(message: DescribeMessage): DescribeReply {
+  function describeShare(
+    message: DescribeMessage,
+    beat: () => void,
+  ): DescribeReply {
     const listing = {
       kinds: message.kinds.split(""),
       values: message.kinds === "" ? [] : message.values.split("\0"),
@@ -855,7 +881,7 @@ export function workerMain(): void {
       listing.kinds.length,
       message.before,
       next,
-      () => {},
+      beat,
     );
     cache = next;
     return {
@@ -869,13 +895,13 @@ export function workerMain(): void {
 
   /**
    * Surveys the tree: lists it, then describes its entries — a large tree
-   * in contiguous shares, one here and one per helper, all at once. Each
-   * worker keeps the stats of its share; a share that moves to another
-   * worker is read again there. A helper that fails leaves its share to
-   * this worker. Sends an `alive` beat every second.
+   * in contiguous shares, one per helper (sent first) and one here, all at
+   * once. Each worker keeps the stats of its share; an entry whose share
+   * moves to another worker is read again there. A helper that fails
+   * leaves its share to this worker. Sends an `alive` beat every second.
    */
   async function survey(id: number): Promise<SurveyReply> {
-    const { workspace } = requireConfig();
+    const { workspace, surveyHelpers, surveySharedFrom } = requireConfig();
     const hasher = nodeCrypto;
     if (hasher === undefined) throw fail("not_initialized", "No hash yet");
     // Taken before every stat of this survey: one time for the whole
@@ -889,11 +915,11 @@ export function workerMain(): void {
         scope.postMessage({ id, alive: true });
       }
     };
+    surveying = id;
     const listing = listTree(workspace, beat);
     const total = listing.kinds.length;
-    const { surveyHelpers, surveySharedFrom } = requireConfig();
     const shared = surveyHelpers > 0 && total >= surveySharedFrom
-      ? startHelpers()
+      ? (await startHelpers(surveyHelpers)).filter((h) => !h.broken)
       : [];
     const shares = shared.length + 1;
     const bounds = Array.from(
@@ -914,27 +940,19 @@ export function workerMain(): void {
       describe(listing, 0, bounds[1] as number, before, next, beat),
     ];
     let helped = 0;
-    const ticking = setInterval(
-      () => scope.postMessage({ id, alive: true }),
-      1000,
-    );
-    try {
-      for (const [k, pending] of asked.entries()) {
-        const answer = await pending;
-        if (answer !== null) helped += 1;
-        parts.push(
-          answer ?? describe(
-            listing,
-            bounds[k + 1] as number,
-            bounds[k + 2] as number,
-            before,
-            next,
-            beat,
-          ),
-        );
-      }
-    } finally {
-      clearInterval(ticking);
+    for (const [k, pending] of asked.entries()) {
+      const answer = await pending;
+      if (answer !== null) helped += 1;
+      parts.push(
+        answer ?? describe(
+          listing,
+          bounds[k + 1] as number,
+          bounds[k + 2] as number,
+          before,
+          next,
+          beat,
+        ),
+      );
     }
     cache = next;
     const texts: string[] = [];
@@ -968,7 +986,24 @@ export function workerMain(): void {
     };
   }
 
-  async function handle(request: WorkerRequest): Promise<unknown> {
+  /** A helper's configuration: returns its permission states. */
+  async function becomeHelper(
+    message: HelperMessage,
+  ): Promise<Record<string, string>> {
+    config = {
+      op: "init",
+      id: 0,
+      workspace: message.workspace,
+      maxFileBytes: 0,
+      digestFileBytes: message.digestFileBytes,
+      surveyHelpers: 0,
+      surveySharedFrom: 0,
+    };
+    const { permissions } = await init(config);
+    return { ...permissions };
+  }
+
+  async function handle(request: Request): Promise<unknown> {
     switch (request.op) {
       case "init":
         return await init(request);
@@ -978,36 +1013,73 @@ export function workerMain(): void {
         return await edit(request);
       case "survey":
         return await survey(request.id);
-      case "helper":
-        config = {
-          op: "init",
-          id: 0,
-          workspace: request.workspace,
-          maxFileBytes: 0,
-          digestFileBytes: request.digestFileBytes,
-          surveyHelpers: 0,
-          surveySharedFrom: 0,
-        };
-        fs = await import("node:fs");
-        nodeCrypto = await import("node:crypto");
-        return null;
-      case "describe":
-        return describeShare(request);
     }
   }
 
-  scope.onmessage = (event) => {
-    const request = event.data;
+  /** Answers one request after those before it, through `send`. */
+  function serve(
+    id: number,
+    work: () => Promise<unknown> | unknown,
+    send: (reply: Reply) => void,
+  ): void {
     queue = queue.then(async () => {
       try {
-        const value = await handle(request);
-        scope.postMessage({ id: request.id, ok: true, value });
+        send({ id, ok: true, value: await work() });
       } catch (error) {
         const err = translate(error, "the workspace", "survey");
         const wire: WireError = { name: err.name, message: err.message };
-        scope.postMessage({ id: request.id, ok: false, error: wire });
+        send({ id, ok: false, error: wire });
       }
     });
+  }
+
+  /** A helper's requests, from the worker it helps, on `port`. */
+  function helpOn(port: MessagePort): void {
+    const send = (reply: Reply) => port.postMessage(reply);
+    port.onmessage = (event: MessageEvent<HelperRequest>) => {
+      const message = event.data;
+      if (message.op === "helper") {
+        serve(message.id, () => becomeHelper(message), send);
+      } else if (message.op === "describe") {
+        let last = Date.now();
+        const beat = () => {
+          const now = Date.now();
+          if (now - last >= 1000) {
+            last = now;
+            send({ id: message.id, alive: true });
+          }
+        };
+        serve(message.id, () => describeShare(message, beat), send);
+      }
+    };
+  }
+
+  scope.onmessage = (event) => {
+    const message = event.data;
+    switch (message.op) {
+      case "attach":
+        // This worker is a helper: it answers on the port alone.
+        helpOn(message.port);
+        return;
+      case "helpers":
+        // Out of turn: the survey that asked for them is waiting.
+        if (offered === null) {
+          for (const port of message.ports) port.close();
+        } else offered(message.ports);
+        return;
+      case "helper_failed":
+        helpers?.then((known) => {
+          const helper = known[message.index];
+          if (helper !== undefined) breakDown(helper);
+        });
+        return;
+      default:
+        serve(
+          message.id,
+          () => handle(message),
+          (reply) => scope.postMessage(reply),
+        );
+    }
   };
 }
 

@@ -260,7 +260,8 @@ export class WorkspaceExecutor {
           waiting.parts.push(waiting.onPart(reply.part));
           return;
         }
-        if ("alive" in reply) return;
+        // A request for helpers is the channel's, which answers it.
+        if ("alive" in reply || "spawn" in reply) return;
         this.#pending.delete(reply.id);
         this.#watch();
         if (reply.ok) {
