@@ -233,13 +233,17 @@ export class SliceRun {
     }
     const testConfigured = request.test !== undefined;
     const protect = testConfigured ? protectedPaths(request, workspace) : null;
-    // The tree the latest revision (or the unedited workspace) names.
-    const baseline = (await effects.survey()).digest;
-    const revision = this.#facts.revision;
-    this.#facts.digest =
-      revision === null || revisionNamesTree(revision, baseline)
-        ? baseline
-        : null;
+    // The tree the latest revision (or the unedited workspace) names: only
+    // test runs and the completion after them compare with it, so a run
+    // without a test command does not survey the workspace at start.
+    if (testConfigured) {
+      const baseline = (await effects.survey()).digest;
+      const revision = this.#facts.revision;
+      this.#facts.digest =
+        revision === null || revisionNamesTree(revision, baseline)
+          ? baseline
+          : null;
+    }
     // One tool for the whole run: byte-identical tools and tool_choice in
     // every request keep the front of the provider's cache prefix stable.
     const tool = stepTool(bounded);
