@@ -62,18 +62,32 @@ interface WorkerScope {
 type NodeFs = typeof import("node:fs");
 type NodeCrypto = typeof import("node:crypto");
 
-/** What the survey remembers of a file it hashed. */
-interface Cached {
+/** The stat a remembered file or directory is compared by. */
+interface StatKey {
   size: number;
   mtime: number;
   ctime: number;
   ino: number;
   dev: number;
   mode: number;
+}
+
+/** What the survey remembers of a file it hashed. */
+interface Cached extends StatKey {
   /** The file's line of the tree digest (path, executable bit, SHA-256). */
   line: string;
   /** Whether both times were safely older than the survey (the racy rule). */
   clean: boolean;
+}
+
+/** What the survey remembers of a directory it read. */
+interface ListedDir extends StatKey {
+  /** Whether both times were safely older than the survey (the racy rule). */
+  clean: boolean;
+  /** The entries' names, sorted. */
+  names: string[];
+  /** Whether each entry is a directory (not following symlinks). */
+  dirs: boolean[];
 }
 
 /** Runs inside the worker: answers {@linkcode Request}s, one at a time. */
@@ -85,6 +99,8 @@ export function workerMain(): void {
   let nodeCrypto: NodeCrypto | undefined;
   /** Survey's stat cache: workspace-relative path → what was hashed. */
   let cache = new Map<string, Cached>();
+  /** The listing's: `""` or `dir/` → what the directory held. */
+  let listed = new Map<string, ListedDir>();
   /**
    * How much older than the survey a file's times must be for its cached
    * hash to be trusted (git's racy-timestamp rule): the kernel stamps files
@@ -92,6 +108,38 @@ export function workerMain(): void {
    * seconds, which the check accounts for separately.
    */
   const RACY_MARGIN_MS = 1000;
+
+  function statKey(info: Deno.FileInfo): StatKey {
+    return {
+      size: info.size,
+      mtime: info.mtime?.getTime() ?? 0,
+      ctime: info.ctime?.getTime() ?? 0,
+      ino: info.ino ?? 0,
+      dev: info.dev,
+      mode: info.mode ?? 0,
+    };
+  }
+
+  function sameStat(known: StatKey, info: Deno.FileInfo): boolean {
+    return known.size === info.size &&
+      known.mtime === (info.mtime?.getTime() ?? 0) &&
+      known.ctime === (info.ctime?.getTime() ?? 0) &&
+      known.ino === (info.ino ?? 0) && known.dev === info.dev &&
+      known.mode === (info.mode ?? 0);
+  }
+
+  /**
+   * Whether a stat's times are safely older than `before`, taken before
+   * the stat: a change the stat does not see happens later, so the kernel
+   * stamps it at least this late (less a tick). Deno reports ctime in
+   * whole seconds: its true value may be up to a second later than shown.
+   * Without both times nothing is trusted.
+   */
+  function settled(info: Deno.FileInfo, before: number): boolean {
+    return info.ctime !== null && info.mtime !== null &&
+      info.ctime.getTime() + 1000 + RACY_MARGIN_MS <= before &&
+      info.mtime.getTime() + 1 + RACY_MARGIN_MS <= before;
+  }
 
   /** An error whose name is a stable code and whose message is safe to show. */
   function fail(code: string, message: string): Error {
@@ -585,30 +633,60 @@ export function workerMain(): void {
   /**
    * Lists the tree (not following symlinks, `.git` aside) from the
    * directories' entries alone: a directory becomes its digest line and its
-   * own entries, anything else a path to describe. The names are read once;
-   * what each entry is, is read by {@linkcode describe}.
+   * own entries, anything else a path to describe (by
+   * {@linkcode describe}). A directory is read again only when its stat
+   * differs from the one remembered with its entries, or the remembered
+   * times were not safely older than the survey that read it: adding,
+   * removing or renaming an entry sets the directory's mtime and ctime, and
+   * ctime cannot be set back. Otherwise it costs its `lstat`.
    */
-  function listTree(workspace: string, beat: () => void): Listing {
+  function listTree(
+    workspace: string,
+    before: number,
+    beat: () => void,
+  ): Listing {
     const kinds: string[] = [];
     const values: string[] = [];
-    function walk(dir: string, prefix: string): void {
+    const next = new Map<string, ListedDir>();
+    function entriesOf(dir: string, prefix: string): ListedDir {
+      const info = Deno.lstatSync(dir);
+      if (!info.isDirectory) {
+        throw fail("not_a_directory", "Replaced after its parent was read");
+      }
+      const known = listed.get(prefix);
+      if (known !== undefined && known.clean && sameStat(known, info)) {
+        return known;
+      }
       const entries: Deno.DirEntry[] = [];
+      for (const entry of Deno.readDirSync(dir)) entries.push(entry);
+      entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+      return {
+        ...statKey(info),
+        clean: settled(info, before),
+        names: entries.map((entry) => entry.name),
+        dirs: entries.map((entry) => entry.isDirectory),
+      };
+    }
+    function walk(dir: string, prefix: string): void {
+      let entries: ListedDir;
       try {
-        for (const entry of Deno.readDirSync(dir)) entries.push(entry);
+        entries = entriesOf(dir, prefix);
       } catch {
         // Gone or replaced while walking: the digest says so, nothing more.
         kinds.push("l");
         values.push(`? ${JSON.stringify(prefix)}`);
         return;
       }
-      entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-      for (const entry of entries) {
-        if (prefix === "" && entry.name === ".git") continue;
-        const rel = prefix + entry.name;
-        if (entry.isDirectory) {
+      next.set(prefix, entries);
+      const { names, dirs } = entries;
+      for (let at = 0; at < names.length; at++) {
+        const name = names[at] as string;
+        if (prefix === "" && name === ".git") continue;
+        const rel = prefix + name;
+        if (dirs[at]) {
           kinds.push("l");
           values.push(`d ${JSON.stringify(rel)}`);
-          walk(dir + "/" + entry.name, rel + "/");
+          walk(dir + "/" + name, rel + "/");
         } else {
           kinds.push("e");
           values.push(rel);
@@ -617,6 +695,7 @@ export function workerMain(): void {
       }
     }
     walk(workspace, "");
+    listed = next;
     return { kinds, values };
   }
 
@@ -677,41 +756,16 @@ export function workerMain(): void {
     }
     /** The digest line of a regular file: remembered, or read and hashed. */
     function fileLine(full: string, rel: string, info: Deno.FileInfo): string {
-      const mtime = info.mtime?.getTime() ?? 0;
-      const ctime = info.ctime?.getTime() ?? 0;
-      const ino = info.ino ?? 0;
-      const mode = info.mode ?? 0;
       const known = cache.get(rel);
-      if (
-        known !== undefined && known.clean && known.size === info.size &&
-        known.mtime === mtime && known.ctime === ctime && known.ino === ino &&
-        known.dev === info.dev && known.mode === mode
-      ) {
+      if (known !== undefined && known.clean && sameStat(known, info)) {
         next.set(rel, known);
         return known.line;
       }
       const sum = contentSum(full, rel, info);
       const line = `f ${JSON.stringify(rel)} ${
-        mode & 0o111 ? "x" : "-"
+        (info.mode ?? 0) & 0o111 ? "x" : "-"
       } ${sum}`;
-      // `before` was taken before this stat: a change the stat does not see
-      // happens later, so the kernel stamps it at least this late (less a
-      // tick). Deno reports ctime in whole seconds: its true value may be
-      // up to a second later than shown. Without both times nothing is
-      // trusted.
-      const clean = info.ctime !== null && info.mtime !== null &&
-        ctime + 1000 + RACY_MARGIN_MS <= before &&
-        mtime + 1 + RACY_MARGIN_MS <= before;
-      next.set(rel, {
-        size: info.size,
-        mtime,
-        ctime,
-        ino,
-        dev: info.dev,
-        mode,
-        line,
-        clean,
-      });
+      next.set(rel, { ...statKey(info), line, clean: settled(info, before) });
       return line;
     }
     function entryLine(rel: string): string {
@@ -916,7 +970,7 @@ export function workerMain(): void {
       }
     };
     surveying = id;
-    const listing = listTree(workspace, beat);
+    const listing = listTree(workspace, before, beat);
     const total = listing.kinds.length;
     const shared = surveyHelpers > 0 && total >= surveySharedFrom
       ? (await startHelpers(surveyHelpers)).filter((h) => !h.broken)

@@ -178,7 +178,9 @@ for (const mode of [...MODES, ...SHARED_MODES]) {
       const hostile = mode.options.sandbox === null
         ? [Deno.execPath(), "run", "hostile.ts"]
         : ["sh", "hostile.sh"];
+      await Deno.mkdir(`${ws}/sub`);
       await agedWorkspace(ws, {
+        "sub/listed.txt": "listed\n",
         "rewritten.txt": "AAAA\n",
         "replaced.txt": "CCCC\n",
         "removed.txt": "gone\n",
@@ -201,7 +203,7 @@ touch -m -d "$m" rewritten.txt
       });
       try {
         let last = await executor.survey();
-        assert.equal(last.hashedFiles, 7);
+        assert.equal(last.hashedFiles, 8);
         let changed = 0;
         /**
          * Surveys after `change`. The survey before it read again only the
@@ -275,6 +277,20 @@ touch -m -d "$m" rewritten.txt
           );
           assert.notEqual(after, before);
         });
+
+        await t.step(
+          "a file added to a directory whose mtime is put back is seen (its ctime changed)",
+          async () => {
+            const { before, after } = await surveyAfter(async () => {
+              const [atime, mtime] = await times(`${ws}/sub`);
+              await Deno.writeTextFile(`${ws}/sub/added.txt`, "added\n");
+              await Deno.utime(`${ws}/sub`, atime, mtime);
+              const info = await Deno.lstat(`${ws}/sub`);
+              assert.equal(info.mtime?.getTime(), mtime.getTime());
+            });
+            assert.notEqual(after, before);
+          },
+        );
 
         await t.step(
           "a change made outside the executor between two test runs makes the next run validate nothing",
