@@ -732,24 +732,35 @@ export function workerMain(): void {
     const hasher = nodeCrypto;
     if (hasher === undefined) throw fail("not_initialized", "No hash yet");
     const found: Described = { lines: [], escapes: [], links: [], hashed: 0 };
-    function contentSum(full: string, rel: string, info: Deno.FileInfo) {
+    function contentSum(full: string, info: Deno.FileInfo): string {
       if (info.size > digestFileBytes) {
         return `large:${info.size}:${info.mtime?.getTime() ?? 0}:${
           info.ctime?.getTime() ?? 0
         }:${info.ino}`;
       }
       // No fstat here (it is slow through node:fs, and a survey opens every
-      // file): lstat said regular, and the open and reads cannot block.
+      // file): lstat said regular, and the open and reads cannot block. The
+      // size lstat gave is read and no more, without a read to see the end:
+      // a file changed after that stat has a later stat, so the next survey
+      // reads it again.
       const fd = openQuick(full);
       try {
-        const bytes = readLimited(fd, info.size, digestFileBytes, rel);
-        found.hashed += 1;
-        return hasher!.createHash("sha256").update(bytes).digest("hex");
-      } catch (error) {
-        if ((error as Error).name === "too_large") {
-          return `large:${info.size}:${info.ino}`;
+        const bytes = new Uint8Array(info.size);
+        let total = 0;
+        while (total < bytes.length) {
+          const read = api.readSync(
+            fd,
+            bytes,
+            total,
+            bytes.length - total,
+            null,
+          );
+          if (read === 0) break;
+          total += read;
         }
-        throw error;
+        found.hashed += 1;
+        return hasher!.createHash("sha256").update(bytes.subarray(0, total))
+          .digest("hex");
       } finally {
         api.closeSync(fd);
       }
@@ -761,7 +772,7 @@ export function workerMain(): void {
         next.set(rel, known);
         return known.line;
       }
-      const sum = contentSum(full, rel, info);
+      const sum = contentSum(full, info);
       const line = `f ${JSON.stringify(rel)} ${
         (info.mode ?? 0) & 0o111 ? "x" : "-"
       } ${sum}`;
