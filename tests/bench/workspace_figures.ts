@@ -45,10 +45,19 @@ const { values } = parseArgs({
     sandbox: { type: "string", default: "bwrap" },
     keep: { type: "boolean", default: false },
     stat: { type: "string", default: "min" },
+    base: { type: "string" },
   },
 });
 const rounds = Number(values.rounds);
 const stat = values.stat;
+/** This checkout, and with `--base DIR` another one (say, main) in the same rounds. */
+const versions = [
+  { name: "", root: ROOT },
+  ...(values.base === undefined ? [] : [{
+    name: `before (${values.base})`,
+    root: `${values.base.replace(/\/$/, "")}/`,
+  }]),
+];
 if (stat !== "min" && stat !== "median") {
   throw new Error("--stat is min or median");
 }
@@ -91,6 +100,7 @@ async function timed(run: () => Promise<unknown>): Promise<number> {
 
 /** One `loom run` through the CLI; fails unless the slice completed. */
 async function loomRun(
+  root: string,
   workspace: string,
   run: RunKey,
   mode: string,
@@ -103,7 +113,7 @@ async function loomRun(
     "--allow-write",
     "--allow-run",
     "--allow-env",
-    `${ROOT}cli.ts`,
+    `${root}cli.ts`,
     "run",
     "--workspace",
     workspace,
@@ -196,18 +206,25 @@ try {
   const add = (key: string, ms: number) =>
     times.set(key, [...(times.get(key) ?? []), ms]);
   // One unmeasured pass: Deno's module cache, the page cache.
-  for (const mode of modes) {
-    for (const size of sizes) {
-      await loomRun(workspaces.get(size) as string, "start", mode);
+  for (const { root } of versions) {
+    for (const mode of modes) {
+      for (const size of sizes) {
+        await loomRun(root, workspaces.get(size) as string, "start", mode);
+      }
     }
   }
   for (let round = 0; round < rounds; round++) {
     for (const size of sizes) {
       const workspace = workspaces.get(size) as string;
       add(`sum ${size}`, await sha256sum(workspace));
-      for (const mode of modes) {
-        for (const { key } of RUNS) {
-          add(`${mode} ${key} ${size}`, await loomRun(workspace, key, mode));
+      for (const { name, root } of versions) {
+        for (const mode of modes) {
+          for (const { key } of RUNS) {
+            add(
+              `${name}${mode} ${key} ${size}`,
+              await loomRun(root, workspace, key, mode),
+            );
+          }
         }
       }
     }
@@ -223,109 +240,114 @@ try {
       big.map((size) => `${n(size)} files ${s(sum(size))}`).join(", ")
     }\n`,
   );
-  for (const mode of modes) {
-    const header = [
-      "run",
-      "one file",
-      ...big.flatMap((size) => [
-        `${n(size)} files`,
-        "extra",
-        "extra / `sha256sum`",
-      ]),
-    ];
-    const rows = [
-      `${
-        mode === "deno"
-          ? "Without bubblewrap (Deno confines the test)"
-          : "Bubblewrap"
-      }:`,
-      "",
-      `| ${header.join(" | ")} |`,
-      `|---|${header.slice(1).map(() => "---:").join("|")}|`,
-    ];
-    const verdicts: string[] = [];
-    const extra = (key: RunKey, size: number) =>
-      figure(times.get(`${mode} ${key} ${size}`) ?? []) -
-      figure(times.get(`${mode} ${key} 1`) ?? []);
-    for (const { key, label } of RUNS) {
-      const cells = [
-        label,
-        s(figure(times.get(`${mode} ${key} 1`) ?? [])),
+  for (const { name } of versions) {
+    for (const mode of modes) {
+      const header = [
+        "run",
+        "one file",
+        ...big.flatMap((size) => [
+          `${n(size)} files`,
+          "extra",
+          "extra / `sha256sum`",
+        ]),
       ];
-      for (const size of big) {
-        cells.push(
-          s(figure(times.get(`${mode} ${key} ${size}`) ?? [])),
-          s(extra(key, size)),
-          x(extra(key, size) / sum(size)),
-        );
+      const rows = [
+        `${name === "" ? "" : `${name}, `}${
+          mode === "deno"
+            ? "without bubblewrap (Deno confines the test)"
+            : "bubblewrap"
+        }:`,
+        "",
+        `| ${header.join(" | ")} |`,
+        `|---|${header.slice(1).map(() => "---:").join("|")}|`,
+      ];
+      const verdicts: string[] = [];
+      const extra = (key: RunKey, size: number) =>
+        figure(times.get(`${name}${mode} ${key} ${size}`) ?? []) -
+        figure(times.get(`${name}${mode} ${key} 1`) ?? []);
+      for (const { key, label } of RUNS) {
+        const cells = [
+          label,
+          s(figure(times.get(`${name}${mode} ${key} 1`) ?? [])),
+        ];
+        for (const size of big) {
+          cells.push(
+            s(figure(times.get(`${name}${mode} ${key} ${size}`) ?? [])),
+            s(extra(key, size)),
+            x(extra(key, size) / sum(size)),
+          );
+        }
+        rows.push(`| ${cells.join(" | ")} |`);
       }
-      rows.push(`| ${cells.join(" | ")} |`);
-    }
-    const first = big[0];
-    if (first !== undefined) {
-      const start = extra("start", first);
-      verdicts.push(
-        `start-up on ${n(first)} files: ${
-          s(start)
-        } more than one file, limit 2 × \`sha256sum\` = ${s(2 * sum(first))}: ${
-          start <= 2 * sum(first) ? "met" : "MISSED"
-        }`,
-      );
-      const one = extra("one_test", first);
-      verdicts.push(
-        `one \`tests.run\` on ${
-          n(first)
-        } files (the first survey, one after the run, one at completion): ${
-          s(one)
-        } more, against 2 × \`sha256sum\` = ${s(2 * sum(first))}: ${
-          one <= 2 * sum(first) ? "within" : "above"
-        }`,
-      );
-      const three = extra("three_tests", first);
-      const limit = 1500 + 2 * sum(first);
-      verdicts.push(
-        `three test runs on ${n(first)} files: ${
-          s(three)
-        } more, limit 1.5 s + 2 × \`sha256sum\` = ${s(limit)}: ${
-          three <= limit ? "met" : "MISSED"
-        }`,
-      );
-      for (const size of big) {
-        // Each further test run adds one survey after it; the run with one
-        // test surveys once at start, once after the run, once at the end.
-        const perRun = (extra("three_tests", size) - extra("one_test", size)) /
-          2;
-        const atStart = extra("one_test", size) - 2 * perRun;
-        const per10k = 10_000 / (size - 1);
+      const first = big[0];
+      if (first !== undefined) {
+        const start = extra("start", first);
         verdicts.push(
-          `per 10,000 files on ${n(size)}: the first survey ${
-            s(atStart * per10k)
-          }, a survey per test run ${s(perRun * per10k)}, \`sha256sum\` ${
-            s(sum(size) * per10k)
+          `start-up on ${n(first)} files: ${
+            s(start)
+          } more than one file, limit 2 × \`sha256sum\` = ${
+            s(2 * sum(first))
+          }: ${start <= 2 * sum(first) ? "met" : "MISSED"}`,
+        );
+        const one = extra("one_test", first);
+        verdicts.push(
+          `one \`tests.run\` on ${
+            n(first)
+          } files (the first survey, one after the run, one at completion): ${
+            s(one)
+          } more, against 2 × \`sha256sum\` = ${s(2 * sum(first))}: ${
+            one <= 2 * sum(first) ? "within" : "above"
           }`,
         );
-      }
-      for (const size of big.slice(1)) {
-        const files = (size - 1) / (first - 1);
-        for (const { key, label } of RUNS) {
-          const growth = extra(key, size) / extra(key, first);
+        const three = extra("three_tests", first);
+        const limit = 1500 + 2 * sum(first);
+        verdicts.push(
+          `three test runs on ${n(first)} files: ${
+            s(three)
+          } more, limit 1.5 s + 2 × \`sha256sum\` = ${s(limit)}: ${
+            three <= limit ? "met" : "MISSED"
+          }`,
+        );
+        for (const size of big) {
+          // Each further test run adds one survey after it; the run with one
+          // test surveys once at start, once after the run, once at the end.
+          const perRun =
+            (extra("three_tests", size) - extra("one_test", size)) /
+            2;
+          const atStart = extra("one_test", size) - 2 * perRun;
+          const per10k = 10_000 / (size - 1);
           verdicts.push(
-            `${label}: the extra on ${n(size)} files is ${
-              x(growth)
-            } the extra on ${n(first)} (files ${x(files)}, \`sha256sum\` ${
-              x(sum(size) / sum(first))
-            }): ${
-              extra(key, size) <= 0.1 * sum(size)
-                ? "no extra beyond noise (under a tenth of `sha256sum`)"
-                : growth <= files
-                ? "linear or better"
-                : "FASTER THAN LINEAR"
+            `per 10,000 files on ${n(size)}: the first survey ${
+              s(atStart * per10k)
+            }, a survey per test run ${s(perRun * per10k)}, \`sha256sum\` ${
+              s(sum(size) * per10k)
             }`,
           );
         }
+        for (const size of big.slice(1)) {
+          const files = (size - 1) / (first - 1);
+          for (const { key, label } of RUNS) {
+            const growth = extra(key, size) / extra(key, first);
+            verdicts.push(
+              `${label}: the extra on ${n(size)} files is ${
+                x(growth)
+              } the extra on ${n(first)} (files ${x(files)}, \`sha256sum\` ${
+                x(sum(size) / sum(first))
+              }): ${
+                extra(key, size) <= 0.1 * sum(size)
+                  ? "no extra beyond noise (under a tenth of `sha256sum`)"
+                  : growth <= files
+                  ? "linear or better"
+                  : "FASTER THAN LINEAR"
+              }`,
+            );
+          }
+        }
       }
+      console.log(
+        [...rows, "", ...verdicts.map((v) => `- ${v}`), ""].join("\n"),
+      );
     }
-    console.log([...rows, "", ...verdicts.map((v) => `- ${v}`), ""].join("\n"));
   }
   console.log(`load after: ${await uptime()}`);
 } finally {
