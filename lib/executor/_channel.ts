@@ -8,7 +8,7 @@
  * @module
  */
 import { encodeFrame, frameReader } from "./_frames.ts";
-import { workerPermissions } from "./_permissions.ts";
+import { helperPermissions, workerPermissions } from "./_permissions.ts";
 import type { Reply, Request } from "./_protocol.ts";
 import { bwrapArgs, SANDBOX_PATH } from "./_sandbox.ts";
 import { WORKER_SOURCE } from "./_worker.ts";
@@ -48,7 +48,18 @@ export function workerChannel(
     // The worker has fetched its module once constructed.
     queueMicrotask(() => URL.revokeObjectURL(url));
   }
-  worker.onmessage = (event: MessageEvent<Reply>) => events.reply(event.data);
+  let helpers: Worker[] = [];
+  worker.onmessage = (event: MessageEvent<Reply>) => {
+    const reply = event.data;
+    if ("spawn" in reply) {
+      helpers = spawnHelpers(
+        worker,
+        WORKER_SOURCE,
+        helperPermissions(workspace),
+        reply.spawn,
+      );
+    } else events.reply(reply);
+  };
   worker.onerror = (event: ErrorEvent) => {
     event.preventDefault();
     events.failure(`The executor's worker failed: ${event.message}`);
@@ -59,8 +70,59 @@ export function workerChannel(
     );
   return {
     post: (request) => worker.postMessage(request),
-    close: () => worker.terminate(),
+    close: () => {
+      worker.terminate();
+      for (const helper of helpers) helper.terminate();
+    },
   };
+}
+
+/**
+ * Starts a worker's survey helpers beside it (a worker started by a worker
+ * takes a second to boot; one started here, a few milliseconds): `count`
+ * workers (at most eight) running the worker's own source with `permissions`,
+ * each attached to one end of a `MessageChannel` whose other end goes to
+ * `lead`, by index. A helper that fails is reported to `lead` by index.
+ * Self-contained: the relay inside bubblewrap embeds its source text.
+ */
+export function spawnHelpers(
+  lead: Worker,
+  source: string,
+  permissions: Deno.PermissionOptionsObject,
+  count: number,
+): Worker[] {
+  const url = URL.createObjectURL(
+    new Blob([source], { type: "text/javascript" }),
+  );
+  const helpers: Worker[] = [];
+  const ports: MessagePort[] = [];
+  try {
+    for (let index = 0; index < Math.min(count, 8); index++) {
+      const helper = new Worker(url, {
+        type: "module",
+        name: "loom-executor-helper",
+        deno: { permissions },
+      } as WorkerOptions);
+      helper.onerror = (event: ErrorEvent) => {
+        event.preventDefault();
+        helper.terminate();
+        lead.postMessage({ op: "helper_failed", id: 0, index });
+      };
+      const channel = new MessageChannel();
+      helper.postMessage({ op: "attach", id: 0, port: channel.port2 }, [
+        channel.port2,
+      ]);
+      helpers.push(helper);
+      ports.push(channel.port1);
+    }
+  } catch {
+    // Fewer helpers: the worker shares its surveys with those it gets.
+  } finally {
+    // Each helper has fetched its module once constructed.
+    queueMicrotask(() => URL.revokeObjectURL(url));
+  }
+  lead.postMessage({ op: "helpers", id: 0, ports }, ports);
+  return helpers;
 }
 
 /** The largest frame header either side accepts (paths and reasons only). */
@@ -78,8 +140,11 @@ const permissions = ${JSON.stringify(workerPermissions("WORKSPACE"))};
 permissions.read = [workspace];
 permissions.write = [workspace];
 const source = ${JSON.stringify(WORKER_SOURCE)};
+const helperPermissions = ${JSON.stringify(helperPermissions("WORKSPACE"))};
+helperPermissions.read = [workspace];
 const encodeFrame = ${encodeFrame.toString()};
 const frameReader = ${frameReader.toString()};
+const spawnHelpers = ${spawnHelpers.toString()};
 const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
 const worker = new Worker(url, { type: "module", deno: { permissions } });
 const write = (value) => {
@@ -88,7 +153,11 @@ const write = (value) => {
     while (at < piece.length) at += Deno.stdout.writeSync(piece.subarray(at));
   }
 };
-worker.onmessage = (event) => write(event.data);
+worker.onmessage = (event) => {
+  if ("spawn" in event.data) {
+    spawnHelpers(worker, source, helperPermissions, event.data.spawn);
+  } else write(event.data);
+};
 worker.onerror = (event) => { event.preventDefault(); write({ fatal: String(event.message) }); Deno.exit(1); };
 const push = frameReader(
   (message, buffer) => worker.postMessage(message, [buffer]),

@@ -24,3 +24,13 @@ export function workerPermissions(
     import: false,
   };
 }
+
+/**
+ * A survey helper's permissions: reading the workspace, nothing else (no
+ * write either). It answers only the worker it helps.
+ */
+export function helperPermissions(
+  workspace: string,
+): Deno.PermissionOptionsObject {
+  return { ...workerPermissions(workspace), write: false };
+}

@@ -15,6 +15,10 @@ export interface InitMessage {
   readonly maxFileBytes: number;
   /** Largest file the survey hashes by contents (larger: size and inode). */
   readonly digestFileBytes: number;
+  /** How many helper workers a large survey is shared with. */
+  readonly surveyHelpers: number;
+  /** Entries from which a survey is shared with helpers. */
+  readonly surveySharedFrom: number;
 }
 
 /** Read files. */
@@ -38,6 +42,79 @@ export interface EditMessage {
 export interface SurveyMessage {
   readonly op: "survey";
   readonly id: number;
+}
+
+/**
+ * Makes a worker a survey helper: sent by whoever started it (the executor,
+ * or the relay inside bubblewrap), with the port on which the worker it
+ * helps will ask it.
+ */
+export interface AttachMessage {
+  readonly op: "attach";
+  readonly id: number;
+  readonly port: MessagePort;
+}
+
+/**
+ * The helpers a worker asked for (with a `spawn` reply): one port to each,
+ * by index, sent by whoever started the worker; none when it could start
+ * none.
+ */
+export interface HelpersMessage {
+  readonly op: "helpers";
+  readonly id: number;
+  readonly ports: readonly MessagePort[];
+}
+
+/** A helper failed (an uncaught error): the worker stops asking it. */
+export interface HelperFailedMessage {
+  readonly op: "helper_failed";
+  readonly id: number;
+  /** The helper's index among the ports sent. */
+  readonly index: number;
+}
+
+/**
+ * A helper's configuration, on its port, from the worker it helps; the
+ * helper answers with its permission states.
+ */
+export interface HelperMessage {
+  readonly op: "helper";
+  readonly id: number;
+  /** Real path of the workspace. */
+  readonly workspace: string;
+  /** Largest file the survey hashes by contents. */
+  readonly digestFileBytes: number;
+}
+
+/**
+ * A share of a survey, from the worker to a helper: a contiguous run of the
+ * tree's entries in digest order, each either a finished digest line or a
+ * path to `lstat` (and hash when its stat changed).
+ */
+export interface DescribeMessage {
+  readonly op: "describe";
+  readonly id: number;
+  /** One character per entry: `l` a finished line, `e` a path to describe. */
+  readonly kinds: string;
+  /** The entries' lines or workspace-relative paths, joined by NUL. */
+  readonly values: string;
+  /** When the survey began (ms since the epoch): the racy rule's reference. */
+  readonly before: number;
+}
+
+/** A described share of a survey. */
+export interface DescribeReply {
+  /** The share's digest lines, joined by newlines. */
+  readonly text: string;
+  /** How many lines `text` holds. */
+  readonly count: number;
+  /** Symlinks in the share whose target lies outside the workspace. */
+  readonly escapes: readonly string[];
+  /** Files with more than one link: `dev:ino`, link count, path. */
+  readonly links: readonly (readonly [string, number, string])[];
+  /** Files whose contents were read. */
+  readonly hashed: number;
 }
 
 /** A request from the executor to its worker. */
@@ -78,6 +155,8 @@ export interface SurveyReply {
   readonly externalLinks: readonly string[];
   /** Files whose contents were read for this digest (the others were cached). */
   readonly hashed: number;
+  /** Helper workers that described a share of this survey. */
+  readonly helpers: number;
 }
 
 /** An error as it crosses the worker boundary. */
@@ -89,10 +168,13 @@ export interface WireError {
 /**
  * The worker's answer to one request: any number of `part`s (one per
  * inspected file) or `alive` beats (a long survey still working), then one
- * final answer.
+ * final answer. A survey may also ask whoever started the worker for
+ * `spawn` helpers (answered with a {@linkcode HelpersMessage}); that
+ * message never reaches the executor's requests.
  */
 export type Reply =
   | { readonly id: number; readonly ok: true; readonly value: unknown }
   | { readonly id: number; readonly ok: false; readonly error: WireError }
   | { readonly id: number; readonly part: unknown }
-  | { readonly id: number; readonly alive: true };
+  | { readonly id: number; readonly alive: true }
+  | { readonly id: number; readonly spawn: number };

@@ -118,7 +118,10 @@ export class ProtectedPaths {
 
   /**
    * The existing regular files of the workspace that are protected (not
-   * following symlinks; `.git` aside), as workspace-relative paths.
+   * following symlinks; `.git` aside), as workspace-relative paths. Only
+   * what a pattern can match is read: a literal path is one `lstat` per
+   * segment (a directory, all of it), a glob the directory its literal
+   * segments name; a glob that starts with a wildcard walks the tree.
    *
    * @param workspace The workspace's real path.
    * @returns Sorted relative paths.
@@ -135,8 +138,7 @@ export class ProtectedPaths {
    * ```
    */
   async existingFiles(workspace: string): Promise<string[]> {
-    const found: string[] = [];
-    if (this.#patterns.length === 0) return found;
+    const found = new Set<string>();
     const walk = async (dir: string, prefix: string): Promise<void> => {
       for await (const entry of Deno.readDir(dir)) {
         if (prefix === "" && entry.name === ".git") continue;
@@ -144,12 +146,70 @@ export class ProtectedPaths {
         if (entry.isDirectory && !entry.isSymlink) {
           await walk(`${dir}/${entry.name}`, `${rel}/`);
         } else if (entry.isFile && this.matches(rel)) {
-          found.push(rel);
+          found.add(rel);
         }
       }
     };
-    await walk(workspace, "");
-    return found.sort();
+    for (const root of walkRoots(this.#patterns)) {
+      if (root.length === 0) {
+        await walk(workspace, "");
+        continue;
+      }
+      if (root[0] === ".git") continue;
+      // Each segment must be what the walk would descend into or find.
+      let full = workspace;
+      let info: Deno.FileInfo | null = null;
+      for (const segment of root) {
+        if (info !== null && !info.isDirectory) {
+          info = null;
+          break;
+        }
+        full += `/${segment}`;
+        info = await lstatOrNull(full);
+        if (info === null) break;
+      }
+      if (info === null) continue;
+      const rel = root.join("/");
+      if (info.isDirectory) await walk(full, `${rel}/`);
+      else if (info.isFile && this.matches(rel)) found.add(rel);
+    }
+    return [...found].sort();
+  }
+}
+
+/**
+ * The directories (as segments) that hold every path the patterns can
+ * match: each pattern's segments before its first wildcard, unescaped,
+ * without those below another. `[]` is the whole workspace.
+ */
+function walkRoots(patterns: readonly string[]): string[][] {
+  const roots: string[][] = [];
+  for (const pattern of patterns) {
+    const root: string[] = [];
+    for (const segment of pattern.split("/")) {
+      if (/(^|[^\\])(\\\\)*[*?]/.test(segment)) break;
+      root.push(segment.replace(/\\(.)/g, "$1"));
+    }
+    roots.push(root);
+  }
+  roots.sort((a, b) => a.length - b.length);
+  const kept: string[][] = [];
+  for (const root of roots) {
+    const under = kept.some((other) =>
+      other.every((segment, i) => root[i] === segment)
+    );
+    if (!under) kept.push(root);
+  }
+  return kept;
+}
+
+async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.lstat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    if (error instanceof Deno.errors.NotADirectory) return null;
+    throw error;
   }
 }
 

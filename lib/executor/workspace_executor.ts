@@ -69,6 +69,13 @@ export interface WorkspaceExecutorOptions {
   protect?: ProtectedPaths;
   /** Largest file `inspect` reads (default 16 MiB). */
   maxFileBytes?: number;
+  /**
+   * How many helper workers a large survey is shared with (default: one
+   * per spare core, at most three; `0` surveys in the worker alone).
+   */
+  surveyHelpers?: number;
+  /** Entries from which a survey is shared with helpers (default 4,096). */
+  surveySharedFrom?: number;
 }
 
 /** One file `inspect` was asked for: its text, or why there is none. */
@@ -144,6 +151,11 @@ export interface WorkspaceSurvey {
    * last hashed, with times safely older than that (git's racy rule).
    */
   hashedFiles: number;
+  /**
+   * Helper workers that described a share of this survey (a large tree is
+   * shared with one per spare core); the worker described the rest.
+   */
+  helpers: number;
 }
 
 /**
@@ -162,6 +174,12 @@ const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024;
 const DIGEST_FILE_BYTES = 64 * 1024 * 1024;
 const DRAIN_MS = 1_000;
+const SHARED_FROM = 4096;
+
+/** One helper per core beside the worker's own, at most three. */
+function spareCores(): number {
+  return Math.max(0, Math.min(3, (navigator.hardwareConcurrency ?? 1) - 1));
+}
 
 /**
  * Runs a slice's effects: file effects in a permission-scoped Deno Worker,
@@ -242,7 +260,8 @@ export class WorkspaceExecutor {
           waiting.parts.push(waiting.onPart(reply.part));
           return;
         }
-        if ("alive" in reply) return;
+        // A request for helpers is the channel's, which answers it.
+        if ("alive" in reply || "spawn" in reply) return;
         this.#pending.delete(reply.id);
         this.#watch();
         if (reply.ok) {
@@ -332,6 +351,8 @@ export class WorkspaceExecutor {
         workspace,
         maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
         digestFileBytes: DIGEST_FILE_BYTES,
+        surveyHelpers: options.surveyHelpers ?? spareCores(),
+        surveySharedFrom: options.surveySharedFrom ?? SHARED_FROM,
       });
       reply = answer.value as InitReply;
     } catch (error) {
@@ -509,6 +530,7 @@ export class WorkspaceExecutor {
       escapes: [...reply.escapes],
       externalLinks: [...reply.externalLinks],
       hashedFiles: reply.hashed,
+      helpers: reply.helpers,
     };
     this.#current = survey;
     return {

@@ -48,7 +48,9 @@ export interface WorkspaceFacts {
   revision: string | null;
   /**
    * Digest of the tree the latest revision names (or of the unedited
-   * workspace); `null` when unknown, e.g. after a failed rollback.
+   * workspace); `null` when unknown, e.g. after a failed rollback, or
+   * before the first edit of a run without a test command (nothing
+   * compares with it there).
    */
   digest: string | null;
 }

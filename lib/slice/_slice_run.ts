@@ -233,13 +233,22 @@ export class SliceRun {
     }
     const testConfigured = request.test !== undefined;
     const protect = testConfigured ? protectedPaths(request, workspace) : null;
-    // The tree the latest revision (or the unedited workspace) names.
-    const baseline = (await effects.survey()).digest;
-    const revision = this.#facts.revision;
-    this.#facts.digest =
-      revision === null || revisionNamesTree(revision, baseline)
-        ? baseline
-        : null;
+    // The tree the latest revision (or the unedited workspace) names: only
+    // test runs and the completion after them compare with it, so a run
+    // without a test command does not survey the workspace at start. The
+    // survey runs in the executor's worker while the first step asks the
+    // model; the first action waits for it (nothing changes the tree before).
+    let baseline: Promise<void> | null = testConfigured
+      ? effects.survey().then(({ digest }) => {
+        const revision = this.#facts.revision;
+        this.#facts.digest =
+          revision === null || revisionNamesTree(revision, digest)
+            ? digest
+            : null;
+      })
+      : null;
+    // A run that ends before its first action never waits for it.
+    baseline?.catch(() => {});
     // One tool for the whole run: byte-identical tools and tool_choice in
     // every request keep the front of the provider's cache prefix stable.
     const tool = stepTool(bounded);
@@ -333,6 +342,10 @@ export class SliceRun {
       }
 
       // Execution.
+      if (baseline !== null) {
+        await baseline;
+        baseline = null;
+      }
       if (
         action === "slice.complete" && testConfigured &&
         (await effects.survey()).digest !== this.#facts.digest

@@ -1,7 +1,7 @@
 /**
- * docs/performance.md's executor tables: what large results and large
- * workspaces cost through the workspace executor, against the floor of
- * doing the same work in one process.
+ * docs/performance.md's executor tables: what large results and loud tests
+ * cost through the workspace executor, against the floor of doing the same
+ * work in one process.
  *
  * 1. Inspect: one `inspect` of 1, 3 and 8 text files of 16 MiB, through the
  *    Worker in this process and through the bubblewrap sandbox, each case
@@ -10,10 +10,11 @@
  *    process (and of the sandbox's Deno process), against `sha256sum` of
  *    the same files and a read + SHA-256 in one Deno process. An edit of
  *    one 16 MiB file rides the same path and gets its row.
- * 2. Workspace: start, baseline survey, three test runs (`node check.mjs`,
- *    each surveyed before and after) and a final survey — what a slice
- *    with three `tests.run` steps does — on 20,000 small files against one
- *    file, with `sha256sum` over all the files as the floor.
+ * 2. Test output: a test printing 128 MiB against the same command with its
+ *    output to /dev/null.
+ *
+ * Repository-sized workspaces are measured where users meet them, through
+ * the CLI: tests/bench/workspace_figures.ts.
  *
  * Rounds are interleaved so load on the machine hits every row alike; each
  * figure is the median.
@@ -236,101 +237,6 @@ async function inspectTable(rounds: number): Promise<string> {
   }
 }
 
-async function workspaceOf(files: number): Promise<string> {
-  const workspace = await Deno.makeTempDir({ prefix: "loom-bench-" });
-  await Deno.writeTextFile(
-    `${workspace}/check.mjs`,
-    'console.log("checked");\n',
-  );
-  const per = 100;
-  for (let i = 1; i < files; i++) {
-    const dir = `${workspace}/pkg-${Math.floor(i / per)}`;
-    if (i % per === 0 || i === 1) await Deno.mkdir(dir, { recursive: true });
-    // About 4 KiB each: 20,000 of them are 79 MB, a modest node_modules.
-    await Deno.writeFile(`${dir}/file-${i}.js`, textOf(3_950, i));
-  }
-  return workspace;
-}
-
-async function threeRuns(workspace: string): Promise<number> {
-  return await timed(async () => {
-    const executor = await WorkspaceExecutor.start({
-      workspace,
-      testCommand: ["node", "check.mjs"],
-    });
-    try {
-      await executor.survey();
-      for (let i = 0; i < 3; i++) {
-        const run = await executor.runTests();
-        if (run.exit_code !== 0) throw new Error(run.output_tail);
-      }
-      await executor.survey();
-    } finally {
-      executor.close();
-    }
-  });
-}
-
-async function workspaceTable(rounds: number): Promise<string> {
-  const large = await workspaceOf(20_000);
-  const small = await workspaceOf(1);
-  // A repository's files are older than the run: past the racy window
-  // (files changed in the last two seconds are hashed on every survey).
-  await new Promise((done) => setTimeout(done, 2_500));
-  try {
-    const paths: string[] = [];
-    const walk = (dir: string) => {
-      for (const entry of Deno.readDirSync(dir)) {
-        const path = `${dir}/${entry.name}`;
-        if (entry.isDirectory) walk(path);
-        else paths.push(path);
-      }
-    };
-    walk(large);
-    let bytes = 0;
-    for (const path of paths) bytes += Deno.statSync(path).size;
-    const times = {
-      large: [] as number[],
-      small: [] as number[],
-      sum: [] as number[],
-    };
-    for (let round = 0; round < rounds; round++) {
-      times.small.push(await threeRuns(small));
-      times.large.push(await threeRuns(large));
-      times.sum.push(
-        await timed(async () => {
-          const { success } = await new Deno.Command("sh", {
-            args: [
-              "-c",
-              `find "$1" -type f -print0 | xargs -0 sha256sum >/dev/null`,
-              "sh",
-              large,
-            ],
-          }).output();
-          if (!success) throw new Error("sha256sum failed");
-        }),
-      );
-    }
-    const extra = median(times.large) - median(times.small);
-    const sum = median(times.sum);
-    return [
-      "| workspace | start, survey, 3 test runs, survey | `sha256sum` of every file |",
-      "|---|---:|---:|",
-      `| 1 file | ${s(median(times.small))} | — |`,
-      `| ${paths.length} files, ${(bytes / 1e6).toFixed(0)} MB | ${
-        s(median(times.large))
-      } | ${s(sum)} |`,
-      "",
-      `Extra for the large workspace: ${
-        s(extra)
-      }; the limit (1.5 s + 2 × \`sha256sum\`) is ${s(1500 + 2 * sum)}.`,
-    ].join("\n");
-  } finally {
-    await Deno.remove(large, { recursive: true });
-    await Deno.remove(small, { recursive: true });
-  }
-}
-
 /** A test run printing 128 MiB, against the same command to /dev/null. */
 async function outputTable(rounds: number): Promise<string> {
   const workspace = await Deno.makeTempDir({ prefix: "loom-bench-" });
@@ -384,8 +290,6 @@ if (Deno.args[0] === "inspect") {
   console.log(await inspectTable(Number(Deno.args[1] ?? 3)));
 } else if (Deno.args[0] === "output") {
   console.log(await outputTable(Number(Deno.args[1] ?? 3)));
-} else if (Deno.args[0] === "workspace") {
-  console.log(await workspaceTable(Number(Deno.args[1] ?? 3)));
 } else if (Deno.args[0] === "case") {
   const [, workspace, channel, count, op] = Deno.args;
   await runCase(
@@ -401,8 +305,6 @@ if (Deno.args[0] === "inspect") {
   ).trim();
   console.log(`load before: ${load}\n`);
   console.log(await inspectTable(rounds));
-  console.log();
-  console.log(await workspaceTable(rounds));
   console.log();
   console.log(await outputTable(rounds));
   const after = new TextDecoder().decode(

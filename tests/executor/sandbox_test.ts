@@ -163,6 +163,8 @@ Deno.test("The executor's worker holds no net, env, sys or ffi permission", asyn
     workspace,
     maxFileBytes: 1024,
     digestFileBytes: 1024,
+    surveyHelpers: 0,
+    surveySharedFrom: 4096,
   });
   assert.ok("ok" in init && init.ok);
   const states =

@@ -158,7 +158,17 @@ async function agedWorkspace(
   await new Promise((done) => setTimeout(done, 2_100));
 }
 
-for (const mode of MODES) {
+/** A survey shared with two helpers, however small the tree. */
+const SHARED: Partial<WorkspaceExecutorOptions> = {
+  surveyHelpers: 2,
+  surveySharedFrom: 1,
+};
+const SHARED_MODES: Mode[] = MODES.map((mode) => ({
+  name: `${mode.name}, the survey shared with two helpers`,
+  options: { ...mode.options, ...SHARED },
+}));
+
+for (const mode of [...MODES, ...SHARED_MODES]) {
   modeTest(
     mode,
     "The tree hash reads only what changed and sees every change",
@@ -168,7 +178,9 @@ for (const mode of MODES) {
       const hostile = mode.options.sandbox === null
         ? [Deno.execPath(), "run", "hostile.ts"]
         : ["sh", "hostile.sh"];
+      await Deno.mkdir(`${ws}/sub`);
       await agedWorkspace(ws, {
+        "sub/listed.txt": "listed\n",
         "rewritten.txt": "AAAA\n",
         "replaced.txt": "CCCC\n",
         "removed.txt": "gone\n",
@@ -191,7 +203,7 @@ touch -m -d "$m" rewritten.txt
       });
       try {
         let last = await executor.survey();
-        assert.equal(last.hashedFiles, 7);
+        assert.equal(last.hashedFiles, 8);
         let changed = 0;
         /**
          * Surveys after `change`. The survey before it read again only the
@@ -212,6 +224,9 @@ touch -m -d "$m" rewritten.txt
           const again = await executor.survey();
           assert.equal(again.digest, last.digest);
           assert.equal(again.hashedFiles, 0);
+          // Shared: both helpers answered (none failed and left its share).
+          const helpers = mode.options.surveyHelpers === undefined ? 0 : 2;
+          assert.equal(again.helpers, helpers);
         });
 
         await t.step(
@@ -264,6 +279,20 @@ touch -m -d "$m" rewritten.txt
         });
 
         await t.step(
+          "a file added to a directory whose mtime is put back is seen (its ctime changed)",
+          async () => {
+            const { before, after } = await surveyAfter(async () => {
+              const [atime, mtime] = await times(`${ws}/sub`);
+              await Deno.writeTextFile(`${ws}/sub/added.txt`, "added\n");
+              await Deno.utime(`${ws}/sub`, atime, mtime);
+              const info = await Deno.lstat(`${ws}/sub`);
+              assert.equal(info.mtime?.getTime(), mtime.getTime());
+            });
+            assert.notEqual(after, before);
+          },
+        );
+
+        await t.step(
           "a change made outside the executor between two test runs makes the next run validate nothing",
           async () => {
             // The hostile test writes what rewritten.txt already holds.
@@ -288,6 +317,85 @@ touch -m -d "$m" rewritten.txt
         });
       } finally {
         executor.close();
+      }
+    },
+  );
+}
+
+for (const mode of MODES) {
+  modeTest(
+    mode,
+    "A survey shared with helpers gives the digest the worker alone gives",
+    async (t) => {
+      await using dir = await tempDir();
+      const ws = dir.path;
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 40; i++) {
+        files[`d${i % 4}/f${i}.txt`] = `file ${i}\n`;
+      }
+      for (let i = 0; i < 4; i++) await Deno.mkdir(`${ws}/d${i}`);
+      await Deno.mkdir(`${ws}/empty`);
+      await Deno.symlink("d0/f0.txt", `${ws}/link`);
+      await Deno.symlink("/etc/passwd", `${ws}/d3/outside`);
+      await agedWorkspace(ws, files);
+      const alone = await WorkspaceExecutor.start({
+        workspace: ws,
+        ...mode.options,
+        surveyHelpers: 0,
+      });
+      const shared = await WorkspaceExecutor.start({
+        workspace: ws,
+        ...mode.options,
+        ...SHARED,
+      });
+      try {
+        const one = await alone.survey();
+        let many = await shared.survey();
+        await t.step("the same digest, escapes and hashed files", () => {
+          assert.equal(many.digest, one.digest);
+          assert.deepEqual(many.escapes, ["d3/outside"]);
+          assert.deepEqual(many.escapes, one.escapes);
+          assert.equal(many.hashedFiles, 40);
+          assert.equal(many.helpers, 2);
+          assert.equal(one.helpers, 0);
+        });
+        await t.step("each helper remembers its share", async () => {
+          many = await shared.survey();
+          assert.equal(many.digest, one.digest);
+          assert.equal(many.hashedFiles, 0);
+          assert.equal(many.helpers, 2);
+        });
+        await t.step(
+          "a change in the last share, with the old mtime, is seen",
+          async () => {
+            const path = `${ws}/d3/f39.txt`;
+            const [atime, mtime] = await times(path);
+            await Deno.writeTextFile(path, "FILE 39\n");
+            await Deno.utime(path, atime, mtime);
+            const after = await shared.survey();
+            assert.notEqual(after.digest, many.digest);
+            assert.equal(after.digest, (await alone.survey()).digest);
+            assert.equal(after.hashedFiles, 1);
+          },
+        );
+        await t.step("a file outside sharing an inode is found", async () => {
+          const outside = await Deno.makeTempFile({ dir: dir.path + "/.." });
+          try {
+            await Deno.link(outside, `${ws}/d2/linked.txt`);
+            const after = await shared.survey();
+            assert.deepEqual(after.externalLinks, ["d2/linked.txt"]);
+            assert.deepEqual(
+              after.externalLinks,
+              (await alone.survey()).externalLinks,
+            );
+          } finally {
+            await Deno.remove(`${ws}/d2/linked.txt`);
+            await Deno.remove(outside);
+          }
+        });
+      } finally {
+        alone.close();
+        shared.close();
       }
     },
   );
