@@ -11,6 +11,7 @@
  */
 import type { McpTools, ToolAnswer } from "./mcp_tools.ts";
 import { MCP_TOOLS } from "./tool_definitions.ts";
+import { serveOverStdio } from "./stdio_loop.ts";
 import { RETRIEVAL_TOOLS } from "../reference/retrieval_tools.ts";
 
 /**
@@ -192,37 +193,20 @@ export async function serveStdio(
   tools: McpTools,
   options: ServeOptions,
 ): Promise<void> {
-  const [{ Server }, { StdioServerTransport }, types, { default: process }] =
-    await Promise.all([
-      import("@modelcontextprotocol/sdk/server/index.js"),
-      import("@modelcontextprotocol/sdk/server/stdio.js"),
-      import("@modelcontextprotocol/sdk/types.js"),
-      import("node:process"),
-    ]);
+  const [{ Server }, { StdioServerTransport }, types] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
+    import("@modelcontextprotocol/sdk/server/stdio.js"),
+    import("@modelcontextprotocol/sdk/types.js"),
+  ]);
   const server = createToolsServer(tools, { Server, types }, options);
-  const { promise: stopped, resolve: stop } = Promise.withResolvers<void>();
-  const transport = new StdioServerTransport();
-  server.onclose = () => stop();
-  // Requests read with the end of the input start first, then the stop.
-  process.stdin.once("end", () => setTimeout(stop, 0));
-  const signals: Deno.Signal[] = Deno.build.os === "windows"
-    ? ["SIGINT"]
-    : ["SIGINT", "SIGTERM"];
-  for (const signal of signals) Deno.addSignalListener(signal, stop);
   try {
-    await server.connect(transport);
-    options.log(
-      `serving ${MCP_TOOLS.length} tools over stdio, root ${tools.root}${
-        tools.sandboxed ? " (bubblewrap)" : ""
-      }`,
-    );
-    await stopped;
-    await server.settled();
-    // The SDK sends an answer in the tasks after its handler returns.
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await serveOverStdio(server, new StdioServerTransport(), () =>
+      options.log(
+        `serving ${MCP_TOOLS.length} tools over stdio, root ${tools.root}${
+          tools.sandboxed ? " (bubblewrap)" : ""
+        }`,
+      ));
   } finally {
-    for (const signal of signals) Deno.removeSignalListener(signal, stop);
-    await server.close().catch(() => {});
     tools.close();
   }
 }

@@ -15,6 +15,7 @@ import type { Sdk } from "./sdk.ts";
 import { VERSION } from "../../version.ts";
 import type { Gateway } from "./gateway.ts";
 import { type ClientCapabilities, UpstreamFailure } from "./upstream.ts";
+import { serveOverStdio } from "../stdio_loop.ts";
 
 /** Options of {@linkcode createGatewayServer}. */
 export interface GatewayServerOptions {
@@ -268,28 +269,9 @@ function rpcError(sdk: Sdk, error: unknown): Error {
  * @param sdk The MCP SDK.
  * @returns When the server has stopped.
  */
-export async function serveGatewayStdio(
+export function serveGatewayStdio(
   server: GatewayServer,
   sdk: Sdk,
 ): Promise<void> {
-  const { default: process } = await import("node:process");
-  const { StdioServerTransport } = sdk;
-  const { promise: stopped, resolve: stop } = Promise.withResolvers<void>();
-  const transport = new StdioServerTransport();
-  server.onclose = () => stop();
-  process.stdin.once("end", () => setTimeout(stop, 0));
-  const signals: Deno.Signal[] = Deno.build.os === "windows"
-    ? ["SIGINT"]
-    : ["SIGINT", "SIGTERM"];
-  for (const signal of signals) Deno.addSignalListener(signal, stop);
-  try {
-    await server.connect(transport);
-    await stopped;
-    await server.settled?.();
-    // The SDK sends an answer in the tasks after its handler returns.
-    await new Promise((resolve) => setTimeout(resolve, 0));
-  } finally {
-    for (const signal of signals) Deno.removeSignalListener(signal, stop);
-    await server.close().catch(() => {});
-  }
+  return serveOverStdio(server, new sdk.StdioServerTransport());
 }
