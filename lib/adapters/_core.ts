@@ -14,8 +14,10 @@
  */
 import { ResultStore, type StoredResult } from "../store/result_store.ts";
 import { sha256Hex } from "../store/digest.ts";
-import { previewOf } from "../store/preview.ts";
-import { jsonOutline } from "../reference/outline.ts";
+import {
+  fitDescriptor,
+  summarizeContent,
+} from "../reference/descriptor_fields.ts";
 import { Retrieval, type RetrievalAnswer } from "../reference/retrieval.ts";
 import { ReferenceFailureError } from "../reference/selection.ts";
 import type { LoomErrorCode } from "../errors.ts";
@@ -272,21 +274,20 @@ export class Core {
 
 /** The full descriptor of an offloaded result (at most about 2 KiB). */
 function describe(tool: string, result: StoredResult): Record<string, unknown> {
-  const preview = previewOf(result.bytes, "complete");
-  const outline = jsonOutline(result.bytes);
-  return {
+  const summary = summarizeContent(result.bytes);
+  return fitDescriptor({
     tool,
     result: result.id,
     sha256: result.sha256,
-    utf8_bytes: result.bytes.length,
-    lines: lineCount(result.bytes),
-    media_type: outline === undefined ? "text/plain" : "application/json",
-    preview: preview.preview,
-    preview_truncated: preview.preview_truncated,
-    ...(outline === undefined ? {} : { outline }),
+    utf8_bytes: summary.utf8_bytes,
+    lines: summary.lines,
+    media_type: summary.media_type,
+    preview: summary.preview,
+    preview_truncated: summary.preview_truncated,
+    ...(summary.outline === undefined ? {} : { outline: summary.outline }),
     reference: wholeReference(result),
     note: RETRIEVAL_HINT,
-  };
+  });
 }
 
 /** The compact descriptor of a retired result (no preview). */
@@ -306,13 +307,6 @@ function wholeReference(result: StoredResult): Record<string, unknown> {
     sha256: result.sha256,
     select: { kind: "whole" },
   };
-}
-
-function lineCount(bytes: Uint8Array): number {
-  if (bytes.length === 0) return 0;
-  let lines = 1;
-  for (let i = 0; i < bytes.length - 1; i++) if (bytes[i] === 0x0a) lines += 1;
-  return lines;
 }
 
 /**

@@ -20,13 +20,15 @@ import type {
   ResultDescriptor,
   ResultStore,
 } from "../../store/result_store.ts";
-import { previewOf } from "../../store/preview.ts";
 import { floorCharBoundary } from "../../store/utf8.ts";
 import { cutUtf8 } from "../../store/preview.ts";
 import { LargeText } from "./large_text.ts";
+import {
+  countLines,
+  fitDescriptor,
+  summarizeContent,
+} from "../../reference/descriptor_fields.ts";
 
-/** Largest descriptor, in bytes of its JSON. */
-export const DESCRIPTOR_MAX_BYTES = 2048;
 /** Default offload threshold, in bytes of the serialized result. */
 export const DEFAULT_OFFLOAD_BYTES = 8192;
 /** Most descriptors in one answer before the answer is stored whole. */
@@ -283,7 +285,7 @@ async function storeText(
   if (large !== undefined ? large.byteLength <= max : text.length <= max) {
     put = await options.store.put(large?.content ?? text, where);
   }
-  let lines: number;
+  let lines: number | undefined;
   let fullBytes: number | undefined;
   if (put === undefined || put.result_unavailable === "too_large") {
     // Too large: cut on a character boundary, marked partial.
@@ -293,31 +295,32 @@ async function storeText(
       bytes = bytes.subarray(0, floorCharBoundary(bytes, max));
       capture = "partial";
     }
-    lines = lineCountOf(bytes);
+    lines = countLines(bytes);
     put = await options.store.put(bytes, { ...where, capture });
-  } else lines = large?.lines ?? lineCount(text);
+  } else lines = large?.lines;
   const bytes = put.result === undefined
     ? large?.content.bytes ?? encoder.encode(text)
     : options.store.get(put.result)!.bytes;
   const upstreamBytes = options.partialTotalBytes ?? fullBytes ??
     bytes.length;
-  const outline = options.outline(bytes);
-  const mediaType = outline === undefined ? "text/plain" : "application/json";
-  const head = previewOf(bytes, "complete");
+  const summary = summarizeContent(bytes, {
+    outline: options.outline,
+    ...(lines === undefined ? {} : { lines }),
+  });
   const descriptor: Record<string, unknown> = {
     server: short(options.server),
     tool: short(options.tool),
     ...(part.part === "content[0]" ? {} : { part: part.part }),
     ...(put.result === undefined ? {} : { result: put.result }),
     ...(put.sha256 === undefined ? {} : { sha256: put.sha256 }),
-    utf8_bytes: bytes.length,
-    lines,
+    utf8_bytes: summary.utf8_bytes,
+    lines: summary.lines,
     capture,
     ...(capture === "partial" ? { upstream_bytes: upstreamBytes } : {}),
-    media_type: mediaType,
-    preview: head.preview,
-    preview_truncated: head.preview_truncated,
-    ...(outline === undefined ? {} : { outline }),
+    media_type: summary.media_type,
+    preview: summary.preview,
+    preview_truncated: summary.preview_truncated,
+    ...(summary.outline === undefined ? {} : { outline: summary.outline }),
     ...(put.reference === undefined ? {} : { reference: put.reference }),
     ...(put.result_unavailable === undefined
       ? {}
@@ -325,7 +328,7 @@ async function storeText(
   };
   return {
     ...(put.result === undefined ? {} : { id: put.result }),
-    descriptor: fit(descriptor),
+    descriptor: fitDescriptor(descriptor),
   };
 }
 
@@ -364,29 +367,6 @@ async function storeMedia(
     ...(put.result === undefined ? {} : { id: put.result }),
     descriptor,
   };
-}
-
-/** Keeps a descriptor within 2 KiB: the outline shrinks first, then the preview. */
-function fit(descriptor: Record<string, unknown>): Record<string, unknown> {
-  const bytes = () => encoder.encode(JSON.stringify(descriptor)).length;
-  let over = bytes() - DESCRIPTOR_MAX_BYTES;
-  if (over <= 0) return descriptor;
-  if (typeof descriptor.outline === "string") {
-    const outline = descriptor.outline;
-    const keep = encoder.encode(outline).length - over - 16;
-    if (keep < 64) delete descriptor.outline;
-    else descriptor.outline = `${cutUtf8(outline, keep).text}…`;
-    over = bytes() - DESCRIPTOR_MAX_BYTES;
-  }
-  let budget = encoder.encode(descriptor.preview as string).length;
-  while (over > 0 && budget > 0) {
-    budget = Math.max(0, Math.min(budget - over, Math.floor(budget / 2)));
-    const cut = cutUtf8(descriptor.preview as string, budget);
-    descriptor.preview = cut.text;
-    descriptor.preview_truncated = true;
-    over = bytes() - DESCRIPTOR_MAX_BYTES;
-  }
-  return descriptor;
 }
 
 function mediaOf(
@@ -577,28 +557,6 @@ function short(text: string): string {
 
 function wellFormed(text: string): string {
   return text.isWellFormed() ? text : text.toWellFormed();
-}
-
-function lineCountOf(bytes: Uint8Array): number {
-  if (bytes.length === 0) return 0;
-  let lines = 0;
-  let at = bytes.indexOf(0x0a);
-  while (at !== -1) {
-    lines += 1;
-    at = bytes.indexOf(0x0a, at + 1);
-  }
-  return bytes[bytes.length - 1] === 0x0a ? lines : lines + 1;
-}
-
-function lineCount(text: string): number {
-  if (text.length === 0) return 0;
-  let lines = 0;
-  let at = text.indexOf("\n");
-  while (at !== -1) {
-    lines += 1;
-    at = text.indexOf("\n", at + 1);
-  }
-  return text.endsWith("\n") ? lines : lines + 1;
 }
 
 function base64Bytes(data: string): number {
