@@ -72,7 +72,17 @@ function validDraft202012(schema: unknown): boolean {
     // by the services); only what the meta-schema refuses is refused.
     metaValidator = new Ajv2020({ strict: false, validateFormats: false });
   }
-  return metaValidator.validateSchema(schema) === true;
+  // A root "$schema" naming another draft (draft-07 is what zod and the MCP
+  // SDK emit, and what hosts pass on) is not refused by the services; ajv
+  // would throw on a meta-schema it does not hold, so the schema is checked
+  // against 2020-12 whatever it declares.
+  const checked = typeof schema === "object" && schema !== null &&
+      !Array.isArray(schema) && "$schema" in schema
+    ? Object.fromEntries(
+      Object.entries(schema).filter(([key]) => key !== "$schema"),
+    )
+    : schema;
+  return metaValidator.validateSchema(checked) === true;
 }
 
 /** The root combinators neither service allows in a tool's schema. */

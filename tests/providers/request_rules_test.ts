@@ -597,3 +597,31 @@ Deno.test("an Anthropic body continuing a server-held thread may open on tool re
     "anthropic.tool_result_pairing",
   );
 });
+
+Deno.test("a tool schema that declares draft-07 in $schema is checked against 2020-12, not thrown on", () => {
+  const input_schema = {
+    $schema: "http://json-schema.org/draft-07/schema#",
+    type: "object",
+    properties: { path: { type: "string" } },
+    required: ["path"],
+  };
+  const body = {
+    model: "claude-sonnet-4-5",
+    max_tokens: 1024,
+    messages: [{ role: "user", content: "x" }],
+    tools: [{ name: "read", input_schema }],
+  };
+  assert.deepEqual(checkAnthropicRequest(body), []);
+  const broken = {
+    ...body,
+    tools: [{
+      name: "read",
+      input_schema: { ...input_schema, properties: { path: { type: 7 } } },
+    }],
+  };
+  assert.ok(
+    checkAnthropicRequest(broken).some((b) =>
+      b.rule === "anthropic.tool_schema_draft_2020_12"
+    ),
+  );
+});

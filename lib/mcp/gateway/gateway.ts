@@ -968,14 +968,7 @@ function schemaRefusals(name: string, schema: unknown): string[] {
   }
 }
 
-function breaches(name: string, given: unknown): string[] {
-  // The rules' checker knows only 2020-12; a draft-07 "$schema" (the SDK's
-  // own zod output) is left out of what it checks.
-  const schema = typeof given === "object" && given !== null
-    ? Object.fromEntries(
-      Object.entries(given).filter(([key]) => key !== "$schema"),
-    )
-    : given;
+function breaches(name: string, schema: unknown): string[] {
   const anthropic = checkAnthropicRequest({
     model: "claude-sonnet-4-5",
     max_tokens: 1024,
