@@ -31,7 +31,7 @@ function answer(text: string): Uint8Array {
 const LOG =
   "2026-01-01T00:00:00Z INFO request served in 12 ms path=/api/v1/items\n";
 const MIXED =
-  'Zürich — “quoted” \u0001 tab\there, emoji 😀 and a \\ backslash\n';
+  "Zürich — “quoted” \u0001 tab\there, emoji 😀 and a \\ backslash\n";
 const inputs = [
   ["log-like text", answer(LOG.repeat(40_000_000 / LOG.length))],
   ["non-ASCII and \\u escapes", answer(MIXED.repeat(40_000_000 / 80))],
