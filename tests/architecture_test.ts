@@ -80,6 +80,20 @@ function part(path: string): string {
 const isPrivate = (path: string): boolean =>
   (path.split("/").pop() ?? "").startsWith("_");
 
+/** Lower rooms a room must not import all the same (DESIGN.md's "never"). */
+const NEVER: Readonly<Record<string, readonly string[]>> = {
+  mcp: ["slice"],
+  adapters: ["slice"],
+};
+
+/** The rooms (folders) of lib/ a room may import: lower ranks, less NEVER. */
+function mayImport(room: string): string[] {
+  return Object.keys(RANK).filter((other) =>
+    !other.endsWith(".ts") && RANK[other]! < RANK[room]! &&
+    !(NEVER[room] ?? []).includes(other)
+  ).sort();
+}
+
 Deno.test("lib/ imports follow the layer order of DESIGN.md", async () => {
   const upward: string[] = [];
   for await (const file of tsFiles(LIB)) {
@@ -89,10 +103,51 @@ Deno.test("lib/ imports follow the layer order of DESIGN.md", async () => {
       if (to === from) continue;
       const [a, b] = [RANK[from], RANK[to]];
       assert.ok(a !== undefined && b !== undefined, `${file} -> ${target}`);
-      if (b >= a) upward.push(`${relative(ROOT, file)} -> ${to}`);
+      if (b >= a || (NEVER[from] ?? []).includes(to)) {
+        upward.push(`${relative(ROOT, file)} -> ${to}`);
+      }
     }
   }
   assert.deepEqual(upward, []);
+});
+
+Deno.test("docs/architecture.md names every room of lib/, its layer and what it may import, as this test enforces", async () => {
+  const text = await Deno.readTextFile(join(ROOT, "docs", "architecture.md"));
+  const rows = text.split("\n").filter((line) => /^\| \d+ /.test(line))
+    .map((line) => line.split("|").slice(1, -1).map((cell) => cell.trim()));
+  const names = (cell: string) =>
+    [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replace(/\/$/, ""));
+  const documented: Record<string, { layer: number; may: string[] }> = {};
+  for (const [layer, room, job, may] of rows) {
+    const [allowed, never = ""] = (may ?? "").split(" never ");
+    const rooms = room === "the root files"
+      ? names(job ?? "").filter((name) => name.endsWith(".ts"))
+      : names(room ?? "");
+    for (const name of rooms) {
+      documented[name] = {
+        layer: Number(layer),
+        may: allowed === "every room above"
+          ? Object.keys(RANK).filter((other) =>
+            !other.endsWith(".ts") && RANK[other]! < Number(layer)
+          ).sort()
+          : names(allowed ?? "").sort(),
+      };
+      assert.deepEqual(names(never).sort(), [...(NEVER[name] ?? [])].sort());
+    }
+  }
+  const rooms: string[] = [];
+  for await (const entry of Deno.readDir(LIB)) rooms.push(entry.name);
+  assert.deepEqual(
+    Object.keys(documented).sort(),
+    [...new Set([...rooms, ...Object.keys(RANK)])].sort(),
+    "every room of lib/ (and every root file) has its row",
+  );
+  for (const [room, { layer, may }] of Object.entries(documented)) {
+    assert.equal(layer, RANK[room], `${room}'s layer`);
+    if (!room.endsWith(".ts")) {
+      assert.deepEqual(may, mayImport(room), `what ${room} may import`);
+    }
+  }
 });
 
 /**
