@@ -17,6 +17,7 @@ import {
   breakpoints,
   type Move,
   type Received,
+  type ScriptedServer,
   scriptedServer,
   toolResults,
   type Wire,
@@ -127,6 +128,33 @@ export function at(value: unknown, pointer: string): unknown {
       ],
     value,
   );
+}
+
+/** The 2 MB scenario, set up: the document and the scripted model's server. */
+export interface BigDocumentRun extends AsyncDisposable {
+  readonly text: string;
+  readonly value: unknown;
+  readonly server: ScriptedServer;
+  /** The scenario's assertions, once the conversation has ended. */
+  assertRun(): void;
+}
+
+/**
+ * Sets up the 2 MB scenario: a tool `catalogue` returns the document, the
+ * scripted model (served on 127.0.0.1) reads it as {@linkcode bigDocumentModel}.
+ */
+export function bigDocumentRun(): BigDocumentRun {
+  const { text, value } = bigDocument();
+  const findings: Findings = {};
+  const server = scriptedServer(bigDocumentModel("catalogue", findings));
+  return {
+    text,
+    value,
+    server,
+    assertRun: () =>
+      assertBigDocumentRun(server.received, server.refused, findings, value),
+    [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
+  };
 }
 
 /** The assertions of the 2 MB scenario. */

@@ -36,13 +36,10 @@ function models(url: string) {
 }
 
 Deno.test("the AI SDK adapter keeps a 2 MB tool result out of every request and the model reads values from it", async (t) => {
-  const { text, value } = scenario.bigDocument();
   for (const provider of ["anthropic", "openai"] as const) {
     await t.step(`through @ai-sdk/${provider}`, async () => {
-      const findings: scenario.Findings = {};
-      await using server = scriptedServer(
-        scenario.bigDocumentModel("catalogue", findings),
-      );
+      await using run = scenario.bigDocumentRun();
+      const { server, text, value } = run;
       const store = new ResultStore();
       const model = wrapLanguageModel({
         model: models(server.url)[provider],
@@ -62,12 +59,7 @@ Deno.test("the AI SDK adapter keeps a 2 MB tool result out of every request and 
         providerOptions: { openai: { store: false } },
       });
       assert.equal(result.text, "done");
-      scenario.assertBigDocumentRun(
-        server.received,
-        server.refused,
-        findings,
-        value,
-      );
+      run.assertRun();
       assert.equal(store.count, 1);
       assert.equal(
         new TextDecoder().decode(store.get("result-1")!.bytes),

@@ -28,11 +28,8 @@ function loomClient(url: string, store: ResultStore, budgetBytes?: number) {
 }
 
 Deno.test("the Anthropic adapter keeps a 2 MB tool result out of every tool-runner request and the model reads values from it", async () => {
-  const { value } = scenario.bigDocument();
-  const findings: scenario.Findings = {};
-  await using server = scriptedServer(
-    scenario.bigDocumentModel("catalogue", findings),
-  );
+  await using run = scenario.bigDocumentRun();
+  const { server, value } = run;
   const store = new ResultStore();
   const client = loomClient(server.url, store);
   const final = await client.beta.messages.toolRunner({
@@ -55,12 +52,7 @@ Deno.test("the Anthropic adapter keeps a 2 MB tool result out of every tool-runn
     thread: false,
   });
   assert.deepEqual(final.content, [{ type: "text", text: "done" }]);
-  scenario.assertBigDocumentRun(
-    server.received,
-    server.refused,
-    findings,
-    value,
-  );
+  run.assertRun();
   for (const r of server.received) {
     assert.ok(breakpoints(r.body) >= 2 && breakpoints(r.body) <= 4);
   }

@@ -31,11 +31,8 @@ function runner(url: string): Runner {
 }
 
 Deno.test("the OpenAI adapter keeps a 2 MB tool result out of every Agents SDK request and the model reads values from it", async () => {
-  const { value } = scenario.bigDocument();
-  const findings: scenario.Findings = {};
-  await using server = scriptedServer(
-    scenario.bigDocumentModel("catalogue", findings),
-  );
+  await using run = scenario.bigDocumentRun();
+  const { server, value } = run;
   const store = new ResultStore();
   const instructions = "You answer questions about the catalogue.";
   const tools = [
@@ -63,12 +60,7 @@ Deno.test("the OpenAI adapter keeps a 2 MB tool result out of every Agents SDK r
     { callModelInputFilter: loomInputFilter({ store }), maxTurns: 8 },
   );
   assert.equal(result.finalOutput, "done");
-  scenario.assertBigDocumentRun(
-    server.received,
-    server.refused,
-    findings,
-    value,
-  );
+  run.assertRun();
   const keys = new Set(server.received.map((r) => r.body["prompt_cache_key"]));
   assert.deepEqual([...keys], [promptCacheKey(instructions, tools)]);
   assert.ok(server.received.every((r) => r.path === "/v1/responses"));
