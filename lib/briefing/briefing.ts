@@ -108,14 +108,8 @@ import {
 } from "./briefing_options.ts";
 import { toTurnBlock, toTurnMessage } from "./_turn_blocks.ts";
 
-export {
-  type BriefingLimits,
-  type BriefingOptions,
-  type ContextPolicy,
-  DEFAULT_BRIEFING_LIMITS,
-  type TurnInfo,
-  type TurnOptions,
-};
+// What it is configured with lives beside it; importers find it here too.
+export * from "./briefing_options.ts";
 
 interface Retained {
   readonly record: ActionRecord;
