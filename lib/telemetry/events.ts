@@ -68,21 +68,29 @@ export function testRunEvent(
   });
 }
 
+/** A tool's output stored and replaced by its descriptor. */
+export interface OffloadFacts {
+  /** The tool's name. */
+  readonly tool: string;
+  /** The result id it was stored as. */
+  readonly result: string;
+  /** SHA-256 of its bytes. */
+  readonly sha256: string;
+  /** Its size in bytes. */
+  readonly bytes: number;
+  /** Bytes of the descriptor the model sees instead. */
+  readonly sentBytes: number;
+}
+
 /**
- * Adds `loom.offload` to the active span: a tool's output stored and
- * replaced by its descriptor.
+ * Adds `loom.offload` to the active span.
  *
  * @param offload The tool, the result id and digest, and the sizes.
+ * @returns Whether a recording span was active to take it.
  */
-export function offloadEvent(offload: {
-  readonly tool: string;
-  readonly result: string;
-  readonly sha256: string;
-  readonly bytes: number;
-  readonly sentBytes: number;
-}): void {
+export function offloadEvent(offload: OffloadFacts): boolean {
   const span = recordingActiveSpan();
-  if (span === undefined) return;
+  if (span === undefined) return false;
   span.addEvent(EVENT_LOOM_OFFLOAD, {
     [ATTR_GEN_AI_TOOL_NAME]: offload.tool,
     [ATTR_LOOM_RESULT_IDS]: [offload.result],
@@ -90,4 +98,5 @@ export function offloadEvent(offload: {
     [ATTR_LOOM_BYTES_UPSTREAM]: offload.bytes,
     [ATTR_LOOM_BYTES_TO_HOST]: offload.sentBytes,
   });
+  return true;
 }

@@ -18,6 +18,8 @@ import type {
   ModelReply,
 } from "../../lib/providers/model_provider.ts";
 import { tempWorkspace } from "../../lib/testing/temp_workspace.ts";
+import { fixtureCopy } from "../_kit.ts";
+import { recordingPath } from "../e2e/_workspace.ts";
 
 const exporter = new InMemorySpanExporter();
 trace.setGlobalTracerProvider(
@@ -137,4 +139,27 @@ Deno.test("OpenAI's prompt_tokens already hold the cached tokens: input is not a
     call?.attributes["gen_ai.usage.cache_creation.input_tokens"],
     undefined,
   );
+});
+
+Deno.test("retirement checkpoints of a bounded run are events on its agent span", async () => {
+  exporter.reset();
+  await using copy = await fixtureCopy("long");
+  const outcome = await runSlice(
+    copy.request(`recorded:${recordingPath("long")}`, 60),
+    { contextPolicy: "bounded" },
+  );
+  assert.ok(outcome.checkpoints > 0);
+  const [agent] = byName(exporter.getFinishedSpans(), "invoke_agent loom");
+  const events = agent?.events.filter((e) => e.name === "loom.retirement") ??
+    [];
+  assert.equal(events.length, outcome.checkpoints);
+  assert.deepEqual(
+    events.map((e) => e.attributes?.["loom.retirement.checkpoints"]),
+    events.map((_, i) => i + 1),
+  );
+  for (const event of events) {
+    assert.ok((event.attributes?.["loom.retirement.results"] as number) > 0);
+  }
+  assert.equal(agent?.attributes["loom.slice.stop"], "step_budget");
+  assert.equal(agent?.status.code, 2); // ERROR: the run did not complete
 });

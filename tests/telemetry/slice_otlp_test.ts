@@ -158,7 +158,10 @@ Deno.test("loom run exports the bug-fix slice's trace by the GenAI conventions, 
 
   // Metrics by the conventions.
   const metrics = new Set(receiver.metrics().map((m) => m.name));
-  assert.ok(metrics.has("gen_ai.client.operation.duration"), [...metrics].join());
+  assert.ok(
+    metrics.has("gen_ai.client.operation.duration"),
+    [...metrics].join(),
+  );
   assert.ok(metrics.has("gen_ai.execute_tool.duration"));
 
   // No secret of the environment anywhere in what the receiver got.
