@@ -271,7 +271,8 @@ async function serve(a: McpArguments, io: CliIo): Promise<number> {
         const sdk = await loadSdk();
         await serveOverHttp(a.http, token, {
           sdk,
-          server: () => createToolsServer(tools, sdk, { log }),
+          server: () =>
+            createToolsServer(tools, sdk, { log, transport: "http" }),
           what: `${MCP_TOOLS.length} tools (root ${tools.root}${
             tools.sandboxed ? ", bubblewrap" : ""
           })`,
