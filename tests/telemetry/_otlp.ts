@@ -147,6 +147,8 @@ export function otlpReceiver(): OtlpReceiver {
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
       OTEL_EXPORTER_OTLP_ENDPOINT: url,
       OTEL_SERVICE_NAME: "loom-test",
+      // Export soon after a span ends (default 5 s), so tests wait less.
+      OTEL_BSP_SCHEDULE_DELAY: "100",
     }),
     spans: () => [...spans],
     metrics: () => [...metrics],
