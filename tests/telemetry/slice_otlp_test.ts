@@ -170,3 +170,79 @@ Deno.test("loom run exports the bug-fix slice's trace by the GenAI conventions, 
     assert.ok(!everything.includes(secret), `${secret} was exported`);
   }
 });
+
+Deno.test("LOOM_OTEL_CONTENT=full puts the conversation on the spans as the conventions shape it, and still no secret", async () => {
+  await using receiver = otlpReceiver();
+  await using prepared = await prepareWorkspace("bugfix");
+  const run = await loomWith(
+    { env: { ...receiver.env(), ...SECRETS, LOOM_OTEL_CONTENT: "full" } },
+    "run",
+    "--workspace",
+    prepared.workspace,
+    "--intent-file",
+    intentPath("bugfix"),
+    "--model",
+    `recorded:${recordingPath("bugfix")}`,
+    "--test",
+    `${Deno.execPath()} run check.ts`,
+    "--max-steps",
+    "20",
+  );
+  assert.equal(run.code, 0, run.stderr);
+  const spans = receiver.spans().filter((s) => s.scope === "@loom/loom");
+  const [first] = named(spans, "chat");
+  const system = JSON.parse(
+    String(first?.attributes["gen_ai.system_instructions"]),
+  );
+  assert.equal(system[0].type, "text");
+  const input = JSON.parse(String(first?.attributes["gen_ai.input.messages"]));
+  assert.equal(input[0].role, "user");
+  assert.equal(input[0].parts[0].type, "text");
+  assert.ok(
+    JSON.stringify(input).includes(
+      (await Deno.readTextFile(intentPath("bugfix"))).trim().slice(0, 40),
+    ),
+  );
+  const output = JSON.parse(
+    String(first?.attributes["gen_ai.output.messages"]),
+  );
+  assert.deepEqual(output[0].parts[0].arguments, {
+    action: "repository.inspect",
+  });
+  const tools = JSON.parse(
+    String(first?.attributes["gen_ai.tool.definitions"]),
+  );
+  assert.equal(tools[0].name, "loom_step");
+  assert.equal(tools[0].type, "function");
+  const [inspect] = named(spans, "execute_tool repository.inspect");
+  assert.deepEqual(
+    JSON.parse(String(inspect?.attributes["gen_ai.tool.call.arguments"])),
+    { paths: ["src/stats.ts", "check.ts"] },
+  );
+  const result = JSON.parse(
+    String(inspect?.attributes["gen_ai.tool.call.result"]),
+  );
+  assert.equal(
+    result[0].text,
+    await Deno.readTextFile(
+      `${REPO_ROOT}/fixtures/workspaces/bugfix/src/stats.ts`,
+    ),
+  );
+  const everything = receiver.bodies.join("\n");
+  for (const secret of Object.values(SECRETS)) {
+    assert.ok(!everything.includes(secret), `${secret} was exported`);
+  }
+});
+
+Deno.test("loom refuses a LOOM_OTEL_CONTENT it does not know", async () => {
+  const run = await loomWith(
+    { env: { LOOM_OTEL_CONTENT: "everything" } },
+    "run",
+    "--help",
+  );
+  assert.equal(run.code, 2);
+  assert.match(
+    run.stderr,
+    /Invalid LOOM_OTEL_CONTENT "everything": expected none, reference or full/,
+  );
+});
