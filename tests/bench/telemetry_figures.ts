@@ -43,8 +43,12 @@ const calls = Number(Deno.args[1] ?? 1000);
 const dir = await Deno.makeTempDir({ prefix: "loom-telemetry-figures-" });
 await using receiver = otlpReceiver();
 
-/** deno.json's imports plus the stand-ins, as an import map file. */
-async function noTelemetryMap(): Promise<string> {
+/**
+ * deno.json's imports as an import map file, with the stand-ins when
+ * `without` is set. Every variant runs with one, so the map itself (which
+ * resolves packages a little differently from deno.json) is no difference.
+ */
+async function importMapFile(without: boolean): Promise<string> {
   const config = JSON.parse(
     await Deno.readTextFile(join(REPO_ROOT, "deno.json")),
   );
@@ -61,23 +65,32 @@ async function noTelemetryMap(): Promise<string> {
     imports: {
       ...config.imports,
       ...prefixes,
-      [url("lib/slice/_trace.ts")]: stand("slice_trace.ts"),
-      [url("lib/telemetry/mcp.ts")]: stand("mcp.ts"),
-      [url("lib/telemetry/tracing.ts")]: stand("tracing.ts"),
+      ...(without
+        ? {
+          [url("lib/slice/_trace.ts")]: stand("slice_trace.ts"),
+          [url("lib/telemetry/mcp.ts")]: stand("mcp.ts"),
+          [url("lib/telemetry/tracing.ts")]: stand("tracing.ts"),
+        }
+        : {}),
     },
   };
-  const path = join(dir, "no_telemetry.json");
+  const path = join(dir, without ? "no_telemetry.json" : "imports.json");
   await Deno.writeTextFile(path, JSON.stringify(map));
   return path;
 }
-const importMap = await noTelemetryMap();
+const maps = {
+  without: await importMapFile(true),
+  with: await importMapFile(false),
+};
 
 type Variant = "none" | "off" | "on";
 const VARIANTS: Variant[] = ["none", "off", "on"];
 const envOf = (v: Variant): Record<string, string> =>
   v === "on" ? receiver.env() : { OTEL_DENO: "false" };
-const flagsOf = (v: Variant): string[] =>
-  v === "none" ? ["--import-map", importMap] : [];
+const flagsOf = (v: Variant): string[] => [
+  "--import-map",
+  v === "none" ? maps.without : maps.with,
+];
 
 /** One `loom run` of the recorded bug-fix slice, in milliseconds. */
 async function slice(v: Variant): Promise<number> {
