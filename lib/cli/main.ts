@@ -3,7 +3,6 @@
  *
  * @module
  */
-import { CONTENT_VARIABLE, parseContentMode } from "../telemetry/content.ts";
 import { VERSION } from "../version.ts";
 import type { Command } from "./_command.ts";
 import {
@@ -157,11 +156,6 @@ export async function main(args: string[], io: CliIo): Promise<number> {
       io.out(HELP());
       return parsed.asked ? ExitCode.ok : ExitCode.usage;
   }
-  const content = telemetryContentProblem();
-  if (content !== undefined) {
-    io.err(`loom ${parsed.name}: ${content}\n`);
-    return ExitCode.usage;
-  }
   try {
     const run = await LOADERS[parsed.name]();
     return await run(parsed.args, io);
@@ -169,25 +163,5 @@ export async function main(args: string[], io: CliIo): Promise<number> {
     const failure = describeFailure(parsed.name, error);
     io.err(failure.text);
     return failure.exitCode;
-  }
-}
-
-/**
- * Why `LOOM_OTEL_CONTENT` is unusable, if it is: a typo must not quietly
- * record less (or more) than the user asked for.
- */
-function telemetryContentProblem(): string | undefined {
-  let value: string | undefined;
-  try {
-    value = Deno.env.get(CONTENT_VARIABLE);
-  } catch {
-    return undefined; // No env access granted: the library reads none either.
-  }
-  if (value === undefined || value === "") return undefined;
-  try {
-    parseContentMode(value);
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
   }
 }

@@ -21,12 +21,7 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { REPO_ROOT, TEST_PERMISSIONS } from "../_kit.ts";
-import {
-  connectTo,
-  denoEntry,
-  FAULT,
-  gatewayArgs,
-} from "../mcp/gateway/_gateway_client.ts";
+import { connectStdio, denoEntry, FAULT, mcpArgs } from "../_kit/mcp.ts";
 import {
   intentPath,
   prepareWorkspace,
@@ -139,11 +134,10 @@ await Deno.writeTextFile(
 
 /** `calls` small gateway calls after a warm-up, in milliseconds per call. */
 async function gateway(v: Variant): Promise<number> {
-  await using g = await connectTo(
+  await using g = await connectStdio(
     Deno.execPath(),
-    gatewayArgs(servers, [], flagsOf(v)),
-    {},
-    envOf(v),
+    mcpArgs(["--servers", servers], flagsOf(v)),
+    { env: envOf(v) },
   );
   const call = () =>
     g.client.request({

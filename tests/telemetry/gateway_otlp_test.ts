@@ -8,11 +8,7 @@
 import assert from "node:assert/strict";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { tempDir } from "../_kit.ts";
-import {
-  connectGateway,
-  denoEntry,
-  FAULT,
-} from "../mcp/gateway/_gateway_client.ts";
+import { connectGateway, denoEntry, FAULT } from "../_kit/mcp.ts";
 import { named, otlpReceiver, type ReceivedSpan } from "./_otlp.ts";
 
 const SECRETS = {
@@ -41,7 +37,6 @@ Deno.test("a host's trace continues through the gateway into the upstream's para
     await using gateway = await connectGateway(
       servers,
       ["--session", session, "--offload-bytes", "4096"],
-      {},
       {
         env: {
           ...receiver.env(),

@@ -238,11 +238,16 @@ Deno.test("loom refuses a LOOM_OTEL_CONTENT it does not know", async () => {
   const run = await loomWith(
     { env: { LOOM_OTEL_CONTENT: "everything" } },
     "run",
-    "--help",
+    "--workspace",
+    `${REPO_ROOT}/fixtures/workspaces/bugfix`,
+    "--intent",
+    "Nothing",
+    "--model",
+    `recorded:${recordingPath("bugfix")}`,
   );
   assert.equal(run.code, 2);
   assert.match(
     run.stderr,
-    /Invalid LOOM_OTEL_CONTENT "everything": expected none, reference or full/,
+    /^loom run: Invalid LOOM_OTEL_CONTENT "everything": expected none, reference or full\n$/,
   );
 });
