@@ -99,6 +99,7 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "recording_mismatch"
     | "recording_exhausted"
     | "recording_unwritable"
+    | "request_log_unwritable"
     | "provider_http"
     | "provider_connection"
     | "provider_timeout"
@@ -210,6 +211,7 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   recording_mismatch: "internal",
   recording_exhausted: "internal",
   recording_unwritable: "internal",
+  request_log_unwritable: "internal",
   provider_http: "internal",
   provider_connection: "internal",
   provider_timeout: "internal",
