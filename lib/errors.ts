@@ -143,6 +143,7 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "storage_unreachable"
     | "storage_unavailable"
     | "storage_schema_newer"
+    | "storage_read_only"
     | "storage_name_invalid"
     | "journal_conflict"
     | "lease_held"
@@ -249,6 +250,7 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   storage_unreachable: "internal",
   storage_unavailable: "internal",
   storage_schema_newer: "bad_input",
+  storage_read_only: "internal",
   storage_name_invalid: "bad_input",
   journal_conflict: "internal",
   lease_held: "bad_input",

@@ -216,6 +216,17 @@ export function sessionName(name: string): string {
   return name;
 }
 
+/** Options of {@linkcode openStorage}. */
+export interface OpenStorageOptions {
+  /**
+   * Open for reading only (`loom view`, `loom session show`): nothing is
+   * created or changed — no database file, schema or table; a database
+   * connection refuses writes. A database that holds no Loom tables is
+   * refused (`storage_unreachable`): there is nothing to read.
+   */
+  readonly readOnly?: boolean;
+}
+
 /**
  * Opens a store by URL: `file:DIR` (a folder holding one folder per
  * session), `sqlite:PATH` (one database file, created when missing) or
@@ -224,6 +235,7 @@ export function sessionName(name: string): string {
  * a store URL: write `file:` before it.
  *
  * @param url The store URL.
+ * @param options Read-only or not (default: read and write).
  * @returns The open store; call {@linkcode Storage.close}.
  * @throws {StorageError} `storage_url_invalid`; `storage_unreachable`
  *   when the database cannot be opened or reached (naming its host, never
@@ -242,26 +254,31 @@ export function sessionName(name: string): string {
  * await store.close();
  * ```
  */
-export async function openStorage(url: string): Promise<Storage> {
+export async function openStorage(
+  url: string,
+  options: OpenStorageOptions = {},
+): Promise<Storage> {
+  const readOnly = options.readOnly === true;
   if (typeof url !== "string") {
     throw new StorageError(
       "storage_url_invalid",
       "Cannot open a store: its URL must be a string",
     );
   }
+  const guard = (store: Storage) => readOnly ? readOnlyStorage(store) : store;
   if (url.startsWith("file:")) {
     const dir = url.slice("file:".length).replace(/^\/\/(?=\/)/, "");
     const { FileStorage } = await import("./file_storage.ts");
-    return await FileStorage.open(required(dir, url));
+    return guard(await FileStorage.open(required(dir, url)));
   }
   if (url.startsWith("sqlite:")) {
     const path = url.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
     const { SqliteStorage } = await import("./sqlite_storage.ts");
-    return SqliteStorage.open(required(path, url));
+    return guard(SqliteStorage.open(required(path, url), { readOnly }));
   }
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
     const { PostgresStorage } = await import("./postgres_storage.ts");
-    return await PostgresStorage.open(url);
+    return guard(await PostgresStorage.open(url, { readOnly }));
   }
   throw new StorageError(
     "storage_url_invalid",
@@ -281,4 +298,70 @@ function required(path: string, url: string): string {
     );
   }
   return path;
+}
+
+/**
+ * A store whose every write method refuses with `storage_read_only`
+ * before reaching the back-end: the one guarantee of a read-only store
+ * whatever the back-end (a folder has no read-only mode of its own).
+ *
+ * @param store The store to guard.
+ * @returns The same store, for reading only.
+ *
+ * @example
+ * ```ts
+ * import { openStorage, readOnlyStorage } from "./storage.ts";
+ * import assert from "node:assert/strict";
+ * const store = readOnlyStorage(await openStorage(`file:${await Deno.makeTempDir()}`));
+ * await assert.rejects(
+ *   store.session("demo").journal.append(0, ["{}"]),
+ *   (e: unknown) => (e as { code?: string }).code === "storage_read_only",
+ * );
+ * await store.close();
+ * ```
+ */
+export function readOnlyStorage(store: Storage): Storage {
+  const refuse = (what: string): Promise<never> =>
+    Promise.reject(
+      new StorageError(
+        "storage_read_only",
+        `Cannot ${what} in the store ${store.location}: it is open for reading only`,
+        { location: store.location },
+      ),
+    );
+  return {
+    kind: store.kind,
+    location: store.location,
+    session(name: string): SessionSlot {
+      const slot = store.session(name);
+      const journal = slot.journal;
+      const bodies = slot.bodies;
+      return {
+        name: slot.name,
+        where: slot.where,
+        paths: slot.paths,
+        journal: {
+          where: journal.where,
+          exists: () => journal.exists(),
+          read: (from?: number) => journal.read(from),
+          append: () => refuse(`append to the journal of ${slot.name}`),
+          cutTorn: () => refuse(`cut the journal of ${slot.name}`),
+          close: () => journal.close(),
+        },
+        bodies: {
+          get: (sha256: string) => bodies.get(sha256),
+          has: (sha256: string) => bodies.has(sha256),
+          put: () => refuse(`store a body of ${slot.name}`),
+          delete: () => refuse(`delete a body of ${slot.name}`),
+          collect: () => refuse(`collect the bodies of ${slot.name}`),
+        },
+        outdated: () => slot.outdated(),
+        prepare: () => refuse(`prepare the session ${slot.name}`),
+        acquireLease: () => refuse(`take the lease of ${slot.name}`),
+      };
+    },
+    listSessions: () => store.listSessions(),
+    deleteSession: (name: string) => refuse(`delete the session ${name}`),
+    close: () => store.close(),
+  };
 }
