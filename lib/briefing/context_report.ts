@@ -142,8 +142,10 @@ export interface ContextReportRequest {
    */
   readonly cache_order_bytes?: number;
   /**
-   * Where each cache breakpoint's prefix ends, in bytes of the body in
-   * cache order, ascending (version 2).
+   * Where the prefix of each cache breakpoint ends, in bytes of the body
+   * in cache order, ascending: the end of the marked block's content,
+   * before its `cache_control` marker, which a later request moves on
+   * (version 2).
    */
   readonly cache_breakpoints?: readonly number[];
 }
@@ -505,8 +507,15 @@ function measure(
   for (const label of request === undefined ? [] : breakpointLabels(request)) {
     const index = labels.indexOf(label);
     if (index >= 0) {
+      // The prefix a later request can share ends with the block's content:
+      // the marker itself moves on (caches match content, not markers).
+      const json = parts[index]!.json;
+      const marker = json.lastIndexOf(',"cache_control":');
       breakpoints.push(
-        (starts[index] ?? 0) + (encoded[index]?.byteLength ?? 0),
+        (starts[index] ?? 0) +
+          (marker < 0
+            ? encoded[index]?.byteLength ?? 0
+            : encoder.encode(json.slice(0, marker)).byteLength),
       );
     }
   }

@@ -321,47 +321,68 @@ function required(path: string, url: string): string {
  * ```
  */
 export function readOnlyStorage(store: Storage): Storage {
-  const refuse = (what: string): Promise<never> =>
-    Promise.reject(
-      new StorageError(
-        "storage_read_only",
-        `Cannot ${what} in the store ${store.location}: it is open for reading only`,
-        { location: store.location },
-      ),
-    );
   return {
     kind: store.kind,
     location: store.location,
-    session(name: string): SessionSlot {
-      const slot = store.session(name);
-      const journal = slot.journal;
-      const bodies = slot.bodies;
-      return {
-        name: slot.name,
-        where: slot.where,
-        paths: slot.paths,
-        journal: {
-          where: journal.where,
-          exists: () => journal.exists(),
-          read: (from?: number) => journal.read(from),
-          append: () => refuse(`append to the journal of ${slot.name}`),
-          cutTorn: () => refuse(`cut the journal of ${slot.name}`),
-          close: () => journal.close(),
-        },
-        bodies: {
-          get: (sha256: string) => bodies.get(sha256),
-          has: (sha256: string) => bodies.has(sha256),
-          put: () => refuse(`store a body of ${slot.name}`),
-          delete: () => refuse(`delete a body of ${slot.name}`),
-          collect: () => refuse(`collect the bodies of ${slot.name}`),
-        },
-        outdated: () => slot.outdated(),
-        prepare: () => refuse(`prepare the session ${slot.name}`),
-        acquireLease: () => refuse(`take the lease of ${slot.name}`),
-      };
-    },
+    session: (name: string) => readOnlySlot(store.session(name)),
     listSessions: () => store.listSessions(),
-    deleteSession: (name: string) => refuse(`delete the session ${name}`),
+    deleteSession: (name: string) =>
+      refuseWrite(store.location, `delete the session ${name}`),
     close: () => store.close(),
   };
+}
+
+/**
+ * One session's slot whose every write method refuses with
+ * `storage_read_only` (see {@linkcode readOnlyStorage}); for a session
+ * folder given without a store.
+ *
+ * @param slot The slot to guard.
+ * @returns The same slot, for reading only.
+ *
+ * @example
+ * ```ts
+ * import { readOnlySlot } from "./storage.ts";
+ * import { folderSession } from "./file_storage.ts";
+ * import assert from "node:assert/strict";
+ * const slot = readOnlySlot(folderSession(await Deno.makeTempDir()));
+ * await assert.rejects(slot.prepare(), /open for reading only/);
+ * ```
+ */
+export function readOnlySlot(slot: SessionSlot): SessionSlot {
+  const { journal, bodies, name } = slot;
+  const refuse = (what: string) => refuseWrite(slot.where, what);
+  return {
+    name,
+    where: slot.where,
+    paths: slot.paths,
+    journal: {
+      where: journal.where,
+      exists: () => journal.exists(),
+      read: (from?: number) => journal.read(from),
+      append: () => refuse(`append to the journal of ${name}`),
+      cutTorn: () => refuse(`cut the journal of ${name}`),
+      close: () => journal.close(),
+    },
+    bodies: {
+      get: (sha256: string) => bodies.get(sha256),
+      has: (sha256: string) => bodies.has(sha256),
+      put: () => refuse(`store a body of ${name}`),
+      delete: () => refuse(`delete a body of ${name}`),
+      collect: () => refuse(`collect the bodies of ${name}`),
+    },
+    outdated: () => slot.outdated(),
+    prepare: () => refuse(`prepare the session ${name}`),
+    acquireLease: () => refuse(`take the lease of ${name}`),
+  };
+}
+
+function refuseWrite(where: string, what: string): Promise<never> {
+  return Promise.reject(
+    new StorageError(
+      "storage_read_only",
+      `Cannot ${what} in ${where}: it is open for reading only`,
+      { location: where },
+    ),
+  );
 }

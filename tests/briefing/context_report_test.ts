@@ -87,12 +87,13 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
   const joined = (r: TurnRequest) =>
     encoder.encode(neutralRequestParts(r).map((p) => p.json).join(""));
   const prefix = commonPrefixLength(joined(a), joined(b));
-  // The system block's breakpoint ends after the tools part and that block.
-  const breakpoint = (r: TurnRequest) =>
-    neutralRequestParts(r).slice(0, 2).reduce(
-      (n, p) => n + encoder.encode(p.json).byteLength,
-      0,
-    );
+  // The system block's breakpoint ends after the tools part and the
+  // block's content, before its marker.
+  const breakpoint = (r: TurnRequest) => {
+    const [tools, system] = neutralRequestParts(r);
+    return encoder.encode(tools!.json).byteLength +
+      encoder.encode(system!.json.split(',"cache_control"')[0]).byteLength;
+  };
   assert.deepEqual(report, {
     version: 2,
     policy: "bounded",
