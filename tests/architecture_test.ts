@@ -26,6 +26,7 @@ const RANK: Readonly<Record<string, number>> = {
   "root_path.ts": 0,
   "display.ts": 0,
   "copy_tree.ts": 0,
+  "http_guard.ts": 0,
   context: 1,
   store: 1,
   reference: 2,
@@ -43,6 +44,8 @@ const RANK: Readonly<Record<string, number>> = {
   mcp: 7,
   // The SDK adapters: store, reference, briefing and persist, never slice or mcp.
   adapters: 7,
+  // The read-only viewer: persist, storage, briefing's reports, cost.
+  view: 7,
   cli: 8,
 };
 
