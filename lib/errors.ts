@@ -90,6 +90,9 @@ export type LoomErrorCode<Owner extends string = string> = {
   ArchiveCapacityError: "capacity";
   RequestCeilingError: "request_too_large";
   ContextReportError: "report_invalid";
+  // view
+  RequestLogError: "request_log_invalid";
+  ViewInputError: "view_input_invalid";
   // providers
   ProviderError:
     | "bad_spec"
@@ -203,6 +206,8 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   too_large: "bad_input",
   capacity: "stopped",
   report_invalid: "bad_input",
+  request_log_invalid: "bad_input",
+  view_input_invalid: "bad_input",
   request_too_large: "stopped",
   cache_ttl_order: "bad_input",
   bad_spec: "bad_input",
