@@ -113,15 +113,15 @@ export function reportCosts(
         ? { read, write, uncached: input }
         : { read, write: 0, uncached: Math.max(0, input - read) };
     });
-    basis = "the provider's recorded usage";
+    basis = "as the provider recorded them";
   } else if (provider === "openai") {
     figures = lines.map(openAIFigures);
     basis =
-      `simulated: OpenAI's automatic prefix cache over the report's bytes, ${BYTES_PER_TOKEN} bytes a token`;
+      `simulated with OpenAI's automatic prefix cache over the report's bytes, ${BYTES_PER_TOKEN} bytes a token`;
   } else {
     figures = anthropicFigures(lines, priced?.price.minCacheTokens ?? 1024);
     basis =
-      `simulated: Anthropic's cache rules over the report's bytes and breakpoints, ${BYTES_PER_TOKEN} bytes a token`;
+      `simulated with Anthropic's cache rules over the report's bytes and breakpoints, ${BYTES_PER_TOKEN} bytes a token`;
   }
   const dollars = figures.map((f, i) =>
     priced === undefined ? 0 : priceTokens(priced.price as ModelPrice, {

@@ -61,7 +61,7 @@ Deno.test("reportCosts() simulates Anthropic's cache over the report's bytes: re
     line(20_000, 9_000, [8_000, 16_000]),
   ]);
   assert.equal(costs.source, "simulated");
-  assert.match(costs.basis, /^simulated: Anthropic's cache rules/);
+  assert.match(costs.basis, /^simulated with Anthropic's cache rules/);
   assert.equal(costs.assumed, true);
   assert.deepEqual(costs.write, [8_000, 1_000, 2_000]);
   assert.deepEqual(costs.read, [0, 8_000, 2_000]);

@@ -39,23 +39,29 @@ export interface MadeRun {
 export interface MakeRunOptions {
   /** Steps (the recording holds exactly these). */
   readonly steps: number;
-  /** Markup in file names and contents, and a refusal quoting it. */
+  /** Markup in file contents, and a refused action quoting it. */
   readonly hostile?: string;
+  /** Markup in file names (no `/`); default none. */
+  readonly hostileName?: string;
   /** Keep a session (default true). */
   readonly session?: boolean;
 }
 
 const UNITS = 24;
 
-function unitName(i: number, hostile: string | undefined): string {
+function unitName(i: number, hostileName: string | undefined): string {
   // One file in six has the hostile markup in its name.
-  return hostile !== undefined && i % 6 === 0
-    ? `src/${hostile.replaceAll("/", "∕")}_${i}.ts`
+  return hostileName !== undefined && i % 6 === 0
+    ? `src/${hostileName}_${i}.ts`
     : `src/unit_${String(i).padStart(2, "0")}.ts`;
 }
 
 /** The recording of `steps` steps over the generated workspace. */
-function recording(steps: number, hostile: string | undefined): unknown {
+function recording(
+  steps: number,
+  hostile: string | undefined,
+  hostileName: string | undefined,
+): unknown {
   const calls: unknown[] = [];
   const call = (phase: "selection" | "arguments", args: unknown) =>
     calls.push({
@@ -71,8 +77,8 @@ function recording(steps: number, hostile: string | undefined): unknown {
         call("selection", { action: "repository.inspect" });
         call("arguments", {
           paths: [
-            unitName(unit, hostile),
-            unitName((unit + 1) % UNITS, hostile),
+            unitName(unit, hostileName),
+            unitName((unit + 1) % UNITS, hostileName),
           ],
         });
         break;
@@ -82,7 +88,7 @@ function recording(steps: number, hostile: string | undefined): unknown {
         call("arguments", {
           files: [
             {
-              path: unitName(unit, hostile),
+              path: unitName(unit, hostileName),
               contents: `export const V${step} = ${step};\n// ${
                 hostile ?? "edited"
               }\n`,
@@ -131,7 +137,7 @@ export async function makeRun(
   await Deno.writeTextFile(`${workspace}/status`, "1\n");
   for (let i = 0; i < UNITS; i += 1) {
     await Deno.writeTextFile(
-      `${workspace}/${unitName(i, hostile)}`,
+      `${workspace}/${unitName(i, options.hostileName)}`,
       `// Unit ${i}. ${hostile ?? ""}\nexport const UNIT_${i} = ${i};\n`
         .repeat(12),
     );
@@ -139,7 +145,11 @@ export async function makeRun(
   const recordingPath = `${dir}/recording.json`;
   await Deno.writeTextFile(
     recordingPath,
-    JSON.stringify(recording(options.steps, hostile), null, 1),
+    JSON.stringify(
+      recording(options.steps, hostile, options.hostileName),
+      null,
+      1,
+    ),
   );
   const reportPath = `${dir}/report.json`;
   const requestsPath = `${dir}/requests.jsonl`;

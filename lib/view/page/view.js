@@ -269,12 +269,9 @@
       el("span", {}, [swatch("#b3261e"), "● tests failed"]),
     );
     const cost = t.cost;
-    $("cost-basis").textContent =
-      (cost.source === "recorded"
-        ? "Recorded: "
-        : "Simulated (no recorded usage): ") +
-      cost.basis + ". Priced as " +
-      cost.model +
+    $("cost-basis").textContent = "Cache reads and writes " + cost.basis +
+      (cost.source === "simulated" ? " (the run recorded no usage)" : "") +
+      ". Priced as " + cost.model +
       (cost.assumed ? " (assumed: the run names no priced model)" : "") +
       ", " + cost.prices + ". Cache hit rate " + pct(cost.hit_ratio) +
       ", estimated " + dollars(cost.total_dollars) + " in all.";
@@ -283,7 +280,7 @@
       cacheLegend.append(
         el("span", {}, [
           swatch(CACHE_COLORS[k]),
-          "cache " + k + (k === "uncached" ? "" : "s"),
+          k === "uncached" ? "uncached input" : "cache " + k + "s",
         ]),
       );
     }
