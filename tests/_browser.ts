@@ -91,6 +91,8 @@ export interface RemotePage {
   ): Promise<void>;
   /** Clicks an element. */
   click(selector: string, options?: Target): Promise<void>;
+  /** Types a value into an input. */
+  fill(selector: string, value: string): Promise<void>;
   /** Clicks at a point of an element (fractions of its box). */
   clickAt(selector: string, fx: number, fy: number): Promise<void>;
   /** Moves the mouse to a point of an element. */
@@ -233,6 +235,8 @@ export async function launchBrowser(): Promise<TestBrowser> {
         waitFor: async (selector, o = {}) =>
           void await call("waitFor", { ...on(selector, o), ...o }),
         click: async (selector, o) => void await call("click", on(selector, o)),
+        fill: async (selector, value) =>
+          void await call("fill", { ...on(selector), value }),
         clickAt: async (selector, fx, fy) =>
           void await call("clickAt", { ...on(selector), fx, fy }),
         moveAt: async (selector, fx, fy) =>

@@ -129,6 +129,9 @@ async function run(c: Command): Promise<unknown> {
     case "click":
       await locate(pageOf(a.page).page, a).click();
       return null;
+    case "fill":
+      await locate(pageOf(a.page).page, a).fill(a.value);
+      return null;
     case "clickAt":
     case "moveAt": {
       const { page } = pageOf(a.page);

@@ -74,12 +74,16 @@ function recording(
     switch (step % 8) {
       case 0:
       case 4:
+        // Six results every eight steps: 1,202 steps stay within the
+        // store's 1,024 results.
         call("selection", { action: "repository.inspect" });
         call("arguments", {
-          paths: [
-            unitName(unit, hostileName),
-            unitName((unit + 1) % UNITS, hostileName),
-          ],
+          paths: step % 8 === 0
+            ? [
+              unitName(unit, hostileName),
+              unitName((unit + 1) % UNITS, hostileName),
+            ]
+            : [unitName(unit, hostileName)],
         });
         break;
       case 1:

@@ -5,6 +5,7 @@
 // retrieval code, and the session left byte-identical.
 import assert from "node:assert/strict";
 import { ViewApi } from "../../lib/view/view_api.ts";
+import { loadRuns } from "../../lib/view/load_runs.ts";
 import { ownHost, viewHandler } from "../../lib/view/view_server.ts";
 import { makeRun, startView } from "./_runs.ts";
 import { tempDir } from "../_kit.ts";
@@ -260,5 +261,30 @@ Deno.test("loom view serves a session and its report read-only: reads through th
   assert.deepEqual(
     [...Deno.readDirSync(run.sessionPath)].map((e) => e.name).sort(),
     beforeFiles,
+  );
+});
+
+Deno.test("A run opens without reading its request log: each request is read when it is asked for", async () => {
+  await using dir = await tempDir();
+  const run = await makeRun(dir.path, { steps: 6, session: false });
+  await using loaded = await loadRuns([
+    { report: run.reportPath, requests: run.requestsPath },
+  ]);
+  const api = new ViewApi(loaded.runs);
+  const moved = `${run.requestsPath}.away`;
+  await Deno.rename(run.requestsPath, moved);
+  // With the log gone, the run still opens, every request in its timeline.
+  const detail = await api.detail("r1");
+  assert.equal(detail.status, 200);
+  const timeline = (detail.body as { timeline: { bytes: number[] } }).timeline;
+  assert.equal(timeline.bytes.length, run.report.requests.length);
+  assert.equal((await api.request("r1", 0)).status, 500);
+  await Deno.rename(moved, run.requestsPath);
+  const request = await api.request("r1", 4);
+  assert.equal(request.status, 200);
+  assert.equal(
+    new TextEncoder().encode((request.body as { request: string }).request)
+      .byteLength,
+    run.report.requests[4]!.request_bytes,
   );
 });
