@@ -14,7 +14,7 @@
  * deno run --unstable-worker-options --allow-sys=hostname --allow-read --allow-write --allow-run --allow-net=127.0.0.1 --allow-env tools/view_figures.ts
  * ```
  */
-import { launchBrowser, type RemotePage } from "../tests/_browser.ts";
+import { launchBrowser, type RemotePage } from "../tests/_kit/browser.ts";
 import { loom } from "../tests/_kit.ts";
 import { makeRun, startView } from "../tests/view/_runs.ts";
 

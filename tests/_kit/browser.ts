@@ -2,7 +2,7 @@
  * The browser kit of the tests and figure scripts: Debian's chromium
  * driven by playwright-core (its own browser download cannot work here).
  * playwright-core cannot load inside the test runner's scoped permissions,
- * so it runs in a driver subprocess (tests/_browser_driver.ts) and the
+ * so it runs in a driver subprocess (tests/_kit/browser_driver.ts) and the
  * tests drive pages through it: {@linkcode RemotePage} has the few calls
  * the tests make. One browser per test file: a file's test owns it and
  * closes it in `finally` (`await using`); the driver closes chromium and
@@ -15,7 +15,7 @@
  * @module
  */
 import { join } from "node:path";
-import { REPO_ROOT } from "./_kit.ts";
+import { REPO_ROOT } from "./repo.ts";
 
 /** Where chromium is (`LOOM_CHROMIUM` overrides Debian's path). */
 export const CHROMIUM: string = Deno.env.get("LOOM_CHROMIUM") ??
@@ -144,7 +144,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
       "run",
       "--quiet",
       "--allow-all",
-      join(REPO_ROOT, "tests", "_browser_driver.ts"),
+      join(REPO_ROOT, "tests", "_kit", "browser_driver.ts"),
       CHROMIUM,
     ],
     cwd: REPO_ROOT,

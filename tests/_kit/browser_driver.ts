@@ -1,5 +1,5 @@
 /**
- * The browser driver of tests/_browser.ts, run as a subprocess of the
+ * The browser driver of tests/_kit/browser.ts, run as a subprocess of the
  * tests: playwright-core cannot load inside the test runner's permissions
  * (at import it reads `/proc/sys/fs/binfmt_misc/WSLInterop`, which Deno
  * grants only with every permission), so it runs here, as the issue
