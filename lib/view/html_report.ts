@@ -31,7 +31,7 @@ import { ViewApi } from "./view_api.ts";
  */
 export async function htmlReport(run: ViewSource): Promise<string> {
   const api = new ViewApi([run]);
-  const detail = (await api.detail(run.id)).body as {
+  const detail = api.detail(run.id).body as {
     summary: unknown;
     timeline: { bytes: readonly number[] } | null;
   };

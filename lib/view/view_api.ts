@@ -43,7 +43,7 @@ function failure(status: number, error: string): ApiAnswer {
  * import assert from "node:assert/strict";
  * const api = new ViewApi([]);
  * assert.deepEqual(api.runs(), { status: 200, body: [] });
- * assert.equal((await api.detail("r9")).status, 404);
+ * assert.equal(api.detail("r9").status, 404);
  * ```
  */
 export class ViewApi {
@@ -74,7 +74,7 @@ export class ViewApi {
    * @param id The run's id.
    * @returns The detail, or 404.
    */
-  async detail(id: string): Promise<ApiAnswer> {
+  detail(id: string): ApiAnswer {
     const run = this.#runs.get(id);
     if (run === undefined) return failure(404, `No run ${id.slice(0, 32)}`);
     let detail = this.#details.get(id);

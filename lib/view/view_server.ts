@@ -152,7 +152,7 @@ async function route(
   }
   const [, , id, what, arg, action] = parts;
   if (id === undefined) return api.runs();
-  if (what === undefined) return await api.detail(id);
+  if (what === undefined) return api.detail(id);
   const index = /^(0|[1-9][0-9]{0,8})$/.test(arg ?? "")
     ? Number(arg)
     : undefined;

@@ -9,7 +9,11 @@
 // naive way do all of that (the control). The timeline of the 212-step run
 // is the screenshot of docs/view.md (UPDATE_SCREENSHOT=1 writes it).
 import assert from "node:assert/strict";
-import { browserTest, launchBrowser, type RemotePage } from "../_kit/browser.ts";
+import {
+  browserTest,
+  launchBrowser,
+  type RemotePage,
+} from "../_kit/browser.ts";
 import { loom, REPO_ROOT, tempDir } from "../_kit.ts";
 import { type MadeRun, makeRun, startView } from "./_runs.ts";
 

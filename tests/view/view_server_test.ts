@@ -274,7 +274,7 @@ Deno.test("A run opens without reading its request log: each request is read whe
   const moved = `${run.requestsPath}.away`;
   await Deno.rename(run.requestsPath, moved);
   // With the log gone, the run still opens, every request in its timeline.
-  const detail = await api.detail("r1");
+  const detail = api.detail("r1");
   assert.equal(detail.status, 200);
   const timeline = (detail.body as { timeline: { bytes: number[] } }).timeline;
   assert.equal(timeline.bytes.length, run.report.requests.length);
