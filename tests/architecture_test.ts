@@ -29,6 +29,7 @@ const RANK: Readonly<Record<string, number>> = {
   // Span and metric names and the helpers every face calls; imports nothing
   // of Loom's (DESIGN.md), so every folder may use it.
   telemetry: 0,
+  "http_guard.ts": 0,
   context: 1,
   store: 1,
   reference: 2,
@@ -49,6 +50,8 @@ const RANK: Readonly<Record<string, number>> = {
   mcp: 7,
   // The SDK adapters: store, reference, briefing and persist, never slice or mcp.
   adapters: 7,
+  // The read-only viewer: persist, storage, briefing's reports, cost.
+  view: 7,
   cli: 8,
 };
 
