@@ -77,7 +77,7 @@ import type { Entry } from "../context/entry.ts";
 import { StringEntry } from "../context/string_entry.ts";
 import type { ResultStore } from "../store/result_store.ts";
 import type { HistorySource } from "../reference/lookup_session.ts";
-import type { ActionRecord } from "./report.ts";
+import type { ActionRecord, ExecutionReport } from "./report.ts";
 import { serializeEvent, toEvent } from "./event.ts";
 import { ArchiveCapacityError, EventArchive } from "./event_archive.ts";
 import { WorkingState, type WorkingStateJson } from "./working_state.ts";
@@ -107,6 +107,15 @@ import {
   type TurnOptions,
 } from "./briefing_options.ts";
 import { toTurnBlock, toTurnMessage } from "./_turn_blocks.ts";
+import type { SectionName } from "../context/section.ts";
+import {
+  type BlockShare,
+  type DescriptorText,
+  escapedBytes,
+  partBytes,
+  plainShare,
+  textShare,
+} from "./part_bytes.ts";
 
 // What it is configured with lives beside it; importers find it here too.
 export * from "./briefing_options.ts";
@@ -181,6 +190,8 @@ export class Briefing {
   /** Counts rolls and retirements: a breakpoint of an older epoch is gone. */
   #epoch = 0;
   #breakpoint: (PlacedBreakpoint & { readonly epoch: number }) | undefined;
+  /** What each entry's text holds of descriptors and inline results. */
+  readonly #carved = new WeakMap<Entry, Omit<BlockShare, "section">>();
 
   /**
    * Creates the briefing of one run.
@@ -306,16 +317,23 @@ export class Briefing {
         throw error;
       }
       this.#state.apply(record);
-      const texts = [serializeEvent(event)];
+      const line = serializeEvent(event);
+      const texts = [line];
       if (record.report.kind !== "inspected") {
         texts.push(stateLine(record.sequence, this.#state.toJSON()));
       }
-      this.#retain(record, texts);
+      const artifacts = event.artifacts.map((a) => ({
+        json: stableStringify(a),
+      }));
+      this.#retain(record, texts, textShare(line, artifacts));
     } else {
       this.#state.apply(record);
-      this.#retain(record, [
-        transcriptEntry(record, this.#limits.entryBytes),
-      ]);
+      const entry = transcriptEntry(record, this.#limits.entryBytes);
+      this.#retain(
+        record,
+        [entry],
+        textShare(entry, legacyDescriptors(record.report)),
+      );
       this.#rollTranscript();
     }
     this.#lastSequence = record.sequence;
@@ -433,6 +451,8 @@ export class Briefing {
         );
       }
     }
+    // Measured while the volatile sections still hold this request's blocks.
+    const parts = partBytes(built.request, this.#shares(built.request));
     this.#clearVolatile();
     if (built.breakpoint !== undefined) {
       this.#breakpoint = { ...built.breakpoint, epoch: this.#epoch };
@@ -443,14 +463,55 @@ export class Briefing {
       retired,
       droppedAnswers: dropped,
       retained: this.#retained.length,
+      parts,
     };
     return built.request;
   }
 
-  #retain(record: ActionRecord, texts: readonly string[]): void {
+  /**
+   * One share per block of the request just built: the section of each
+   * entry in compile order, with what its text holds of descriptors and
+   * inline results. The compiler makes one block per entry; should it
+   * ever merge equal texts, blocks are matched to entries by text.
+   */
+  #shares(request: TurnRequest): BlockShare[] {
+    const entries: { text: string; share: BlockShare }[] = [];
+    for (const section of SHARE_SECTIONS) {
+      for (const entry of this.#ctx[section].entries) {
+        const carved = this.#carved.get(entry);
+        entries.push({
+          text: (entry as StringEntry).text,
+          share: carved === undefined
+            ? plainShare(section)
+            : { section, ...carved },
+        });
+      }
+    }
+    const blocks = [
+      ...request.system,
+      ...request.messages.flatMap((m) => m.content),
+    ];
+    if (blocks.length === entries.length) return entries.map((e) => e.share);
+    let next = 0;
+    return blocks.map((block) => {
+      const found = entries.findIndex((e, i) =>
+        i >= next && e.text === block.text
+      );
+      if (found < 0) return plainShare("convo");
+      next = found + 1;
+      return entries[found]!.share;
+    });
+  }
+
+  #retain(
+    record: ActionRecord,
+    texts: readonly string[],
+    first: Omit<BlockShare, "section">,
+  ): void {
     const entries = texts.map((text) =>
       this.#ctx.convo.add(new StringEntry(text, { role: "user" }))
     );
+    if (entries[0] !== undefined) this.#carved.set(entries[0], first);
     this.#retained.push({ record, text: texts.at(-1) ?? "", entries });
   }
 
@@ -507,7 +568,7 @@ export class Briefing {
     ctx.step.add(new StringEntry(this.#stepText(turn), { role: "user" }));
     if (answers.length > 0) {
       const per = this.#limits.lookupsPerStage;
-      ctx.attention.add(
+      const entry = ctx.attention.add(
         new StringEntry(
           `Lookup answers of this stage (untrusted JSON data, oldest first):\n${
             answers.join("\n")
@@ -515,6 +576,10 @@ export class Briefing {
           { role: "user" },
         ),
       );
+      this.#carved.set(entry, {
+        descriptors: 0,
+        results: answers.reduce((n, a) => n + escapedBytes(a), 0),
+      });
     }
     const notes = turn.notes?.filter((n) => n.length > 0) ?? [];
     if (notes.length > 0) {
@@ -599,4 +664,32 @@ export class Briefing {
       ? textEndOffset(request, { message: "system", block: index })
       : 0;
   }
+}
+
+/** The sections in compile order (every briefing entry is a StringEntry). */
+const SHARE_SECTIONS: readonly SectionName[] = [
+  "foundation",
+  "focus",
+  "topic",
+  "convo",
+  "step",
+  "attention",
+];
+
+/**
+ * The descriptors a legacy transcript entry writes in full (previews
+ * included): inspected files' and the test output's.
+ */
+function legacyDescriptors(report: ExecutionReport): DescriptorText[] {
+  const list = report.kind === "inspected"
+    ? report.files.flatMap((f) =>
+      f.descriptor === undefined ? [] : [f.descriptor]
+    )
+    : report.kind === "tests_run"
+    ? [report.output]
+    : [];
+  return list.map((d) => ({
+    json: stableStringify(d),
+    ...(d.preview === undefined ? {} : { preview: JSON.stringify(d.preview) }),
+  }));
 }

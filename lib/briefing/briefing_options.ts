@@ -9,6 +9,7 @@
 import type { StepPhase } from "../reference/lookup_session.ts";
 import type { ResultStore } from "../store/result_store.ts";
 import type { EventArchive } from "./event_archive.ts";
+import type { PartBytes } from "./part_bytes.ts";
 import type { TurnTool } from "./turn_request.ts";
 
 /** The two context policies. `legacy` is the default of the slice. */
@@ -116,4 +117,6 @@ export interface TurnInfo {
   readonly droppedAnswers: readonly number[];
   /** Events (bounded) or transcript entries (legacy) in the request. */
   readonly retained: number;
+  /** The request's bytes by part (they add up to `bytes`). */
+  readonly parts: PartBytes;
 }

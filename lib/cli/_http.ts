@@ -8,7 +8,8 @@
  * @module
  */
 import { resolve } from "node:path";
-import { isLoopback, serveHttp } from "../mcp/http_server.ts";
+import { isLoopback } from "../http_guard.ts";
+import { serveHttp } from "../mcp/http_server.ts";
 import type { HttpSdk, RequestServer } from "../mcp/http_server.ts";
 import { fsReason } from "./_args.ts";
 import { UsageError } from "./_io.ts";
