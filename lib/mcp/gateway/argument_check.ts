@@ -55,12 +55,19 @@ const MAX_FAILURES = 20;
 const compiled = new WeakMap<object, Check | { why: string }>();
 
 /** An RE2 engine in the shape ajv's `code.regExp` option takes. */
-function re2(pattern: string, flags: string): { test(s: string): boolean } {
+function re2(
+  pattern: string,
+  flags: string,
+): { test(s: string): boolean; toString(): string } {
   const regex = RE2JS.compile(
     pattern,
     flags.includes("i") ? RE2JS.CASE_INSENSITIVE : 0,
   );
-  return { test: (s: string) => regex.test(s) };
+  return {
+    test: (s: string) => regex.test(s),
+    // ajv keys its compiled patterns by this.
+    toString: () => `/${pattern}/${flags}`,
+  };
 }
 re2.code = "re2";
 
