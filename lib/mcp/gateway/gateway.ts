@@ -159,6 +159,8 @@ export class Gateway {
   readonly #catalog: ToolCatalog;
   #mode: "full" | "search" = "full";
   #upstreamBytes = 0;
+  /** The last `tools/list` a host was given, serialized. */
+  #sent: string | undefined;
   #upstreams: Upstream[] = [];
   #started: Promise<void> | undefined;
   readonly #refreshing = new Map<string, Promise<void>>();
@@ -227,7 +229,7 @@ export class Gateway {
       requested: this.#options.catalog ?? "auto",
       mode: this.#mode,
       upstreamBytes: this.#upstreamBytes,
-      listingBytes: jsonBytes(this.tools()),
+      listingBytes: jsonBytes(this.#tools()),
     };
   }
 
@@ -252,13 +254,16 @@ export class Gateway {
     relay: UpstreamRelay,
   ): Promise<void> {
     const o = this.#options;
-    // The host hears of a tool change only when its listing moved: never in
-    // search mode, unless an alwaysLoad tool changed.
+    // The host hears of a tool change only when the listing it was given
+    // moved: never in search mode, unless an alwaysLoad tool changed.
     const relist = (server: string) => {
-      const before = this.#listingText();
       this.#refresh(server).then(
         () => {
-          if (this.#listingText() !== before) relay.listChanged("tools");
+          const sent = this.#sent;
+          if (sent !== undefined && JSON.stringify(this.#tools()) !== sent) {
+            this.#sent = undefined;
+            relay.listChanged("tools");
+          }
         },
         (error) => o.log(`server ${server}: ${String(error)}`),
       );
@@ -292,10 +297,6 @@ export class Gateway {
     this.#listing.name(this.#upstreams);
     this.#upstreamBytes = jsonBytes(this.#listing.listed);
     this.#mode = chooseCatalog(o.catalog ?? "auto", this.#upstreamBytes);
-  }
-
-  #listingText(): string {
-    return JSON.stringify(this.tools());
   }
 
   /** Lists one upstream's tools, then (when it answered) its resources and prompts. */
@@ -393,6 +394,13 @@ export class Gateway {
    * @returns The `tools/list` entries.
    */
   tools(): ListedTool[] {
+    const tools = this.#tools();
+    // What the host holds now: a list_changed is due when it moves.
+    this.#sent = JSON.stringify(tools);
+    return tools;
+  }
+
+  #tools(): ListedTool[] {
     const retrieval = RETRIEVAL_TOOLS.map((tool) => ({
       ...tool,
       _meta: { ...RETRIEVAL_META },

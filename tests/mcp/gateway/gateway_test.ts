@@ -41,7 +41,10 @@ Deno.test("loom mcp --servers offloads, reads exactly, relays faithfully and sur
       },
     }),
   );
+  // Every upstream tool listed (their definitions pass auto's 16 KiB).
   await using gateway = await connectGateway(servers, [
+    "--catalog",
+    "full",
     "--call-timeout",
     "3s",
     "--report",
