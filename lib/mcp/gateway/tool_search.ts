@@ -71,6 +71,11 @@ const MAX_QUERY_WORDS = 64;
 export function words(text: string): string[] {
   const out: string[] = [];
   for (const run of text.match(/[\p{L}\p{N}]+/gu) ?? []) {
+    // Most words have no capital after their first letter: no split.
+    if (!HAS_INNER_UPPER.test(run)) {
+      out.push(stem(run.toLowerCase()));
+      continue;
+    }
     const parts = run
       .replace(/(\p{Ll}|\p{N})(\p{Lu})/gu, "$1 $2")
       .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, "$1 $2")
@@ -79,6 +84,8 @@ export function words(text: string): string[] {
   }
   return out;
 }
+
+const HAS_INNER_UPPER = /.\p{Lu}/u;
 
 /** A plural `s` dropped (the first step of Porter's stemmer, nothing more). */
 function stem(word: string): string {
