@@ -16,15 +16,15 @@ import { ToolIndex } from "../lib/mcp/gateway/tool_search.ts";
 import { REAL_SERVER_QUERIES } from "../tests/mcp/gateway/_catalog_queries.ts";
 import { generatedTools } from "../tests/mcp/gateway/_catalog_tools.ts";
 import {
-  type Connected,
   connectGateway,
   denoEntry,
   EVERYTHING,
   FAULT,
   FILESYSTEM,
-  gatewayArgs,
-} from "../tests/mcp/gateway/_gateway_client.ts";
-import { REPO_ROOT } from "../tests/_kit.ts";
+  mcpArgs,
+  type McpConnection,
+} from "../tests/_kit/mcp.ts";
+import { REPO_ROOT } from "../tests/_kit/repo.ts";
 
 const CATALOG = `${REPO_ROOT}/tests/mcp/gateway/_catalog_server.ts`;
 const encoder = new TextEncoder();
@@ -226,7 +226,7 @@ interface Answer {
 }
 
 async function search(
-  gateway: Connected,
+  gateway: McpConnection,
   args: Record<string, unknown>,
 ): Promise<{ answer: Answer; size: number }> {
   const result = await gateway.call("search_tools", args);
@@ -238,7 +238,7 @@ async function search(
 /** Each catalogued tool of a servers file, its name and its upstream's, from `--list`. */
 async function catalogNames(file: string): Promise<Pair[]> {
   const { stdout } = await new Deno.Command(Deno.execPath(), {
-    args: gatewayArgs(file, ["--list"]),
+    args: mcpArgs(["--servers", file, "--list"]),
     cwd: REPO_ROOT,
     stdin: "null",
   }).output();
@@ -255,7 +255,10 @@ interface Pair {
 }
 
 /** How many of the tools are answered first, asked four ways. */
-async function exactFirst(gateway: Connected, pairs: Pair[]): Promise<string> {
+async function exactFirst(
+  gateway: McpConnection,
+  pairs: Pair[],
+): Promise<string> {
   let first = 0;
   let asked = 0;
   for (const { name, tool: own } of pairs) {

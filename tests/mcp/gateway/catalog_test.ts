@@ -6,24 +6,26 @@
 import assert from "node:assert/strict";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { REPO_ROOT, tempDir } from "../../_kit.ts";
-import { connectHttp, startHttp } from "../_http_client.ts";
-import { REAL_SERVER_QUERIES } from "./_catalog_queries.ts";
-import { generatedTools, STRICT_TOOL } from "./_catalog_tools.ts";
 import {
-  type Connected,
   connectGateway,
+  connectHttp,
   denoEntry,
   EVERYTHING,
   FILESYSTEM,
-  gatewayArgs,
-} from "./_gateway_client.ts";
+  mcpArgs,
+  type McpConnection,
+  serversFile,
+  startHttp,
+} from "../../_kit/mcp.ts";
+import { REAL_SERVER_QUERIES } from "./_catalog_queries.ts";
+import { generatedTools, STRICT_TOOL } from "./_catalog_tools.ts";
 
 const CATALOG = `${REPO_ROOT}/tests/mcp/gateway/_catalog_server.ts`;
 const bytes = (text: string) => new TextEncoder().encode(text).length;
 
 /** `search_tools`' answer, and its size in bytes. */
 async function search(
-  gateway: { call: Connected["call"] },
+  gateway: McpConnection,
   args: Record<string, unknown>,
 ): Promise<{ answer: SearchAnswer; bytes: number }> {
   const result = await gateway.call("search_tools", args);
@@ -40,7 +42,7 @@ interface SearchAnswer {
 
 /** Searches until `found` holds (the catalogue follows a change in the background). */
 async function searchUntil(
-  gateway: Connected,
+  gateway: McpConnection,
   query: string,
   found: (names: string[]) => boolean,
 ): Promise<string[]> {
@@ -76,20 +78,14 @@ Deno.test("loom mcp --catalog search: a constant listing, searches that find, ca
     JSON.stringify({ rows: Array.from({ length: 2000 }, (_, i) => ({ i })) }),
   );
   const log = `${dir.path}/catalog.log`;
-  const servers = `${dir.path}/.mcp.json`;
-  await Deno.writeTextFile(
-    servers,
-    JSON.stringify({
-      mcpServers: {
-        fs: {
-          ...denoEntry(FILESYSTEM, [root]),
-          tools: { write_file: { disabled: true } },
-        },
-        everything: denoEntry(EVERYTHING, ["stdio"]),
-        catalog: denoEntry(CATALOG, ["--tools", "2000", "--log", log]),
-      },
-    }),
-  );
+  const servers = await serversFile(dir.path, {
+    fs: {
+      ...denoEntry(FILESYSTEM, [root]),
+      tools: { write_file: { disabled: true } },
+    },
+    everything: denoEntry(EVERYTHING, ["stdio"]),
+    catalog: denoEntry(CATALOG, ["--tools", "2000", "--log", log]),
+  });
   await using gateway = await connectGateway(servers, ["--catalog", "search"]);
   let notified = 0;
   gateway.client.setNotificationHandler(
@@ -334,24 +330,18 @@ Deno.test("loom mcp --catalog search: a constant listing, searches that find, ca
 
 Deno.test("alwaysLoad keeps a tool listed in search mode, and --list reports the catalogue, alwaysLoad and disabled", async (t) => {
   await using dir = await tempDir();
-  const servers = `${dir.path}/.mcp.json`;
-  await Deno.writeTextFile(
-    servers,
-    JSON.stringify({
-      mcpServers: {
-        catalog: {
-          ...denoEntry(CATALOG, ["--tools", "100"]),
-          tools: {
-            place_order: { alwaysLoad: true },
-            crash: { disabled: true },
-          },
-        },
+  const servers = await serversFile(dir.path, {
+    catalog: {
+      ...denoEntry(CATALOG, ["--tools", "100"]),
+      tools: {
+        place_order: { alwaysLoad: true },
+        crash: { disabled: true },
       },
-    }),
-  );
+    },
+  });
   await t.step("--list", async () => {
     const { code, stdout } = await new Deno.Command(Deno.execPath(), {
-      args: gatewayArgs(servers, ["--list"]),
+      args: mcpArgs(["--servers", servers, "--list"]),
       cwd: REPO_ROOT,
       stdin: "null",
     }).output();
@@ -388,13 +378,9 @@ Deno.test("alwaysLoad keeps a tool listed in search mode, and --list reports the
 
 Deno.test("loom mcp --http --catalog search answers searches while an upstream is down, and the call names the server", async () => {
   await using dir = await tempDir();
-  const servers = `${dir.path}/.mcp.json`;
-  await Deno.writeTextFile(
-    servers,
-    JSON.stringify({
-      mcpServers: { catalog: denoEntry(CATALOG, ["--tools", "50"]) },
-    }),
-  );
+  const servers = await serversFile(dir.path, {
+    catalog: denoEntry(CATALOG, ["--tools", "50"]),
+  });
   await using server = await startHttp(
     ["--servers", servers, "--catalog", "search", "--call-timeout", "5s"],
     ["--insecure-no-token"],
