@@ -10,6 +10,8 @@
  *
  * @module
  */
+import { type CodeName, codeNames } from "../../code/code_names.ts";
+import { declareTools } from "../../code/declarations.ts";
 import { checkArguments } from "./argument_check.ts";
 import type { CatalogEntry, ListedTool } from "./tool_listing.ts";
 import { type McpResult, toolError } from "./tool_result.ts";
@@ -31,15 +33,20 @@ export const SEARCH_TOOLS = "search_tools";
 export const CALL_TOOL = "call_tool";
 
 /** What `search_tools` answers of each tool. */
-export type SearchDetail = "names" | "summary" | "schema";
+export type SearchDetail = "names" | "summary" | "schema" | "typescript";
 
-const DETAILS: readonly SearchDetail[] = ["names", "summary", "schema"];
+const DETAILS: readonly SearchDetail[] = [
+  "names",
+  "summary",
+  "schema",
+  "typescript",
+];
 
 /** Most tools one search answers. */
 const MAX_LIMIT = 20;
 /** Bytes one tool's entry may take at `summary` detail (5 fit in 4 KiB). */
 const SUMMARY_ENTRY_BYTES = 780;
-/** Bytes a `schema` answer may take; later tools' schemas are left out. */
+/** Bytes a `schema` or `typescript` answer may take; later tools' are left out. */
 const MAX_DETAIL_ANSWER_BYTES = 32 * 1024;
 /** Bytes of a tool's schema quoted in a refused call. */
 const MAX_QUOTED_SCHEMA_BYTES = 8 * 1024;
@@ -92,7 +99,7 @@ export function catalogTools(servers: readonly string[]): ListedTool[] {
       name: SEARCH_TOOLS,
       title: "Search the tool catalogue",
       description:
-        "Find tools of the user's MCP servers by words or by exact name, then call one with call_tool. Answers the best tools, an exact name first, each with its name <server>__<tool>, a one-sentence summary and its annotations; detail schema adds each input_schema.",
+        "Find tools of the user's MCP servers by words or by exact name, then call one with call_tool. Answers the best tools, an exact name first, each with its name <server>__<tool>, a one-sentence summary and its annotations; detail schema adds each input_schema, typescript its declaration as run_code calls it.",
       inputSchema: {
         type: "object",
         properties: {
@@ -191,7 +198,11 @@ export class ToolCatalog {
   readonly #entries: () => readonly CatalogEntry[];
   readonly #servers: readonly string[];
   #index:
-    | { of: readonly CatalogEntry[]; index: ToolIndex<CatalogEntry> }
+    | {
+      of: readonly CatalogEntry[];
+      index: ToolIndex<CatalogEntry>;
+      names?: Map<CatalogEntry, CodeName>;
+    }
     | undefined;
 
   /**
@@ -214,6 +225,20 @@ export class ToolCatalog {
       this.#index = { of: entries, index: new ToolIndex(entries) };
     }
     return this.#index.index;
+  }
+
+  /**
+   * Each catalogued tool's names in `run_code`, computed over the whole
+   * catalogue (so a name never depends on which tools an answer shows).
+   */
+  #codeNames(): Map<CatalogEntry, CodeName> {
+    this.#current();
+    const index = this.#index!;
+    if (index.names === undefined) {
+      const names = codeNames(index.of);
+      index.names = new Map(index.of.map((e, i) => [e, names[i]!]));
+    }
+    return index.names;
   }
 
   /**
@@ -260,11 +285,23 @@ export class ToolCatalog {
       limit,
       ...(server === undefined ? {} : { server: server as string }),
     });
+    const names = detail === "typescript" ? this.#codeNames() : undefined;
     const answer = shapeAnswer(
       found.tools,
       detail as SearchDetail,
       found.totalMatches,
       index.size,
+      (tool) =>
+        declareTools([{
+          ...names!.get(tool)!,
+          ...(tool.description === undefined
+            ? {}
+            : { description: tool.description }),
+          inputSchema: tool.inputSchema,
+          ...(tool.outputSchema === undefined
+            ? {}
+            : { outputSchema: tool.outputSchema }),
+        }]).text,
     );
     return { content: [{ type: "text", text: JSON.stringify(answer) }] };
   }
@@ -361,6 +398,7 @@ function shapeAnswer(
   detail: SearchDetail,
   totalMatches: number,
   catalogSize: number,
+  declare: (tool: CatalogEntry) => string,
 ): Record<string, unknown> {
   const shown: Record<string, unknown>[] = [];
   const leftOut: string[] = [];
@@ -376,12 +414,14 @@ function shapeAnswer(
       continue;
     }
     const entry = fitted(base, tool);
-    if (detail === "schema") {
-      const withSchema = { ...entry, input_schema: tool.inputSchema };
-      const size = byteLength(JSON.stringify(withSchema));
+    if (detail === "schema" || detail === "typescript") {
+      const detailed = detail === "schema"
+        ? { ...entry, input_schema: tool.inputSchema }
+        : { ...entry, typescript: declare(tool) };
+      const size = byteLength(JSON.stringify(detailed));
       if (bytes + size <= MAX_DETAIL_ANSWER_BYTES) {
         bytes += size;
-        shown.push(withSchema);
+        shown.push(detailed);
         continue;
       }
       leftOut.push(tool.name);

@@ -44,6 +44,8 @@ export interface CatalogEntry {
   readonly inputSchema: Record<string, unknown>;
   /** Its annotations, as the upstream sent them. */
   readonly annotations?: Record<string, unknown>;
+  /** Its output schema, as the upstream sent it (never listed: it types `run_code`'s `json()`). */
+  readonly outputSchema?: unknown;
   /** What `tools/list` shows for it. */
   readonly listed: ListedTool;
   /** Where a call goes. */
@@ -235,6 +237,9 @@ export class ToolListing {
         ...(shown.annotations === undefined
           ? {}
           : { annotations: shown.annotations as Record<string, unknown> }),
+        ...(tool.outputSchema === undefined
+          ? {}
+          : { outputSchema: tool.outputSchema }),
         listed: shown,
         route,
         alwaysLoad: toolPlacement(upstream.entry, n.tool).alwaysLoad,

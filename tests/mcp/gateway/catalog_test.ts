@@ -165,6 +165,27 @@ Deno.test("loom mcp --catalog search: a constant listing, searches that find, ca
     },
   );
 
+  await t.step(
+    "detail schema and typescript answer what a call needs: the input schema, or run_code's declaration",
+    async () => {
+      const { answer: schema } = await search(gateway, {
+        query: "everything__get-sum",
+        detail: "schema",
+        limit: 1,
+      });
+      const input = schema.tools[0]!.input_schema as { properties?: object };
+      assert.deepEqual(Object.keys(input.properties ?? {}), ["a", "b"]);
+      const { answer: typed } = await search(gateway, {
+        query: "everything__get-sum",
+        detail: "typescript",
+        limit: 1,
+      });
+      const typescript = (typed.tools[0] as { typescript?: string }).typescript;
+      assert.match(typescript ?? "", /\n {2}everything: \{\n/);
+      assert.match(typescript ?? "", /\n {4}get_sum\(args: \{\n/);
+    },
+  );
+
   await t.step("a disabled tool is in no search and no call", async () => {
     const { answer } = await search(gateway, {
       query: "write_file",

@@ -163,7 +163,10 @@ Deno.test("search_tools answers the detail asked for, schemas within 32 KiB", as
         const [args, pattern] of [
           [{}, /query/],
           [{ query: "x", limit: 21 }, /limit/],
-          [{ query: "x", detail: "all" }, /detail/],
+          [
+            { query: "x", detail: "all" },
+            /detail must be one of names, summary, schema, typescript/,
+          ],
           [{ query: "x", server: "nope" }, /server must be one of "crm"/],
           [{ query: "x", q: 1 }, /"q" is not an argument/],
         ] as const
@@ -215,4 +218,35 @@ Deno.test("call_tool refuses what would fail upstream, naming why, and resolves 
   const noArguments = catalog.resolve({ name: "mail__send" });
   assert.ok("entry" in noArguments);
   assert.deepEqual(noArguments.arguments, {});
+});
+
+Deno.test("search_tools with detail typescript answers run_code's declarations, named over the whole catalogue", () => {
+  const entries = [
+    entry("my-fs", "get-x", {
+      description: "Gets x by id.",
+      inputSchema: {
+        type: "object",
+        properties: { id: { type: "string", description: "The id" } },
+        required: ["id"],
+      },
+      outputSchema: {
+        type: "object",
+        properties: { x: { type: "number" } },
+      },
+    }),
+    entry("my-fs", "get_x", { description: "Gets x, the other way." }),
+  ];
+  const catalog = new ToolCatalog(() => entries, ["my-fs"]);
+  const answer = answerOf(
+    catalog.search({ query: "get-x", detail: "typescript", limit: 1 }),
+  );
+  const [tool] = answer.tools;
+  assert.equal(tool.name, "my-fs__get-x");
+  // get_x keeps its own name; get-x, rewritten onto it, is numbered.
+  assert.match(tool.typescript, /^declare const tools: \{\n {2}\/\*\*/);
+  assert.match(tool.typescript, /\n {2}my_fs: \{\n/);
+  assert.match(tool.typescript, /\n {4}get_x_2\(args: \{\n/);
+  assert.match(tool.typescript, /\/\*\* The id \*\/\n {6}id: string;/);
+  assert.match(tool.typescript, /CallToolResult<\{/);
+  assert.equal(tool.input_schema, undefined);
 });
