@@ -95,11 +95,12 @@ try {
       names: [],
       summary: [],
       schema: [],
+      typescript: [],
     };
     let found = 0;
     let reciprocal = 0;
     for (const { query, expect } of REAL_SERVER_QUERIES) {
-      for (const detail of ["names", "summary", "schema"]) {
+      for (const detail of Object.keys(sizes)) {
         const { answer, size } = await search(gateway, { query, detail });
         sizes[detail]!.push(size);
         if (detail === "summary") {
