@@ -10,6 +10,7 @@ import {
   generatedTools,
   STRICT_TOOL,
 } from "./_catalog_tools.ts";
+import { stdinLines } from "./_stdin_lines.ts";
 
 const flag = (name: string) => {
   const i = Deno.args.indexOf(name);
@@ -32,18 +33,7 @@ const out = (message: unknown) => {
 const answer = (id: unknown, text: string) =>
   out({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text }] } });
 
-let buffer = "";
-const decoder = new TextDecoder();
-for await (const chunk of Deno.stdin.readable) {
-  buffer += decoder.decode(chunk, { stream: true });
-  let nl = buffer.indexOf("\n");
-  while (nl !== -1) {
-    const line = buffer.slice(0, nl);
-    buffer = buffer.slice(nl + 1);
-    nl = buffer.indexOf("\n");
-    if (line.trim() !== "") handle(JSON.parse(line));
-  }
-}
+for await (const line of stdinLines()) handle(JSON.parse(line));
 
 // deno-lint-ignore no-explicit-any
 function handle(message: { id?: unknown; method?: string; params?: any }) {

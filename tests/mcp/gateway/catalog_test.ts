@@ -277,34 +277,30 @@ Deno.test("loom mcp --catalog search: a constant listing, searches that find, ca
   await t.step(
     "an upstream adds, renames and removes tools: searches follow, the listing does not move, the host hears nothing",
     async () => {
-      await gateway.call("call_tool", {
-        name: "catalog__mutate",
-        arguments: { op: "add", name: "summon_unicorn" },
-      });
-      await searchUntil(
-        gateway,
+      // Each change, then searches until the catalogue shows it.
+      const mutate = async (
+        change: Record<string, string>,
+        query: string,
+        shows: (names: string[]) => boolean,
+      ) => {
+        await gateway.call("call_tool", {
+          name: "catalog__mutate",
+          arguments: change,
+        });
+        await searchUntil(gateway, query, shows);
+      };
+      await mutate(
+        { op: "add", name: "summon_unicorn" },
         "summon_unicorn",
         (n) => n[0] === "catalog__summon_unicorn",
       );
-      await gateway.call("call_tool", {
-        name: "catalog__mutate",
-        arguments: {
-          op: "rename",
-          name: "summon_unicorn",
-          to: "summon_dragon",
-        },
-      });
-      await searchUntil(
-        gateway,
+      await mutate(
+        { op: "rename", name: "summon_unicorn", to: "summon_dragon" },
         "summon_dragon",
         (n) => n[0] === "catalog__summon_dragon",
       );
-      await gateway.call("call_tool", {
-        name: "catalog__mutate",
-        arguments: { op: "remove", name: "create_invoice" },
-      });
-      await searchUntil(
-        gateway,
+      await mutate(
+        { op: "remove", name: "create_invoice" },
         "create_invoice",
         (n) => n[0] !== "catalog__create_invoice",
       );
