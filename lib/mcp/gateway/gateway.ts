@@ -467,7 +467,11 @@ export class Gateway {
         "unknown_tool",
         `${
           JSON.stringify(String(name).slice(0, 64))
-        } is not a tool of this gateway; tools/list shows its tools`,
+        } is not a tool of this gateway; ${
+          this.#mode === "search"
+            ? "search_tools finds its tools by words or by name"
+            : "tools/list shows its tools"
+        }`,
       );
     }
     return await this.#callUpstream(route, args, context);
