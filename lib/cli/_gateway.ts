@@ -167,9 +167,11 @@ async function gateway(
       log,
       ...(g.catalog === undefined ? {} : { catalog: g.catalog }),
       ...(ownTools === undefined ? {} : { own: ownToolsOf(ownTools) }),
-      ...(session === undefined
-        ? {}
-        : { persistence: session, media: session.media }),
+      ...(session === undefined ? {} : {
+        persistence: session,
+        media: session.media,
+        location: session.dir,
+      }),
     });
     try {
       if (g.list) {
