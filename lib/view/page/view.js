@@ -350,7 +350,7 @@
   function drawBytes(t) {
     const n = t.bytes.length;
     const H = 240;
-    const top = 10;
+    const top = 18;
     const axis = H - 30;
     const max = Math.max(1, ...t.bytes);
     const { svg, W, bw, w, x } = stackedChart(
@@ -398,7 +398,7 @@
         }),
       );
     }
-    svg.append(axisLabel(4, top + 10, num(max) + " bytes"));
+    svg.append(axisLabel(4, 12, num(max) + " bytes"));
     attachHover(svg, t, W, H, bw, (i) => {
       const lines = [
         "request " + (i + 1) + " · step " + t.step[i] + " · " +
@@ -418,8 +418,8 @@
   function drawCache(t) {
     const n = t.bytes.length;
     const c = t.cost;
-    const H = 130;
-    const top = 8;
+    const H = 140;
+    const top = 18;
     const axis = H - 8;
     const totals = c.read.map((r, i) => r + c.write[i] + c.uncached[i]);
     const max = Math.max(1, ...totals);
@@ -455,7 +455,7 @@
     svg.append(
       axisLabel(
         4,
-        top + 10,
+        12,
         num(max) + " tokens · " + dollars(sum) + " cumulative",
       ),
     );
