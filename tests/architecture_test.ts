@@ -27,6 +27,9 @@ const RANK: Readonly<Record<string, number>> = {
   "display.ts": 0,
   "copy_tree.ts": 0,
   "http_guard.ts": 0,
+  // Span and metric names and the helpers every face calls; imports nothing
+  // of Loom's (DESIGN.md), so every folder may use it.
+  telemetry: 0,
   context: 1,
   store: 1,
   reference: 2,

@@ -159,9 +159,11 @@ async function gateway(
       env,
       log,
       ...(ownTools === undefined ? {} : { own: ownToolsOf(ownTools) }),
-      ...(session === undefined
-        ? {}
-        : { persistence: session, media: session.media }),
+      ...(session === undefined ? {} : {
+        persistence: session,
+        media: session.media,
+        location: session.dir,
+      }),
     });
     try {
       if (g.list) {
