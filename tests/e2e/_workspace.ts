@@ -54,6 +54,54 @@ export const INTENTS: Readonly<Record<FixtureName, string>> = {
   hostile: Deno.readTextFileSync(intentPath("hostile")),
 };
 
+/** Options of {@linkcode recordedRunArgs}. */
+export interface RecordedRunOptions {
+  /** The fixture whose intent (and recording) the run replays; `bugfix` by default. */
+  readonly fixture?: FixtureName;
+  /** `--model`; by default the fixture's recording (`recorded:PATH`). */
+  readonly model?: string;
+  /** `--test`; by default this Deno running `check.ts`; `null` gives none. */
+  readonly test?: string | null;
+  /** `--context-policy`, when given. */
+  readonly policy?: string;
+  /** `--max-steps`, when given. */
+  readonly maxSteps?: number;
+}
+
+/**
+ * `loom run` arguments that replay a fixture's recording on a copy of its
+ * workspace: the one spelling the CLI tests and figure scripts share.
+ *
+ * @param workspace The prepared copy's workspace.
+ * @param options What differs from the recorded bug-fix slice.
+ * @returns The arguments after `loom`, starting with `run`.
+ */
+export function recordedRunArgs(
+  workspace: string,
+  options: RecordedRunOptions = {},
+): string[] {
+  const fixture = options.fixture ?? "bugfix";
+  const test = options.test === undefined
+    ? `${Deno.execPath()} run check.ts`
+    : options.test;
+  return [
+    "run",
+    "--workspace",
+    workspace,
+    "--intent-file",
+    intentPath(fixture),
+    "--model",
+    options.model ?? `recorded:${recordingPath(fixture)}`,
+    ...(test === null ? [] : ["--test", test]),
+    ...(options.policy === undefined
+      ? []
+      : ["--context-policy", options.policy]),
+    ...(options.maxSteps === undefined
+      ? []
+      : ["--max-steps", String(options.maxSteps)]),
+  ];
+}
+
 /**
  * Copies a fixture workspace into a fresh temp root.
  *

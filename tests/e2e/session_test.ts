@@ -11,9 +11,9 @@ import { loomIn as loom, spawnLoom } from "../_kit.ts";
 import {
   checkCommand,
   type FixtureName,
-  intentPath,
   type PreparedWorkspace,
   prepareWorkspace,
+  recordedRunArgs,
   recordingPath,
   snapshotTree,
 } from "./_workspace.ts";
@@ -51,19 +51,7 @@ function runArgs(
   fixture: FixtureName = "long",
 ): string[] {
   return [
-    "run",
-    "--workspace",
-    prepared.workspace,
-    "--intent-file",
-    intentPath(fixture),
-    "--model",
-    `recorded:${recordingPath(fixture)}`,
-    "--test",
-    test,
-    "--context-policy",
-    policy,
-    "--max-steps",
-    String(maxSteps),
+    ...recordedRunArgs(prepared.workspace, { fixture, test, policy, maxSteps }),
     "--json",
     // The gate lives outside the workspace on purpose: no sandbox shows it.
     ...(test === GATE_COMMAND ? ["--unconfined-tests"] : []),
