@@ -7,9 +7,8 @@ import { main } from "../lib/cli/main.ts";
 import type { ModelProvider } from "../lib/providers/model_provider.ts";
 import type { SliceRequest } from "../lib/slice/request.ts";
 import {
-  checkCommand,
   type FixtureName,
-  INTENTS,
+  fixtureSlice,
   prepareWorkspace,
 } from "./e2e/_workspace.ts";
 import { CLI, REPO_ROOT, TEST_PERMISSIONS } from "./_kit/repo.ts";
@@ -278,10 +277,7 @@ export async function fixtureCopy(name: FixtureName): Promise<FixtureCopy> {
     root: prepared.root,
     workspace: prepared.workspace,
     request: (provider, maxSteps) => ({
-      intent: INTENTS[name],
-      workspace: prepared.workspace,
-      test: { command: checkCommand(), timeoutMs: 60_000 },
-      maxSteps,
+      ...fixtureSlice(name, prepared.workspace, maxSteps),
       provider,
     }),
     [Symbol.asyncDispose]: () => prepared.cleanup(),

@@ -25,7 +25,8 @@ import { type CostReport, priceRun } from "../lib/cost/simulate.ts";
 import type { ProviderWire } from "../lib/providers/request_parts.ts";
 import {
   checkCommand,
-  fixtureWorkspace,
+  fixtureReplay,
+  fixtureSlice,
   INTENTS,
   prepareWorkspace,
   recordingPath,
@@ -61,10 +62,7 @@ export async function costAsSent(
   await using prepared = await prepareWorkspace(name);
   await using server = await replayServer(wire, recordingPath(name));
   const outcome = await runSlice({
-    intent: INTENTS[name],
-    workspace: prepared.workspace,
-    test: { command: checkCommand(), timeoutMs: 60_000 },
-    maxSteps: 300,
+    ...fixtureSlice(name, prepared.workspace, 300),
     provider: `${wire}:${COST_MODELS[wire]}`,
   }, {
     contextPolicy: policy,
@@ -94,11 +92,7 @@ export async function costOffline(
   name: LongRecording = "long",
 ): Promise<CostReport> {
   const run = await replayRecording({
-    recording: recordingPath(name),
-    workspace: fixtureWorkspace(name),
-    intent: INTENTS[name],
-    test: { command: checkCommand(), timeoutMs: 60_000 },
-    maxSteps: 300,
+    ...fixtureReplay(name, 300),
     policy,
     wire,
     model: COST_MODELS[wire],

@@ -8,6 +8,7 @@
  * and a `.git/` directory.
  */
 import { copyTree } from "../../lib/copy_tree.ts";
+import type { SliceRequest } from "../../lib/slice/request.ts";
 
 /** The fixture workspaces. */
 export type FixtureName = "bugfix" | "long" | "longer" | "hostile";
@@ -53,6 +54,50 @@ export const INTENTS: Readonly<Record<FixtureName, string>> = {
   longer: Deno.readTextFileSync(intentPath("longer")),
   hostile: Deno.readTextFileSync(intentPath("hostile")),
 };
+
+/** The part of a slice request a fixture's recordings were made with. */
+export type FixtureSlice = Omit<SliceRequest, "provider">;
+
+/**
+ * The slice a fixture's recordings were made with, on a workspace: its
+ * intent, and this Deno running `check.ts` (60 s) as the test.
+ *
+ * @param name The fixture.
+ * @param workspace The workspace the slice runs on (a copy, or the committed
+ * fixture for an offline replay, which copies it itself).
+ * @param maxSteps The step budget.
+ * @returns The request without its provider.
+ */
+export function fixtureSlice(
+  name: FixtureName,
+  workspace: string,
+  maxSteps: number,
+): FixtureSlice {
+  return {
+    intent: INTENTS[name],
+    workspace,
+    test: { command: checkCommand(), timeoutMs: 60_000 },
+    maxSteps,
+  };
+}
+
+/**
+ * What `replayRecording()` takes from a fixture: its recording, its
+ * committed workspace and its slice.
+ *
+ * @param name The fixture.
+ * @param maxSteps The step budget.
+ * @returns The fixture's part of the replay options.
+ */
+export function fixtureReplay(
+  name: FixtureName,
+  maxSteps: number,
+): FixtureSlice & { readonly recording: string } {
+  return {
+    recording: recordingPath(name),
+    ...fixtureSlice(name, fixtureWorkspace(name), maxSteps),
+  };
+}
 
 /** Options of {@linkcode recordedRunArgs}. */
 export interface RecordedRunOptions {
