@@ -11,7 +11,7 @@ import {
 } from "../../lib/adapters/session_result_store.ts";
 import { Retrieval } from "../../lib/reference/retrieval.ts";
 import { sha256Hex } from "../../lib/store/digest.ts";
-import type { ResultStore } from "../../lib/store/result_store.ts";
+import { ResultStore } from "../../lib/store/result_store.ts";
 import { tempDir } from "../_kit.ts";
 import {
   breakpoints,
@@ -127,6 +127,8 @@ export interface BigDocumentRun extends AsyncDisposable {
   readonly text: string;
   readonly value: unknown;
   readonly server: ScriptedServer;
+  /** The store the adapter under test keeps the results in. */
+  readonly store: ResultStore;
   /** The scenario's assertions, once the conversation has ended. */
   assertRun(): void;
 }
@@ -143,6 +145,7 @@ export function bigDocumentRun(): BigDocumentRun {
     text,
     value,
     server,
+    store: new ResultStore(),
     assertRun: () =>
       assertBigDocumentRun(server.received, server.refused, findings, value),
     [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),

@@ -39,8 +39,7 @@ Deno.test("the AI SDK adapter keeps a 2 MB tool result out of every request and 
   for (const provider of ["anthropic", "openai"] as const) {
     await t.step(`through @ai-sdk/${provider}`, async () => {
       await using run = scenario.bigDocumentRun();
-      const { server, text, value } = run;
-      const store = new ResultStore();
+      const { server, text, value, store } = run;
       const model = wrapLanguageModel({
         model: models(server.url)[provider],
         middleware: loomMiddleware({ store }),

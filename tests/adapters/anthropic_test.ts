@@ -53,8 +53,7 @@ function toolRunner<T extends ReturnType<typeof betaZodTool<any>>>(
 
 Deno.test("the Anthropic adapter keeps a 2 MB tool result out of every tool-runner request and the model reads values from it", async () => {
   await using run = scenario.bigDocumentRun();
-  const { server, value } = run;
-  const store = new ResultStore();
+  const { server, value, store } = run;
   const client = loomClient(server.url, store);
   const final = await toolRunner(
     client,
