@@ -233,6 +233,24 @@ export async function tempDir(): Promise<TempDir> {
   };
 }
 
+/**
+ * Whether a path exists itself: a symlink counts, followed or not, so a
+ * dangling link an attack left behind is seen.
+ *
+ * @param path Any path.
+ * @returns `false` only when nothing is there.
+ * @throws {Deno.errors.PermissionDenied} And any error but not-found.
+ */
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Factories shared by the context, briefing, bench, reference and store
 // tests (and the persistence fixtures). They live in `_factories.ts`, which

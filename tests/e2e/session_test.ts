@@ -7,7 +7,7 @@
  */
 import "../_session_key.ts";
 import assert from "node:assert/strict";
-import { loomIn as loom, spawnLoom } from "../_kit.ts";
+import { exists, loomIn as loom, spawnLoom } from "../_kit.ts";
 import {
   checkCommand,
   type FixtureName,
@@ -390,13 +390,6 @@ async function testsRunAfter(
     if (index + 1 > after) return { step: index + 1, run };
   }
   throw new Error(`The long recording runs no tests after step ${after}`);
-}
-
-function exists(path: string): Promise<boolean> {
-  return Deno.lstat(path).then(() => true, (error) => {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  });
 }
 
 /** Polls for a file until it appears (`true`) or `gone` settles (`false`). */
