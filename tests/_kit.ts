@@ -233,23 +233,9 @@ export async function tempDir(): Promise<TempDir> {
   };
 }
 
-/**
- * Whether a path exists itself: a symlink counts, followed or not, so a
- * dangling link an attack left behind is seen.
- *
- * @param path Any path.
- * @returns `false` only when nothing is there.
- * @throws {Deno.errors.PermissionDenied} And any error but not-found.
- */
-export async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
+// Whether a path exists itself (lstat: a dangling symlink an attack left
+// behind counts): the folder back-end's own check.
+export { exists } from "../lib/storage/_files.ts";
 
 // ---------------------------------------------------------------------------
 // Factories shared by the context, briefing, bench, reference and store
