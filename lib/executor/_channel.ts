@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { encodeFrame, frameReader } from "./_frames.ts";
+import { encodeFrame, frameReader } from "./frames.ts";
 import { helperPermissions, workerPermissions } from "./_permissions.ts";
 import type { Reply, Request } from "./_protocol.ts";
 import { bwrapArgs, SANDBOX_PATH } from "./_sandbox.ts";

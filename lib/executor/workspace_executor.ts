@@ -23,9 +23,8 @@ import {
   sandboxChannel,
   workerChannel,
 } from "./_channel.ts";
-import { bwrapWorks } from "./_sandbox.ts";
+import { usableBwrap } from "./bubblewrap.ts";
 import {
-  locateProgram,
   PlanRefused,
   planTest,
   type TestConfinement,
@@ -322,7 +321,7 @@ export class WorkspaceExecutor {
       test,
       options.protect ?? null,
     );
-    const bwrap = await usableBwrap(options);
+    const bwrap = await usableBwrap(options.sandbox);
     if (bwrap !== null) {
       executor.#channel = await sandboxChannel(
         bwrap,
@@ -778,20 +777,6 @@ async function realWorkspace(workspace: string): Promise<string> {
   return real;
 }
 
-/** The bubblewrap program when it works here, else `null`. */
-async function usableBwrap(
-  options: WorkspaceExecutorOptions,
-): Promise<string | null> {
-  const sandbox = options.sandbox === undefined ? "bwrap" : options.sandbox;
-  if (sandbox === null || Deno.build.os !== "linux" || Deno.build.standalone) {
-    return null;
-  }
-  // Resolved on the user's PATH: the sandbox's own PATH is not the user's.
-  const program = locateProgram(".", sandbox);
-  if (program === null) return null;
-  return (await bwrapWorks(program)) ? program : null;
-}
-
 async function testPlan(
   workspace: string,
   options: WorkspaceExecutorOptions,
@@ -809,7 +794,7 @@ async function testPlan(
     );
   }
   const unconfined = options.unconfinedTests === true;
-  const bwrap = unconfined ? null : await usableBwrap(options);
+  const bwrap = unconfined ? null : await usableBwrap(options.sandbox);
   try {
     return planTest({
       workspace,
