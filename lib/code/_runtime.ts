@@ -27,9 +27,13 @@ export interface RuntimeConfig {
   readonly maxBodyBytes: number;
 }
 
-/** The first line of the module the model's code becomes; its code follows on the same line. */
+/**
+ * The first line of the module the model's code becomes; its code follows on
+ * the same line, inside a block of its own so that it may declare `text` or
+ * `json` itself.
+ */
 export const CODE_HEAD =
-  "export default async function (tools, callTool, ToolError, text, json, loom) {";
+  "export default async function (tools, callTool, ToolError, text, json, loom) {{";
 
 /**
  * The runtime's source: the frame functions and {@linkcode sandboxMain},
@@ -418,7 +422,7 @@ export function sandboxMain(
     const code = decoder.decode(message.code as Uint8Array);
     // Percent-encoded down to the parentheses, which end a stack frame's location.
     const url = `data:application/typescript,${
-      encodeURIComponent(`${config.head}${code}\n}\n`).replace(
+      encodeURIComponent(`${config.head}${code}\n}}\n`).replace(
         /[()'!*]/g,
         (c) => `%${c.charCodeAt(0).toString(16)}`,
       )
