@@ -245,20 +245,28 @@ class Run {
     );
   }
 
-  /** Ends the run once: stops the process and the calls, then settles. */
+  /**
+   * Ends the run once: stops the calls, kills the process and everything
+   * it started (the sandbox's own processes die with it; each is also
+   * killed by pid, and awaited, so that none is left when the run answers),
+   * then settles.
+   */
   #end(settle: () => void): void {
     if (this.#over) return;
     this.#over = true;
     clearTimeout(this.#timer);
     this.#spec.signal?.removeEventListener("abort", this.#onAbort);
     this.#calls.abort(new DOMException("The run ended", "AbortError"));
-    try {
-      this.#child.kill("SIGKILL");
-    } catch {
-      // Already gone.
+    const tree = descendants(this.#child.pid);
+    for (const pid of [this.#child.pid, ...tree]) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
     }
     this.#stdin.close().catch(() => {});
-    this.#child.status.then(settle, settle);
+    this.#child.status.then(() => gone(tree)).then(settle, settle);
   }
 
   #fail(code: CodeError["code"], message: string): void {
@@ -451,3 +459,44 @@ class Run {
 }
 
 const NOT_JSON: unique symbol = Symbol("not JSON");
+
+/** The descendants of `pid` (Linux `/proc`; none where it cannot be read). */
+function descendants(pid: number): number[] {
+  const found: number[] = [];
+  const visit = (parent: number, depth: number) => {
+    if (depth > 16) return;
+    try {
+      for (const task of Deno.readDirSync(`/proc/${parent}/task`)) {
+        const list = Deno.readTextFileSync(
+          `/proc/${parent}/task/${task.name}/children`,
+        ).trim();
+        for (const child of list === "" ? [] : list.split(" ")) {
+          found.push(Number(child));
+          visit(Number(child), depth + 1);
+        }
+      }
+    } catch {
+      // Gone, not Linux, or no permission to read /proc.
+    }
+  };
+  visit(pid, 0);
+  return found;
+}
+
+/** Resolves when none of `pids` runs any more (a zombie has ended), or after 5 s. */
+async function gone(pids: readonly number[]): Promise<void> {
+  const deadline = performance.now() + 5000;
+  for (const pid of pids) {
+    while (performance.now() < deadline) {
+      let state: string;
+      try {
+        const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+        state = stat.charAt(stat.lastIndexOf(")") + 2);
+      } catch {
+        break;
+      }
+      if (state === "Z" || state === "X") break;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }
+}

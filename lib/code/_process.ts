@@ -33,9 +33,10 @@ const DATA_MARGIN_MIB = 512;
 
 /**
  * How a run is confined. `unprotected` is for the attack tests' control
- * runs only: every Deno permission, the remote and npm registries, the
- * gateway's environment, and bubblewrap only when given (to show what the
- * OS layer alone stops).
+ * runs only: every Deno permission and the remote and npm registries,
+ * inside bubblewrap with the usual empty environment when `bwrap` is given
+ * (to show what the OS layer alone stops), else with the gateway's whole
+ * environment (to show what an unconfined runner lets through).
  */
 export type Confinement =
   | { readonly kind: "bwrap"; readonly bwrap: string }
@@ -79,7 +80,8 @@ export async function processPlan(
     : confinement.kind === "bwrap"
     ? confinement.bwrap
     : confinement.bwrap;
-  const inherited = confinement.kind === "unprotected"
+  // Unprotected and without bubblewrap: nothing at all, the environment too.
+  const inherited = confinement.kind === "unprotected" && bwrap === null
     ? Deno.env.toObject()
     : {};
   if (bwrap === null) {
@@ -118,7 +120,7 @@ export async function processPlan(
   return {
     program: program!,
     args: rest,
-    env: { ...inherited, DENO_DIR: "/tmp/deno", NO_COLOR: "1" },
+    env: { DENO_DIR: "/tmp/deno", NO_COLOR: "1" },
   };
 }
 

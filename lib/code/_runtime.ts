@@ -408,6 +408,9 @@ export function sandboxMain(
   }
   console.dir = (value: unknown) => log("log", [value]);
   console.trace = (...args: unknown[]) => log("error", args);
+  // A Worker is a second heap past the heap limit: the data-segment limit
+  // would end the run with code_memory; without one the code learns why.
+  Reflect.deleteProperty(globalThis, "Worker");
   globalThis.addEventListener("error", (event) => {
     event.preventDefault();
     log("error", ["Uncaught", event.error ?? event.message]);

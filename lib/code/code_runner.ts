@@ -279,9 +279,10 @@ export class CodeRunner implements AsyncDisposable {
   }
 
   /**
-   * TEST ONLY: a runner without the protections — every Deno permission,
-   * the remote and npm registries, this process's environment, and
-   * bubblewrap only when `bwrap` names it. The attack tests run each attack
+   * TEST ONLY: a runner without the protections — every Deno permission
+   * and the remote and npm registries; inside bubblewrap (with the usual
+   * empty environment) when `bwrap` names it, else with this process's
+   * whole environment. The attack tests run each attack
    * here too and expect it to succeed: an attack test that an unprotected
    * runner passes could never fail. No face offers it.
    *
