@@ -15,11 +15,8 @@ import {
   parseGatewayConfig,
   toolClassification,
 } from "../mcp/gateway/gateway_config.ts";
-import {
-  Gateway,
-  type ListedTool,
-  type OwnTools,
-} from "../mcp/gateway/gateway.ts";
+import { Gateway, type OwnTools } from "../mcp/gateway/gateway.ts";
+import type { ListedTool } from "../mcp/gateway/tool_listing.ts";
 import {
   createGatewayServer,
   serveGatewayStdio,
