@@ -20,15 +20,16 @@ import type { ProcessPlan } from "./_process.ts";
 export interface CodeBridge {
   /**
    * Calls one tool; resolves to its `CallToolResult` as received (a tool
-   * error is a result with `isError`). Rejects when the call cannot be made;
-   * a rejection's `message` (and `code`, if any) is what the code sees.
+   * error is a result with `isError`), or with `results: "value"` to the
+   * tool's own output (JSON). Rejects when the call cannot be made; a
+   * rejection's `message` (and `code`, if any) is what the code sees.
    */
   callTool(
     server: string,
     tool: string,
     args: Record<string, unknown>,
     signal: AbortSignal,
-  ): Promise<Record<string, unknown>>;
+  ): Promise<unknown>;
   /**
    * `loom.read(reference)`: the selected text, or the JSON value a pointer
    * selects, checked against the reference's digest.
@@ -79,6 +80,8 @@ export interface CodeOutcome {
 /** One run to execute. */
 export interface RunSpec {
   readonly plan: ProcessPlan;
+  /** What calls resolve to in the code: MCP results, or the tools' own values. */
+  readonly results: "mcp" | "value";
   readonly code: string;
   readonly tools: readonly CodeName[];
   readonly bridge: CodeBridge;
@@ -152,6 +155,7 @@ class Run {
     spec.signal?.addEventListener("abort", this.#onAbort, { once: true });
     this.#send({
       t: "start",
+      results: spec.results,
       code: encoder.encode(spec.code),
       names: spec.tools.map((
         n,
@@ -387,12 +391,24 @@ class Run {
     work().then(
       (value) => {
         this.#live.delete(id as number);
-        this.#send({
-          t: "reply",
-          id,
-          ok: true,
-          json: encoder.encode(JSON.stringify(value) ?? "null"),
-        });
+        let json: string;
+        try {
+          json = JSON.stringify(value) ?? "null";
+        } catch (error) {
+          return this.#send({
+            t: "reply",
+            id,
+            ok: false,
+            error: {
+              code: "not_json",
+              message:
+                `The answer cannot be passed to the code: it is not JSON (${
+                  error instanceof Error ? error.message : String(error)
+                })`,
+            },
+          });
+        }
+        this.#send({ t: "reply", id, ok: true, json: encoder.encode(json) });
       },
       (error: unknown) => {
         this.#live.delete(id as number);

@@ -213,23 +213,20 @@ export function sandboxMain(
     }
   }
 
-  async function callTool(
+  /** `mcp`: calls answer CallToolResults; `value`: the tools' own outputs. */
+  let results = "mcp";
+
+  async function call(
     server: string,
     tool: string,
-    args: unknown = {},
-  ): Promise<CallResult> {
-    if (typeof server !== "string" || typeof tool !== "string") {
-      throw new TypeError(
-        "callTool(server, tool, args) takes two strings and an object",
-      );
-    }
+    args: unknown,
+  ): Promise<unknown> {
+    const name = server === "" ? tool : `${server}/${tool}`;
     if (typeof args !== "object" || args === null || Array.isArray(args)) {
-      throw new TypeError(
-        `The arguments of ${server}/${tool} must be an object`,
-      );
+      throw new TypeError(`The arguments of ${name} must be an object`);
     }
-    const body = jsonBytes(args, `The arguments of ${server}/${tool}`);
-    let reply: Json;
+    const body = jsonBytes(args, `The arguments of ${name}`);
+    let reply: CallResult;
     try {
       reply = JSON.parse(
         decoder.decode(await request({ t: "call", server, tool, args: body })),
@@ -243,8 +240,26 @@ export function sandboxMain(
       }
       throw error;
     }
-    if (reply.isError === true) throw new ToolError(server, tool, reply);
+    if (results === "mcp" && reply?.isError === true) {
+      throw new ToolError(server, tool, reply);
+    }
     return reply;
+  }
+
+  /** `callTool(server, tool, args)`; for tools without servers `callTool(name, args)`. */
+  function callTool(a: unknown, b?: unknown, c?: unknown): Promise<unknown> {
+    const flat = results === "value";
+    const [server, tool, args] = flat ? ["", a, b ?? {}] : [a, b, c ?? {}];
+    if (typeof server !== "string" || typeof tool !== "string") {
+      return Promise.reject(
+        new TypeError(
+          flat
+            ? "callTool(name, args) takes a string and an object"
+            : "callTool(server, tool, args) takes two strings and an object",
+        ),
+      );
+    }
+    return call(server, tool, args);
   }
 
   function json(result: CallResult): unknown {
@@ -313,12 +328,14 @@ export function sandboxMain(
     const servers: Record<string, Record<string, unknown>> = Object.create(
       null,
     );
+    const tops: Record<string, unknown> = Object.create(null);
     for (const entry of Array.isArray(names) ? names : []) {
       const [serverName, toolName, server, tool] = entry as string[];
-      const members = servers[serverName!] ??= Object.create(null);
-      members[toolName!] = (args?: unknown) => callTool(server!, tool!, args);
+      const run = (args: unknown = {}) => call(server!, tool!, args);
+      // A tool without a server sits at the top: tools.<name>.
+      if (serverName === "") tops[toolName!] = run;
+      else (servers[serverName!] ??= Object.create(null))[toolName!] = run;
     }
-    const tops: Record<string, unknown> = Object.create(null);
     for (const name of Object.keys(servers)) {
       tops[name] = namespace(servers[name]!, `tools.${name}`);
     }
@@ -421,6 +438,7 @@ export function sandboxMain(
   });
 
   async function start(message: Json): Promise<void> {
+    if (message.results === "value") results = "value";
     const tools = toolsOf(message.names);
     const code = decoder.decode(message.code as Uint8Array);
     // Percent-encoded down to the parentheses, which end a stack frame's location.

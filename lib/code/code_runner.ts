@@ -52,6 +52,12 @@ export interface RunOptions {
   readonly bridge: CodeBridge;
   /** The run's deadline in ms (at most the runner's maximum). */
   readonly timeoutMs?: number;
+  /**
+   * What a call resolves to in the code: `mcp` (default) the tool's MCP
+   * `CallToolResult`, `isError` thrown as a `ToolError`; `value` the
+   * tool's own output (the AI SDK's tools).
+   */
+  readonly results?: "mcp" | "value";
   /** Cancels the run (or its wait for a turn). */
   readonly signal?: AbortSignal;
 }
@@ -225,6 +231,7 @@ export class CodeRunner implements AsyncDisposable {
     };
     const running = executeRun({
       plan: this.#plan,
+      results: options.results ?? "mcp",
       code,
       tools: options.tools,
       bridge: options.bridge,
