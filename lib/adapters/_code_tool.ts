@@ -11,9 +11,11 @@ import { CodeRunner, type CodeRunnerOptions } from "../code/code_runner.ts";
 import { flatCodeNames } from "../code/code_names.ts";
 import { declareTools } from "../code/declarations.ts";
 import {
+  codeArguments,
   codeDescription,
   DECLARATIONS_MAX_BYTES,
 } from "../code/code_description.ts";
+export { CODE_INPUT_SCHEMA } from "../code/code_description.ts";
 import { codeAnswer, codeFailure } from "../code/code_answer.ts";
 import { CodeError } from "../code/code_error.ts";
 import type { AdapterOptions } from "./adapter_options.ts";
@@ -32,25 +34,6 @@ export interface BridgedTool {
   /** Checks the arguments as the SDK would, runs the tool, answers its output. */
   call(args: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
 }
-
-/** The input schema of `run_code`. */
-export const CODE_INPUT_SCHEMA: Record<string, unknown> = {
-  type: "object",
-  properties: {
-    code: {
-      type: "string",
-      description:
-        "The body of an async function, TypeScript or JavaScript; what it returns (JSON) is the answer",
-    },
-    timeout_ms: {
-      type: "integer",
-      minimum: 1,
-      description: "The run's deadline in milliseconds",
-    },
-  },
-  required: ["code"],
-  additionalProperties: false,
-};
 
 /** A started code tool: description, `execute`, and its runner to close. */
 export interface StartedCodeTool {
@@ -107,7 +90,7 @@ export async function startCodeTool(
   return {
     description,
     async execute(input, signal) {
-      const { code, timeout_ms } = checkInput(input);
+      const { code, timeout_ms } = codeArguments(input);
       try {
         const outcome = await runner.run(code, {
           tools: names,
@@ -149,27 +132,4 @@ export async function startCodeTool(
     },
     close: () => runner.close(),
   };
-}
-
-function checkInput(
-  input: unknown,
-): { code: string; timeout_ms?: number } {
-  const value = input as { code?: unknown; timeout_ms?: unknown } | null;
-  const keys = typeof value === "object" && value !== null
-    ? Object.keys(value)
-    : [];
-  if (
-    typeof value?.code !== "string" ||
-    keys.some((k) => k !== "code" && k !== "timeout_ms") ||
-    (value.timeout_ms !== undefined &&
-      (!Number.isSafeInteger(value.timeout_ms) ||
-        (value.timeout_ms as number) < 1))
-  ) {
-    throw new TypeError(
-      "invalid_arguments: run_code takes {code: string, timeout_ms?: integer >= 1}",
-    );
-  }
-  return value.timeout_ms === undefined
-    ? { code: value.code }
-    : { code: value.code, timeout_ms: value.timeout_ms as number };
 }

@@ -20,8 +20,15 @@ export const INLINE_LOG_BYTES = 8192;
 export interface AnswerStore {
   /** `--offload-bytes`: a result whose JSON is longer is stored. */
   readonly offloadBytes: number;
-  /** Stores a text (JSON or not) and resolves to its descriptor. */
-  store(text: string, json: boolean): Promise<Record<string, unknown>>;
+  /**
+   * Stores a text (JSON or not; `loom.store` may name its media type) and
+   * resolves to its descriptor.
+   */
+  store(
+    text: string,
+    json: boolean,
+    mediaType?: string,
+  ): Promise<Record<string, unknown>>;
 }
 
 /** Logs as answered: up to 8 KiB inline, the whole stored beyond that. */

@@ -11,6 +11,64 @@
 import type { CodeName } from "./code_names.ts";
 import type { CodeLimits } from "./code_runner.ts";
 
+/** The input schema of `run_code` (and of the AI SDK's `codeTool`). */
+export const CODE_INPUT_SCHEMA: Readonly<Record<string, unknown>> = {
+  type: "object",
+  properties: {
+    code: {
+      type: "string",
+      description:
+        "The body of an async function, TypeScript or JavaScript; what it returns (JSON) is the answer",
+    },
+    timeout_ms: {
+      type: "integer",
+      minimum: 1,
+      description: "The run's deadline in milliseconds",
+    },
+  },
+  required: ["code"],
+  additionalProperties: false,
+};
+
+/**
+ * Checks `run_code`'s arguments.
+ *
+ * @param input The arguments (untrusted).
+ * @returns The code and the deadline asked for.
+ * @throws {TypeError} `invalid_arguments: …` when they do not fit
+ *   {@linkcode CODE_INPUT_SCHEMA}.
+ *
+ * @example
+ * ```ts
+ * import { codeArguments } from "./code_description.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(codeArguments({ code: "return 1" }), { code: "return 1" });
+ * assert.throws(() => codeArguments({ code: 1 }), /invalid_arguments/);
+ * ```
+ */
+export function codeArguments(
+  input: unknown,
+): { readonly code: string; readonly timeout_ms?: number } {
+  const value = input as { code?: unknown; timeout_ms?: unknown } | null;
+  const keys = typeof value === "object" && value !== null
+    ? Object.keys(value)
+    : [];
+  if (
+    typeof value?.code !== "string" ||
+    keys.some((k) => k !== "code" && k !== "timeout_ms") ||
+    (value.timeout_ms !== undefined &&
+      (!Number.isSafeInteger(value.timeout_ms) ||
+        (value.timeout_ms as number) < 1))
+  ) {
+    throw new TypeError(
+      "invalid_arguments: run_code takes {code: string, timeout_ms?: integer >= 1} and nothing else",
+    );
+  }
+  return value.timeout_ms === undefined
+    ? { code: value.code }
+    : { code: value.code, timeout_ms: value.timeout_ms as number };
+}
+
 /** Tool declarations shown whole up to this size (UTF-8 bytes). */
 export const DECLARATIONS_MAX_BYTES = 6 * 1024;
 

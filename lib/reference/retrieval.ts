@@ -127,7 +127,8 @@ export class Retrieval {
    * rather than in a prompt (`run_code`'s `loom.read`): the text of a whole,
    * bytes or lines selection, or the JSON value a pointer selects (whatever
    * its rendering), checked against the reference's digest like every read,
-   * without the 8 KiB continuation cut.
+   * without the 8 KiB continuation cut. A reference without `select`
+   * selects the whole result.
    *
    * @param reference The reference (untrusted JSON).
    * @returns `{value}`, or a failure with a wire-format code.
@@ -138,7 +139,11 @@ export class Retrieval {
     | { readonly ok: true; readonly value: unknown }
     | { readonly ok: false; readonly code: string; readonly message: string } {
     const read = answer(() => {
-      const parsed = parseReference(reference);
+      const whole = typeof reference === "object" && reference !== null &&
+          !Array.isArray(reference) && !("select" in reference)
+        ? { ...reference, select: { kind: "whole" } }
+        : reference;
+      const parsed = parseReference(whole);
       const [record, span] = this.#resolve(
         parsed.select.kind === "json_pointer"
           ? { ...parsed, rendering: "json" }

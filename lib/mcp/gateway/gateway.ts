@@ -11,6 +11,8 @@
  * - `retrieval_answers.ts` (with `refetch.ts`): `read_result`,
  *   `find_in_result`, `list_results` over the same store;
  * - `resources_and_prompts.ts`: resources, templates and prompts;
+ * - `run_code.ts`: with `--code`, code that calls the upstream tools in a
+ *   confined sandbox;
  * - `tool_figures.ts`: the per-tool figures of `--report`.
  *
  * The MCP server in `gateway_server.ts` puts it on a transport; nothing
@@ -26,6 +28,8 @@ import type { MediaTemplate } from "./offload.ts";
 import { refetch } from "./refetch.ts";
 import { ResourcesAndPrompts } from "./resources_and_prompts.ts";
 import { RETRIEVAL_META, RetrievalAnswers } from "./retrieval_answers.ts";
+import { RUN_CODE, RunCode } from "./run_code.ts";
+import type { CodeRunner } from "../../code/code_runner.ts";
 import type { Sdk } from "./sdk.ts";
 import { ToolFigureBook, type ToolFigures } from "./tool_figures.ts";
 import { type ListedTool, ToolListing } from "./tool_listing.ts";
@@ -66,6 +70,8 @@ export interface GatewayOptions {
   readonly log: (line: string) => void;
   /** Loom's own root tools, with `--root`. */
   readonly own?: OwnTools;
+  /** `--code`: offer `run_code`, running code with this runner. */
+  readonly code?: CodeRunner;
   /**
    * `--session` or `--store`: the session behind the store's backing (the
    * store then shares results with other instances; it is refreshed before
@@ -108,6 +114,9 @@ export class Gateway {
   readonly #listing: ToolListing;
   readonly #resources: ResourcesAndPrompts;
   readonly #retrieval: RetrievalAnswers;
+  readonly #runCode: RunCode | undefined;
+  /** Counts the listings, for what is derived from them (run_code's description). */
+  #listings = 0;
   #upstreams: Upstream[] = [];
   #started: Promise<void> | undefined;
   readonly #refreshing = new Map<string, Promise<void>>();
@@ -146,6 +155,21 @@ export class Gateway {
           },
           media: this.#media,
         }),
+    });
+    this.#runCode = options.code === undefined ? undefined : new RunCode({
+      runner: options.code,
+      sdk: options.sdk,
+      store: options.store,
+      offloadBytes: options.offloadBytes,
+      maxResultBytes: options.maxResultBytes,
+      figures: this.#figures,
+      catalogue: () =>
+        this.#upstreams.flatMap((upstream) =>
+          (this.#listing.upstreamTools.get(upstream.name) ?? []).map((
+            tool,
+          ) => ({ upstream, tool }))
+        ),
+      version: () => this.#listings,
     });
   }
 
@@ -209,6 +233,7 @@ export class Gateway {
     );
     await Promise.all(this.#upstreams.map((u) => this.#list(u)));
     this.#listing.name(this.#upstreams);
+    this.#listings++;
   }
 
   /** Lists one upstream's tools, then (when it answered) its resources and prompts. */
@@ -232,6 +257,7 @@ export class Gateway {
         this.#stale.delete(server);
         await this.#list(upstream);
         this.#listing.name(this.#upstreams);
+        this.#listings++;
       } while (this.#stale.has(server));
     })().finally(() => this.#refreshing.delete(server));
     this.#refreshing.set(server, refresh);
@@ -299,8 +325,8 @@ export class Gateway {
 
   /**
    * The tools the host sees: the retrieval tools, Loom's root tools (with
-   * `--root`) and the upstream tools (their `outputSchema` left out: any
-   * answer may be offloaded).
+   * `--root`), `run_code` (with `--code`) and the upstream tools (their
+   * `outputSchema` left out: any answer may be offloaded).
    *
    * @returns The `tools/list` entries.
    */
@@ -312,6 +338,7 @@ export class Gateway {
     return [
       ...retrieval,
       ...(this.#options.own?.definitions ?? []),
+      ...(this.#runCode === undefined ? [] : [this.#runCode.definition]),
       ...this.#listing.listed,
     ];
   }
@@ -346,6 +373,9 @@ export class Gateway {
     const retrieved = await this.#retrieval.answer(name, args);
     if (retrieved !== undefined) return retrieved;
     await this.#started;
+    if (name === RUN_CODE && this.#runCode !== undefined) {
+      return await this.#runCode.call(args, context);
+    }
     const route = this.#listing.route(name);
     if (route === undefined) {
       return toolError(

@@ -5,8 +5,9 @@
  * Stdio entries have `command`, `args`, `env`, `cwd`; remote entries have
  * `"type": "http"` (or `"streamable-http"`) or `"sse"`, a `url` and
  * `headers`. `${VAR}` and `${VAR:-default}` expand in every string as Claude
- * Code expands them. Loom's own keys: `"persist": true` and
- * `"selfReading": true` on an entry, and per tool under `"tools"`. The file
+ * Code expands them. Loom's own keys: `"persist": true`,
+ * `"selfReading": true` and `"code": false` on an entry, the same per tool
+ * under `"tools"`. The file
  * is the user's (trusted), but a mistake in it is a
  * {@linkcode GatewayConfigError} naming the file, the entry and the field,
  * found before any server starts.
@@ -40,6 +41,12 @@ export interface ToolClassification {
   readonly selfReading: boolean;
 }
 
+/** A tool's own settings under an entry's `"tools"`. */
+export interface ToolSettings extends Partial<ToolClassification> {
+  /** `"code": false`: not callable from `run_code`. */
+  readonly code?: boolean;
+}
+
 /** A stdio upstream: a program the gateway starts. */
 export interface StdioServerEntry {
   /** The entry's name in the file. */
@@ -56,8 +63,10 @@ export interface StdioServerEntry {
   readonly cwd?: string;
   /** The server-wide classification. */
   readonly classification: ToolClassification;
-  /** Per-tool classifications by upstream tool name. */
-  readonly tools: Readonly<Record<string, Partial<ToolClassification>>>;
+  /** `"code": false`: no tool of the server is callable from `run_code`. */
+  readonly code?: false;
+  /** Per-tool settings by upstream tool name. */
+  readonly tools: Readonly<Record<string, ToolSettings>>;
 }
 
 /** A remote upstream: Streamable HTTP or SSE. */
@@ -72,8 +81,10 @@ export interface RemoteServerEntry {
   readonly headers: Readonly<Record<string, string>>;
   /** The server-wide classification. */
   readonly classification: ToolClassification;
-  /** Per-tool classifications by upstream tool name. */
-  readonly tools: Readonly<Record<string, Partial<ToolClassification>>>;
+  /** `"code": false`: no tool of the server is callable from `run_code`. */
+  readonly code?: false;
+  /** Per-tool settings by upstream tool name. */
+  readonly tools: Readonly<Record<string, ToolSettings>>;
 }
 
 /** One upstream server of the file. */
@@ -227,18 +238,19 @@ export function parseGatewayConfig(
       persist: flag(entry.persist, "persist") ?? false,
       selfReading: flag(entry.selfReading, "selfReading") ?? false,
     };
-    const tools: Record<string, Partial<ToolClassification>> = {};
+    const code = flag(entry.code, "code") ?? true;
+    const tools: Record<string, ToolSettings> = {};
     if (entry.tools !== undefined) {
       if (!isObject(entry.tools)) fail(`${at("tools")} is not an object`);
       for (const [tool, value] of Object.entries(entry.tools as object)) {
         if (!isObject(value)) fail(`${at(`tools.${tool}`)} is not an object`);
         const v = value as Record<string, unknown>;
-        const persist = flag(v.persist, `tools.${tool}.persist`);
-        const selfReading = flag(v.selfReading, `tools.${tool}.selfReading`);
-        tools[tool] = {
-          ...(persist === undefined ? {} : { persist }),
-          ...(selfReading === undefined ? {} : { selfReading }),
-        };
+        const settings: Record<string, boolean> = {};
+        for (const key of ["persist", "selfReading", "code"]) {
+          const value = flag(v[key], `tools.${tool}.${key}`);
+          if (value !== undefined) settings[key] = value;
+        }
+        tools[tool] = settings;
       }
     }
     const type = entry.type === undefined ? undefined : str("type", entry.type);
@@ -264,6 +276,7 @@ export function parseGatewayConfig(
         url,
         headers: record("headers"),
         classification,
+        ...(code ? {} : { code }),
         tools,
       });
       continue;
@@ -294,6 +307,7 @@ export function parseGatewayConfig(
       env: record("env"),
       ...(cwd === undefined ? {} : { cwd }),
       classification,
+      ...(code ? {} : { code }),
       tools,
     });
   }
@@ -328,6 +342,29 @@ export function toolClassification(
     persist: own?.persist ?? entry.classification.persist,
     selfReading: own?.selfReading ?? entry.classification.selfReading,
   };
+}
+
+/**
+ * Whether code in `run_code` may call one upstream tool: not when the tool
+ * or its server says `"code": false` (the tool's own setting wins).
+ *
+ * @param entry The server entry.
+ * @param tool The upstream tool's name.
+ * @returns Whether `tools.<server>.<tool>` and `callTool` reach it.
+ *
+ * @example
+ * ```ts
+ * import { codeCallable, parseGatewayConfig } from "./gateway_config.ts";
+ * import assert from "node:assert/strict";
+ * const { servers: [fs] } = parseGatewayConfig(JSON.stringify({ mcpServers: { fs: {
+ *   command: "x", tools: { write_file: { code: false } } } } }), { file: "f", env: {} });
+ * assert.equal(codeCallable(fs!, "write_file"), false);
+ * assert.equal(codeCallable(fs!, "read_file"), true);
+ * ```
+ */
+export function codeCallable(entry: ServerEntry, tool: string): boolean {
+  const own = Object.hasOwn(entry.tools, tool) ? entry.tools[tool] : undefined;
+  return own?.code ?? entry.code ?? true;
 }
 
 /** Whether a command line starts `loom mcp --servers` (this gateway again). */
