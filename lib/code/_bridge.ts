@@ -125,6 +125,7 @@ class Run {
   #logBytes = 0;
   #callCount = 0;
   #stderr = "";
+  #stdoutDone: Promise<void> = Promise.resolve();
   #stderrDone: Promise<void> = Promise.resolve();
   #over = false;
 
@@ -161,7 +162,7 @@ class Run {
         n,
       ) => [n.serverName, n.toolName, n.server, n.tool]),
     });
-    this.#readStdout();
+    this.#stdoutDone = this.#readStdout();
     this.#stderrDone = this.#readStderr();
     this.#child.status.then((status) => this.#exited(status.code));
   }
@@ -198,9 +199,10 @@ class Run {
       this.#spec.limits.maxBodyBytes,
     );
     try {
+      // Read to the end even after the run is over: the end of the pipe is
+      // when every process that held it has exited.
       for await (const chunk of this.#child.stdout) {
-        if (this.#over) break;
-        push(chunk);
+        if (!this.#over) push(chunk);
       }
     } catch (error) {
       this.#fail(
@@ -250,10 +252,12 @@ class Run {
   }
 
   /**
-   * Ends the run once: stops the calls, kills the process and everything
-   * it started (the sandbox's own processes die with it; each is also
-   * killed by pid, and awaited, so that none is left when the run answers),
-   * then settles.
+   * Ends the run once: stops the calls, kills the process (the sandbox's
+   * own processes die with it: bubblewrap's parent-death signal, then the
+   * end of its PID namespace), and settles when every process of the run
+   * has exited — when the run's stdout and stderr have closed, for every
+   * process holds them — so that none is left when the run answers. (At
+   * most 5 s: a run's process cannot hold them longer once killed.)
    */
   #end(settle: () => void): void {
     if (this.#over) return;
@@ -261,16 +265,20 @@ class Run {
     clearTimeout(this.#timer);
     this.#spec.signal?.removeEventListener("abort", this.#onAbort);
     this.#calls.abort(new DOMException("The run ended", "AbortError"));
-    const tree = descendants(this.#child.pid);
-    for (const pid of [this.#child.pid, ...tree]) {
-      try {
-        Deno.kill(pid, "SIGKILL");
-      } catch {
-        // Already gone.
-      }
+    try {
+      this.#child.kill("SIGKILL");
+    } catch {
+      // Already gone.
     }
     this.#stdin.close().catch(() => {});
-    this.#child.status.then(() => gone(tree)).then(settle, settle);
+    let wait: ReturnType<typeof setTimeout> | undefined;
+    Promise.race([
+      Promise.all([this.#child.status, this.#stdoutDone, this.#stderrDone]),
+      new Promise((done) => wait = setTimeout(done, 5000)),
+    ]).then(() => {
+      clearTimeout(wait);
+      settle();
+    });
   }
 
   #fail(code: CodeError["code"], message: string): void {
@@ -475,44 +483,3 @@ class Run {
 }
 
 const NOT_JSON: unique symbol = Symbol("not JSON");
-
-/** The descendants of `pid` (Linux `/proc`; none where it cannot be read). */
-function descendants(pid: number): number[] {
-  const found: number[] = [];
-  const visit = (parent: number, depth: number) => {
-    if (depth > 16) return;
-    try {
-      for (const task of Deno.readDirSync(`/proc/${parent}/task`)) {
-        const list = Deno.readTextFileSync(
-          `/proc/${parent}/task/${task.name}/children`,
-        ).trim();
-        for (const child of list === "" ? [] : list.split(" ")) {
-          found.push(Number(child));
-          visit(Number(child), depth + 1);
-        }
-      }
-    } catch {
-      // Gone, not Linux, or no permission to read /proc.
-    }
-  };
-  visit(pid, 0);
-  return found;
-}
-
-/** Resolves when none of `pids` runs any more (a zombie has ended), or after 5 s. */
-async function gone(pids: readonly number[]): Promise<void> {
-  const deadline = performance.now() + 5000;
-  for (const pid of pids) {
-    while (performance.now() < deadline) {
-      let state: string;
-      try {
-        const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-        state = stat.charAt(stat.lastIndexOf(")") + 2);
-      } catch {
-        break;
-      }
-      if (state === "Z" || state === "X") break;
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
-  }
-}

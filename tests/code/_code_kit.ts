@@ -176,51 +176,48 @@ export function countingListener(): CountingListener {
   };
 }
 
+/** One process as `ps` lists it. */
+interface Listed {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly state: string;
+  readonly args: string;
+}
+
+/** Every process of the machine (by `ps`: Deno reads /proc only with --allow-all). */
+export function processes(): Listed[] {
+  const out = new Deno.Command("ps", {
+    args: ["-eo", "pid=,ppid=,stat=,args="],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").flatMap((line) => {
+    const m = /^\s*(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/.exec(line);
+    return m === null
+      ? []
+      : [{ pid: Number(m[1]), ppid: Number(m[2]), state: m[3]!, args: m[4]! }];
+  });
+}
+
 /** This process's children whose command line mentions `marker`, and all their descendants. */
 export function processTree(marker: string): number[] {
+  const all = processes();
   const found: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`);
-      if (ppid === Deno.pid && cmdline.includes(marker)) {
-        found.push(Number(entry.name), ...descendants(Number(entry.name)));
-      }
-    } catch {
-      // Gone meanwhile.
-    }
+  const visit = (pid: number) => {
+    found.push(pid);
+    for (const p of all) if (p.ppid === pid) visit(p.pid);
+  };
+  for (const p of all) {
+    if (p.ppid === Deno.pid && p.args.includes(marker)) visit(p.pid);
   }
   return found;
 }
 
-function descendants(pid: number): number[] {
-  const out: number[] = [];
-  try {
-    for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
-      const children = Deno.readTextFileSync(
-        `/proc/${pid}/task/${task.name}/children`,
-      ).trim();
-      for (const child of children === "" ? [] : children.split(" ")) {
-        out.push(Number(child), ...descendants(Number(child)));
-      }
-    }
-  } catch {
-    // Gone meanwhile.
-  }
-  return out;
-}
-
 /** Whether a process is alive (a zombie counts as gone). */
 export function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !==
-      "Z";
-  } catch {
-    return false;
-  }
+  const found = processes().find((p) => p.pid === pid);
+  return found !== undefined && !found.state.startsWith("Z");
 }
 
 export { CodeRunner };

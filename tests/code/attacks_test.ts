@@ -18,6 +18,7 @@ import {
   attempt,
   CodeRunner,
   countingListener,
+  processes,
   processTree,
   recordingBridge,
   toolNames,
@@ -389,7 +390,7 @@ bwrapTest(
 );
 
 bwrapTest(
-  "run_code: nothing outlives its run — timers, a child, a detached grandchild",
+  "run_code: nothing outlives its run — a spinning loop past its deadline, timers, a child, a detached grandchild",
   async () => {
     await using runner = await CodeRunner.start({});
     await using open = await CodeRunner.unprotected({ bwrap: null });
@@ -400,7 +401,7 @@ bwrapTest(
     try { new Deno.Command("sleep", { args: ["${marker}1"], ...quiet }).spawn().unref(); } catch {}
     try { await new Deno.Command("/bin/sh", { args: ["-c", "sleep ${marker}2 >/dev/null 2>&1 &"], ...quiet }).output(); } catch {}
     await tools.s.hold();
-    return "left things running";`;
+    while (true) {}`;
     const marked = () => markedProcesses(marker);
     for (
       const [which, r, survives] of [["confined", runner, false], [
@@ -419,8 +420,13 @@ bwrapTest(
       const run = await attempt(r, code, {
         bridge,
         tools: toolNames(["s/hold"]),
+        timeoutMs: 1500,
       });
-      assert.equal(run.ok, true, JSON.stringify(run));
+      assert.equal(
+        (run as { code: string }).code,
+        "code_timeout",
+        JSON.stringify(run),
+      );
       assert.ok(tree.length >= 1, `${which}: the run's processes were seen`);
       if (survives) {
         // The control: without a sandbox the detached grandchild outlives the run.
@@ -442,17 +448,7 @@ bwrapTest(
 
 /** Live processes whose command line holds `marker`. */
 function markedProcesses(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`);
-      if (cmdline.includes(marker) && alive(Number(entry.name))) {
-        found.push(Number(entry.name));
-      }
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return found;
+  return processes()
+    .filter((p) => p.args.includes(marker) && !p.state.startsWith("Z"))
+    .map((p) => p.pid);
 }

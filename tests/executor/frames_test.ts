@@ -60,16 +60,19 @@ Deno.test("encodeFrame() and frameReader() carry messages with their bytes", asy
     );
   });
 
-  await t.step("a body beyond its limit is a RangeError before it is allocated", () => {
-    let seen = 0;
-    const push = frameReader(() => seen++, 1024, undefined, 16);
-    push(joined(encodeFrame({ bytes: new Uint8Array(16) })));
-    const prefix = new Uint8Array(8);
-    new DataView(prefix.buffer).setUint32(0, 2);
-    new DataView(prefix.buffer).setUint32(4, 0xffffffff);
-    assert.throws(() => push(prefix), /body of 4294967295 bytes exceeds 16/);
-    assert.equal(seen, 1);
-  });
+  await t.step(
+    "a body beyond its limit is a RangeError before it is allocated",
+    () => {
+      let seen = 0;
+      const push = frameReader(() => seen++, 1024, undefined, 16);
+      push(joined(encodeFrame({ bytes: new Uint8Array(16) })));
+      const prefix = new Uint8Array(8);
+      new DataView(prefix.buffer).setUint32(0, 2);
+      new DataView(prefix.buffer).setUint32(4, 0xffffffff);
+      assert.throws(() => push(prefix), /body of 4294967295 bytes exceeds 16/);
+      assert.equal(seen, 1);
+    },
+  );
 });
 
 Deno.test("The relay's reader does work linear in the chunks of a 32 MiB message", () => {
