@@ -187,9 +187,11 @@ async function gateway(
       log,
       ...(ownTools === undefined ? {} : { own: ownToolsOf(ownTools) }),
       ...(code === undefined ? {} : { code }),
-      ...(session === undefined
-        ? {}
-        : { persistence: session, media: session.media }),
+      ...(session === undefined ? {} : {
+        persistence: session,
+        media: session.media,
+        location: session.dir,
+      }),
     });
     try {
       if (g.list) {

@@ -83,6 +83,11 @@ export interface GatewayOptions {
    * session's map, consulted as it grows).
    */
   readonly media?: ReadonlyMap<string, MediaTemplate>;
+  /**
+   * Where persisted results can be read back (the session folder, or its
+   * redacted place in a store), named by telemetry's references.
+   */
+  readonly location?: string;
 }
 
 /**
@@ -394,6 +399,7 @@ export class Gateway {
       log: o.log,
       figures: this.#figures,
       media: this.#media,
+      ...(o.location === undefined ? {} : { location: o.location }),
     });
   }
 

@@ -18,6 +18,7 @@ import type { ToolFigureBook } from "./tool_figures.ts";
 import type { ToolRoute } from "./tool_listing.ts";
 import { jsonBytes, type McpResult, toolError } from "./tool_result.ts";
 import { UpstreamFailure } from "./upstream.ts";
+import { offloadAttributes } from "../../telemetry/mcp.ts";
 
 /** The host side of a call: cancellation and progress. */
 export interface CallContext {
@@ -45,6 +46,11 @@ export interface UpstreamCallOptions {
   readonly figures: ToolFigureBook;
   /** Where the media templates of stored image, audio or blob parts go. */
   readonly media: Map<string, MediaTemplate>;
+  /**
+   * Where persisted results can be read back (the session folder or the
+   * store's redacted location), for telemetry's references.
+   */
+  readonly location?: string;
 }
 
 /**
@@ -142,6 +148,22 @@ export async function callUpstream(
   figures.offloaded += 1;
   const sent = jsonBytes(offloaded.result);
   figures.bytes_to_host += sent;
+  offloadAttributes({
+    stored: offloaded.stored.map((part) => {
+      const kept = o.store.get(part.id);
+      return {
+        result: part.id,
+        sha256: kept?.sha256 ?? String(part.descriptor.sha256),
+        bytes: kept?.bytes.length ?? 0,
+        media_type: String(part.descriptor.media_type ?? "text/plain"),
+        ...(persist && o.location !== undefined
+          ? { location: o.location }
+          : {}),
+      };
+    }),
+    bytesUpstream: offloaded.upstreamBytes,
+    bytesToHost: sent,
+  });
   o.log(
     `${upstream.name}/${tool.name}: ${offloaded.upstreamBytes} bytes upstream → ${sent} bytes to the host (${
       offloaded.stored.map((s) => s.id).join(", ") || "not stored"
