@@ -77,9 +77,63 @@ export interface CodeOutcome {
   readonly ms: number;
 }
 
+/**
+ * A sandbox process, started and waiting for its code (the runtime reads
+ * nothing else first): a runner starts the next one ahead, so a run does
+ * not wait for Deno to boot.
+ */
+export interface Sandbox {
+  /** The process (bubblewrap's, or Deno's when unconfined). */
+  readonly child: Deno.ChildProcess;
+  /** Its stdin. */
+  readonly stdin: WritableStreamDefaultWriter<Uint8Array>;
+  /** Whether it has exited already. */
+  exited(): boolean;
+}
+
+/**
+ * Starts a sandbox process for one run.
+ *
+ * @param plan Its command line and environment.
+ * @returns The process, waiting for its code.
+ */
+export function spawnSandbox(plan: ProcessPlan): Sandbox {
+  const child = new Deno.Command(plan.program, {
+    args: [...plan.args],
+    clearEnv: true,
+    env: { ...plan.env },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let exited = false;
+  child.status.then(() => exited = true, () => exited = true);
+  return { child, stdin: child.stdin.getWriter(), exited: () => exited };
+}
+
+/**
+ * Stops a sandbox no run took: kills it and waits for its end.
+ *
+ * @param sandbox The process.
+ */
+export async function discardSandbox(sandbox: Sandbox): Promise<void> {
+  try {
+    sandbox.child.kill("SIGKILL");
+  } catch {
+    // Already gone.
+  }
+  sandbox.stdin.close().catch(() => {});
+  await Promise.all([
+    sandbox.child.status,
+    sandbox.child.stdout.cancel().catch(() => {}),
+    sandbox.child.stderr.cancel().catch(() => {}),
+  ]);
+}
+
 /** One run to execute. */
 export interface RunSpec {
-  readonly plan: ProcessPlan;
+  /** The process it runs in (fresh: no run took it before). */
+  readonly sandbox: Sandbox;
   /** What calls resolve to in the code: MCP results, or the tools' own values. */
   readonly results: "mcp" | "value";
   readonly code: string;
@@ -136,15 +190,8 @@ class Run {
   ) {
     this.#spec = spec;
     this.#settle = { resolve, reject };
-    this.#child = new Deno.Command(spec.plan.program, {
-      args: [...spec.plan.args],
-      clearEnv: true,
-      env: { ...spec.plan.env },
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    this.#stdin = this.#child.stdin.getWriter();
+    this.#child = spec.sandbox.child;
+    this.#stdin = spec.sandbox.stdin;
     this.#timer = setTimeout(
       () =>
         this.#fail(

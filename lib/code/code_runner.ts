@@ -1,7 +1,9 @@
 /**
  * Runs model-written code, one fresh confined Deno process per run: the
  * code is the body of an async function whose `tools.<server>.<tool>`
- * calls go through the face's {@linkcode CodeBridge}. At most four runs
+ * calls go through the face's {@linkcode CodeBridge}. The next run's
+ * process is started ahead, idle until it gets its code (a run never
+ * shares a process with another), so a run does not wait for Deno to boot. At most four runs
  * execute at once (more wait in order); each has a deadline, a heap limit,
  * a number of calls, at most 16 requests in flight and 1 MiB of logs.
  * Without a working bubblewrap {@linkcode CodeRunner.start} refuses
@@ -15,8 +17,11 @@ import type { CodeName } from "./code_names.ts";
 import {
   type CodeBridge,
   type CodeOutcome,
+  discardSandbox,
   executeRun,
   type RunLimits,
+  type Sandbox,
+  spawnSandbox,
 } from "./_bridge.ts";
 import { type Confinement, type ProcessPlan, processPlan } from "./_process.ts";
 import { runtimeSource } from "./_runtime.ts";
@@ -113,6 +118,8 @@ export class CodeRunner implements AsyncDisposable {
   readonly #waiting: (() => void)[] = [];
   readonly #active = new Set<Promise<unknown>>();
   #running = 0;
+  /** The next run's process, started ahead (none once closed). */
+  #spare: Sandbox | undefined;
 
   private constructor(
     confinement: Confinement,
@@ -124,6 +131,18 @@ export class CodeRunner implements AsyncDisposable {
     this.#plan = plan;
     this.#folder = folder;
     this.#limits = limits;
+    this.#spare = spawnSandbox(plan);
+  }
+
+  /** A fresh process for a run: the spare when it is alive, and a new spare. */
+  #sandbox(): Sandbox {
+    const spare = this.#spare;
+    this.#spare = this.#closing.signal.aborted
+      ? undefined
+      : spawnSandbox(this.#plan);
+    if (spare !== undefined && !spare.exited()) return spare;
+    if (spare !== undefined) discardSandbox(spare);
+    return spawnSandbox(this.#plan);
   }
 
   /**
@@ -229,8 +248,9 @@ export class CodeRunner implements AsyncDisposable {
       maxLogBytes: this.#limits.maxLogBytes,
       maxBodyBytes: MAX_BODY_BYTES,
     };
+    signal.throwIfAborted();
     const running = executeRun({
-      plan: this.#plan,
+      sandbox: this.#sandbox(),
       results: options.results ?? "mcp",
       code,
       tools: options.tools,

@@ -200,16 +200,23 @@ export function processes(): Listed[] {
   });
 }
 
-/** This process's children whose command line mentions `marker`, and all their descendants. */
-export function processTree(marker: string): number[] {
+/** This process's children whose command line mentions `marker`. */
+export function childrenMarked(marker: string): number[] {
+  return processes()
+    .filter((p) => p.ppid === Deno.pid && p.args.includes(marker))
+    .map((p) => p.pid);
+}
+
+/** The processes `roots` and all their descendants, now. */
+export function processTree(roots: readonly number[]): number[] {
   const all = processes();
   const found: number[] = [];
   const visit = (pid: number) => {
     found.push(pid);
     for (const p of all) if (p.ppid === pid) visit(p.pid);
   };
-  for (const p of all) {
-    if (p.ppid === Deno.pid && p.args.includes(marker)) visit(p.pid);
+  for (const root of roots) {
+    if (all.some((p) => p.pid === root)) visit(root);
   }
   return found;
 }

@@ -16,6 +16,7 @@ import {
   alive,
   type Attempt,
   attempt,
+  childrenMarked,
   CodeRunner,
   countingListener,
   processes,
@@ -395,25 +396,26 @@ bwrapTest(
     await using runner = await CodeRunner.start({});
     await using open = await CodeRunner.unprotected({ bwrap: null });
     // Unique durations mark the attack's processes anywhere on the machine.
-    const marker = `${3000 + Math.floor(Math.random() * 1000)}.${Deno.pid}`;
+    const sleeps = `${3000 + Math.floor(Math.random() * 1000)}.${Deno.pid}`;
     const code = `setInterval(() => {}, 10);
     const quiet = { stdin: "null", stdout: "null", stderr: "null" };
-    try { new Deno.Command("sleep", { args: ["${marker}1"], ...quiet }).spawn().unref(); } catch {}
-    try { await new Deno.Command("/bin/sh", { args: ["-c", "sleep ${marker}2 >/dev/null 2>&1 &"], ...quiet }).output(); } catch {}
+    try { new Deno.Command("sleep", { args: ["${sleeps}1"], ...quiet }).spawn().unref(); } catch {}
+    try { await new Deno.Command("/bin/sh", { args: ["-c", "sleep ${sleeps}2 >/dev/null 2>&1 &"], ...quiet }).output(); } catch {}
     await tools.s.hold();
     while (true) {}`;
-    const marked = () => markedProcesses(marker);
-    for (
-      const [which, r, survives] of [["confined", runner, false], [
-        "unprotected",
-        open,
-        true,
-      ]] as const
-    ) {
+    const marked = () => markedProcesses(sleeps);
+    const runners = [
+      ["confined", runner, false, "/loom/runtime.js"],
+      ["unprotected", open, true, "--allow-all"],
+    ] as const;
+    for (const [which, r, survives, marker] of runners) {
+      // The run takes the process its runner started ahead (and starts the
+      // next one): the processes there before the run are the run's.
+      const before = childrenMarked(marker);
       let tree: number[] = [];
       const bridge = recordingBridge({
         "s/hold": () => {
-          tree = processTree("runtime.js");
+          tree = processTree(before);
           return { content: [] };
         },
       });
