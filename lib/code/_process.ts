@@ -66,7 +66,12 @@ export async function processPlan(
 ): Promise<ProcessPlan> {
   const deno = input.deno ?? Deno.execPath();
   if (confinement.kind === "unprotected" && denoArgs[0] === "run") {
-    denoArgs = ["run", "--allow-all", INSIDE.runtime];
+    denoArgs = [
+      "run",
+      "--allow-all",
+      `--v8-flags=--max-old-space-size=${input.memoryMiB}`,
+      INSIDE.runtime,
+    ];
   }
   const limit = (input.memoryMiB + DATA_MARGIN_MIB) * 1024;
   const shell = Deno.build.os === "windows" ? [] : [

@@ -393,8 +393,11 @@ bwrapTest(
 bwrapTest(
   "run_code: nothing outlives its run — a spinning loop past its deadline, timers, a child, a detached grandchild",
   async () => {
-    await using runner = await CodeRunner.start({});
-    await using open = await CodeRunner.unprotected({ bwrap: null });
+    // A heap limit no other runner has marks this test's processes (test
+    // files run in parallel in one process, each runner with a spare).
+    const memoryMiB = 300 + Math.floor(Math.random() * 200);
+    await using runner = await CodeRunner.start({ memoryMiB });
+    await using open = await CodeRunner.unprotected({ bwrap: null, memoryMiB });
     // Unique durations mark the attack's processes anywhere on the machine.
     const sleeps = `${3000 + Math.floor(Math.random() * 1000)}.${Deno.pid}`;
     const code = `setInterval(() => {}, 10);
@@ -404,9 +407,10 @@ bwrapTest(
     await tools.s.hold();
     while (true) {}`;
     const marked = () => markedProcesses(sleeps);
+    const heap = `--max-old-space-size=${memoryMiB}`;
     const runners = [
-      ["confined", runner, false, "/loom/runtime.js"],
-      ["unprotected", open, true, "--allow-all"],
+      ["confined", runner, false, `${heap} /loom/runtime.js`],
+      ["unprotected", open, true, `--allow-all --v8-flags=${heap}`],
     ] as const;
     for (const [which, r, survives, marker] of runners) {
       // The run takes the process its runner started ahead (and starts the

@@ -82,7 +82,7 @@ bwrapTest(
     );
 
     await t.step(
-      "sorting and filtering a 1.4 MB JSON file answers a few hundred bytes",
+      "sorting and filtering a 1.3 MB JSON file answers a few hundred bytes",
       async () => {
         const answer = await run(`
       const { items } = JSON.parse(text(await tools.fs.read_text_file({ path: ${
