@@ -296,7 +296,12 @@ export class CodeRunner implements AsyncDisposable {
     this.#closing.abort(
       new DOMException("The code runner closed", "AbortError"),
     );
-    await Promise.allSettled([...this.#active]);
+    const spare = this.#spare;
+    this.#spare = undefined;
+    await Promise.allSettled([
+      ...this.#active,
+      ...(spare === undefined ? [] : [discardSandbox(spare)]),
+    ]);
     await Deno.remove(this.#folder, { recursive: true }).catch(() => {});
   }
 

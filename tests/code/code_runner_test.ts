@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { CodeError } from "../../lib/code/code_error.ts";
 import { HAVE_BWRAP } from "../security/_bwrap.ts";
 import {
+  alive,
   attempt,
+  childrenMarked,
   CodeRunner,
   recordingBridge,
   toolNames,
@@ -367,4 +369,15 @@ Deno.test("CodeError carries the logs, calls and time of the run", () => {
     501,
     3,
   ]);
+});
+
+Deno.test("CodeRunner.close() leaves no process: not the run's, not the one started ahead", async () => {
+  // A heap limit no other runner has marks this runner's processes.
+  const memoryMiB = 500 + Math.floor(Math.random() * 200);
+  const marker = `--max-old-space-size=${memoryMiB}`;
+  const runner = await CodeRunner.start({ ...CONFINED, memoryMiB });
+  await attempt(runner, "return 1");
+  assert.ok(childrenMarked(marker).length >= 1, "the next run's process waits");
+  await runner.close();
+  assert.deepEqual(childrenMarked(marker).filter(alive), []);
 });
