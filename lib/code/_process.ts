@@ -12,6 +12,12 @@
  * `NO_COLOR`, and a data-segment limit (`ulimit -d`) that also bounds the
  * array buffers V8's heap limit does not count.
  *
+ * Deno's cache is the runner's own folder, filled once by a run of Loom's
+ * own code (the runner's first, `writableCache`) and read-only inside the
+ * sandbox from then on: a fresh, empty cache costs each run about as much as
+ * Deno's start itself, and a read-only one carries nothing from one run to
+ * the next.
+ *
  * @module
  */
 import { ISOLATION_ARGS } from "../executor/bubblewrap.ts";
@@ -27,7 +33,11 @@ export interface ProcessPlan {
 }
 
 /** Where the runtime and the Deno binary are inside the sandbox. */
-const INSIDE = { deno: "/loom/deno", runtime: "/loom/runtime.js" };
+const INSIDE = {
+  deno: "/loom/deno",
+  runtime: "/loom/runtime.js",
+  cache: "/loom/cache",
+};
 /** Data segment allowed beyond the heap limit: V8's other spaces, code, buffers. */
 const DATA_MARGIN_MIB = 512;
 
@@ -47,8 +57,10 @@ export type Confinement =
 export interface PlanInput {
   /** The runtime script on the host. */
   readonly runtime: string;
-  /** A private folder for Deno's cache when unconfined. */
+  /** Deno's cache folder (the runner's own). */
   readonly denoDir: string;
+  /** Bind the cache writable (the runner's first run, of its own code). */
+  readonly writableCache?: boolean;
   /** The V8 heap limit in MiB. */
   readonly memoryMiB: number;
   /** The Deno binary (default: this one). */
@@ -109,6 +121,9 @@ export async function processPlan(
     "--ro-bind",
     input.runtime,
     INSIDE.runtime,
+    input.writableCache === true ? "--bind" : "--ro-bind",
+    input.denoDir,
+    INSIDE.cache,
     "--dev",
     "/dev",
     "--proc",
@@ -125,7 +140,7 @@ export async function processPlan(
   return {
     program: program!,
     args: rest,
-    env: { DENO_DIR: "/tmp/deno", NO_COLOR: "1" },
+    env: { DENO_DIR: INSIDE.cache, NO_COLOR: "1" },
   };
 }
 

@@ -200,12 +200,15 @@ export class CodeRunner implements AsyncDisposable {
           maxBodyBytes: MAX_BODY_BYTES,
         }),
       );
-      const input = {
-        runtime,
-        denoDir: `${folder}/deno`,
-        memoryMiB: limits.memoryMiB,
-      };
-      await probe(await processPlan(confinement, input, ["--version"]));
+      const denoDir = `${folder}/deno`;
+      await Deno.mkdir(denoDir);
+      const input = { runtime, denoDir, memoryMiB: limits.memoryMiB };
+      // The first run, of Loom's own code, checks that the sandbox works
+      // and fills Deno's cache, which later runs see read-only.
+      await warmUp(
+        await processPlan(confinement, { ...input, writableCache: true }),
+        limits,
+      );
       const plan = await processPlan(confinement, input);
       return new CodeRunner(confinement, plan, folder, limits);
     } catch (error) {
@@ -338,27 +341,38 @@ function positive(value: number, name: string): number {
   return value;
 }
 
-/** Starts Deno once in the sandbox; a failure is `confinement_unavailable`. */
-async function probe(plan: ProcessPlan): Promise<void> {
-  let said = "";
+/**
+ * Runs Loom's own `return 1` in the sandbox; a failure is
+ * `confinement_unavailable`, with what went wrong.
+ */
+async function warmUp(plan: ProcessPlan, limits: CodeLimits): Promise<void> {
+  const refused = () => Promise.reject(new Error("No tools"));
   try {
-    const output = await new Deno.Command(plan.program, {
-      args: [...plan.args],
-      clearEnv: true,
-      env: { ...plan.env },
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    if (output.success) return;
-    said = new TextDecoder().decode(output.stderr).trim().slice(0, 500);
+    const outcome = await executeRun({
+      sandbox: spawnSandbox(plan),
+      results: "mcp",
+      code: "const ready: number = 1;\nreturn ready;",
+      tools: [],
+      bridge: { callTool: refused, read: refused, store: refused },
+      limits: {
+        timeoutMs: 60_000,
+        maxCalls: 0,
+        maxInFlight: limits.maxInFlight,
+        maxLogBytes: limits.maxLogBytes,
+        maxBodyBytes: MAX_BODY_BYTES,
+      },
+    });
+    if (outcome.result === 1) return;
   } catch (error) {
-    said = error instanceof Error ? error.message : String(error);
+    throw new ConfinementUnavailableError(
+      "confinement_unavailable",
+      `Deno does not run in run_code's sandbox: ${
+        (error instanceof Error ? error.message : String(error)).slice(0, 500)
+      }`,
+    );
   }
   throw new ConfinementUnavailableError(
     "confinement_unavailable",
-    `Deno does not start in run_code's sandbox${
-      said === "" ? "" : `: ${said}`
-    }`,
+    "Deno does not run in run_code's sandbox: its first run answered wrongly",
   );
 }
