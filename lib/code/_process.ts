@@ -12,11 +12,11 @@
  * `NO_COLOR`, and a data-segment limit (`ulimit -d`) that also bounds the
  * array buffers V8's heap limit does not count.
  *
- * Deno's cache is the runner's own folder, filled once by a run of Loom's
- * own code (the runner's first, `writableCache`) and read-only inside the
- * sandbox from then on: a fresh, empty cache costs each run about as much as
- * Deno's start itself, and a read-only one carries nothing from one run to
- * the next.
+ * Deno's cache is on the sandbox's private `/tmp`, empty at each start and
+ * gone with it: nothing passes from one run to the next through it. (A
+ * read-only cache filled ahead would save Deno's start some 10 ms, but Deno
+ * then spends some 150 ms on each module it cannot record; a writable one
+ * would let a run fill the host's disk.)
  *
  * @module
  */
@@ -33,11 +33,7 @@ export interface ProcessPlan {
 }
 
 /** Where the runtime and the Deno binary are inside the sandbox. */
-const INSIDE = {
-  deno: "/loom/deno",
-  runtime: "/loom/runtime.js",
-  cache: "/loom/cache",
-};
+const INSIDE = { deno: "/loom/deno", runtime: "/loom/runtime.js" };
 /** Data segment allowed beyond the heap limit: V8's other spaces, code, buffers. */
 const DATA_MARGIN_MIB = 512;
 
@@ -57,10 +53,8 @@ export type Confinement =
 export interface PlanInput {
   /** The runtime script on the host. */
   readonly runtime: string;
-  /** Deno's cache folder (the runner's own). */
+  /** Deno's cache folder when unconfined (the runner's own). */
   readonly denoDir: string;
-  /** Bind the cache writable (the runner's first run, of its own code). */
-  readonly writableCache?: boolean;
   /** The V8 heap limit in MiB. */
   readonly memoryMiB: number;
   /** The Deno binary (default: this one). */
@@ -121,9 +115,6 @@ export async function processPlan(
     "--ro-bind",
     input.runtime,
     INSIDE.runtime,
-    input.writableCache === true ? "--bind" : "--ro-bind",
-    input.denoDir,
-    INSIDE.cache,
     "--dev",
     "/dev",
     "--proc",
@@ -140,7 +131,7 @@ export async function processPlan(
   return {
     program: program!,
     args: rest,
-    env: { DENO_DIR: INSIDE.cache, NO_COLOR: "1" },
+    env: { DENO_DIR: "/tmp/deno", NO_COLOR: "1" },
   };
 }
 

@@ -203,13 +203,9 @@ export class CodeRunner implements AsyncDisposable {
       const denoDir = `${folder}/deno`;
       await Deno.mkdir(denoDir);
       const input = { runtime, denoDir, memoryMiB: limits.memoryMiB };
-      // The first run, of Loom's own code, checks that the sandbox works
-      // and fills Deno's cache, which later runs see read-only.
-      await warmUp(
-        await processPlan(confinement, { ...input, writableCache: true }),
-        limits,
-      );
       const plan = await processPlan(confinement, input);
+      // A first run, of Loom's own code, checks that the sandbox works.
+      await warmUp(plan, limits);
       return new CodeRunner(confinement, plan, folder, limits);
     } catch (error) {
       await Deno.remove(folder, { recursive: true }).catch(() => {});
