@@ -421,12 +421,18 @@ export class PostgresStorage implements Storage {
    * advisory lock, so two first users cannot race) or checks its version.
    *
    * @param url The store URL.
+   * @param options `readOnly`: every transaction read-only, and the
+   *   schema only checked (a database without it is refused).
    * @returns The store.
    * @throws {StorageError} `storage_url_invalid`, `storage_unreachable`
    *   (naming the host and the cause, never the password),
    *   `storage_schema_newer`.
    */
-  static async open(url: string): Promise<PostgresStorage> {
+  static async open(
+    url: string,
+    options: { readonly readOnly?: boolean } = {},
+  ): Promise<PostgresStorage> {
+    const readOnly = options.readOnly === true;
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -448,7 +454,9 @@ export class PostgresStorage implements Storage {
         onnotice: () => {},
         connect_timeout: Number.isFinite(timeout) && timeout > 0 ? timeout : 10,
         idle_timeout: 30,
-        connection: { application_name: "loom" },
+        connection: readOnly
+          ? { application_name: "loom", default_transaction_read_only: true }
+          : { application_name: "loom" },
       });
     } catch (error) {
       throw new StorageError(
@@ -462,12 +470,25 @@ export class PostgresStorage implements Storage {
     const store = new PostgresStorage(url, sql, host);
     try {
       await sql.begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK})`;
-        for (const statement of SCHEMA) await tx.unsafe(statement);
+        if (readOnly) {
+          const [found] = await tx<{ present: boolean }[]>`
+            SELECT to_regclass('loom.meta') IS NOT NULL AS present`;
+          if (found?.present !== true) {
+            throw new StorageError(
+              "storage_unreachable",
+              `Cannot read the store ${store.location}: it holds no Loom schema (nothing was ever stored there)`,
+              { location: store.location },
+            );
+          }
+        } else {
+          await tx`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK})`;
+          for (const statement of SCHEMA) await tx.unsafe(statement);
+        }
         const rows = await tx<{ value: string }[]>`
           SELECT value FROM loom.meta WHERE key = 'schema_version'`;
         const found = rows[0]?.value;
         if (found === undefined) {
+          if (readOnly) return;
           await tx`INSERT INTO loom.meta (key, value)
                    VALUES ('schema_version', ${
             String(POSTGRES_SCHEMA_VERSION)

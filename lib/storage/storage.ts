@@ -216,6 +216,17 @@ export function sessionName(name: string): string {
   return name;
 }
 
+/** Options of {@linkcode openStorage}. */
+export interface OpenStorageOptions {
+  /**
+   * Open for reading only (`loom view`, `loom session show`): nothing is
+   * created or changed — no database file, schema or table; a database
+   * connection refuses writes. A database that holds no Loom tables is
+   * refused (`storage_unreachable`): there is nothing to read.
+   */
+  readonly readOnly?: boolean;
+}
+
 /**
  * Opens a store by URL: `file:DIR` (a folder holding one folder per
  * session), `sqlite:PATH` (one database file, created when missing) or
@@ -224,6 +235,7 @@ export function sessionName(name: string): string {
  * a store URL: write `file:` before it.
  *
  * @param url The store URL.
+ * @param options Read-only or not (default: read and write).
  * @returns The open store; call {@linkcode Storage.close}.
  * @throws {StorageError} `storage_url_invalid`; `storage_unreachable`
  *   when the database cannot be opened or reached (naming its host, never
@@ -242,26 +254,31 @@ export function sessionName(name: string): string {
  * await store.close();
  * ```
  */
-export async function openStorage(url: string): Promise<Storage> {
+export async function openStorage(
+  url: string,
+  options: OpenStorageOptions = {},
+): Promise<Storage> {
+  const readOnly = options.readOnly === true;
   if (typeof url !== "string") {
     throw new StorageError(
       "storage_url_invalid",
       "Cannot open a store: its URL must be a string",
     );
   }
+  const guard = (store: Storage) => readOnly ? readOnlyStorage(store) : store;
   if (url.startsWith("file:")) {
     const dir = url.slice("file:".length).replace(/^\/\/(?=\/)/, "");
     const { FileStorage } = await import("./file_storage.ts");
-    return await FileStorage.open(required(dir, url));
+    return guard(await FileStorage.open(required(dir, url)));
   }
   if (url.startsWith("sqlite:")) {
     const path = url.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
     const { SqliteStorage } = await import("./sqlite_storage.ts");
-    return SqliteStorage.open(required(path, url));
+    return guard(SqliteStorage.open(required(path, url), { readOnly }));
   }
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
     const { PostgresStorage } = await import("./postgres_storage.ts");
-    return await PostgresStorage.open(url);
+    return guard(await PostgresStorage.open(url, { readOnly }));
   }
   throw new StorageError(
     "storage_url_invalid",
@@ -281,4 +298,91 @@ function required(path: string, url: string): string {
     );
   }
   return path;
+}
+
+/**
+ * A store whose every write method refuses with `storage_read_only`
+ * before reaching the back-end: the one guarantee of a read-only store
+ * whatever the back-end (a folder has no read-only mode of its own).
+ *
+ * @param store The store to guard.
+ * @returns The same store, for reading only.
+ *
+ * @example
+ * ```ts
+ * import { openStorage, readOnlyStorage } from "./storage.ts";
+ * import assert from "node:assert/strict";
+ * const store = readOnlyStorage(await openStorage(`file:${await Deno.makeTempDir()}`));
+ * await assert.rejects(
+ *   store.session("demo").journal.append(0, ["{}"]),
+ *   (e: unknown) => (e as { code?: string }).code === "storage_read_only",
+ * );
+ * await store.close();
+ * ```
+ */
+export function readOnlyStorage(store: Storage): Storage {
+  return {
+    kind: store.kind,
+    location: store.location,
+    session: (name: string) => readOnlySlot(store.session(name)),
+    listSessions: () => store.listSessions(),
+    deleteSession: (name: string) =>
+      refuseWrite(store.location, `delete the session ${name}`),
+    close: () => store.close(),
+  };
+}
+
+/**
+ * One session's slot whose every write method refuses with
+ * `storage_read_only` (see {@linkcode readOnlyStorage}); for a session
+ * folder given without a store.
+ *
+ * @param slot The slot to guard.
+ * @returns The same slot, for reading only.
+ *
+ * @example
+ * ```ts
+ * import { readOnlySlot } from "./storage.ts";
+ * import { folderSession } from "./file_storage.ts";
+ * import assert from "node:assert/strict";
+ * const slot = readOnlySlot(folderSession(await Deno.makeTempDir()));
+ * await assert.rejects(slot.prepare(), /open for reading only/);
+ * ```
+ */
+export function readOnlySlot(slot: SessionSlot): SessionSlot {
+  const { journal, bodies, name } = slot;
+  const refuse = (what: string) => refuseWrite(slot.where, what);
+  return {
+    name,
+    where: slot.where,
+    paths: slot.paths,
+    journal: {
+      where: journal.where,
+      exists: () => journal.exists(),
+      read: (from?: number) => journal.read(from),
+      append: () => refuse(`append to the journal of ${name}`),
+      cutTorn: () => refuse(`cut the journal of ${name}`),
+      close: () => journal.close(),
+    },
+    bodies: {
+      get: (sha256: string) => bodies.get(sha256),
+      has: (sha256: string) => bodies.has(sha256),
+      put: () => refuse(`store a body of ${name}`),
+      delete: () => refuse(`delete a body of ${name}`),
+      collect: () => refuse(`collect the bodies of ${name}`),
+    },
+    outdated: () => slot.outdated(),
+    prepare: () => refuse(`prepare the session ${name}`),
+    acquireLease: () => refuse(`take the lease of ${name}`),
+  };
+}
+
+function refuseWrite(where: string, what: string): Promise<never> {
+  return Promise.reject(
+    new StorageError(
+      "storage_read_only",
+      `Cannot ${what} in ${where}: it is open for reading only`,
+      { location: where },
+    ),
+  );
 }

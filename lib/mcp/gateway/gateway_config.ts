@@ -6,8 +6,9 @@
  * `"type": "http"` (or `"streamable-http"`) or `"sse"`, a `url` and
  * `headers`. `${VAR}` and `${VAR:-default}` expand in every string as Claude
  * Code expands them. Loom's own keys: `"persist": true`,
- * `"selfReading": true` and `"code": false` on an entry, the same per tool
- * under `"tools"`. The file
+ * `"selfReading": true`, `"alwaysLoad": true` and `"code": false` on an
+ * entry, the same per tool under `"tools"`, and `"disabled": true` there for
+ * a tool. The file
  * is the user's (trusted), but a mistake in it is a
  * {@linkcode GatewayConfigError} naming the file, the entry and the field,
  * found before any server starts.
@@ -41,10 +42,25 @@ export interface ToolClassification {
   readonly selfReading: boolean;
 }
 
-/** A tool's own settings under an entry's `"tools"`. */
+/**
+ * A tool's own settings under an entry's `"tools"`: its persistence, where
+ * the catalogue puts it, and whether code may call it.
+ */
 export interface ToolSettings extends Partial<ToolClassification> {
+  /** `"alwaysLoad": true`: listed in `tools/list` even in `search` mode. */
+  readonly alwaysLoad?: boolean;
+  /** `"disabled": true`: in no listing, search or call. */
+  readonly disabled?: boolean;
   /** `"code": false`: not callable from `run_code`. */
   readonly code?: boolean;
+}
+
+/** Where the catalogue puts one upstream tool (the servers file decides). */
+export interface ToolPlacement {
+  /** Listed in `tools/list` even in `search` mode. */
+  readonly alwaysLoad: boolean;
+  /** In no listing, search or call. */
+  readonly disabled: boolean;
 }
 
 /** A stdio upstream: a program the gateway starts. */
@@ -63,6 +79,8 @@ export interface StdioServerEntry {
   readonly cwd?: string;
   /** The server-wide classification. */
   readonly classification: ToolClassification;
+  /** `"alwaysLoad": true`: every tool listed even in `search` mode. */
+  readonly alwaysLoad?: boolean;
   /** `"code": false`: no tool of the server is callable from `run_code`. */
   readonly code?: false;
   /** Per-tool settings by upstream tool name. */
@@ -81,6 +99,8 @@ export interface RemoteServerEntry {
   readonly headers: Readonly<Record<string, string>>;
   /** The server-wide classification. */
   readonly classification: ToolClassification;
+  /** `"alwaysLoad": true`: every tool listed even in `search` mode. */
+  readonly alwaysLoad?: boolean;
   /** `"code": false`: no tool of the server is callable from `run_code`. */
   readonly code?: false;
   /** Per-tool settings by upstream tool name. */
@@ -238,6 +258,7 @@ export function parseGatewayConfig(
       persist: flag(entry.persist, "persist") ?? false,
       selfReading: flag(entry.selfReading, "selfReading") ?? false,
     };
+    const alwaysLoad = flag(entry.alwaysLoad, "alwaysLoad") ?? false;
     const code = flag(entry.code, "code") ?? true;
     const tools: Record<string, ToolSettings> = {};
     if (entry.tools !== undefined) {
@@ -246,7 +267,15 @@ export function parseGatewayConfig(
         if (!isObject(value)) fail(`${at(`tools.${tool}`)} is not an object`);
         const v = value as Record<string, unknown>;
         const settings: Record<string, boolean> = {};
-        for (const key of ["persist", "selfReading", "code"]) {
+        for (
+          const key of [
+            "persist",
+            "selfReading",
+            "alwaysLoad",
+            "disabled",
+            "code",
+          ]
+        ) {
           const value = flag(v[key], `tools.${tool}.${key}`);
           if (value !== undefined) settings[key] = value;
         }
@@ -276,6 +305,7 @@ export function parseGatewayConfig(
         url,
         headers: record("headers"),
         classification,
+        ...(alwaysLoad ? { alwaysLoad } : {}),
         ...(code ? {} : { code }),
         tools,
       });
@@ -307,6 +337,7 @@ export function parseGatewayConfig(
       env: record("env"),
       ...(cwd === undefined ? {} : { cwd }),
       classification,
+      ...(alwaysLoad ? { alwaysLoad } : {}),
       ...(code ? {} : { code }),
       tools,
     });
@@ -341,6 +372,35 @@ export function toolClassification(
   return {
     persist: own?.persist ?? entry.classification.persist,
     selfReading: own?.selfReading ?? entry.classification.selfReading,
+  };
+}
+
+/**
+ * Where the catalogue puts one upstream tool: the tool's own `alwaysLoad`
+ * over its server's; `disabled` is the tool's own.
+ *
+ * @param entry The server entry.
+ * @param tool The upstream tool's name.
+ * @returns Whether it is always listed and whether it is left out.
+ *
+ * @example
+ * ```ts
+ * import { parseGatewayConfig, toolPlacement } from "./gateway_config.ts";
+ * import assert from "node:assert/strict";
+ * const { servers: [gh] } = parseGatewayConfig(JSON.stringify({ mcpServers: { gh: {
+ *   command: "x", alwaysLoad: true, tools: { delete_repo: { disabled: true } } } } }), { file: "f", env: {} });
+ * assert.deepEqual(toolPlacement(gh!, "delete_repo"), { alwaysLoad: true, disabled: true });
+ * assert.deepEqual(toolPlacement(gh!, "get_issue"), { alwaysLoad: true, disabled: false });
+ * ```
+ */
+export function toolPlacement(
+  entry: ServerEntry,
+  tool: string,
+): ToolPlacement {
+  const own = Object.hasOwn(entry.tools, tool) ? entry.tools[tool] : undefined;
+  return {
+    alwaysLoad: own?.alwaysLoad ?? entry.alwaysLoad ?? false,
+    disabled: own?.disabled ?? false,
   };
 }
 
