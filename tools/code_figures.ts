@@ -28,6 +28,7 @@ import {
   type ToolAnswer,
 } from "../tests/_kit/mcp.ts";
 import { elapsed, median } from "../tests/_kit/measure.ts";
+import { writeSaleItems } from "../tests/code/_sale_items.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -41,13 +42,7 @@ const dir = await Deno.makeTempDir({ prefix: "loom-code-figures-" });
 try {
   const root = `${dir}/root`;
   await Deno.mkdir(root);
-  const items = Array.from({ length: 30_000 }, (_, id) => ({
-    id,
-    price: (id * 7919) % 100_000 / 100,
-    tags: id % 3 === 0 ? ["sale"] : ["new"],
-  }));
-  const data = `${root}/items.json`;
-  await Deno.writeTextFile(data, JSON.stringify({ items }));
+  const { path: data } = await writeSaleItems(root);
   const document = `${root}/document.txt`;
   await Deno.writeTextFile(
     document,

@@ -20,12 +20,7 @@ import {
   type ToolAnswer,
 } from "../../_kit/mcp.ts";
 import { bwrapTest } from "../../security/_bwrap.ts";
-
-interface Item {
-  id: number;
-  price: number;
-  tags: string[];
-}
+import { writeSaleItems } from "../../code/_sale_items.ts";
 
 function answerOf(answer: ToolAnswer): Record<string, unknown> {
   assert.notEqual(answer.isError, true, textOf(answer));
@@ -38,13 +33,7 @@ bwrapTest(
     await using dir = await tempDir();
     const root = `${dir.path}/root`;
     await Deno.mkdir(root);
-    const items: Item[] = Array.from({ length: 30_000 }, (_, id) => ({
-      id,
-      price: (id * 7919) % 100_000 / 100,
-      tags: id % 3 === 0 ? ["sale"] : ["new"],
-    }));
-    const data = `${root}/items.json`;
-    await Deno.writeTextFile(data, JSON.stringify({ items }));
+    const { path: data, items } = await writeSaleItems(root);
     const servers = await serversFile(dir.path, {
       fs: denoEntry(FILESYSTEM, [root]),
       everything: {
