@@ -41,7 +41,11 @@ bwrapTest(
         tools: { "get-env": { code: false } },
       },
     });
-    await using gateway = await connectGateway(servers, ["--code"]);
+    await using gateway = await connectGateway(servers, [
+      "--code",
+      "--catalog",
+      "full",
+    ]);
     const run = (code: string, extra: Record<string, unknown> = {}) =>
       gateway.call("run_code", { code, ...extra });
 
@@ -228,6 +232,36 @@ bwrapTest(
           });
           assert.match(textOf(echo), /still here/);
         }
+      },
+    );
+
+    await t.step(
+      "in search mode run_code is a constant tool, and search_tools declares what code calls",
+      async () => {
+        await using search = await connectGateway(servers, [
+          "--code",
+          "--catalog",
+          "search",
+        ]);
+        const listed = await search.tools();
+        const runCode = listed.find((tool) => tool.name === "run_code");
+        assert.ok(runCode);
+        assert.ok(listed.some((tool) => tool.name === "search_tools"));
+        assert.doesNotMatch(runCode.description!, /tools\.fs|read_text_file/);
+        assert.match(runCode.description!, /detail: "typescript"/);
+        const found = await search.call("search_tools", {
+          query: "read_text_file",
+          detail: "typescript",
+          limit: 1,
+        });
+        const [first] = JSON.parse(textOf(found)).tools;
+        assert.match(first.typescript, /fs: \{[\s\S]*read_text_file\(args: \{/);
+        const answer = await search.call("run_code", {
+          code: `return text(await tools.fs.read_text_file({ path: ${
+            JSON.stringify(`${root}/sum.txt`)
+          } }));`,
+        });
+        assert.match(String(answerOf(answer).result), /42/);
       },
     );
   },
