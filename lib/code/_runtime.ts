@@ -67,7 +67,9 @@ export function sandboxMain(
   const inspect = Deno.inspect;
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
-  const runtimeUrl = import.meta.url;
+  // The runtime's own stack frames (this file is runtime.js wherever it is
+  // mounted; no import.meta: a bundler may rewrite it in the text embedded).
+  const ownFrame = /file:\/\/\S*\/runtime\.js:\d+:\d+/;
 
   function send(message: Json): void {
     for (const piece of encode(message)) {
@@ -348,7 +350,7 @@ export function sandboxMain(
     const lines: string[] = [];
     let caretShift = false;
     for (let line of String(text).split("\n")) {
-      if (line.includes(runtimeUrl)) continue;
+      if (ownFrame.test(line)) continue;
       line = line.replace(
         /data:application\/typescript,[^\s)]*?:(\d+):(\d+)/g,
         (_, l: string, c: string) =>
