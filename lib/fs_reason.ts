@@ -39,3 +39,36 @@ export function fsReason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return message.replace(/ \(os error [0-9]+\).*$/s, "");
 }
+
+/**
+ * Reads a file; when the read fails, throws the error `fail` makes of
+ * `Cannot read WHAT: <reason>` (the reason in words, as
+ * {@linkcode fsReason} says it), with the failure as its cause.
+ *
+ * @param what What the file is, with its path: `the servers file /x.json`.
+ * @param read The read.
+ * @param fail Makes the caller's typed error of the message.
+ * @returns What the read returned.
+ *
+ * @example
+ * ```ts
+ * import { readingFile } from "./fs_reason.ts";
+ * import assert from "node:assert/strict";
+ * await assert.rejects(
+ *   readingFile("the report /no/such.json", () => Deno.readTextFile("/no/such.json"),
+ *     (message, cause) => new TypeError(message, { cause })),
+ *   /^TypeError: Cannot read the report \/no\/such.json: it does not exist$/,
+ * );
+ * ```
+ */
+export async function readingFile<T>(
+  what: string,
+  read: () => Promise<T>,
+  fail: (message: string, cause: unknown) => Error,
+): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    throw fail(`Cannot read ${what}: ${fsReason(error)}`, error);
+  }
+}

@@ -7,9 +7,8 @@ import { main } from "../lib/cli/main.ts";
 import type { ModelProvider } from "../lib/providers/model_provider.ts";
 import type { SliceRequest } from "../lib/slice/request.ts";
 import {
-  checkCommand,
   type FixtureName,
-  INTENTS,
+  fixtureSlice,
   prepareWorkspace,
 } from "./e2e/_workspace.ts";
 import { CLI, REPO_ROOT, TEST_PERMISSIONS } from "./_kit/repo.ts";
@@ -234,6 +233,10 @@ export async function tempDir(): Promise<TempDir> {
   };
 }
 
+// Whether a path exists itself (lstat: a dangling symlink an attack left
+// behind counts): the folder back-end's own check.
+export { exists } from "../lib/storage/_files.ts";
+
 // ---------------------------------------------------------------------------
 // Factories shared by the context, briefing, bench, reference and store
 // tests (and the persistence fixtures). They live in `_factories.ts`, which
@@ -278,10 +281,7 @@ export async function fixtureCopy(name: FixtureName): Promise<FixtureCopy> {
     root: prepared.root,
     workspace: prepared.workspace,
     request: (provider, maxSteps) => ({
-      intent: INTENTS[name],
-      workspace: prepared.workspace,
-      test: { command: checkCommand(), timeoutMs: 60_000 },
-      maxSteps,
+      ...fixtureSlice(name, prepared.workspace, maxSteps),
       provider,
     }),
     [Symbol.asyncDispose]: () => prepared.cleanup(),

@@ -58,6 +58,7 @@ import { type CostReport, priceRun } from "../lib/cost/simulate.ts";
 import { claudeCounter, type TokenCounter } from "../lib/cost/tokens.ts";
 import {
   type Move,
+  type ScriptedServer,
   scriptedServer,
   toolResults,
   type Wire,
@@ -254,6 +255,16 @@ async function runAiSdk(way: AiWay): Promise<Run> {
     });
     if (result.text !== "finished") throw new Error(`${way}: ${result.text}`);
   }
+  return finishedRun(way, server, replies, store);
+}
+
+/** The run's bodies and replies (and Loom's store) once no body was refused. */
+function finishedRun(
+  way: string,
+  server: ScriptedServer,
+  replies: Replies,
+  store: ResultStore,
+): Run {
   if (server.refused.length > 0) {
     throw new Error(`${way}: refused ${JSON.stringify(server.refused[0])}`);
   }
@@ -361,14 +372,7 @@ async function runAnthropic(
     "",
   );
   if (text !== "finished") throw new Error(`${way}: ${text}`);
-  if (server.refused.length > 0) {
-    throw new Error(`${way}: refused ${JSON.stringify(server.refused[0])}`);
-  }
-  return {
-    bodies: server.received.map((r) => r.body),
-    replies,
-    ...(way === "loom" ? { store } : {}),
-  };
+  return finishedRun(way, server, replies, store);
 }
 
 /**

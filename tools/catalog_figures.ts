@@ -25,6 +25,7 @@ import {
   type McpConnection,
 } from "../tests/_kit/mcp.ts";
 import { REPO_ROOT } from "../tests/_kit/repo.ts";
+import { median } from "../tests/_kit/measure.ts";
 
 const CATALOG = `${REPO_ROOT}/tests/mcp/gateway/_catalog_server.ts`;
 const encoder = new TextEncoder();
@@ -272,9 +273,4 @@ async function exactFirst(
     }
   }
   return `${first}/${asked}`;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[sorted.length >> 1]!;
 }

@@ -25,13 +25,15 @@ import { type CostReport, priceRun } from "../lib/cost/simulate.ts";
 import type { ProviderWire } from "../lib/providers/request_parts.ts";
 import {
   checkCommand,
-  fixtureWorkspace,
+  fixtureReplay,
+  fixtureSlice,
   INTENTS,
   prepareWorkspace,
   recordingPath,
 } from "../tests/e2e/_workspace.ts";
 import { replayServer } from "../tests/providers/_replay_server.ts";
 import type { ContextPolicy } from "../lib/briefing/briefing.ts";
+import { tableHead, tableRow } from "../tests/_kit/measure.ts";
 
 /** The models the cost table prices. */
 export const COST_MODELS: Readonly<Record<ProviderWire, string>> = {
@@ -61,10 +63,7 @@ export async function costAsSent(
   await using prepared = await prepareWorkspace(name);
   await using server = await replayServer(wire, recordingPath(name));
   const outcome = await runSlice({
-    intent: INTENTS[name],
-    workspace: prepared.workspace,
-    test: { command: checkCommand(), timeoutMs: 60_000 },
-    maxSteps: 300,
+    ...fixtureSlice(name, prepared.workspace, 300),
     provider: `${wire}:${COST_MODELS[wire]}`,
   }, {
     contextPolicy: policy,
@@ -94,11 +93,7 @@ export async function costOffline(
   name: LongRecording = "long",
 ): Promise<CostReport> {
   const run = await replayRecording({
-    recording: recordingPath(name),
-    workspace: fixtureWorkspace(name),
-    intent: INTENTS[name],
-    test: { command: checkCommand(), timeoutMs: 60_000 },
-    maxSteps: 300,
+    ...fixtureReplay(name, 300),
     policy,
     wire,
     model: COST_MODELS[wire],
@@ -170,18 +165,31 @@ if (import.meta.main) {
     }
   }
   const fmt = (n: number) => n.toLocaleString("en-US");
-  console.log(
-    "| policy | test command | steps | model calls | total request bytes | peak request bytes | mean prefix-stable share | checkpoints | retrievals | ms/step excl. model |",
-  );
-  console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log(tableHead([
+    "policy",
+    "test command",
+    "steps",
+    "model calls",
+    "total request bytes",
+    "peak request bytes",
+    "mean prefix-stable share",
+    "checkpoints",
+    "retrievals",
+    "ms/step excl. model",
+  ], 2));
   for (const r of rows) {
-    console.log(
-      `| ${r.policy} | \`${r.tests}\` | ${r.steps} | ${r.calls} | ${
-        fmt(r.total)
-      } | ${fmt(r.peak)} | ${
-        (r.meanShare * 100).toFixed(1)
-      }% | ${r.checkpoints} | ${r.retrievals} | ${r.msPerStep.toFixed(2)} |`,
-    );
+    console.log(tableRow([
+      r.policy,
+      `\`${r.tests}\``,
+      r.steps,
+      r.calls,
+      fmt(r.total),
+      fmt(r.peak),
+      `${(r.meanShare * 100).toFixed(1)}%`,
+      r.checkpoints,
+      r.retrievals,
+      r.msPerStep.toFixed(2),
+    ]));
   }
   const legacy = rows[0]!;
   const bounded = rows[1]!;
@@ -191,10 +199,19 @@ if (import.meta.main) {
     }%, peak ${(bounded.peak / legacy.peak * 100).toFixed(1)}%`,
   );
   for (const name of ["long", "longer"] as const) {
-    console.log(
-      `\n${name}:\n\n| provider (model) | policy | requests | input tokens | cache hit ratio | cache writes | input $ as sent | output $ | \`loom cost\` offline | bounded/legacy |`,
-    );
-    console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    console.log(`\n${name}:\n`);
+    console.log(tableHead([
+      "provider (model)",
+      "policy",
+      "requests",
+      "input tokens",
+      "cache hit ratio",
+      "cache writes",
+      "input $ as sent",
+      "output $",
+      "`loom cost` offline",
+      "bounded/legacy",
+    ], 2));
     for (const wire of ["anthropic", "openai"] as const) {
       let legacy = 0;
       for (const policy of ["legacy", "bounded"] as const) {
@@ -202,21 +219,20 @@ if (import.meta.main) {
         const offline = await costOffline(policy, wire, name);
         const t = report.total;
         if (policy === "legacy") legacy = t.input_dollars;
-        console.log(
-          `| ${wire} (${
-            COST_MODELS[wire]
-          }) | ${policy} | ${report.requests.length} | ${
-            fmt(t.input_tokens)
-          } | ${(t.hit_ratio * 100).toFixed(1)}% | ${
-            fmt(t.cache_write_tokens)
-          } | $${t.input_dollars.toFixed(2)} | $${
-            t.output_dollars.toFixed(2)
-          } | $${offline.total.input_dollars.toFixed(2)} | ${
-            policy === "bounded"
-              ? `${(t.input_dollars / legacy).toFixed(2)}×`
-              : ""
-          } |`,
-        );
+        console.log(tableRow([
+          `${wire} (${COST_MODELS[wire]})`,
+          policy,
+          report.requests.length,
+          fmt(t.input_tokens),
+          `${(t.hit_ratio * 100).toFixed(1)}%`,
+          fmt(t.cache_write_tokens),
+          `$${t.input_dollars.toFixed(2)}`,
+          `$${t.output_dollars.toFixed(2)}`,
+          `$${offline.total.input_dollars.toFixed(2)}`,
+          policy === "bounded"
+            ? `${(t.input_dollars / legacy).toFixed(2)}×`
+            : "",
+        ]));
       }
     }
   }

@@ -17,6 +17,7 @@ import { tempWorkspace } from "../lib/testing/temp_workspace.ts";
 import { SessionStore } from "../lib/persist/session_store.ts";
 import { sliceSessionHooks } from "../lib/persist/slice_session.ts";
 import { sessionHookParts, sessionHooks } from "../lib/slice/run_state.ts";
+import { tableHead, tableRow } from "../tests/_kit/measure.ts";
 
 const LENGTHS = [150, 600, 1_200];
 
@@ -123,18 +124,23 @@ async function measure(steps: number): Promise<Row> {
 if (import.meta.main) {
   const rows: Row[] = [];
   for (const steps of LENGTHS) rows.push(await measure(steps));
-  console.log(
-    "| steps | save ms/step | same, last tenth | ms/step excl. model, no session | with session | journal bytes |",
-  );
-  console.log("|---:|---:|---:|---:|---:|---:|");
+  console.log(tableHead([
+    "steps",
+    "save ms/step",
+    "same, last tenth",
+    "ms/step excl. model, no session",
+    "with session",
+    "journal bytes",
+  ]));
   for (const r of rows) {
-    console.log(
-      `| ${r.steps} | ${r.saveMs.toFixed(2)} | ${
-        r.lastTenthSaveMs.toFixed(2)
-      } | ${r.loopMsWithout.toFixed(2)} | ${r.loopMsWith.toFixed(2)} | ${
-        r.journalBytes.toLocaleString("en-US")
-      } |`,
-    );
+    console.log(tableRow([
+      r.steps,
+      r.saveMs.toFixed(2),
+      r.lastTenthSaveMs.toFixed(2),
+      r.loopMsWithout.toFixed(2),
+      r.loopMsWith.toFixed(2),
+      r.journalBytes.toLocaleString("en-US"),
+    ]));
   }
   const first = rows[0]!;
   const last = rows.at(-1)!;

@@ -18,13 +18,7 @@ import { replayRecording } from "../lib/cost/replay.ts";
 import { type CostReport, priceRun } from "../lib/cost/simulate.ts";
 import type { ProviderWire } from "../lib/providers/request_parts.ts";
 import type { RunOptions } from "../lib/slice/request.ts";
-import {
-  checkCommand,
-  type FixtureName,
-  fixtureWorkspace,
-  INTENTS,
-  recordingPath,
-} from "../tests/e2e/_workspace.ts";
+import { type FixtureName, fixtureReplay } from "../tests/e2e/_workspace.ts";
 import { COST_MODELS } from "./measure_long.ts";
 
 /** Assumed times between model calls: brisk, slow, and past the 5m TTL. */
@@ -44,11 +38,7 @@ async function priced(
   limits: Limits,
 ): Promise<{ reports: CostReport[]; checkpoints: number }> {
   const run = await replayRecording({
-    recording: recordingPath(name),
-    workspace: fixtureWorkspace(name),
-    intent: INTENTS[name],
-    test: { command: checkCommand(), timeoutMs: 60_000 },
-    maxSteps: 300,
+    ...fixtureReplay(name, 300),
     policy,
     briefingLimits: limits,
     wire,

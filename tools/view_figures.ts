@@ -17,13 +17,9 @@
 import { launchBrowser, type RemotePage } from "../tests/_kit/browser.ts";
 import { loom } from "../tests/_kit.ts";
 import { makeRun, startView } from "../tests/view/_runs.ts";
+import { median, tableHead, tableRow } from "../tests/_kit/measure.ts";
 
 const ROUNDS = 5;
-
-function median(xs: readonly number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
-}
 
 async function opened(page: RemotePage, url: string) {
   await page.goto(url);
@@ -114,20 +110,33 @@ if (import.meta.main) {
   }
   const ms = (x: number) => x.toFixed(0);
   const bytes = (x: number) => x.toLocaleString("en-US");
-  console.log(
-    "| steps | requests | served: first paint ms | served: timeline interactive ms | file: first paint ms | file: timeline interactive ms | first body ms | next body ms | report bytes | --html bytes | ratio |",
-  );
-  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log(tableHead([
+    "steps",
+    "requests",
+    "served: first paint ms",
+    "served: timeline interactive ms",
+    "file: first paint ms",
+    "file: timeline interactive ms",
+    "first body ms",
+    "next body ms",
+    "report bytes",
+    "--html bytes",
+    "ratio",
+  ]));
   for (const r of rows) {
-    console.log(
-      `| ${bytes(r.steps)} | ${bytes(r.requests)} | ${ms(r.servedPaint)} | ${
-        ms(r.servedReady)
-      } | ${ms(r.filePaint)} | ${ms(r.fileReady)} | ${ms(r.firstBody)} | ${
-        ms(r.laterBody)
-      } | ${bytes(r.reportBytes)} | ${bytes(r.htmlBytes)} | ${
-        (r.htmlBytes / r.reportBytes).toFixed(2)
-      }× |`,
-    );
+    console.log(tableRow([
+      bytes(r.steps),
+      bytes(r.requests),
+      ms(r.servedPaint),
+      ms(r.servedReady),
+      ms(r.filePaint),
+      ms(r.fileReady),
+      ms(r.firstBody),
+      ms(r.laterBody),
+      bytes(r.reportBytes),
+      bytes(r.htmlBytes),
+      `${(r.htmlBytes / r.reportBytes).toFixed(2)}×`,
+    ]));
   }
   const last = rows.at(-1)!;
   console.log(

@@ -145,6 +145,8 @@ export class Core {
   /** Results retired at a time (the bounded briefing's batch: 8). */
   readonly batch: number;
   readonly #state: State;
+  /** Calls offloaded without an id so far. */
+  #calls = 0;
 
   /**
    * @param options The adapter options.
@@ -224,6 +226,22 @@ export class Core {
     };
     if (!offloadEvent(facts)) this.#state.untold.push(facts);
     return described;
+  }
+
+  /**
+   * {@linkcode Core.offload} of a call the SDK may not name: a call without
+   * an id gets `call-N`, numbered by this core.
+   *
+   * @param id The SDK's call id, if it gave one.
+   * @param tool The tool's name.
+   * @param output The tool's output.
+   */
+  offloadCall(
+    id: string | undefined,
+    tool: string,
+    output: unknown,
+  ): Promise<string | undefined> {
+    return this.offload(id ?? `call-${++this.#calls}`, tool, output);
   }
 
   /**

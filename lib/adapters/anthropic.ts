@@ -98,7 +98,6 @@ export function loomTools<T extends AnthropicTool>(
   options?: AdapterOptions,
 ): T[] {
   const core = new Core(options);
-  let calls = 0;
   return tools.map((original) => {
     const run = original.run as (
       input: unknown,
@@ -108,14 +107,18 @@ export function loomTools<T extends AnthropicTool>(
       ...original,
       run: async (input: unknown, context?: RunContext) => {
         const output = await run(input, context);
-        const key = context?.toolUse?.id ?? `call-${++calls}`;
         const text = typeof output === "string"
           ? output
           : output.every((b) => b.type === "text")
           ? output.map((b) => b.text).join("")
           : undefined;
         if (text === undefined) return output;
-        return await core.offload(key, original.name, text) ?? output;
+        return await core.offloadCall(
+          context?.toolUse?.id,
+          original.name,
+          text,
+        ) ??
+          output;
       },
     };
   });

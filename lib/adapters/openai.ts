@@ -122,7 +122,6 @@ export function loomTools<T extends AgentsTool>(
   options?: AdapterOptions,
 ): T[] {
   const core = new Core(options);
-  let calls = 0;
   return tools.map((original) => {
     const fn = original as unknown as FunctionTool;
     if (fn.type !== "function" || typeof fn.invoke !== "function") {
@@ -132,8 +131,8 @@ export function loomTools<T extends AgentsTool>(
       ...fn,
       invoke: async (context, input, details) => {
         const output = await fn.invoke(context, input, details);
-        const key = details?.toolCall?.callId ?? `call-${++calls}`;
-        return await core.offload(key, fn.name, serialize(output)) ?? output;
+        const id = details?.toolCall?.callId;
+        return await core.offloadCall(id, fn.name, serialize(output)) ?? output;
       },
     };
     return wrapped as unknown as T;

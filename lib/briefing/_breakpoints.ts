@@ -15,10 +15,11 @@
  * @module
  */
 import type { EphemeralCacheControl as CacheControl } from "../context/message.ts";
-import type {
-  TurnMessage,
-  TurnRequest,
-  TurnTextBlock,
+import {
+  turnBlocks,
+  type TurnMessage,
+  type TurnRequest,
+  type TurnTextBlock,
 } from "./turn_request.ts";
 
 /** Blocks before a breakpoint that Anthropic checks for an earlier cache entry. */
@@ -53,10 +54,7 @@ export function placeBreakpoints(
   request: TurnRequest,
   plan: BreakpointPlan,
 ): { request: TurnRequest; last: PlacedBreakpoint | undefined } {
-  const blocks = [
-    ...request.system,
-    ...request.messages.flatMap((m) => m.content),
-  ];
+  const blocks = turnBlocks(request);
   const stable = blocks.findIndex((b) => b.text === plan.stable);
   let last = -1;
   for (let i = blocks.length - 1; i > stable; i--) {

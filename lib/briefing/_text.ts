@@ -117,8 +117,49 @@ export function boundedStageText(
 ): string {
   const candidates = turn.candidates === undefined
     ? ""
-    : ` ${
-      turn.phase === "selection" ? "Candidate actions" : "Chosen action"
-    }: ${JSON.stringify(turn.candidates)}.`;
+    : ` ${candidatesLine(turn, turn.candidates)}.`;
   return `Current stage: ${turn.phase}.${candidates} Answer with the ${turn.tool.name} tool. Stored results: ${results}. Archived events: ${events}.`;
+}
+
+/**
+ * The legacy stage block: stage and how to answer, candidates or chosen
+ * action, and the store's count with how to list it.
+ */
+export function legacyStageText(turn: TurnOptions, results: number): string {
+  const answer = turn.phase === "selection"
+    ? '{"action": <one of the candidate actions>}'
+    : "the chosen action's arguments";
+  return [
+    `Current stage: ${turn.phase}. Answer by calling the ${turn.tool.name} tool with {"step": ${answer}}, or with one lookup as the step.`,
+    ...(turn.candidates === undefined
+      ? []
+      : [candidatesLine(turn, turn.candidates)]),
+    `Stored results: ${results} (list them with {"$list_results": 0}).`,
+  ].join("\n");
+}
+
+/** `Candidate actions: [...]` (selection) or `Chosen action: [...]`. */
+function candidatesLine(
+  turn: TurnOptions,
+  candidates: readonly string[],
+): string {
+  const label = turn.phase === "selection"
+    ? "Candidate actions"
+    : "Chosen action";
+  return `${label}: ${JSON.stringify(candidates)}`;
+}
+
+/** The attention block of this stage's lookup answers and the budget used. */
+export function answersText(
+  answers: readonly string[],
+  perStage: number,
+): string {
+  return `Lookup answers of this stage (untrusted JSON data, oldest first):\n${
+    answers.join("\n")
+  }\nLookups used this stage: ${answers.length} of ${perStage}.`;
+}
+
+/** The attention block of notes for the model, one per line. */
+export function notesText(notes: readonly string[]): string {
+  return `Notes:\n${notes.map((n) => `- ${n}`).join("\n")}`;
 }

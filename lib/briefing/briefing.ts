@@ -2,6 +2,11 @@
  * The briefing compiler: what the model sees on each turn of a slice, under
  * the `legacy` or the `bounded` context policy, compiled through
  * `lib/context` and converted into a provider-neutral {@linkcode TurnRequest}.
+ * It stays one file past 600 lines because it is one job: every rule here
+ * (record, roll, retire, fit the ceiling, place breakpoints, measure) reads
+ * and changes the same entries of one run's context; what needs none of that
+ * state lives beside it (`_text.ts`, `briefing_options.ts`,
+ * `_breakpoints.ts`, `part_bytes.ts`).
  *
  * ## API (used by the slice runner)
  *
@@ -77,16 +82,19 @@ import type { Entry } from "../context/entry.ts";
 import { StringEntry } from "../context/string_entry.ts";
 import type { ResultStore } from "../store/result_store.ts";
 import type { HistorySource } from "../reference/lookup_session.ts";
-import type { ActionRecord, ExecutionReport } from "./report.ts";
+import type { ActionRecord } from "./report.ts";
 import { serializeEvent, toEvent } from "./event.ts";
 import { ArchiveCapacityError, EventArchive } from "./event_archive.ts";
 import { WorkingState, type WorkingStateJson } from "./working_state.ts";
 import { RequestCeilingError } from "./request_ceiling_error.ts";
 import { placeBreakpoints, type PlacedBreakpoint } from "./_breakpoints.ts";
 import {
+  answersText,
   boundedStageText,
   checkpointText,
   EVENTS_HEADER,
+  legacyStageText,
+  notesText,
   omittedLine,
   stateLine,
   toolGuidance,
@@ -101,19 +109,20 @@ import {
 import {
   type BriefingLimits,
   type BriefingOptions,
+  checkedLimits,
   type ContextPolicy,
-  DEFAULT_BRIEFING_LIMITS,
   type TurnInfo,
   type TurnOptions,
 } from "./briefing_options.ts";
 import { toTurnBlock, toTurnMessage } from "./_turn_blocks.ts";
-import type { SectionName } from "../context/section.ts";
+import { SECTION_NAMES } from "../context/section.ts";
 import {
   type BlockShare,
-  type DescriptorText,
+  blockShares,
   escapedBytes,
   partBytes,
   plainShare,
+  reportDescriptors,
   textShare,
 } from "./part_bytes.ts";
 
@@ -202,28 +211,8 @@ export class Briefing {
    * @throws {RangeError} When a limit is not a positive integer.
    */
   constructor(options: BriefingOptions) {
-    if (options.policy !== "legacy" && options.policy !== "bounded") {
-      throw new TypeError(
-        `Cannot build briefings for policy ${
-          JSON.stringify(options.policy)
-        }: policies are legacy and bounded`,
-      );
-    }
-    if (options.policy === "legacy" && options.archive !== undefined) {
-      throw new TypeError(
-        "Cannot use an event archive under the legacy policy: only bounded briefings archive events",
-      );
-    }
-    const limits = { ...DEFAULT_BRIEFING_LIMITS, ...options.limits };
-    for (const [name, value] of Object.entries(limits)) {
-      if (!Number.isSafeInteger(value) || value < 1) {
-        throw new RangeError(
-          `Cannot use briefing limit ${name} ${value}: limits are positive integers`,
-        );
-      }
-    }
+    this.#limits = checkedLimits(options);
     this.#policy = options.policy;
-    this.#limits = limits;
     this.#results = options.results;
     this.#cacheTtl = options.cacheTtl;
     const bounded = options.policy === "bounded";
@@ -239,13 +228,13 @@ export class Briefing {
       new StringEntry(toolGuidance(bounded), { role: "system" }),
     );
     this.#intentText = `Intent:\n${options.intent}`;
-    this.#ctx.focus.add(new StringEntry(this.#intentText, { role: "user" }));
+    this.#ctx.focus.add(userEntry(this.#intentText));
     if (bounded) {
       this.#topic = this.#ctx.topic.add(
-        new StringEntry(this.#checkpointText(), { role: "user" }),
+        userEntry(this.#checkpointText()),
       );
       this.#header = this.#ctx.convo.add(
-        new StringEntry(EVENTS_HEADER, { role: "user" }),
+        userEntry(EVENTS_HEADER),
       );
     }
   }
@@ -332,7 +321,7 @@ export class Briefing {
       this.#retain(
         record,
         [entry],
-        textShare(entry, legacyDescriptors(record.report)),
+        textShare(entry, reportDescriptors(record.report)),
       );
       this.#rollTranscript();
     }
@@ -469,38 +458,25 @@ export class Briefing {
   }
 
   /**
-   * One share per block of the request just built: the section of each
-   * entry in compile order, with what its text holds of descriptors and
-   * inline results. The compiler makes one block per entry; should it
-   * ever merge equal texts, blocks are matched to entries by text.
+   * One share per block of the request just built, from the entries of
+   * every section in compile order (each a StringEntry) and what was carved
+   * out of their texts.
    */
   #shares(request: TurnRequest): BlockShare[] {
-    const entries: { text: string; share: BlockShare }[] = [];
-    for (const section of SHARE_SECTIONS) {
-      for (const entry of this.#ctx[section].entries) {
-        const carved = this.#carved.get(entry);
-        entries.push({
-          text: (entry as StringEntry).text,
-          share: carved === undefined
-            ? plainShare(section)
-            : { section, ...carved },
-        });
-      }
-    }
-    const blocks = [
-      ...request.system,
-      ...request.messages.flatMap((m) => m.content),
-    ];
-    if (blocks.length === entries.length) return entries.map((e) => e.share);
-    let next = 0;
-    return blocks.map((block) => {
-      const found = entries.findIndex((e, i) =>
-        i >= next && e.text === block.text
-      );
-      if (found < 0) return plainShare("convo");
-      next = found + 1;
-      return entries[found]!.share;
-    });
+    return blockShares(
+      request,
+      SECTION_NAMES.flatMap((section) =>
+        this.#ctx[section].entries.map((entry) => {
+          const carved = this.#carved.get(entry);
+          return {
+            text: (entry as StringEntry).text,
+            share: carved === undefined
+              ? plainShare(section)
+              : { section, ...carved },
+          };
+        })
+      ),
+    );
   }
 
   #retain(
@@ -508,9 +484,7 @@ export class Briefing {
     texts: readonly string[],
     first: Omit<BlockShare, "section">,
   ): void {
-    const entries = texts.map((text) =>
-      this.#ctx.convo.add(new StringEntry(text, { role: "user" }))
-    );
+    const entries = texts.map((text) => this.#ctx.convo.add(userEntry(text)));
     if (entries[0] !== undefined) this.#carved.set(entries[0], first);
     this.#retained.push({ record, text: texts.at(-1) ?? "", entries });
   }
@@ -559,22 +533,16 @@ export class Briefing {
   #setTopic(text: string): void {
     this.#epoch += 1;
     if (this.#topic !== undefined) this.#ctx.topic.remove(this.#topic);
-    this.#topic = this.#ctx.topic.add(new StringEntry(text, { role: "user" }));
+    this.#topic = this.#ctx.topic.add(userEntry(text));
   }
 
   #build(turn: TurnOptions, answers: readonly string[]): Built {
     const ctx = this.#ctx;
     this.#clearVolatile();
-    ctx.step.add(new StringEntry(this.#stepText(turn), { role: "user" }));
+    ctx.step.add(userEntry(this.#stepText(turn)));
     if (answers.length > 0) {
-      const per = this.#limits.lookupsPerStage;
       const entry = ctx.attention.add(
-        new StringEntry(
-          `Lookup answers of this stage (untrusted JSON data, oldest first):\n${
-            answers.join("\n")
-          }\nLookups used this stage: ${answers.length} of ${per}.`,
-          { role: "user" },
-        ),
+        userEntry(answersText(answers, this.#limits.lookupsPerStage)),
       );
       this.#carved.set(entry, {
         descriptors: 0,
@@ -582,13 +550,7 @@ export class Briefing {
       });
     }
     const notes = turn.notes?.filter((n) => n.length > 0) ?? [];
-    if (notes.length > 0) {
-      ctx.attention.add(
-        new StringEntry(`Notes:\n${notes.map((n) => `- ${n}`).join("\n")}`, {
-          role: "user",
-        }),
-      );
-    }
+    if (notes.length > 0) ctx.attention.add(userEntry(notesText(notes)));
     const compiled = ctx.toAnthropic({
       cacheBreakpoints: [],
       clearVolatile: false,
@@ -617,26 +579,9 @@ export class Briefing {
   }
 
   #stepText(turn: TurnOptions): string {
-    if (this.#archive !== undefined) {
-      return boundedStageText(turn, this.#results.count, this.#archive.count);
-    }
-    const answer = turn.phase === "selection"
-      ? '{"action": <one of the candidate actions>}'
-      : "the chosen action's arguments";
-    const lines = [
-      `Current stage: ${turn.phase}. Answer by calling the ${turn.tool.name} tool with {"step": ${answer}}, or with one lookup as the step.`,
-    ];
-    if (turn.candidates !== undefined) {
-      lines.push(
-        `${
-          turn.phase === "selection" ? "Candidate actions" : "Chosen action"
-        }: ${JSON.stringify(turn.candidates)}`,
-      );
-    }
-    lines.push(
-      `Stored results: ${this.#results.count} (list them with {"$list_results": 0}).`,
-    );
-    return lines.join("\n");
+    return this.#archive === undefined
+      ? legacyStageText(turn, this.#results.count)
+      : boundedStageText(turn, this.#results.count, this.#archive.count);
   }
 
   #clearVolatile(): void {
@@ -666,30 +611,7 @@ export class Briefing {
   }
 }
 
-/** The sections in compile order (every briefing entry is a StringEntry). */
-const SHARE_SECTIONS: readonly SectionName[] = [
-  "foundation",
-  "focus",
-  "topic",
-  "convo",
-  "step",
-  "attention",
-];
-
-/**
- * The descriptors a legacy transcript entry writes in full (previews
- * included): inspected files' and the test output's.
- */
-function legacyDescriptors(report: ExecutionReport): DescriptorText[] {
-  const list = report.kind === "inspected"
-    ? report.files.flatMap((f) =>
-      f.descriptor === undefined ? [] : [f.descriptor]
-    )
-    : report.kind === "tests_run"
-    ? [report.output]
-    : [];
-  return list.map((d) => ({
-    json: stableStringify(d),
-    ...(d.preview === undefined ? {} : { preview: JSON.stringify(d.preview) }),
-  }));
+/** A user-role entry: every briefing section but foundation holds these. */
+function userEntry(text: string): StringEntry {
+  return new StringEntry(text, { role: "user" });
 }

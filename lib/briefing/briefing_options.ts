@@ -120,3 +120,37 @@ export interface TurnInfo {
   /** The request's bytes by part (they add up to `bytes`). */
   readonly parts: PartBytes;
 }
+
+/**
+ * The limits a briefing runs with (the defaults with the options'
+ * overrides), once the options are checked.
+ *
+ * @param options The briefing's options.
+ * @returns The limits.
+ * @throws {TypeError} When an archive is given under the legacy policy, or
+ *   the policy is unknown.
+ * @throws {RangeError} When a limit is not a positive integer.
+ */
+export function checkedLimits(options: BriefingOptions): BriefingLimits {
+  if (options.policy !== "legacy" && options.policy !== "bounded") {
+    throw new TypeError(
+      `Cannot build briefings for policy ${
+        JSON.stringify(options.policy)
+      }: policies are legacy and bounded`,
+    );
+  }
+  if (options.policy === "legacy" && options.archive !== undefined) {
+    throw new TypeError(
+      "Cannot use an event archive under the legacy policy: only bounded briefings archive events",
+    );
+  }
+  const limits = { ...DEFAULT_BRIEFING_LIMITS, ...options.limits };
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new RangeError(
+        `Cannot use briefing limit ${name} ${value}: limits are positive integers`,
+      );
+    }
+  }
+  return limits;
+}

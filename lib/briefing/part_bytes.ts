@@ -8,8 +8,13 @@
  * @module
  */
 import type { SectionName } from "../context/section.ts";
-import type { TurnRequest } from "./turn_request.ts";
-import { turnRequestLayout } from "./turn_request.ts";
+import type { ExecutionReport } from "./report.ts";
+import {
+  stableStringify,
+  turnBlocks,
+  type TurnRequest,
+  turnRequestLayout,
+} from "./turn_request.ts";
 
 /**
  * The parts, in cache order (tools come first in the provider's prefix),
@@ -189,4 +194,76 @@ export function textShare(
     results += preview;
   }
   return { descriptors: described, results };
+}
+
+/**
+ * The descriptors a legacy transcript entry writes in full (previews
+ * included): inspected files' and the test output's.
+ *
+ * @param report The action's report.
+ * @returns The descriptors as the entry's text holds them, in order.
+ */
+export function reportDescriptors(report: ExecutionReport): DescriptorText[] {
+  const list = report.kind === "inspected"
+    ? report.files.flatMap((f) =>
+      f.descriptor === undefined ? [] : [f.descriptor]
+    )
+    : report.kind === "tests_run"
+    ? [report.output]
+    : [];
+  return list.map((d) => ({
+    json: stableStringify(d),
+    ...(d.preview === undefined ? {} : { preview: JSON.stringify(d.preview) }),
+  }));
+}
+
+/** An entry of a compiled context: its text, and the share its block takes. */
+export interface EntryShare {
+  /** The entry's text. */
+  readonly text: string;
+  /** Its block's share. */
+  readonly share: BlockShare;
+}
+
+/**
+ * One share per block of a request compiled from `entries`. The compiler
+ * makes one block per entry; should it ever merge equal texts, blocks are
+ * matched to entries by text, and a block no entry matches counts as convo.
+ *
+ * @param request The request as compiled.
+ * @param entries The entries of every section, in compile order.
+ * @returns One share per block, as {@linkcode partBytes} takes them.
+ *
+ * @example
+ * ```ts
+ * import { blockShares, plainShare } from "./part_bytes.ts";
+ * import assert from "node:assert/strict";
+ * const request = {
+ *   system: [{ type: "text" as const, text: "Rules" }],
+ *   messages: [{ role: "user" as const, content: [{ type: "text" as const, text: "Intent: fix" }] }],
+ *   tool: { name: "t", description: "d", input_schema: {} },
+ *   tool_choice: { type: "tool" as const, name: "t" },
+ * };
+ * const shares = blockShares(request, [
+ *   { text: "Rules", share: plainShare("foundation") },
+ *   { text: "Intent: fix", share: plainShare("focus") },
+ * ]);
+ * assert.deepEqual(shares.map((s) => s.section), ["foundation", "focus"]);
+ * ```
+ */
+export function blockShares(
+  request: TurnRequest,
+  entries: readonly EntryShare[],
+): BlockShare[] {
+  const blocks = turnBlocks(request);
+  if (blocks.length === entries.length) return entries.map((e) => e.share);
+  let next = 0;
+  return blocks.map((block) => {
+    const found = entries.findIndex((e, i) =>
+      i >= next && e.text === block.text
+    );
+    if (found < 0) return plainShare("convo");
+    next = found + 1;
+    return entries[found]!.share;
+  });
 }

@@ -188,6 +188,17 @@ export interface TurnRequestLayout {
 }
 
 /**
+ * Every text block of a request in prefix order: the system blocks, then
+ * each message's.
+ *
+ * @param request A turn request.
+ * @returns The blocks, in the order a provider caches them.
+ */
+export function turnBlocks(request: TurnRequest): TurnTextBlock[] {
+  return [...request.system, ...request.messages.flatMap((m) => m.content)];
+}
+
+/**
  * Measures the pieces of {@linkcode serializeTurnRequest}'s output: each
  * block's own JSON and the tool with its choice. What they leave out of
  * `total` is the JSON between them (brackets, commas, keys, roles).

@@ -10,7 +10,7 @@ import {
   type ParseArgsConfig,
   type ParseArgsOptionsConfig,
 } from "node:util";
-import { fsReason } from "../fs_reason.ts";
+import { fsReason, readingFile } from "../fs_reason.ts";
 import { firstInvalidUtf8 } from "../store/utf8.ts";
 import { type CliIo, UsageError } from "./_io.ts";
 
@@ -275,12 +275,9 @@ export async function readFlagFile(
   file: string,
   flag: string,
 ): Promise<string> {
-  try {
-    return await Deno.readTextFile(file);
-  } catch (error) {
-    throw new UsageError(
-      "usage",
-      `Cannot read ${flag} ${file}: ${fsReason(error)}`,
-    );
-  }
+  return await readingFile(
+    `${flag} ${file}`,
+    () => Deno.readTextFile(file),
+    (message) => new UsageError("usage", message),
+  );
 }

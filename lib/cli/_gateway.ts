@@ -37,6 +37,7 @@ import { MCP_TOOLS } from "../mcp/tool_definitions.ts";
 import { ResultStore, type ResultStoreOptions } from "../store/result_store.ts";
 import { type HttpArguments, requestLimit, serveOverHttp } from "./_http.ts";
 import { type CliIo, ExitCode } from "./_io.ts";
+import { readingFile } from "../fs_reason.ts";
 
 /** The gateway's flags. */
 export interface GatewayArguments {
@@ -120,17 +121,12 @@ async function gateway(
   token: string | undefined,
 ): Promise<number> {
   const file = resolve(g.servers);
-  let text: string;
-  try {
-    text = await Deno.readTextFile(file);
-  } catch (error) {
-    throw new GatewayConfigError(
-      "gateway_config_invalid",
-      `Cannot read the servers file ${file}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-    );
-  }
+  const text = await readingFile(
+    `the servers file ${file}`,
+    () => Deno.readTextFile(file),
+    (message, cause) =>
+      new GatewayConfigError("gateway_config_invalid", message, { cause }),
+  );
   const env = Deno.env.toObject();
   const config = parseGatewayConfig(text, { file, env });
   for (const skipped of config.skipped) {

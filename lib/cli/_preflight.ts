@@ -9,6 +9,7 @@ import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { createProvider } from "../providers/create_provider.ts";
 import { fsReason } from "./_args.ts";
 import { InputError, UsageError } from "./_io.ts";
+import { readingFile } from "../fs_reason.ts";
 
 /** What {@linkcode checkBeforeStart} checks. */
 export interface StartChecks {
@@ -63,14 +64,11 @@ export async function checkBeforeStart(checks: StartChecks): Promise<void> {
 }
 
 async function checkReadableFile(path: string, flag: string): Promise<void> {
-  try {
-    (await Deno.open(path, { read: true })).close();
-  } catch (error) {
-    throw new UsageError(
-      "usage",
-      `Cannot read ${flag} ${path}: ${fsReason(error)}`,
-    );
-  }
+  await readingFile(
+    `${flag} ${path}`,
+    async () => (await Deno.open(path, { read: true })).close(),
+    (message) => new UsageError("usage", message),
+  );
 }
 
 /**

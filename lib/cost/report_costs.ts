@@ -15,14 +15,8 @@ import {
   simulateAnthropicCache,
 } from "./anthropic_cache.ts";
 import { OPENAI_CACHE_STEP, OPENAI_MIN_CACHE_TOKENS } from "./openai_cache.ts";
-import {
-  DEFAULT_PRICES,
-  type ModelPrice,
-  modelPrice,
-  type PriceTable,
-  PriceTableError,
-} from "./prices.ts";
-import { priceTokens } from "./usage_cost.ts";
+import { DEFAULT_PRICES, type PriceTable } from "./prices.ts";
+import { priceTokens, reportedTokens, specPrice } from "./usage_cost.ts";
 
 /** Bytes a token, for estimates from bytes (the usual rule of thumb). */
 export const BYTES_PER_TOKEN = 4;
@@ -93,12 +87,11 @@ export function reportCosts(
   options: ReportCostsOptions = {},
 ): ReportCosts {
   const table = options.prices ?? DEFAULT_PRICES;
-  const named = pricedModel(model, table);
-  const spec = named ?? ASSUMED_MODEL;
+  const named = specPrice(model, table);
+  const spec = named.ok ? model! : ASSUMED_MODEL;
   const provider = spec.startsWith("openai:") ? "openai" : "anthropic";
-  const priced = pricedModel(spec, table) === undefined
-    ? undefined
-    : modelPrice(table, spec.slice(spec.indexOf(":") + 1));
+  const found = named.ok ? named : specPrice(spec, table);
+  const priced = found.ok ? found : undefined;
   const recorded = lines.some((l) =>
     l.input_tokens !== null || l.cache_read_tokens !== null
   );
@@ -106,12 +99,13 @@ export function reportCosts(
   let basis: string;
   if (recorded) {
     figures = lines.map((l) => {
-      const read = l.cache_read_tokens ?? 0;
-      const write = l.cache_write_tokens ?? 0;
-      const input = l.input_tokens ?? 0;
-      return provider === "anthropic"
-        ? { read, write, uncached: input }
-        : { read, write: 0, uncached: Math.max(0, input - read) };
+      const t = reportedTokens(provider, l);
+      const write = t.write5m + t.write1h;
+      return {
+        read: t.read,
+        write,
+        uncached: Math.max(0, t.input - t.read - write),
+      };
     });
     basis = "as the provider recorded them";
   } else if (provider === "openai") {
@@ -124,7 +118,7 @@ export function reportCosts(
       `simulated with Anthropic's cache rules over the report's bytes and breakpoints, ${BYTES_PER_TOKEN} bytes a token`;
   }
   const dollars = figures.map((f, i) =>
-    priced === undefined ? 0 : priceTokens(priced.price as ModelPrice, {
+    priced === undefined ? 0 : priceTokens(priced.price, {
       input: f.read + f.write + f.uncached,
       read: f.read,
       write5m: f.write,
@@ -139,7 +133,7 @@ export function reportCosts(
     source: recorded ? "recorded" : "simulated",
     basis,
     model: spec,
-    assumed: named === undefined,
+    assumed: !named.ok,
     prices: priced === undefined
       ? `not priced: the price table ${table.version} has no ${spec}`
       : `${priced.name} at ${table.version}${
@@ -152,22 +146,6 @@ export function reportCosts(
     hit_ratio: input === 0 ? 0 : sum(read) / input,
     total_dollars: sum(dollars),
   };
-}
-
-/** The spec when it names a model of the table, else `undefined`. */
-function pricedModel(
-  model: string | null,
-  table: PriceTable,
-): string | undefined {
-  const match = /^(anthropic|openai):(.+)$/.exec(model ?? "");
-  if (match === null) return undefined;
-  try {
-    const { price } = modelPrice(table, match[2]!);
-    return price.provider === match[1] ? model! : undefined;
-  } catch (error) {
-    if (error instanceof PriceTableError) return undefined;
-    throw error;
-  }
 }
 
 function tokens(bytes: number): number {

@@ -135,15 +135,59 @@ export function usageCost(
   usage: readonly ModelUsage[],
   table: PriceTable = DEFAULT_PRICES,
 ): UsageCost {
-  if (model === null) {
-    return { kind: "unpriced", reason: "the report names no model" };
+  const entry = specPrice(model, table);
+  if (!entry.ok) return { kind: "unpriced", reason: entry.reason };
+  let dollars = 0;
+  let reported = 0;
+  for (const u of usage) {
+    if (u.input_tokens === null && u.output_tokens === null) continue;
+    reported += 1;
+    dollars += priceTokens(entry.price, reportedTokens(entry.provider, u))
+      .dollars;
   }
-  const colon = model.indexOf(":");
-  const provider = colon < 0 ? model : model.slice(0, colon);
-  const name = model.slice(colon + 1);
+  return {
+    kind: "priced",
+    dollars,
+    priced_as: entry.name,
+    prices: table.version,
+    calls_reported: reported,
+    calls: usage.length,
+  };
+}
+
+/** What a model spec is priced as, or why it is not. */
+export type SpecPrice =
+  | {
+    readonly ok: true;
+    /** The provider of the spec and of the price. */
+    readonly provider: "anthropic" | "openai";
+    /** The price table entry's name. */
+    readonly name: string;
+    /** Its prices. */
+    readonly price: ModelPrice;
+  }
+  | {
+    readonly ok: false;
+    /** Why, e.g. `a recorded model has no price`. */
+    readonly reason: string;
+  };
+
+/**
+ * The price of a model spec (`anthropic:MODEL`, `openai:MODEL`): the table's
+ * entry for the model, when it is one of that provider's.
+ *
+ * @param spec The spec as a report names it, or `null`.
+ * @param table Prices.
+ * @returns The entry, or why there is none.
+ */
+export function specPrice(spec: string | null, table: PriceTable): SpecPrice {
+  if (spec === null) return { ok: false, reason: "the report names no model" };
+  const colon = spec.indexOf(":");
+  const provider = colon < 0 ? spec : spec.slice(0, colon);
+  const name = spec.slice(colon + 1);
   if (provider !== "anthropic" && provider !== "openai") {
     return {
-      kind: "unpriced",
+      ok: false,
       reason: provider === "recorded"
         ? "a recorded model has no price"
         : `${provider} is not a priced provider`,
@@ -157,32 +201,32 @@ export function usageCost(
   }
   if (entry === undefined || entry.price.provider !== provider) {
     return {
-      kind: "unpriced",
+      ok: false,
       reason: `the price table ${table.version} has no ${name}`,
     };
   }
-  let dollars = 0;
-  let reported = 0;
-  for (const u of usage) {
-    if (u.input_tokens === null && u.output_tokens === null) continue;
-    reported += 1;
-    const read = u.cache_read_tokens ?? 0;
-    const write = u.cache_write_tokens ?? 0;
-    const input = u.input_tokens ?? 0;
-    dollars += priceTokens(entry.price, {
-      input: provider === "anthropic" ? input + read + write : input,
-      read,
-      write5m: provider === "anthropic" ? write : 0,
-      write1h: 0,
-      output: u.output_tokens ?? 0,
-    }).dollars;
-  }
-  return {
-    kind: "priced",
-    dollars,
-    priced_as: entry.name,
-    prices: table.version,
-    calls_reported: reported,
-    calls: usage.length,
-  };
+  return { ok: true, provider, name: entry.name, price: entry.price };
+}
+
+/**
+ * A request's reported counters split the way prices apply: Anthropic's
+ * `input_tokens` exclude cache reads and writes, OpenAI's `prompt_tokens`
+ * include the cached ones; writes are priced as the 5-minute cache the
+ * slice uses. A missing counter counts 0.
+ *
+ * @param provider Whose counters they are.
+ * @param usage The counters.
+ * @returns The tokens, as {@linkcode priceTokens} takes them.
+ */
+export function reportedTokens(
+  provider: "anthropic" | "openai",
+  usage: ModelUsage,
+): TokenCounts {
+  const read = usage.cache_read_tokens ?? 0;
+  const write = usage.cache_write_tokens ?? 0;
+  const input = usage.input_tokens ?? 0;
+  const output = usage.output_tokens ?? 0;
+  return provider === "anthropic"
+    ? { input: input + read + write, read, write5m: write, write1h: 0, output }
+    : { input, read, write5m: 0, write1h: 0, output };
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import { z } from "zod";
-import { describeIssue } from "../reference/schema.ts";
+import { checkArguments } from "../reference/schema.ts";
 import { McpToolError } from "./mcp_tool_error.ts";
 import type { RetrievalToolName } from "../reference/retrieval_tools.ts";
 
@@ -56,16 +56,9 @@ export function parseToolArguments(
     );
   }
   const tool = name as keyof typeof SCHEMAS;
-  const parsed = SCHEMAS[tool].safeParse(args ?? {});
-  if (!parsed.success) {
-    throw new McpToolError(
-      "invalid_arguments",
-      `The arguments of ${tool} do not match its schema: ${
-        describeIssue(parsed.error)
-      }`,
-    );
-  }
-  const value = parsed.data as Record<string, unknown>;
+  const checked = checkArguments(SCHEMAS[tool], args ?? {}, tool);
+  if (!checked.ok) throw new McpToolError("invalid_arguments", checked.message);
+  const value = checked.value as Record<string, unknown>;
   switch (tool) {
     case "inspect_files":
       return { tool, paths: value.paths as string[] };

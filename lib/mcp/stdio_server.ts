@@ -25,6 +25,7 @@ export const RETRIEVAL_TOOL_META: Readonly<Record<string, unknown>> = {
 };
 import { VERSION } from "../version.ts";
 import { type McpRequestExtra, traceServerRequest } from "../telemetry/mcp.ts";
+import { CallsInFlight } from "./calls_in_flight.ts";
 
 /** What the server tells about itself and its end. */
 export interface ServeOptions {
@@ -164,7 +165,7 @@ export function createToolsServer(
       ),
   );
   // Calls still running when the input ends are answered before the stop.
-  const inFlight = new Set<Promise<unknown>>();
+  const inFlight = new CallsInFlight();
   server.setRequestHandler(types.CallToolRequestSchema, (
     request: {
       params: { name: string; arguments?: Record<string, unknown> };
@@ -173,29 +174,17 @@ export function createToolsServer(
   ) =>
     traceServerRequest("tools/call", request, extra, transport, async () => {
       const { name, arguments: args } = request.params;
-      const call = tools.call(name, args ?? {});
-      inFlight.add(call);
-      try {
-        const answer = await call;
-        if (!answer.ok) {
-          // The name is the host's: shown quoted unless it is a plain word.
-          const shown = /^[a-z_]{1,32}$/.test(name)
-            ? name
-            : JSON.stringify(name.slice(0, 64));
-          options.log(`${shown}: ${answer.code}`);
-        }
-        return callToolResult(answer);
-      } finally {
-        inFlight.delete(call);
+      const answer = await inFlight.track(tools.call(name, args ?? {}));
+      if (!answer.ok) {
+        // The name is the host's: shown quoted unless it is a plain word.
+        const shown = /^[a-z_]{1,32}$/.test(name)
+          ? name
+          : JSON.stringify(name.slice(0, 64));
+        options.log(`${shown}: ${answer.code}`);
       }
+      return callToolResult(answer);
     }));
-  server.onerror = (error: Error) =>
-    options.log(`transport error: ${error.message}`);
-  return Object.assign(server, {
-    settled: async () => {
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-    },
-  }) as ToolsServer;
+  return inFlight.settling(server, options.log) as ToolsServer;
 }
 
 /**

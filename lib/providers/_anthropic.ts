@@ -16,6 +16,7 @@ import {
   checkDepth,
   counter,
   forcedCall,
+  forcedReply,
   parseBody,
   protocolError,
 } from "./_reply.ts";
@@ -159,17 +160,9 @@ function anthropicReply(
       usage,
     );
   }
-  const args = checkDepth(forced.input, wanted, usage);
-  return {
-    arguments: args,
-    usage,
-    final_usage: true,
-    response: {
-      ...(message.id === undefined ? {} : { id: message.id }),
-      ...(message.model === undefined ? {} : { model: message.model }),
-      ...(message.stop_reason == null
-        ? {}
-        : { finish_reasons: [message.stop_reason] }),
-    },
-  };
+  return forcedReply(checkDepth(forced.input, wanted, usage), usage, {
+    id: message.id,
+    model: message.model,
+    finish_reasons: [message.stop_reason],
+  });
 }

@@ -1,6 +1,6 @@
 /** Checks a turn request's cache_control markers against Anthropic's limits. */
 
-import type { TurnRequest } from "../briefing/turn_request.ts";
+import { turnBlocks, type TurnRequest } from "../briefing/turn_request.ts";
 import { CompileOptionsError } from "../context/errors.ts";
 
 /** Anthropic accepts at most this many cache breakpoints per request. */
@@ -12,10 +12,7 @@ export const MAX_CACHE_BREAKPOINTS = 4;
  * Returns the number of markers.
  */
 export function checkCacheMarkers(request: TurnRequest): number {
-  const blocks = [
-    ...request.system,
-    ...request.messages.flatMap((m) => m.content),
-  ];
+  const blocks = turnBlocks(request);
   let count = 0;
   let seenShort = false;
   for (const block of blocks) {

@@ -16,6 +16,7 @@ import {
   counter,
   excerpt,
   forcedCall,
+  forcedReply,
   parseArguments,
   parseBody,
   protocolError,
@@ -188,17 +189,9 @@ function openAIReply(
           : ""
       })`,
   });
-  const args = parseArguments(forced.arguments, wanted, usage);
-  return {
-    arguments: args,
-    usage,
-    final_usage: true,
-    response: {
-      ...(completion.id === undefined ? {} : { id: completion.id }),
-      ...(completion.model === undefined ? {} : { model: completion.model }),
-      finish_reasons: completion.choices.flatMap((c) =>
-        c.finish_reason == null ? [] : [c.finish_reason]
-      ),
-    },
-  };
+  return forcedReply(parseArguments(forced.arguments, wanted, usage), usage, {
+    id: completion.id,
+    model: completion.model,
+    finish_reasons: completion.choices.map((c) => c.finish_reason),
+  });
 }

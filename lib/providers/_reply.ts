@@ -7,7 +7,7 @@
  */
 
 import type { z } from "zod";
-import type { ModelUsage } from "./model_provider.ts";
+import type { ModelReply, ModelUsage } from "./model_provider.ts";
 import { mapError } from "../errors.ts";
 import { ProviderError } from "./provider_error.ts";
 
@@ -184,4 +184,33 @@ export function counter(source: unknown, key: string): number | null {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0
     ? value
     : null;
+}
+
+/** What a response said of itself, as its service names it (fields may be absent). */
+export interface ResponseFacts {
+  readonly id?: string | undefined;
+  readonly model?: string | undefined;
+  readonly finish_reasons: readonly (string | null | undefined)[];
+}
+
+/**
+ * The reply of a forced call: its checked arguments, the call's final usage
+ * and what the response said of itself (absent facts left out).
+ */
+export function forcedReply(
+  args: unknown,
+  usage: ModelUsage,
+  facts: ResponseFacts,
+): ModelReply {
+  const reasons = facts.finish_reasons.filter((r): r is string => r != null);
+  return {
+    arguments: args,
+    usage,
+    final_usage: true,
+    response: {
+      ...(facts.id === undefined ? {} : { id: facts.id }),
+      ...(facts.model === undefined ? {} : { model: facts.model }),
+      ...(reasons.length === 0 ? {} : { finish_reasons: reasons }),
+    },
+  };
 }

@@ -18,7 +18,7 @@ import type {
 } from "../store/result_store.ts";
 import { floorCharBoundary } from "../store/utf8.ts";
 import { findInRecord } from "./find_in_result.ts";
-import { describeIssue } from "./schema.ts";
+import { checkArguments } from "./schema.ts";
 import {
   parseReference,
   ReferenceFailureError,
@@ -287,16 +287,11 @@ function escapeBoundary(bytes: Uint8Array, from: number, limit: number) {
 }
 
 function parse<T>(schema: z.ZodType<T>, args: unknown, tool: string): T {
-  const parsed = schema.safeParse(args);
-  if (!parsed.success) {
-    throw new ReferenceFailureError(
-      "invalid_arguments",
-      `The arguments of ${tool} do not match its schema: ${
-        describeIssue(parsed.error)
-      }`,
-    );
+  const checked = checkArguments(schema, args, tool);
+  if (!checked.ok) {
+    throw new ReferenceFailureError("invalid_arguments", checked.message);
   }
-  return parsed.data;
+  return checked.value;
 }
 
 function answer(run: () => Record<string, unknown>): RetrievalAnswer {

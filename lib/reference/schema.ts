@@ -61,3 +61,31 @@ export function describeIssue(error: z.ZodError): string {
     : issue.message;
   return path === "" ? message : `at ${path.slice(0, 80)}: ${message}`;
 }
+
+/** Arguments checked against a tool's schema: the value, or why not. */
+export type CheckedArguments<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly message: string };
+
+/**
+ * Checks a tool call's (or an action's) arguments against its schema, with
+ * the sentence every face refuses them in.
+ *
+ * @param schema The tool's schema.
+ * @param args The arguments (untrusted JSON).
+ * @param tool The tool or action, for the message.
+ * @returns The parsed value, or the message of an `invalid_arguments` refusal.
+ */
+export function checkArguments<T>(
+  schema: z.ZodType<T>,
+  args: unknown,
+  tool: string,
+): CheckedArguments<T> {
+  const parsed = schema.safeParse(args);
+  return parsed.success ? { ok: true, value: parsed.data } : {
+    ok: false,
+    message: `The arguments of ${tool} do not match its schema: ${
+      describeIssue(parsed.error)
+    }`,
+  };
+}

@@ -14,7 +14,7 @@ import {
 } from "../briefing/report.ts";
 import type { ResultDescriptor, ResultStore } from "../store/result_store.ts";
 import { clipMessage, clipModelText } from "./_clip.ts";
-import { revisionId } from "./revision.ts";
+import { revisionId, revisionNamesTree } from "./revision.ts";
 
 /** The executor operations the loop uses (WorkspaceExecutor's shape). */
 export interface Effects {
@@ -171,4 +171,96 @@ export function unkeptResults(report: ExecutionReport): ResultDescriptor[] {
     ? [report.output]
     : [];
   return descriptors.filter((d) => d.result_unavailable !== undefined);
+}
+
+/**
+ * Performs a commissioned action (all but `slice.complete`) and makes its
+ * report.
+ *
+ * @param effects The executor.
+ * @param run The run's result store, workspace facts and test command.
+ * @param action The action.
+ * @param args Its commissioned arguments.
+ * @returns The report.
+ * @throws {TypeError} For an action the executor does not perform.
+ */
+export async function performAction(
+  effects: Effects,
+  run: {
+    readonly results: ResultStore;
+    readonly facts: WorkspaceFacts;
+    readonly test: readonly string[];
+  },
+  action: string,
+  args: unknown,
+): Promise<ExecutionReport> {
+  switch (action) {
+    case "repository.inspect":
+      return await inspectFiles(effects, run.results, [
+        ...(args as { paths: string[] }).paths,
+      ]);
+    case "repository.edit":
+      return await editFiles(
+        effects,
+        run.facts,
+        (args as { files: { path: string; contents: string }[] }).files.map((
+          f,
+        ) => ({ path: f.path, contents: f.contents })),
+      );
+    case "tests.run":
+      return await runTests(effects, run.results, run.facts, run.test);
+    default:
+      throw new TypeError(`Cannot execute unknown action ${action}`);
+  }
+}
+
+/**
+ * Why a step's first unkept result stops a bounded run (compact descriptors
+ * have no preview, so the model would be blind to it), or `undefined` when
+ * the store kept every result.
+ *
+ * @param report The step's report.
+ * @param store The run's result store, for its counts.
+ * @returns The stop detail's first sentence.
+ */
+export function unkeptDetail(
+  report: ExecutionReport,
+  store: ResultStore,
+): string | undefined {
+  const unkept = unkeptResults(report)[0];
+  if (unkept === undefined) return undefined;
+  const why = unkept.result_unavailable === "too_large"
+    ? `it has ${unkept.utf8_bytes} bytes, more than the 16 MiB a result may hold`
+    : `the result store is full (${store.count} results, ${store.totalBytes} bytes; it holds at most 1,024 results and 64 MiB)`;
+  return `${unkept.result_unavailable}: Cannot keep the result of ${
+    clipModelText(unkept.origin)
+  }: ${why}, and a bounded briefing cannot show a result without a reference`;
+}
+
+/**
+ * Surveys the tree the latest revision (or the unedited workspace) names,
+ * into `facts.digest`: in the executor's worker while the first step asks
+ * the model. The first action waits for it (nothing changes the tree
+ * before); a run that ends before its first action never does.
+ *
+ * @param effects The executor.
+ * @param facts The run's workspace facts (a resumed run's revision set).
+ * @returns The survey to await, the first time only (`null` after).
+ */
+export function surveyBaseline(
+  effects: Effects,
+  facts: WorkspaceFacts,
+): () => Promise<void> | null {
+  let baseline: Promise<void> | null = effects.survey().then(({ digest }) => {
+    const revision = facts.revision;
+    facts.digest = revision === null || revisionNamesTree(revision, digest)
+      ? digest
+      : null;
+  });
+  baseline.catch(() => {});
+  return () => {
+    const wait = baseline;
+    baseline = null;
+    return wait;
+  };
 }

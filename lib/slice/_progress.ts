@@ -1,7 +1,9 @@
 /** One-line progress summaries of slice steps. */
 import type { ExecutionReport } from "../briefing/report.ts";
 import { displayText, formatDuration } from "../display.ts";
-import type { StepProgress } from "./request.ts";
+import { DEFAULT_MODEL_TIMEOUT_MS } from "../providers/create_provider.ts";
+import { round } from "./_finish.ts";
+import type { RunOptions, SliceRequest, StepProgress } from "./request.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
 
 /**
@@ -71,4 +73,52 @@ export function describe(report: ExecutionReport): string {
     case "refused":
       return `refused (${report.code})`;
   }
+}
+
+/**
+ * A step's effect for a stop detail.
+ *
+ * @returns E.g. `step 7 (tests.run) took effect: tests exit 0 on …`.
+ */
+export function tookEffect(
+  sequence: number,
+  action: string,
+  report: ExecutionReport,
+): string {
+  return report.kind === "refused"
+    ? `step ${sequence} (${action}) was ${describe(report)}`
+    : `step ${sequence} (${action}) took effect: ${describe(report)}`;
+}
+
+/**
+ * The run's waiting notice for the stages (the embedder's `onWaiting`, told
+ * the line and its fields), or `undefined` when nobody listens.
+ *
+ * @param request The slice request (its step budget and provider).
+ * @param options The run options (`onWaiting`, the model timeout).
+ * @param step The step being taken now.
+ * @returns What a stage calls while a model call is in flight.
+ */
+export function waitingNotice(
+  request: SliceRequest,
+  options: RunOptions,
+  step: () => number,
+): ((phase: StepPhase, elapsedMs: number) => void) | undefined {
+  const onWaiting = options.onWaiting;
+  if (onWaiting === undefined) return undefined;
+  // The run knows the timeout only of a provider it created from a spec.
+  const timeoutMs = typeof request.provider === "string"
+    ? options.modelTimeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS
+    : options.modelTimeoutMs;
+  return (phase, elapsedMs) =>
+    onWaiting(
+      waitingLine({
+        step: step(),
+        maxSteps: request.maxSteps,
+        phase,
+        elapsedMs,
+        timeoutMs,
+      }),
+      { step: step(), phase, elapsed_ms: round(elapsedMs) },
+    );
 }

@@ -10,6 +10,7 @@ import type { Effects } from "./_execute.ts";
 import type { RunOptions, SliceRequest } from "./request.ts";
 import { sessionHookParts } from "./run_state.ts";
 import { stopped } from "./_stopped.ts";
+import { formatDuration } from "../display.ts";
 
 /**
  * Creates the provider of a run; a string spec resumes at the model call
@@ -125,4 +126,36 @@ export async function startExecutor(
     }
     throw error;
   }
+}
+
+/**
+ * The signal a run stops on: the embedder's, joined with the run timeout
+ * when there is one.
+ *
+ * @param options The run options (`signal`, `runTimeoutMs`).
+ * @returns The signal, and the timeout's timer for the run to clear.
+ */
+export function runSignal(
+  options: Pick<RunOptions, "signal" | "runTimeoutMs">,
+): {
+  readonly signal: AbortSignal | undefined;
+  readonly timer: ReturnType<typeof setTimeout> | undefined;
+} {
+  const ms = options.runTimeoutMs;
+  const embedder = options.signal;
+  if (ms === undefined) return { signal: embedder, timer: undefined };
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () =>
+      controller.abort(
+        new Error(`the run timeout of ${formatDuration(ms)} ran out`),
+      ),
+    ms,
+  );
+  return {
+    signal: embedder === undefined
+      ? controller.signal
+      : AbortSignal.any([embedder, controller.signal]),
+    timer,
+  };
 }

@@ -11,7 +11,7 @@
  */
 import { resolve } from "node:path";
 import type { z } from "zod";
-import { describeIssue } from "../reference/schema.ts";
+import { checkArguments } from "../reference/schema.ts";
 import {
   type ActionName,
   type CompleteArguments,
@@ -208,14 +208,8 @@ function parse<T>(
   args: unknown,
   action: ActionName,
 ): Checked<T> {
-  const result = schema.safeParse(args);
-  if (result.success) return { ok: true, value: result.data };
-  return refuse(
-    "invalid_arguments",
-    `The arguments of ${action} do not match its schema: ${
-      describeIssue(result.error)
-    }`,
-  );
+  const checked = checkArguments(schema, args, action);
+  return checked.ok ? checked : refuse("invalid_arguments", checked.message);
 }
 
 function show(path: string): string {

@@ -176,6 +176,20 @@ export function genAiUsage(
   };
 }
 
+/** The operation, provider and (when known) requested model of a span or metric. */
+function operationAttributes(
+  operation: string,
+  target: ModelTarget,
+): Attributes {
+  return {
+    [ATTR_GEN_AI_OPERATION_NAME]: operation,
+    [ATTR_GEN_AI_PROVIDER_NAME]: target.provider,
+    ...(target.model === undefined
+      ? {}
+      : { [ATTR_GEN_AI_REQUEST_MODEL]: target.model }),
+  };
+}
+
 // --- invoke_agent ----------------------------------------------------------
 
 /** What the agent span starts with. */
@@ -197,12 +211,8 @@ export interface AgentStart extends ModelTarget {
 export function startAgentSpan(start: AgentStart): Span {
   const span = startSpan(`invoke_agent ${start.agent}`, {
     attributes: {
-      [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
-      [ATTR_GEN_AI_PROVIDER_NAME]: start.provider,
+      ...operationAttributes(GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT, start),
       [ATTR_GEN_AI_AGENT_NAME]: start.agent,
-      ...(start.model === undefined
-        ? {}
-        : { [ATTR_GEN_AI_REQUEST_MODEL]: start.model }),
     },
   });
   if (span.isRecording()) {
@@ -265,13 +275,7 @@ export function startModelCall(
     {
       kind: SpanKind.CLIENT,
       parent,
-      attributes: {
-        [ATTR_GEN_AI_OPERATION_NAME]: operation,
-        [ATTR_GEN_AI_PROVIDER_NAME]: target.provider,
-        ...(target.model === undefined
-          ? {}
-          : { [ATTR_GEN_AI_REQUEST_MODEL]: target.model }),
-      },
+      attributes: operationAttributes(operation, target),
     },
   );
   if (span.isRecording()) {
@@ -355,11 +359,7 @@ export function endModelCall(call: ModelCallSpan, end: ModelCallEnd): void {
   }
   span.end();
   const attributes: Attributes = {
-    [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_CHAT,
-    [ATTR_GEN_AI_PROVIDER_NAME]: target.provider,
-    ...(target.model === undefined
-      ? {}
-      : { [ATTR_GEN_AI_REQUEST_MODEL]: target.model }),
+    ...operationAttributes(GEN_AI_OPERATION_NAME_VALUE_CHAT, target),
     ...(end.error === undefined ? {} : { "error.type": end.error.type }),
   };
   operationDuration.record(seconds, attributes);

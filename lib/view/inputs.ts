@@ -9,11 +9,12 @@
 import { z } from "zod";
 import type { ContextReport } from "../briefing/context_report.ts";
 import { readContextReport } from "../briefing/context_report_schema.ts";
-import { LoomError, messageOf } from "../errors.ts";
+import { LoomError } from "../errors.ts";
 import type { SessionReader } from "../persist/session_reader.ts";
 import { RecordedProvider } from "../providers/recorded_provider.ts";
 import { describeIssue } from "../reference/schema.ts";
 import type { RequestLogReader } from "./request_log_reader.ts";
+import { readingFile } from "../fs_reason.ts";
 
 /** An input file the viewer cannot use. */
 export class ViewInputError extends LoomError.TypeError<"ViewInputError"> {}
@@ -78,16 +79,12 @@ export type ReportFile =
  * ```
  */
 export async function readReportFile(path: string): Promise<ReportFile> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (error) {
-    throw new ViewInputError(
-      "view_input_invalid",
-      `Cannot read the report ${path}: ${messageOf(error)}`,
-      { cause: error },
-    );
-  }
+  const text = await readingFile(
+    `the report ${path}`,
+    () => Deno.readTextFile(path),
+    (message, cause) =>
+      new ViewInputError("view_input_invalid", message, { cause }),
+  );
   let json: unknown;
   try {
     json = JSON.parse(text);

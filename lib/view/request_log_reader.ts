@@ -9,6 +9,7 @@
  */
 import { REQUEST_LOG_FORMAT } from "../providers/request_log.ts";
 import { LoomError } from "../errors.ts";
+import { readingFile } from "../fs_reason.ts";
 
 /** A file that is not a request log. */
 export class RequestLogError extends LoomError.TypeError<"RequestLogError"> {}
@@ -61,21 +62,17 @@ export class RequestLogReader {
    *   read or does not start with the `loom-requests/1` header.
    */
   static async open(path: string): Promise<RequestLogReader> {
-    let head: string;
-    try {
-      using file = await Deno.open(path);
-      const buffer = new Uint8Array(HEADER.length + 1);
-      const n = await file.read(buffer) ?? 0;
-      head = new TextDecoder().decode(buffer.subarray(0, n));
-    } catch (error) {
-      throw new RequestLogError(
-        "request_log_invalid",
-        `Cannot read the request log ${path}: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
-        { cause: error },
-      );
-    }
+    const head = await readingFile(
+      `the request log ${path}`,
+      async () => {
+        using file = await Deno.open(path);
+        const buffer = new Uint8Array(HEADER.length + 1);
+        const n = await file.read(buffer) ?? 0;
+        return new TextDecoder().decode(buffer.subarray(0, n));
+      },
+      (message, cause) =>
+        new RequestLogError("request_log_invalid", message, { cause }),
+    );
     if (head !== `${HEADER}\n`) {
       throw new RequestLogError(
         "request_log_invalid",

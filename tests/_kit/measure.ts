@@ -62,3 +62,27 @@ export function memoryOf(pid: number): Memory {
     Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
   return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
 }
+
+/**
+ * The head of a Markdown table as docs/performance.md holds them: the
+ * header row and its alignment row, the first `left` columns left-aligned
+ * (names), the others right-aligned (figures).
+ *
+ * @param header The column names.
+ * @param left How many leading columns are names.
+ * @returns Two lines.
+ */
+export function tableHead(header: readonly string[], left = 0): string {
+  const align = header.map((_, i) => i < left ? "---" : "---:");
+  return `${tableRow(header)}\n${tableRow(align)}`;
+}
+
+/**
+ * One row of a Markdown table.
+ *
+ * @param cells The cells, already formatted.
+ * @returns The line.
+ */
+export function tableRow(cells: readonly (string | number)[]): string {
+  return `| ${cells.join(" | ")} |`;
+}

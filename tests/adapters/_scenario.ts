@@ -11,7 +11,7 @@ import {
 } from "../../lib/adapters/session_result_store.ts";
 import { Retrieval } from "../../lib/reference/retrieval.ts";
 import { sha256Hex } from "../../lib/store/digest.ts";
-import type { ResultStore } from "../../lib/store/result_store.ts";
+import { ResultStore } from "../../lib/store/result_store.ts";
 import { tempDir } from "../_kit.ts";
 import {
   breakpoints,
@@ -68,20 +68,7 @@ export function bigDocumentModel(
   return (body, wire) => {
     const results = toolResults(body, wire);
     if (results.length === 0) return { call: { name: tool, input: {} } };
-    if (results.length === 1) {
-      return {
-        call: {
-          name: "read_result",
-          input: {
-            reference: {
-              ...reference(results[0]!),
-              select: { kind: "json_pointer", pointer: "/items/1234/name" },
-              rendering: "json",
-            },
-          },
-        },
-      };
-    }
+    if (results.length === 1) return readAt(results[0]!, "/items/1234/name");
     if (results.length === 2) {
       findings.byPointer = JSON.parse(
         (JSON.parse(results[1]!) as { selected_json: string }).selected_json,
@@ -99,23 +86,28 @@ export function bigDocumentModel(
       };
       const pointer = found.matches[0]!.pointer;
       findings.pointer = pointer;
-      return {
-        call: {
-          name: "read_result",
-          input: {
-            reference: {
-              ...reference(results[0]!),
-              select: { kind: "json_pointer", pointer },
-              rendering: "json",
-            },
-          },
-        },
-      };
+      return readAt(results[0]!, pointer);
     }
     findings.byFind = JSON.parse(
       (JSON.parse(results[3]!) as { selected_json: string }).selected_json,
     );
     return { text: "done" };
+  };
+}
+
+/** `read_result` of the JSON value at `pointer` in the result a descriptor names. */
+function readAt(descriptor: string, pointer: string): Move {
+  return {
+    call: {
+      name: "read_result",
+      input: {
+        reference: {
+          ...reference(descriptor),
+          select: { kind: "json_pointer", pointer },
+          rendering: "json",
+        },
+      },
+    },
   };
 }
 
@@ -135,6 +127,8 @@ export interface BigDocumentRun extends AsyncDisposable {
   readonly text: string;
   readonly value: unknown;
   readonly server: ScriptedServer;
+  /** The store the adapter under test keeps the results in. */
+  readonly store: ResultStore;
   /** The scenario's assertions, once the conversation has ended. */
   assertRun(): void;
 }
@@ -151,6 +145,7 @@ export function bigDocumentRun(): BigDocumentRun {
     text,
     value,
     server,
+    store: new ResultStore(),
     assertRun: () =>
       assertBigDocumentRun(server.received, server.refused, findings, value),
     [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),

@@ -1,28 +1,13 @@
 import assert from "node:assert/strict";
-import {
-  generateText,
-  jsonSchema,
-  stepCountIs,
-  tool,
-  wrapLanguageModel,
-} from "ai";
+import { generateText, stepCountIs, wrapLanguageModel } from "ai";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
-import {
-  loomMiddleware,
-  loomTools,
-  retrievalTools,
-} from "../../lib/adapters/ai_sdk.ts";
+import { loomMiddleware, loomTools } from "../../lib/adapters/ai_sdk.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
 import { RETRIEVAL_TOOLS } from "../../lib/reference/retrieval_tools.ts";
 import { scriptedServer } from "./_scripted_server.ts";
 import * as scenario from "./_scenario.ts";
-
-const EMPTY = jsonSchema<Record<string, never>>({
-  type: "object",
-  properties: {},
-  additionalProperties: false,
-});
+import { catalogueTool, catalogueTools, probeTools } from "./_ai_sdk_tools.ts";
 
 function models(url: string) {
   return {
@@ -39,8 +24,7 @@ Deno.test("the AI SDK adapter keeps a 2 MB tool result out of every request and 
   for (const provider of ["anthropic", "openai"] as const) {
     await t.step(`through @ai-sdk/${provider}`, async () => {
       await using run = scenario.bigDocumentRun();
-      const { server, text, value } = run;
-      const store = new ResultStore();
+      const { server, text, value, store } = run;
       const model = wrapLanguageModel({
         model: models(server.url)[provider],
         middleware: loomMiddleware({ store }),
@@ -49,12 +33,7 @@ Deno.test("the AI SDK adapter keeps a 2 MB tool result out of every request and 
         model,
         system: "You answer questions about the catalogue.",
         prompt: "Which item holds the secret?",
-        tools: {
-          ...loomTools({
-            catalogue: tool({ inputSchema: EMPTY, execute: () => value }),
-          }, { store }),
-          ...retrievalTools(store),
-        },
+        tools: catalogueTools(store, value),
         stopWhen: stepCountIs(8),
         providerOptions: { openai: { store: false } },
       });
@@ -109,20 +88,7 @@ Deno.test("the AI SDK adapter retires old results in batches over a 40-turn conv
         }),
         system: "Probe forty times.",
         prompt: "Start.",
-        tools: {
-          ...loomTools({
-            probe: tool({
-              inputSchema: jsonSchema<{ turn: number }>({
-                type: "object",
-                properties: { turn: { type: "integer" } },
-                required: ["turn"],
-                additionalProperties: false,
-              }),
-              execute: ({ turn }) => scenario.turnResult(turn),
-            }),
-          }, { store }),
-          ...retrievalTools(store),
-        },
+        tools: probeTools(store),
         stopWhen: stepCountIs(50),
         providerOptions: { openai: { store: false } },
       });
@@ -169,9 +135,7 @@ Deno.test("a second process reads a result the first stored through the AI SDK a
           middleware: loomMiddleware({ store }),
         }),
         prompt: "Fetch the catalogue.",
-        tools: loomTools({
-          catalogue: tool({ inputSchema: EMPTY, execute: () => value }),
-        }, { store }),
+        tools: loomTools({ catalogue: catalogueTool(value) }, { store }),
         stopWhen: stepCountIs(4),
       });
       assert.equal(result.text, "stored");

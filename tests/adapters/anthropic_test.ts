@@ -27,30 +27,49 @@ function loomClient(url: string, store: ResultStore, budgetBytes?: number) {
   });
 }
 
-Deno.test("the Anthropic adapter keeps a 2 MB tool result out of every tool-runner request and the model reads values from it", async () => {
-  await using run = scenario.bigDocumentRun();
-  const { server, value } = run;
-  const store = new ResultStore();
-  const client = loomClient(server.url, store);
-  const final = await client.beta.messages.toolRunner({
+/**
+ * The tool runner over one of the developer's tools, wrapped by `loomTools`,
+ * beside the retrieval tools, as docs/adapters.md shows it.
+ */
+// The SDK's runnable tool is invariant in its input: any input is meant.
+// deno-lint-ignore no-explicit-any
+function toolRunner<T extends ReturnType<typeof betaZodTool<any>>>(
+  client: Anthropic,
+  store: ResultStore,
+  ask: { readonly system: string; readonly user: string },
+  tool: T,
+  maxIterations: number,
+) {
+  return client.beta.messages.toolRunner({
     model: "claude-sonnet-4-5",
     max_tokens: 1024,
-    system: "You answer questions about the catalogue.",
-    messages: [{ role: "user", content: "Which item holds the secret?" }],
-    tools: [
-      ...loomTools([
-        betaZodTool({
-          name: "catalogue",
-          description: "The whole catalogue",
-          inputSchema: z.object({}),
-          run: () => JSON.stringify(value),
-        }),
-      ], { store }),
-      ...retrievalTools(store),
-    ],
-    max_iterations: 8,
+    system: ask.system,
+    messages: [{ role: "user", content: ask.user }],
+    tools: [...loomTools([tool], { store }), ...retrievalTools(store)],
+    max_iterations: maxIterations,
     thread: false,
   });
+}
+
+Deno.test("the Anthropic adapter keeps a 2 MB tool result out of every tool-runner request and the model reads values from it", async () => {
+  await using run = scenario.bigDocumentRun();
+  const { server, value, store } = run;
+  const client = loomClient(server.url, store);
+  const final = await toolRunner(
+    client,
+    store,
+    {
+      system: "You answer questions about the catalogue.",
+      user: "Which item holds the secret?",
+    },
+    betaZodTool({
+      name: "catalogue",
+      description: "The whole catalogue",
+      inputSchema: z.object({}),
+      run: () => JSON.stringify(value),
+    }),
+    8,
+  );
   assert.deepEqual(final.content, [{ type: "text", text: "done" }]);
   run.assertRun();
   for (const r of server.received) {
@@ -63,25 +82,18 @@ Deno.test("the Anthropic adapter retires old results in batches over a 40-turn t
   const store = new ResultStore();
   const budgetBytes = 48 * 1024;
   const client = loomClient(server.url, store, budgetBytes);
-  const final = await client.beta.messages.toolRunner({
-    model: "claude-sonnet-4-5",
-    max_tokens: 1024,
-    system: "Probe forty times.",
-    messages: [{ role: "user", content: "Start." }],
-    tools: [
-      ...loomTools([
-        betaZodTool({
-          name: "probe",
-          description: "One probe",
-          inputSchema: z.object({ turn: z.number().int() }),
-          run: ({ turn }) => scenario.turnResult(turn),
-        }),
-      ], { store }),
-      ...retrievalTools(store),
-    ],
-    max_iterations: 50,
-    thread: false,
-  });
+  const final = await toolRunner(
+    client,
+    store,
+    { system: "Probe forty times.", user: "Start." },
+    betaZodTool({
+      name: "probe",
+      description: "One probe",
+      inputSchema: z.object({ turn: z.number().int() }),
+      run: ({ turn }) => scenario.turnResult(turn),
+    }),
+    50,
+  );
   assert.deepEqual(final.content, [{ type: "text", text: "finished" }]);
   assert.deepEqual(server.refused, []);
   assert.equal(server.received.length, 41);

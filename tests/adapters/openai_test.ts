@@ -32,8 +32,7 @@ function runner(url: string): Runner {
 
 Deno.test("the OpenAI adapter keeps a 2 MB tool result out of every Agents SDK request and the model reads values from it", async () => {
   await using run = scenario.bigDocumentRun();
-  const { server, value } = run;
-  const store = new ResultStore();
+  const { server, value, store } = run;
   const instructions = "You answer questions about the catalogue.";
   const tools = [
     ...loomTools([tool({

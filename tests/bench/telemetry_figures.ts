@@ -22,11 +22,7 @@ import { pathToFileURL } from "node:url";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { REPO_ROOT, TEST_PERMISSIONS } from "../_kit.ts";
 import { connectStdio, denoEntry, FAULT, mcpArgs } from "../_kit/mcp.ts";
-import {
-  intentPath,
-  prepareWorkspace,
-  recordingPath,
-} from "../e2e/_workspace.ts";
+import { prepareWorkspace, recordedRunArgs } from "../e2e/_workspace.ts";
 import { otlpReceiver } from "../telemetry/_otlp.ts";
 import {
   startClientRequest,
@@ -97,17 +93,7 @@ async function slice(v: Variant): Promise<number> {
       ...TEST_PERMISSIONS,
       ...flagsOf(v),
       join(REPO_ROOT, "cli.ts"),
-      "run",
-      "--workspace",
-      prepared.workspace,
-      "--intent-file",
-      intentPath("bugfix"),
-      "--model",
-      `recorded:${recordingPath("bugfix")}`,
-      "--test",
-      `${Deno.execPath()} run check.ts`,
-      "--max-steps",
-      "20",
+      ...recordedRunArgs(prepared.workspace, { maxSteps: 20 }),
     ],
     cwd: REPO_ROOT,
     env: envOf(v),

@@ -17,13 +17,7 @@ import {
   type ProviderWire,
 } from "../../lib/providers/request_parts.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
-import {
-  checkCommand,
-  type FixtureName,
-  fixtureWorkspace,
-  INTENTS,
-  recordingPath,
-} from "../e2e/_workspace.ts";
+import { type FixtureName, fixtureReplay } from "../e2e/_workspace.ts";
 import { testsRunRecord } from "../_factories.ts";
 import { briefingOf, SELECT_TURN } from "./_stream.ts";
 
@@ -112,11 +106,7 @@ for (const name of RECORDINGS) {
     for (const wire of ["anthropic", "openai"] as const) {
       await t.step(wire, async () => {
         const run = await replayRecording({
-          recording: recordingPath(name),
-          workspace: fixtureWorkspace(name),
-          intent: INTENTS[name],
-          test: { command: checkCommand(), timeoutMs: 60_000 },
-          maxSteps: 300,
+          ...fixtureReplay(name, 300),
           policy: "bounded",
           wire,
           model: wire === "anthropic" ? "claude-sonnet-4-5" : "gpt-4.1",

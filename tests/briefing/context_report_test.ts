@@ -59,6 +59,11 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
     checkpoint: true,
     bytesByPart: parts(20),
   });
+  // The test lines pass into the report as they are (frozen: untouched).
+  const tests = Object.freeze([
+    { step: 2, exit_code: 1, timed_out: false, revision: null },
+    { step: 4, exit_code: 0, timed_out: false, revision: "rev-1-abcdefabcdef" },
+  ].map((line) => Object.freeze(line)));
   const report = builder.build({
     stop: "completed",
     detail: "Tests validate rev-1",
@@ -72,15 +77,7 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
     steps: 4,
     revision: "rev-1-abcdefabcdef",
     testsValidateLatestRevision: true,
-    tests: [
-      { step: 2, exit_code: 1, timed_out: false, revision: null },
-      {
-        step: 4,
-        exit_code: 0,
-        timed_out: false,
-        revision: "rev-1-abcdefabcdef",
-      },
-    ],
+    tests,
   });
   assert.deepEqual(Object.keys(report), CONTEXT_REPORT_KEYS);
   // Measured on the parts in Anthropic's cache order: tools first.
@@ -144,15 +141,7 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
     steps: 4,
     revision: "rev-1-abcdefabcdef",
     tests_validate_latest_revision: true,
-    tests: [
-      { step: 2, exit_code: 1, timed_out: false, revision: null },
-      {
-        step: 4,
-        exit_code: 0,
-        timed_out: false,
-        revision: "rev-1-abcdefabcdef",
-      },
-    ],
+    tests,
   });
   assert.ok(
     prefix >

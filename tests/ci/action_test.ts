@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ContextReportBuilder } from "../../lib/briefing/context_report.ts";
 import { bundle } from "../../tools/bundle.ts";
-import { loomIn, REPO_ROOT, tempDir } from "../_kit.ts";
+import { exists, loomIn, REPO_ROOT, tempDir } from "../_kit.ts";
 import {
   intentPath,
   prepareWorkspace,
@@ -148,15 +148,6 @@ async function job(
 
 function stepConclusions(run: ActionRun): Record<string, string> {
   return Object.fromEntries(run.steps.map((s) => [s.id, s.conclusion]));
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("The action refuses a wrong checksum, a missing asset or checksum line, and a failed attestation before anything runs", async (t) => {

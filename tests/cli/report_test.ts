@@ -13,8 +13,8 @@ import { parseReportArguments } from "../../lib/cli/report.ts";
 import { UsageError } from "../../lib/cli/_io.ts";
 import { loomIn, loomInWith, tempDir, testdata } from "../_kit.ts";
 import {
-  intentPath,
   prepareWorkspace,
+  recordedRunArgs,
   recordingPath,
 } from "../e2e/_workspace.ts";
 
@@ -43,19 +43,14 @@ async function reportOf(
   };
   const result = await loomInWith(
     { env },
-    "run",
-    "--workspace",
-    prepared.workspace,
-    "--intent-file",
-    intentPath("bugfix"),
-    "--model",
-    `recorded:${options.recording ?? recordingPath("bugfix")}`,
-    "--test",
-    "deno run check.ts",
-    "--max-steps",
-    String(options.maxSteps),
-    "--context-policy",
-    "bounded",
+    ...recordedRunArgs(prepared.workspace, {
+      ...(options.recording === undefined
+        ? {}
+        : { model: `recorded:${options.recording}` }),
+      test: "deno run check.ts",
+      maxSteps: options.maxSteps,
+      policy: "bounded",
+    }),
     "--context-report",
     path,
   );

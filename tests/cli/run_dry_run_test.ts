@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { loomIn, loomInWith, tempDir } from "../_kit.ts";
 import {
-  intentPath,
   prepareWorkspace,
+  recordedRunArgs,
   recordingPath,
   snapshotTree,
 } from "../e2e/_workspace.ts";
@@ -18,19 +18,9 @@ function args(
   policy: string,
 ): string[] {
   return [
-    "run",
-    "--workspace",
-    workspace,
-    "--intent-file",
-    intentPath("bugfix"),
-    "--model",
-    model,
+    ...recordedRunArgs(workspace, { model, policy }),
     "--base-url",
     baseUrl,
-    "--test",
-    `${Deno.execPath()} run check.ts`,
-    "--context-policy",
-    policy,
   ];
 }
 

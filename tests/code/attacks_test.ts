@@ -226,96 +226,73 @@ bwrapTest(
       memoryMiB: 64,
       maxCalls: 500,
     });
+    /** One attack on a limit: its run checked, then the runner answers. */
+    const limit = (
+      name: string,
+      code: string,
+      options: Parameters<typeof attempt>[2],
+      check: (run: Attempt) => void,
+    ) =>
+      t.step(name, async () => {
+        check(await attempt(runner, code, options));
+        await stillAnswers(runner);
+      });
+    const codeOf = (run: Attempt) => (run as { code: string }).code;
+    const long = { timeoutMs: 60_000 };
 
-    await t.step(
+    await limit(
       "while (true) {} ends at the deadline (code_timeout)",
-      async () => {
-        const run = await attempt(
-          runner,
-          "console.log('spinning'); while (true) {}",
-          { timeoutMs: 500 },
-        );
+      "console.log('spinning'); while (true) {}",
+      { timeoutMs: 500 },
+      (run) =>
         assert.deepEqual(
-          [run.ok, (run as { code: string }).code, run.logs],
+          [run.ok, codeOf(run), run.logs],
           [false, "code_timeout", ["spinning"]],
-        );
-        await stillAnswers(runner);
-      },
+        ),
     );
-
-    await t.step(
+    await limit(
       "a heap bomb ends at the heap limit (code_memory)",
-      async () => {
-        const run = await attempt(
-          runner,
-          "const keep = []; while (true) keep.push({ n: keep.length, s: 'x'.repeat(64) + keep.length });",
-          { timeoutMs: 60_000 },
-        );
-        assert.equal((run as { code: string }).code, "code_memory");
-        await stillAnswers(runner);
-      },
+      "const keep = []; while (true) keep.push({ n: keep.length, s: 'x'.repeat(64) + keep.length });",
+      long,
+      (run) => assert.equal(codeOf(run), "code_memory"),
     );
-
-    await t.step(
+    await limit(
       "array buffers past the data limit fail inside the code, not on the machine",
-      async () => {
-        const run = await attempt(
-          runner,
-          "const keep = []; try { for (let i = 0; i < 64; i++) keep.push(new Uint8Array(1 << 30).fill(1)); } catch (e) { return [e.name, keep.length]; }",
-          { timeoutMs: 60_000 },
-        );
-        assert.deepEqual(run.ok && run.result, ["RangeError", 0]);
-        await stillAnswers(runner);
-      },
+      "const keep = []; try { for (let i = 0; i < 64; i++) keep.push(new Uint8Array(1 << 30).fill(1)); } catch (e) { return [e.name, keep.length]; }",
+      long,
+      (run) => assert.deepEqual(run.ok && run.result, ["RangeError", 0]),
     );
-
-    await t.step(
+    await limit(
       "a log flood ends past 1 MiB of logs (code_output)",
-      async () => {
-        const run = await attempt(
-          runner,
-          "while (true) console.log('x'.repeat(1000));",
-          { timeoutMs: 60_000 },
-        );
-        assert.equal((run as { code: string }).code, "code_output");
+      "while (true) console.log('x'.repeat(1000));",
+      long,
+      (run) => {
+        assert.equal(codeOf(run), "code_output");
         assert.ok(run.logs.length > 1000 && run.logs.length <= 1049);
-        await stillAnswers(runner);
       },
     );
-
-    await t.step(
+    const calls = recordingBridge({ "s/t": () => ({ content: [] }) });
+    await limit(
       "10,000 calls end at the 500th (code_calls), and no call past it reaches a tool",
-      async () => {
-        const bridge = recordingBridge({ "s/t": () => ({ content: [] }) });
-        const run = await attempt(
-          runner,
-          "for (let i = 0; i < 10000; i++) await tools.s.t({ i });",
-          { bridge, tools: toolNames(["s/t"]), timeoutMs: 60_000 },
-        );
-        assert.equal((run as { code: string }).code, "code_calls");
-        assert.equal(bridge.calls.length, 500);
-        await stillAnswers(runner);
+      "for (let i = 0; i < 10000; i++) await tools.s.t({ i });",
+      { bridge: calls, tools: toolNames(["s/t"]), ...long },
+      (run) => {
+        assert.equal(codeOf(run), "code_calls");
+        assert.equal(calls.calls.length, 500);
       },
     );
-
-    await t.step(
+    const slow = recordingBridge({
+      "s/t": () =>
+        new Promise((resolve) => setTimeout(() => resolve({ content: [] }), 1)),
+    });
+    await limit(
       "1,000 concurrent calls reach the tools 16 at a time, and end at the 500th",
-      async () => {
-        const bridge = recordingBridge({
-          "s/t": () =>
-            new Promise((resolve) =>
-              setTimeout(() => resolve({ content: [] }), 1)
-            ),
-        });
-        const run = await attempt(
-          runner,
-          "await Promise.all(Array.from({ length: 1000 }, (_, i) => tools.s.t({ i })));",
-          { bridge, tools: toolNames(["s/t"]), timeoutMs: 60_000 },
-        );
-        assert.equal((run as { code: string }).code, "code_calls");
-        assert.equal(bridge.peak(), 16);
-        assert.equal(bridge.calls.length, 500);
-        await stillAnswers(runner);
+      "await Promise.all(Array.from({ length: 1000 }, (_, i) => tools.s.t({ i })));",
+      { bridge: slow, tools: toolNames(["s/t"]), ...long },
+      (run) => {
+        assert.equal(codeOf(run), "code_calls");
+        assert.equal(slow.peak(), 16);
+        assert.equal(slow.calls.length, 500);
       },
     );
   },

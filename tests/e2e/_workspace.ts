@@ -8,6 +8,7 @@
  * and a `.git/` directory.
  */
 import { copyTree } from "../../lib/copy_tree.ts";
+import type { SliceRequest } from "../../lib/slice/request.ts";
 
 /** The fixture workspaces. */
 export type FixtureName = "bugfix" | "long" | "longer" | "hostile";
@@ -53,6 +54,98 @@ export const INTENTS: Readonly<Record<FixtureName, string>> = {
   longer: Deno.readTextFileSync(intentPath("longer")),
   hostile: Deno.readTextFileSync(intentPath("hostile")),
 };
+
+/** The part of a slice request a fixture's recordings were made with. */
+export type FixtureSlice = Omit<SliceRequest, "provider">;
+
+/**
+ * The slice a fixture's recordings were made with, on a workspace: its
+ * intent, and this Deno running `check.ts` (60 s) as the test.
+ *
+ * @param name The fixture.
+ * @param workspace The workspace the slice runs on (a copy, or the committed
+ * fixture for an offline replay, which copies it itself).
+ * @param maxSteps The step budget.
+ * @returns The request without its provider.
+ */
+export function fixtureSlice(
+  name: FixtureName,
+  workspace: string,
+  maxSteps: number,
+): FixtureSlice {
+  return {
+    intent: INTENTS[name],
+    workspace,
+    test: { command: checkCommand(), timeoutMs: 60_000 },
+    maxSteps,
+  };
+}
+
+/**
+ * What `replayRecording()` takes from a fixture: its recording, its
+ * committed workspace and its slice.
+ *
+ * @param name The fixture.
+ * @param maxSteps The step budget.
+ * @returns The fixture's part of the replay options.
+ */
+export function fixtureReplay(
+  name: FixtureName,
+  maxSteps: number,
+): FixtureSlice & { readonly recording: string } {
+  return {
+    recording: recordingPath(name),
+    ...fixtureSlice(name, fixtureWorkspace(name), maxSteps),
+  };
+}
+
+/** Options of {@linkcode recordedRunArgs}. */
+export interface RecordedRunOptions {
+  /** The fixture whose intent (and recording) the run replays; `bugfix` by default. */
+  readonly fixture?: FixtureName;
+  /** `--model`; by default the fixture's recording (`recorded:PATH`). */
+  readonly model?: string;
+  /** `--test`; by default this Deno running `check.ts`; `null` gives none. */
+  readonly test?: string | null;
+  /** `--context-policy`, when given. */
+  readonly policy?: string;
+  /** `--max-steps`, when given. */
+  readonly maxSteps?: number;
+}
+
+/**
+ * `loom run` arguments that replay a fixture's recording on a copy of its
+ * workspace: the one spelling the CLI tests and figure scripts share.
+ *
+ * @param workspace The prepared copy's workspace.
+ * @param options What differs from the recorded bug-fix slice.
+ * @returns The arguments after `loom`, starting with `run`.
+ */
+export function recordedRunArgs(
+  workspace: string,
+  options: RecordedRunOptions = {},
+): string[] {
+  const fixture = options.fixture ?? "bugfix";
+  const test = options.test === undefined
+    ? `${Deno.execPath()} run check.ts`
+    : options.test;
+  return [
+    "run",
+    "--workspace",
+    workspace,
+    "--intent-file",
+    intentPath(fixture),
+    "--model",
+    options.model ?? `recorded:${recordingPath(fixture)}`,
+    ...(test === null ? [] : ["--test", test]),
+    ...(options.policy === undefined
+      ? []
+      : ["--context-policy", options.policy]),
+    ...(options.maxSteps === undefined
+      ? []
+      : ["--max-steps", String(options.maxSteps)]),
+  ];
+}
 
 /**
  * Copies a fixture workspace into a fresh temp root.

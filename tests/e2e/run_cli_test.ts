@@ -15,10 +15,10 @@ import type { ContextReport } from "../../lib/briefing/context_report.ts";
 import { PART_NAMES } from "../../lib/briefing/part_bytes.ts";
 import type { SliceOutcome } from "../../lib/slice/outcome.ts";
 import {
-  intentPath,
   INTENTS,
   type PreparedWorkspace,
   prepareWorkspace,
+  recordedRunArgs,
   recordingPath,
   REPO_ROOT,
   snapshotTree,
@@ -38,21 +38,9 @@ function runArgs(
   maxSteps: number,
 ): string[] {
   return [
-    "run",
-    "--workspace",
-    workspace,
-    "--intent-file",
-    intentPath(name),
-    "--model",
-    `recorded:${recordingPath(name)}`,
-    "--test",
-    `${Deno.execPath()} run check.ts`,
+    ...recordedRunArgs(workspace, { fixture: name, maxSteps, policy }),
     "--test-timeout",
     "60s",
-    "--max-steps",
-    String(maxSteps),
-    "--context-policy",
-    policy,
     "--context-report",
     report,
     "--json",

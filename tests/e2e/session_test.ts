@@ -7,13 +7,13 @@
  */
 import "../_session_key.ts";
 import assert from "node:assert/strict";
-import { loomIn as loom, spawnLoom } from "../_kit.ts";
+import { exists, loomIn as loom, spawnLoom } from "../_kit.ts";
 import {
   checkCommand,
   type FixtureName,
-  intentPath,
   type PreparedWorkspace,
   prepareWorkspace,
+  recordedRunArgs,
   recordingPath,
   snapshotTree,
 } from "./_workspace.ts";
@@ -51,19 +51,7 @@ function runArgs(
   fixture: FixtureName = "long",
 ): string[] {
   return [
-    "run",
-    "--workspace",
-    prepared.workspace,
-    "--intent-file",
-    intentPath(fixture),
-    "--model",
-    `recorded:${recordingPath(fixture)}`,
-    "--test",
-    test,
-    "--context-policy",
-    policy,
-    "--max-steps",
-    String(maxSteps),
+    ...recordedRunArgs(prepared.workspace, { fixture, test, policy, maxSteps }),
     "--json",
     // The gate lives outside the workspace on purpose: no sandbox shows it.
     ...(test === GATE_COMMAND ? ["--unconfined-tests"] : []),
@@ -402,13 +390,6 @@ async function testsRunAfter(
     if (index + 1 > after) return { step: index + 1, run };
   }
   throw new Error(`The long recording runs no tests after step ${after}`);
-}
-
-function exists(path: string): Promise<boolean> {
-  return Deno.lstat(path).then(() => true, (error) => {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  });
 }
 
 /** Polls for a file until it appears (`true`) or `gone` settles (`false`). */

@@ -12,10 +12,8 @@ import { providerRequestParts } from "../../lib/providers/request_parts.ts";
 import { runSlice } from "../../lib/slice/run.ts";
 import { replayRecording } from "../../lib/cost/replay.ts";
 import {
-  checkCommand,
   type FixtureName,
-  fixtureWorkspace,
-  INTENTS,
+  fixtureReplay,
   recordingPath,
 } from "../e2e/_workspace.ts";
 import { fixtureCopy } from "../_kit.ts";
@@ -112,11 +110,7 @@ Deno.test("the offline replay of loom cost builds exactly the bodies the SDKs se
     await t.step(wire, async () => {
       const { bodies } = await replayBodies("bugfix", wire, "bounded", 30);
       const offline = await replayRecording({
-        recording: recordingPath("bugfix"),
-        workspace: fixtureWorkspace("bugfix"),
-        intent: INTENTS.bugfix,
-        test: { command: checkCommand(), timeoutMs: 60_000 },
-        maxSteps: 30,
+        ...fixtureReplay("bugfix", 30),
         policy: "bounded",
         wire,
         model: MODEL[wire].slice(wire.length + 1),

@@ -13,6 +13,7 @@ import {
   type Step,
 } from "./_attack.ts";
 import { bwrapTest } from "./_bwrap.ts";
+import { exists } from "../_kit.ts";
 import { summary } from "../../lib/cli/run.ts";
 
 const CHECK_MJS = `import { add } from "./src/add.mjs";
@@ -32,15 +33,6 @@ function edit(path: string, contents: string): Step {
 }
 const RUN: Step = ["tests.run", {}];
 const COMPLETE: Step = ["slice.complete", { summary: "Fixed add()" }];
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 bwrapTest(
   "Attack: a test that reads outside files, /proc environ and env learns nothing",

@@ -11,19 +11,13 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import {
   generateText,
-  jsonSchema,
   registerTelemetry,
   stepCountIs,
-  tool,
   wrapLanguageModel,
 } from "ai";
 import { OpenTelemetry } from "@ai-sdk/otel";
 import { createAnthropic } from "@ai-sdk/anthropic";
-import {
-  loomMiddleware,
-  loomTools,
-  retrievalTools,
-} from "../../lib/adapters/ai_sdk.ts";
+import { loomMiddleware } from "../../lib/adapters/ai_sdk.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
 import { sha256Hex } from "../../lib/store/digest.ts";
 import { scriptedServer } from "../adapters/_scripted_server.ts";
@@ -32,8 +26,8 @@ import {
   bigDocumentModel,
   type Findings,
   longModel,
-  turnResult,
 } from "../adapters/_scenario.ts";
+import { catalogueTools, probeTools } from "../adapters/_ai_sdk_tools.ts";
 
 const exporter = new InMemorySpanExporter();
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -45,12 +39,6 @@ trace.setGlobalTracerProvider(
 
 // The AI SDK 7 traces through its OpenTelemetry integration.
 registerTelemetry(new OpenTelemetry());
-
-const EMPTY = jsonSchema<Record<string, never>>({
-  type: "object",
-  properties: {},
-  additionalProperties: false,
-});
 
 function model(url: string) {
   return createAnthropic({ baseURL: `${url}/v1`, apiKey: "sk-local" })(
@@ -70,12 +58,7 @@ Deno.test("an offload by the AI SDK adapter is an event inside the AI SDK's own 
       middleware: loomMiddleware({ store }),
     }),
     prompt: "Which item holds the secret?",
-    tools: {
-      ...loomTools({
-        catalogue: tool({ inputSchema: EMPTY, execute: () => value }),
-      }, { store }),
-      ...retrievalTools(store),
-    },
+    tools: catalogueTools(store, value),
     stopWhen: stepCountIs(8),
   });
   assert.equal(result.text, "done");
@@ -117,20 +100,7 @@ Deno.test("retirements by the AI SDK adapter are events on the AI SDK's spans", 
       middleware: loomMiddleware({ store, budgetBytes: 32 * 1024 }),
     }),
     prompt: "Start.",
-    tools: {
-      ...loomTools({
-        probe: tool({
-          inputSchema: jsonSchema<{ turn: number }>({
-            type: "object",
-            properties: { turn: { type: "integer" } },
-            required: ["turn"],
-            additionalProperties: false,
-          }),
-          execute: ({ turn }) => turnResult(turn),
-        }),
-      }, { store }),
-      ...retrievalTools(store),
-    },
+    tools: probeTools(store),
     stopWhen: stepCountIs(30),
   });
   assert.equal(result.text, "finished");

@@ -8,6 +8,7 @@ import { loomWith, REPO_ROOT } from "../_kit.ts";
 import {
   intentPath,
   prepareWorkspace,
+  recordedRunArgs,
   recordingPath,
 } from "../e2e/_workspace.ts";
 import { named, otlpReceiver, type ReceivedSpan } from "./_otlp.ts";
@@ -43,17 +44,7 @@ Deno.test("loom run exports the bug-fix slice's trace by the GenAI conventions, 
         LOOM_OTEL_CONTENT: "reference",
       },
     },
-    "run",
-    "--workspace",
-    prepared.workspace,
-    "--intent-file",
-    intentPath("bugfix"),
-    "--model",
-    `recorded:${recordingPath("bugfix")}`,
-    "--test",
-    `${Deno.execPath()} run check.ts`,
-    "--max-steps",
-    "20",
+    ...recordedRunArgs(prepared.workspace, { maxSteps: 20 }),
     "--session",
     session,
     "--json",
@@ -176,17 +167,7 @@ Deno.test("LOOM_OTEL_CONTENT=full puts the conversation on the spans as the conv
   await using prepared = await prepareWorkspace("bugfix");
   const run = await loomWith(
     { env: { ...receiver.env(), ...SECRETS, LOOM_OTEL_CONTENT: "full" } },
-    "run",
-    "--workspace",
-    prepared.workspace,
-    "--intent-file",
-    intentPath("bugfix"),
-    "--model",
-    `recorded:${recordingPath("bugfix")}`,
-    "--test",
-    `${Deno.execPath()} run check.ts`,
-    "--max-steps",
-    "20",
+    ...recordedRunArgs(prepared.workspace, { maxSteps: 20 }),
   );
   assert.equal(run.code, 0, run.stderr);
   const spans = receiver.spans().filter((s) => s.scope === "@loom/loom");

@@ -368,7 +368,7 @@ export function toolClassification(
   entry: ServerEntry,
   tool: string,
 ): ToolClassification {
-  const own = Object.hasOwn(entry.tools, tool) ? entry.tools[tool] : undefined;
+  const own = ownSettings(entry, tool);
   return {
     persist: own?.persist ?? entry.classification.persist,
     selfReading: own?.selfReading ?? entry.classification.selfReading,
@@ -397,7 +397,7 @@ export function toolPlacement(
   entry: ServerEntry,
   tool: string,
 ): ToolPlacement {
-  const own = Object.hasOwn(entry.tools, tool) ? entry.tools[tool] : undefined;
+  const own = ownSettings(entry, tool);
   return {
     alwaysLoad: own?.alwaysLoad ?? entry.alwaysLoad ?? false,
     disabled: own?.disabled ?? false,
@@ -423,8 +423,16 @@ export function toolPlacement(
  * ```
  */
 export function codeCallable(entry: ServerEntry, tool: string): boolean {
-  const own = Object.hasOwn(entry.tools, tool) ? entry.tools[tool] : undefined;
+  const own = ownSettings(entry, tool);
   return own?.code ?? entry.code ?? true;
+}
+
+/** A tool's own settings in its server's entry (`tools.<tool>`), if any. */
+function ownSettings(
+  entry: ServerEntry,
+  tool: string,
+): ToolSettings | undefined {
+  return Object.hasOwn(entry.tools, tool) ? entry.tools[tool] : undefined;
 }
 
 /** Whether a command line starts `loom mcp --servers` (this gateway again). */

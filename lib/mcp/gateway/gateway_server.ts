@@ -16,6 +16,7 @@ import { VERSION } from "../../version.ts";
 import type { Gateway } from "./gateway.ts";
 import { type ClientCapabilities, UpstreamFailure } from "./upstream.ts";
 import { serveOverStdio } from "../stdio_loop.ts";
+import { CallsInFlight } from "../calls_in_flight.ts";
 import {
   type McpRequestExtra,
   traceServerRequest,
@@ -141,7 +142,7 @@ export function createGatewayServer(
       async () => await handler(request, extra),
     );
   // Calls still running when the input ends are answered before the stop.
-  const inFlight = new Set<Promise<unknown>>();
+  const inFlight = new CallsInFlight();
   const start = () => {
     if (options.shared === true) return gateway.start({}, NO_RELAY);
     const capabilities: ClientCapabilities = server.getClientCapabilities() ??
@@ -180,13 +181,28 @@ export function createGatewayServer(
   server.oninitialized = () => {
     void start();
   };
-  server.setRequestHandler(
-    ListToolsRequestSchema,
-    traced("tools/list", async () => {
-      await start();
-      return { tools: gateway.tools() };
-    }),
-  );
+  // The lists, once the upstreams are started.
+  const lists = [
+    [ListToolsRequestSchema, "tools/list", () => ({ tools: gateway.tools() })],
+    [ListResourcesRequestSchema, "resources/list", () => ({
+      resources: gateway.resources(),
+    })],
+    [ListResourceTemplatesRequestSchema, "resources/templates/list", () => ({
+      resourceTemplates: gateway.resourceTemplates(),
+    })],
+    [ListPromptsRequestSchema, "prompts/list", () => ({
+      prompts: gateway.prompts(),
+    })],
+  ] as const;
+  for (const [schema, method, list] of lists) {
+    server.setRequestHandler(
+      schema,
+      traced(method, async () => {
+        await start();
+        return list();
+      }),
+    );
+  }
   server.setRequestHandler(
     CallToolRequestSchema,
     traced("tools/call", async (
@@ -214,33 +230,7 @@ export function createGatewayServer(
           },
         }),
       });
-      inFlight.add(call);
-      try {
-        return await call;
-      } finally {
-        inFlight.delete(call);
-      }
-    }),
-  );
-  server.setRequestHandler(
-    ListResourcesRequestSchema,
-    traced("resources/list", async () => {
-      await start();
-      return { resources: gateway.resources() };
-    }),
-  );
-  server.setRequestHandler(
-    ListResourceTemplatesRequestSchema,
-    traced("resources/templates/list", async () => {
-      await start();
-      return { resourceTemplates: gateway.resourceTemplates() };
-    }),
-  );
-  server.setRequestHandler(
-    ListPromptsRequestSchema,
-    traced("prompts/list", async () => {
-      await start();
-      return { prompts: gateway.prompts() };
+      return await inFlight.track(call);
     }),
   );
   server.setRequestHandler(
@@ -280,13 +270,7 @@ export function createGatewayServer(
     RootsListChangedNotificationSchema,
     () => void gateway.rootsChanged(),
   );
-  server.onerror = (error: Error) =>
-    options.log(`transport error: ${error.message}`);
-  return Object.assign(server, {
-    settled: async () => {
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-    },
-  }) as GatewayServer;
+  return inFlight.settling(server, options.log) as GatewayServer;
 }
 
 /** An upstream failure of a resource or prompt request, as a JSON-RPC error. */

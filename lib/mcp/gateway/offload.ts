@@ -311,8 +311,7 @@ async function storeText(
     server: short(options.server),
     tool: short(options.tool),
     ...(part.part === "content[0]" ? {} : { part: part.part }),
-    ...(put.result === undefined ? {} : { result: put.result }),
-    ...(put.sha256 === undefined ? {} : { sha256: put.sha256 }),
+    ...storedAs(put),
     utf8_bytes: summary.utf8_bytes,
     lines: summary.lines,
     capture,
@@ -321,15 +320,9 @@ async function storeText(
     preview: summary.preview,
     preview_truncated: summary.preview_truncated,
     ...(summary.outline === undefined ? {} : { outline: summary.outline }),
-    ...(put.reference === undefined ? {} : { reference: put.reference }),
-    ...(put.result_unavailable === undefined
-      ? {}
-      : { result_unavailable: put.result_unavailable }),
+    ...readBack(put),
   };
-  return {
-    ...(put.result === undefined ? {} : { id: put.result }),
-    descriptor: fitDescriptor(descriptor),
-  };
+  return offloaded(put, fitDescriptor(descriptor));
 }
 
 async function storeMedia(
@@ -353,16 +346,38 @@ async function storeMedia(
     server: short(options.server),
     tool: short(options.tool),
     part: part.part,
-    ...(put.result === undefined ? {} : { result: put.result }),
-    ...(put.sha256 === undefined ? {} : { sha256: put.sha256 }),
+    ...storedAs(put),
     bytes: base64Bytes(part.data),
     capture: "complete",
     media_type: cutUtf8(part.mediaType, 128).text,
+    ...readBack(put),
+  };
+  return offloaded(put, descriptor);
+}
+
+/** The result a put stored and its digest, as a descriptor names them. */
+function storedAs(put: ResultDescriptor): Record<string, unknown> {
+  return {
+    ...(put.result === undefined ? {} : { result: put.result }),
+    ...(put.sha256 === undefined ? {} : { sha256: put.sha256 }),
+  };
+}
+
+/** How to read the result back, or why it is not available, at a descriptor's end. */
+function readBack(put: ResultDescriptor): Record<string, unknown> {
+  return {
     ...(put.reference === undefined ? {} : { reference: put.reference }),
     ...(put.result_unavailable === undefined
       ? {}
       : { result_unavailable: put.result_unavailable }),
   };
+}
+
+/** A part offloaded by `put`: its result id (when stored) and its descriptor. */
+function offloaded(
+  put: ResultDescriptor,
+  descriptor: Record<string, unknown>,
+): { id?: string; descriptor: Record<string, unknown> } {
   return {
     ...(put.result === undefined ? {} : { id: put.result }),
     descriptor,

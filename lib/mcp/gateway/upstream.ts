@@ -367,31 +367,18 @@ export class Upstream {
       { capabilities: passed },
     );
     const server = this.name;
-    if (passed.sampling && relay.createMessage) {
+    // What the host declared is relayed to it; the rest meets the fallback.
+    const relayed = [
+      [passed.sampling, CreateMessageRequestSchema, relay.createMessage],
+      [passed.elicitation, ElicitRequestSchema, relay.elicit],
+      [passed.roots, ListRootsRequestSchema, relay.listRoots],
+    ] as const;
+    for (const [declared, schema, forward] of relayed) {
+      if (!declared || forward === undefined) continue;
       client.setRequestHandler(
-        CreateMessageRequestSchema,
+        schema,
         (request: { params?: unknown }, extra: { signal: AbortSignal }) =>
-          relay.createMessage!(
-            request.params as Record<string, unknown>,
-            extra.signal,
-          ) as never,
-      );
-    }
-    if (passed.elicitation && relay.elicit) {
-      client.setRequestHandler(
-        ElicitRequestSchema,
-        (request: { params?: unknown }, extra: { signal: AbortSignal }) =>
-          relay.elicit!(
-            request.params as Record<string, unknown>,
-            extra.signal,
-          ) as never,
-      );
-    }
-    if (passed.roots && relay.listRoots) {
-      client.setRequestHandler(
-        ListRootsRequestSchema,
-        (request: { params?: unknown }, extra: { signal: AbortSignal }) =>
-          relay.listRoots!(
+          forward(
             (request.params ?? {}) as Record<string, unknown>,
             extra.signal,
           ) as never,

@@ -48,6 +48,11 @@ bwrapTest(
     ]);
     const run = (code: string, extra: Record<string, unknown> = {}) =>
       gateway.call("run_code", { code, ...extra });
+    // The code's first line where it works on the sale items.
+    const readItems =
+      `const { items } = JSON.parse(text(await tools.fs.read_text_file({ path: ${
+        JSON.stringify(data)
+      } })));`;
 
     await t.step(
       "run_code is listed with the same description on every listing, saying it is confined",
@@ -78,9 +83,7 @@ bwrapTest(
       "sorting and filtering a 1.3 MB JSON file answers a few hundred bytes",
       async () => {
         const answer = await run(`
-      const { items } = JSON.parse(text(await tools.fs.read_text_file({ path: ${
-          JSON.stringify(data)
-        } })));
+      ${readItems}
       const sale = items.filter((item: { tags: string[] }) => item.tags.includes("sale"));
       console.log("on sale", sale.length);
       return sale.sort((a, b) => b.price - a.price || a.id - b.id).slice(0, 5).map((item) => item.id);`);
@@ -144,9 +147,7 @@ bwrapTest(
       "a value too large to answer is stored and read back by pointer",
       async () => {
         const answer = await run(`
-      const { items } = JSON.parse(text(await tools.fs.read_text_file({ path: ${
-          JSON.stringify(data)
-        } })));
+      ${readItems}
       return items.filter((item) => item.price >= 990);`);
         const got = answerOf(answer);
         assert.equal(got.result, undefined);

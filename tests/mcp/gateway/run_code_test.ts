@@ -4,7 +4,10 @@
 // confinement in every answer's _meta.
 import assert from "node:assert/strict";
 import { RUN_CODE, RunCode } from "../../../lib/mcp/gateway/run_code.ts";
-import type { CodeCatalogEntry } from "../../../lib/mcp/gateway/run_code.ts";
+import type {
+  CodeCatalogEntry,
+  RunCodeOptions,
+} from "../../../lib/mcp/gateway/run_code.ts";
 import { parseGatewayConfig } from "../../../lib/mcp/gateway/gateway_config.ts";
 import { ToolFigureBook } from "../../../lib/mcp/gateway/tool_figures.ts";
 import { loadSdk } from "../../../lib/mcp/gateway/sdk.ts";
@@ -102,17 +105,33 @@ const TOOLS = {
   notes: [{ name: "list" }],
 };
 
-Deno.test("RunCode: its description declares the callable tools, the same bytes on every listing", async () => {
-  await using runner = await CodeRunner.start({ unconfined: !HAVE_BWRAP });
-  let version = 1;
-  const entries = catalogue(FILE, TOOLS);
-  const runCode = new RunCode({
+/**
+ * `run_code` over the fake upstreams of FILE and TOOLS, with a fresh store
+ * and figures, the gateway's default sizes and a fixed catalogue version,
+ * unless `options` says otherwise.
+ */
+function runCodeOver(
+  runner: CodeRunner,
+  options: Partial<RunCodeOptions>,
+): RunCode {
+  return new RunCode({
     runner,
     sdk,
     store: new ResultStore(),
     offloadBytes: 8192,
     maxResultBytes: 1 << 20,
     figures: new ToolFigureBook(),
+    catalogue: () => catalogue(FILE, TOOLS),
+    version: () => 0,
+    ...options,
+  });
+}
+
+Deno.test("RunCode: its description declares the callable tools, the same bytes on every listing", async () => {
+  await using runner = await CodeRunner.start({ unconfined: !HAVE_BWRAP });
+  let version = 1;
+  const entries = catalogue(FILE, TOOLS);
+  const runCode = runCodeOver(runner, {
     catalogue: () => entries,
     version: () => version,
   });
@@ -141,28 +160,15 @@ Deno.test("RunCode: its description declares the callable tools, the same bytes 
       },
     })),
   });
-  const big = new RunCode({
-    runner,
-    sdk,
-    store: new ResultStore(),
-    offloadBytes: 8192,
-    maxResultBytes: 1 << 20,
-    figures: new ToolFigureBook(),
+  const big = runCodeOver(runner, {
     catalogue: () => many,
-    version: () => 0,
   });
   const names = big.definition.description as string;
   assert.match(names, /tools\.big: tool_0, tool_1, .*tool_59/);
   assert.match(names, /inputSchema of the gateway's tool <server>__<tool>/);
   assert.doesNotMatch(names, /declare const tools/);
   // In search mode the description names no tool: constant whatever the upstreams.
-  const search = new RunCode({
-    runner,
-    sdk,
-    store: new ResultStore(),
-    offloadBytes: 8192,
-    maxResultBytes: 1 << 20,
-    figures: new ToolFigureBook(),
+  const search = runCodeOver(runner, {
     catalogue: () => entries,
     version: () => version++,
     describe: () => "search",
@@ -174,16 +180,7 @@ Deno.test("RunCode: its description declares the callable tools, the same bytes 
 
 Deno.test('RunCode: "code": false keeps a tool or a server out of reach, and says so', async () => {
   await using runner = await CodeRunner.start({ unconfined: !HAVE_BWRAP });
-  const runCode = new RunCode({
-    runner,
-    sdk,
-    store: new ResultStore(),
-    offloadBytes: 8192,
-    maxResultBytes: 1 << 20,
-    figures: new ToolFigureBook(),
-    catalogue: () => catalogue(FILE, TOOLS),
-    version: () => 0,
-  });
+  const runCode = runCodeOver(runner, {});
   const answer = await runCode.call({
     code: `const out = [json(await tools.fs.read_file({ path: "a" }))];
       for (const [s, t] of [["fs", "write_file"], ["notes", "list"]]) {
@@ -215,15 +212,9 @@ Deno.test('RunCode: "code": false keeps a tool or a server out of reach, and say
 Deno.test("RunCode: what a run stores is persisted only when every tool it called is, and never after a read", async () => {
   await using runner = await CodeRunner.start({ unconfined: !HAVE_BWRAP });
   const { store, admitted } = notingStore();
-  const runCode = new RunCode({
-    runner,
-    sdk,
+  const runCode = runCodeOver(runner, {
     store,
     offloadBytes: 256,
-    maxResultBytes: 1 << 20,
-    figures: new ToolFigureBook(),
-    catalogue: () => catalogue(FILE, TOOLS),
-    version: () => 0,
   });
   const big = "Array.from({ length: 200 }, (_, i) => ({ i }))";
   const run = async (code: string) => {
