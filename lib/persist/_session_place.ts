@@ -6,13 +6,13 @@
  * @module
  */
 import { folderSession } from "../storage/file_storage.ts";
-import {
-  type Lease,
-  type LeaseOptions,
-  openStorage,
-  type SessionSlot,
-  type Storage,
+import type {
+  Lease,
+  LeaseOptions,
+  SessionSlot,
+  Storage,
 } from "../storage/storage.ts";
+import { openStorage } from "../storage/open_storage.ts";
 import { StorageError } from "../storage/storage_error.ts";
 import { realish } from "./_session_util.ts";
 import { SessionError } from "./session_error.ts";

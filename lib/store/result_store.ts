@@ -119,9 +119,28 @@ export interface CataloguePage {
 }
 
 /**
+ * A result a store's backing catalogues without handing over its bytes
+ * (another process stored it, or the store dropped them from memory):
+ * {@link ResultStore.load} fetches them when the result is read.
+ */
+export interface CataloguedResult {
+  /** `result-<n>`. */
+  readonly id: string;
+  /** SHA-256 of the content, lowercase hex. */
+  readonly sha256: string;
+  /** What produced the result. */
+  readonly origin: string;
+  /** `complete` or `partial`. */
+  readonly capture: Capture;
+  /** Size of the content in UTF-8 bytes. */
+  readonly utf8_bytes: number;
+}
+
+/**
  * Where a store shared by several processes keeps its results (a shared
  * session of `loom mcp`): it assigns each new result its id, so ids are
- * unique across every process, and hands over results the others stored.
+ * unique across every process, tells of results the others stored, and
+ * hands their bodies over when they are read.
  */
 export interface ResultBacking {
   /**
@@ -138,12 +157,21 @@ export interface ResultBacking {
     note?: Readonly<Record<string, unknown>>,
   ): Promise<StoredResult>;
   /**
-   * Results other processes stored since the last call, verified, in id
-   * order.
+   * Results stored since the last call (by other processes, and possibly
+   * this one's own), in id order: with their bytes, or catalogued only.
    *
    * @returns The new results.
    */
-  refresh(): Promise<readonly StoredResult[]>;
+  refresh(): Promise<readonly (StoredResult | CataloguedResult)[]>;
+  /**
+   * The result with that id, its bytes verified against its digest; for a
+   * result the store only has catalogued, or dropped from memory.
+   *
+   * @param id The result id.
+   * @returns The result, or `undefined` when the backing cannot give its
+   *   bytes (never kept, or expired): it then reads as evicted.
+   */
+  load?(id: string): Promise<StoredResult | undefined>;
 }
 
 /** Limits of a {@link ResultStore}. */
@@ -163,7 +191,9 @@ export interface ResultStoreOptions {
   /**
    * Evict the oldest results to make room when a limit is reached (default
    * `false`: a new result that does not fit is not kept, every earlier one
-   * stays). A reference to an evicted result is answered `result_evicted`.
+   * stays). A reference to an evicted result is answered `result_evicted` —
+   * unless the store's backing can load it again: then only its bytes leave
+   * memory, and {@link ResultStore.load} brings them back.
    */
   evictOldest?: boolean;
 }
@@ -290,6 +320,10 @@ export function compactDescriptor(
 export class ResultStore {
   #results = new Map<string, StoredResult>();
   #order: StoredResult[] = [];
+  /** Results the backing has whose bytes are not held, by id; and in order. */
+  #known = new Map<string, CataloguedResult>();
+  #knownOrder: CataloguedResult[] = [];
+  #knownSorted = true;
   #orderSorted = true;
   #next = 1;
   #totalBytes = 0;
@@ -399,11 +433,98 @@ export class ResultStore {
     if (this.#backing === undefined) return 0;
     let taken = 0;
     for (const result of await this.#backing.refresh()) {
-      if (this.#results.has(result.id)) continue;
-      this.restore(result);
+      if (this.#results.has(result.id) || this.#known.has(result.id)) continue;
+      if ("bytes" in result) this.restore(result);
+      else this.#catalogue(result);
       taken += 1;
     }
     return taken;
+  }
+
+  /**
+   * Makes sure the result with that id is held: when it is not, and the
+   * store's backing catalogues it (another process stored it, or its bytes
+   * left memory to make room), loads it from there, verified against its
+   * digest. A no-op without a backing.
+   *
+   * @param id A result id.
+   * @returns Whether the store holds the result now.
+   * @throws {LoomError} What the backing throws when the bytes cannot be
+   *   read or do not match the digest (`result_missing`, `result_corrupted`,
+   *   `storage_unavailable`).
+   *
+   * @example
+   * ```ts
+   * import { ResultStore } from "@loom/loom/reference";
+   * import assert from "node:assert/strict";
+   * const other = new ResultStore();
+   * await other.put("kept elsewhere", { origin: "x", capture: "complete" });
+   * const [kept] = [...other.stored()];
+   * const store = new ResultStore({
+   *   backing: {
+   *     admit: () => Promise.reject(new Error("not in this example")),
+   *     refresh: () =>
+   *       Promise.resolve([{ ...kept!, bytes: undefined, utf8_bytes: 13 }].map(({ bytes: _, ...c }) => c)),
+   *     load: (id) => Promise.resolve(id === kept!.id ? kept : undefined),
+   *   },
+   * });
+   * await store.refresh();
+   * assert.equal(store.get("result-1"), undefined);
+   * assert.equal(await store.load("result-1"), true);
+   * assert.equal(store.get("result-1")?.sha256, kept!.sha256);
+   * ```
+   */
+  async load(id: string): Promise<boolean> {
+    if (this.#results.has(id)) return true;
+    const backing = this.#backing;
+    if (backing?.load === undefined || typeof id !== "string") return false;
+    const loaded = await backing.load(id);
+    if (this.#results.has(id)) return true;
+    if (loaded === undefined || loaded.id !== id) {
+      // Catalogued but its bytes are gone (never kept, or expired).
+      if (this.#forget(id)) this.#evicted.add(id);
+      return false;
+    }
+    if (loaded.bytes.length > this.#maxResultBytes) return false;
+    this.#makeRoom(loaded.bytes.length);
+    if (
+      this.#results.size >= this.#maxResults ||
+      this.#totalBytes + loaded.bytes.length > this.#maxTotalBytes
+    ) return false;
+    this.#forget(id);
+    this.#evicted.delete(id);
+    // The backing verified the bytes against the digest.
+    this.#admit(Object.freeze({ ...loaded }));
+    return true;
+  }
+
+  /** Catalogues a result whose bytes the backing keeps. */
+  #catalogue(result: CataloguedResult): void {
+    const entry: CataloguedResult = Object.freeze({
+      id: result.id,
+      sha256: result.sha256,
+      origin: result.origin,
+      capture: result.capture,
+      utf8_bytes: result.utf8_bytes,
+    });
+    this.#known.set(entry.id, entry);
+    const last = this.#knownOrder.at(-1);
+    if (last !== undefined && idNumber(last.id) > idNumber(entry.id)) {
+      this.#knownSorted = false;
+    }
+    this.#knownOrder.push(entry);
+    const match = ID_PATTERN.exec(entry.id);
+    if (match !== null) this.#next = Math.max(this.#next, Number(match[1]) + 1);
+  }
+
+  /** Drops a catalogued-only result; whether there was one. */
+  #forget(id: string): boolean {
+    const entry = this.#known.get(id);
+    if (entry === undefined) return false;
+    this.#known.delete(id);
+    const at = this.#knownOrder.indexOf(entry);
+    if (at >= 0) this.#knownOrder.splice(at, 1);
+    return true;
   }
 
   #put(
@@ -483,8 +604,12 @@ export class ResultStore {
           { bytes, sha256, origin, capture },
           options.note,
         );
-        await this.refresh();
-        if (!this.#results.has(stored.id)) this.restore(stored);
+        if (!this.#results.has(stored.id)) {
+          this.#forget(stored.id);
+          // Its bytes and digest are the ones made here: no second check.
+          this.#makeRoom(size);
+          this.#admit(Object.freeze({ ...stored, bytes, sha256 }));
+        }
         return described(stored.id);
       })();
     }
@@ -516,14 +641,17 @@ export class ResultStore {
     this.#totalBytes += result.bytes.length;
   }
 
-  #remove(id: string): void {
+  #remove(id: string, drop = false): void {
     const result = this.#results.get(id);
     if (result === undefined) return;
     this.#results.delete(id);
     const at = this.#order.indexOf(result);
     if (at >= 0) this.#order.splice(at, 1);
     this.#totalBytes -= result.bytes.length;
-    this.#evicted.add(id);
+    if (!drop && this.#backing?.load !== undefined) {
+      // Only its bytes leave memory: the backing can load them again.
+      this.#catalogue({ ...result, utf8_bytes: result.bytes.length });
+    } else this.#evicted.add(id);
   }
 
   /**
@@ -545,8 +673,12 @@ export class ResultStore {
    * ```
    */
   evict(id: string): boolean {
+    if (this.#forget(id)) {
+      this.#evicted.add(id);
+      return true;
+    }
     if (!this.#results.has(id)) return false;
-    this.#remove(id);
+    this.#remove(id, true);
     return true;
   }
 
@@ -658,7 +790,7 @@ export class ResultStore {
         `Cannot list results from offset ${offset}: the offset must be an integer >= 0`,
       );
     }
-    const all = this.#sorted();
+    const all = this.#listing();
     const results: CatalogueItem[] = [];
     // Bytes of `{"results":[],"next_offset":` plus the largest offset and `}`.
     let bytes = 30 + String(all.length).length;
@@ -676,6 +808,34 @@ export class ResultStore {
       results.push(item);
     }
     return { results, next_offset: index < all.length ? index : null };
+  }
+
+  /** Held and catalogued-only results, in id order. */
+  #listing(): readonly (StoredResult | CataloguedResult)[] {
+    const held = this.#sorted();
+    if (this.#known.size === 0) return held;
+    if (!this.#knownSorted) {
+      this.#knownOrder.sort((a, b) => idNumber(a.id) - idNumber(b.id));
+      this.#knownSorted = true;
+    }
+    const known = this.#knownOrder;
+    const out: (StoredResult | CataloguedResult)[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < held.length || j < known.length) {
+      const a = held[i];
+      const b = known[j];
+      if (
+        b === undefined || (a !== undefined && idNumber(a.id) < idNumber(b.id))
+      ) {
+        out.push(a!);
+        i += 1;
+      } else {
+        out.push(b);
+        j += 1;
+      }
+    }
+    return out;
   }
 
   /**
@@ -805,13 +965,15 @@ function limit(value: number | undefined, fallback: number, name: string) {
   return value;
 }
 
-function catalogueItem(result: StoredResult): CatalogueItem {
+function catalogueItem(
+  result: StoredResult | CataloguedResult,
+): CatalogueItem {
   const { text, truncated } = cutUtf8(result.origin, CATALOGUE_ORIGIN_BYTES);
   return {
     origin: text,
     origin_truncated: truncated,
     capture: result.capture,
-    utf8_bytes: result.bytes.length,
+    utf8_bytes: "bytes" in result ? result.bytes.length : result.utf8_bytes,
     reference: wholeReference(result.id, result.sha256),
   };
 }
