@@ -97,3 +97,22 @@ export async function storeWith<const T extends readonly Put[]>(
     descriptors: descriptors as { -readonly [K in keyof T]: ResultDescriptor },
   };
 }
+
+/**
+ * A JSON document like an API dump (`{"object": "list", "data": [...]}`):
+ * nested events with non-ASCII names, the shape large tool results have.
+ *
+ * @param events How many events (12,000 make about 2 MB indented).
+ * @param space `JSON.stringify`'s indentation (none by default).
+ * @returns The document.
+ */
+export function apiDump(events: number, space?: number): string {
+  const data = Array.from({ length: events }, (_, i) => ({
+    id: `evt_${i.toString(36).padStart(8, "0")}`,
+    type: i % 3 === 0 ? "invoice.paid" : "customer.updated",
+    amount: 1000 + i * 7,
+    customer: { name: `Kunde ${i} — Zürich`, tags: ["b2b", `tier-${i % 4}`] },
+    created: 1_700_000_000 + i,
+  }));
+  return JSON.stringify({ object: "list", has_more: false, data }, null, space);
+}

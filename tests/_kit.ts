@@ -1,8 +1,8 @@
 // The test kit: one CLI runner (with the test task's permission flags defined
 // once), the vendored corpora, and disposables. Tests import it instead of
-// keeping their own copies.
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+// keeping their own copies. The MCP kit (servers, clients, descriptors) is
+// `_kit/mcp.ts`; what figure scripts measure with is `_kit/measure.ts`.
+import { join } from "node:path";
 import { main } from "../lib/cli/main.ts";
 import type { ModelProvider } from "../lib/providers/model_provider.ts";
 import type { SliceRequest } from "../lib/slice/request.ts";
@@ -12,23 +12,10 @@ import {
   INTENTS,
   prepareWorkspace,
 } from "./e2e/_workspace.ts";
+import { CLI, REPO_ROOT, TEST_PERMISSIONS } from "./_kit/repo.ts";
 import "./_session_key.ts";
 
-/** The repository root, found from this file (not the working directory). */
-export const REPO_ROOT: string = resolve(
-  dirname(fileURLToPath(import.meta.url)),
-  "..",
-);
-
-/** The permissions `deno task test` grants; CLI subprocesses get the same. */
-export const TEST_PERMISSIONS: readonly string[] = [
-  "--unstable-worker-options",
-  "--allow-read",
-  "--allow-write",
-  "--allow-run",
-  "--allow-net=127.0.0.1",
-  "--allow-env",
-];
+export { REPO_ROOT, TEST_PERMISSIONS };
 
 /**
  * The path of a vendored corpus file under `tests/testdata/` (see its
@@ -96,7 +83,7 @@ function loomCommand(
     args: [
       "run",
       ...(options.flags ?? TEST_PERMISSIONS),
-      join(REPO_ROOT, "cli.ts"),
+      CLI,
       ...args,
     ],
     cwd: options.cwd ?? REPO_ROOT,
@@ -254,6 +241,7 @@ export async function tempDir(): Promise<TempDir> {
 // permissions; tests take them from here with the rest of the kit.
 // ---------------------------------------------------------------------------
 export {
+  apiDump,
   CONTEXT_REPORT_KEYS,
   type Put,
   rng,

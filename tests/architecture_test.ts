@@ -16,7 +16,7 @@ const ENTRY_POINTS: Readonly<Record<string, string>> = JSON.parse(
 
 /**
  * DESIGN.md's one-way data flow: context, store → reference, storage → briefing →
- * providers, executor → slice → persist, cost → cli. A folder may import only
+ * providers, executor → slice, code → persist, cost → mcp, adapters → cli. A folder may import only
  * folders of a lower rank (and the shared `lib/errors.ts`, `lib/version.ts`).
  */
 const RANK: Readonly<Record<string, number>> = {
@@ -26,6 +26,9 @@ const RANK: Readonly<Record<string, number>> = {
   "root_path.ts": 0,
   "display.ts": 0,
   "copy_tree.ts": 0,
+  // Span and metric names and the helpers every face calls; imports nothing
+  // of Loom's (DESIGN.md), so every folder may use it.
+  telemetry: 0,
   context: 1,
   store: 1,
   reference: 2,
@@ -36,6 +39,9 @@ const RANK: Readonly<Record<string, number>> = {
   executor: 4,
   slice: 5,
   testing: 5,
+  // run_code's sandbox, bridge and declarations: store, reference and the
+  // executor's sandbox below; mcp and adapters use it.
+  code: 5,
   persist: 6,
   // The cost simulator replays slices and prices provider bodies.
   cost: 6,

@@ -29,6 +29,7 @@ import { ResultStore } from "../lib/store/result_store.ts";
 import type { ActionRecord } from "../lib/briefing/report.ts";
 import { HAVE_POSTGRES, startCluster } from "../tests/storage/_postgres.ts";
 import { RUN, snapshotOf, testsRecord } from "../tests/persist/_session.ts";
+import { elapsed as timed, median } from "../tests/_kit/measure.ts";
 
 const BODIES = 200;
 const BODY_BYTES = 64 * 1024;
@@ -44,17 +45,6 @@ function bodies(): { sha256: string; bytes: Uint8Array }[] {
     );
     return { sha256: createHash("sha256").update(bytes).digest("hex"), bytes };
   });
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-async function timed(fn: () => Promise<void>): Promise<number> {
-  const start = performance.now();
-  await fn();
-  return performance.now() - start;
 }
 
 /** Put+get per second through the storage interface. */

@@ -9,76 +9,27 @@
 //    line and a search read) into a 3,000-file directory_tree and into a
 //    25 MB JSON file read with read_text_file, vs the direct answers.
 // Not a test: it prints a table for docs/performance.md.
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { dirname, join } from "node:path";
-import { fileURLToPath as fromFileUrl } from "node:url";
+import { join } from "node:path";
+import {
+  connectGateway,
+  connectStdio,
+  denoEntry,
+  descriptorOf,
+  FAULT,
+  FILESYSTEM,
+  initializeMessage,
+  readArgs,
+  serversFile,
+} from "../tests/_kit/mcp.ts";
+import { median, memoryOf } from "../tests/_kit/measure.ts";
+import { REPO_ROOT } from "../tests/_kit/repo.ts";
 
-const REPO = join(dirname(fromFileUrl(import.meta.url)), "..");
 const DENO = Deno.execPath();
-const FLAGS = [
-  "run",
-  "--quiet",
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-sys",
-];
-const FAULT = join(REPO, "tests/mcp/gateway/_fault_server.ts");
-const FILESYSTEM = "npm:@modelcontextprotocol/server-filesystem@2026.8.31";
+const FAULT_ARGS = denoEntry(FAULT).args;
 const encoder = new TextEncoder();
 const bytes = (value: unknown) => encoder.encode(JSON.stringify(value)).length;
-
-async function connect(command: string, args: string[]) {
-  const transport = new StdioClientTransport({
-    command,
-    args,
-    cwd: REPO,
-    env: Deno.env.toObject(),
-    stderr: "pipe",
-  });
-  const client = new Client({ name: "figures", version: "1" });
-  await client.connect(transport);
-  const call = (
-    name: string,
-    args: Record<string, unknown> = {},
-    // deno-lint-ignore no-explicit-any
-  ): Promise<any> =>
-    client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 });
-  return { client, call, pid: transport.pid as number };
-}
-
-function gateway(servers: string) {
-  return connect(DENO, [
-    "run",
-    "--quiet",
-    "--unstable-worker-options",
-    "--allow-read",
-    "--allow-write",
-    "--allow-run",
-    "--allow-env",
-    join(REPO, "cli.ts"),
-    "mcp",
-    "--servers",
-    servers,
-  ]);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-function memory(pid: number): { rss: number; hwm: number } {
-  // Deno needs --allow-all to read /proc; cat does not.
-  const status = new TextDecoder().decode(
-    new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).outputSync()
-      .stdout,
-  );
-  const kb = (key: string) =>
-    Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
-  return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
-}
+const gateway = (servers: string) =>
+  connectGateway(servers, [], { timeoutMs: 600_000 });
 
 /**
  * A linear reader straight from the server: raw JSON-RPC over its stdio.
@@ -94,7 +45,7 @@ async function linearCall(
 ): Promise<{ ms: number; bytes: number }> {
   const child = new Deno.Command(DENO, {
     args,
-    cwd: REPO,
+    cwd: REPO_ROOT,
     stdin: "piped",
     stdout: "piped",
     stderr: "null",
@@ -131,16 +82,7 @@ async function linearCall(
       return total;
     }
   };
-  await send({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "x", version: "1" },
-    },
-  });
+  await send(initializeMessage());
   await nextLine();
   await send({ jsonrpc: "2.0", method: "notifications/initialized" });
   const started = performance.now();
@@ -190,21 +132,16 @@ await Deno.writeTextFile(
   }),
 );
 const bigBytes = (await Deno.stat(big)).size;
-const servers = join(dir, ".mcp.json");
-await Deno.writeTextFile(
-  servers,
-  JSON.stringify({
-    mcpServers: {
-      fault: { command: DENO, args: [...FLAGS, FAULT], cwd: REPO },
-      fs: { command: DENO, args: [...FLAGS, FILESYSTEM, dir], cwd: REPO },
-    },
-  }),
-);
+const servers = await serversFile(dir, {
+  fault: denoEntry(FAULT),
+  fs: denoEntry(FILESYSTEM, [dir]),
+});
+const FS_ARGS = denoEntry(FILESYSTEM, [dir]).args;
 
 const rows: string[] = [];
 // 1. Small calls.
 {
-  const direct = await connect(DENO, [...FLAGS, FAULT]);
+  const direct = await connectStdio(DENO, FAULT_ARGS, { timeoutMs: 600_000 });
   const via = await gateway(servers);
   const times = { direct: [] as number[], via: [] as number[] };
   for (let i = 0; i < 20; i++) {
@@ -227,8 +164,8 @@ const rows: string[] = [];
       (v - d).toFixed(2)
     } ms); limit 1.5× + 1 ms = ${(1.5 * d + 1).toFixed(2)} ms |`,
   );
-  await direct.client.close();
-  await via.client.close();
+  await direct.close();
+  await via.close();
 }
 // 2. A 40 MB answer, in ROUNDS rounds (the linear reader, then a fresh
 // gateway), each figure the median of its rounds.
@@ -242,28 +179,28 @@ const rows: string[] = [];
   const growths: number[] = [];
   let line = 0, stored = 0, descriptor = 0;
   for (let round = 0; round < ROUNDS; round++) {
-    const linear = await linearCall([...FLAGS, FAULT], "tools/call", {
+    const linear = await linearCall(FAULT_ARGS, "tools/call", {
       name: "big",
       arguments: { bytes: 40_000_000 },
     });
     times.linear.push(linear.ms);
     line = linear.bytes;
-    const parsing = await linearCall([...FLAGS, FAULT], "tools/call", {
+    const parsing = await linearCall(FAULT_ARGS, "tools/call", {
       name: "big",
       arguments: { bytes: 40_000_000 },
     }, true);
     times.parsing.push(parsing.ms);
     const via = await gateway(servers);
     await via.call("fault__small");
-    const before = memory(via.pid);
+    const before = memoryOf(via.pid!);
     const t = performance.now();
     const answer = await via.call("fault__big", { bytes: 40_000_000 });
     times.gateway.push(performance.now() - t);
-    const after = memory(via.pid);
-    stored = JSON.parse(answer.content[0].text).utf8_bytes as number;
+    const after = memoryOf(via.pid!);
+    stored = descriptorOf(answer).utf8_bytes ?? 0;
     descriptor = bytes(answer);
     growths.push(after.hwm - before.rss);
-    await via.client.close();
+    await via.close();
   }
   const l = median(times.linear), g = median(times.gateway);
   const p = median(times.parsing);
@@ -303,19 +240,19 @@ const rows: string[] = [];
     "2026-01-01T00:00:00Z INFO request served in 12 ms path=/api/v1/items\n"
       .repeat(40_000_000 / 68),
   );
-  const linear = await linearCall([...FLAGS, FILESYSTEM, dir], "tools/call", {
+  const linear = await linearCall(FS_ARGS, "tools/call", {
     name: "read_text_file",
     arguments: { path: text },
   });
   const via = await gateway(servers);
   await via.call("fault__small");
-  const before = memory(via.pid);
+  const before = memoryOf(via.pid!);
   const t = performance.now();
   const answer = await via.call("fs__read_text_file", { path: text });
   const ms = performance.now() - t;
-  const after = memory(via.pid);
+  const after = memoryOf(via.pid!);
   const growth = after.hwm - before.rss;
-  const stored = JSON.parse(answer.content[0].text).utf8_bytes as number;
+  const stored = descriptorOf(answer).utf8_bytes ?? 0;
   rows.push(
     `| 40 MB file via server-filesystem read_text_file | linear reader ${
       linear.ms.toFixed(0)
@@ -327,14 +264,14 @@ const rows: string[] = [];
       (growth / stored).toFixed(2)
     }× the ${(stored / 1e6).toFixed(1)} MB stored |`,
   );
-  await via.client.close();
+  await via.close();
   await Deno.remove(text);
 }
 // 3. Retrieval task bytes.
 {
   const via = await gateway(servers);
   const treeDirect = await linearCall(
-    [...FLAGS, FILESYSTEM, dir],
+    FS_ARGS,
     "tools/call",
     { name: "directory_tree", arguments: { path: root } },
   );
@@ -344,35 +281,27 @@ const rows: string[] = [];
     sent += bytes(answer);
     return answer;
   };
-  const tree = JSON.parse(
-    (await task("fs__directory_tree", { path: root })).content[0].text,
+  const tree = descriptorOf(await task("fs__directory_tree", { path: root }));
+  await task(
+    "read_result",
+    readArgs(tree, { kind: "json_pointer", pointer: "/7/children/2/name" }),
   );
-  await task("read_result", {
-    reference: {
-      ...tree.reference,
-      select: { kind: "json_pointer", pointer: "/7/children/2/name" },
-    },
-  });
-  await task("read_result", {
-    reference: {
-      ...tree.reference,
-      select: { kind: "lines", start: 100, end: 140 },
-    },
-  });
+  await task(
+    "read_result",
+    readArgs(tree, { kind: "lines", start: 100, end: 140 }),
+  );
   const found = await task("find_in_result", {
     reference: tree.reference,
     pattern: "module-2999.ts",
     max_matches: 5,
   });
-  await task("read_result", {
-    reference: {
-      ...tree.reference,
-      select: {
-        kind: "json_pointer",
-        pointer: found.structuredContent.matches[0].pointer,
-      },
-    },
-  });
+  await task(
+    "read_result",
+    readArgs(tree, {
+      kind: "json_pointer",
+      pointer: found.structuredContent.matches[0].pointer,
+    }),
+  );
   rows.push(
     `| retrieval in a 3,000-file directory_tree | direct answer ${treeDirect.bytes} B | ${sent} B to the host | ${
       (100 * sent / treeDirect.bytes).toFixed(2)
@@ -380,31 +309,25 @@ const rows: string[] = [];
   );
 
   const fileDirect = await linearCall(
-    [...FLAGS, FILESYSTEM, dir],
+    FS_ARGS,
     "tools/call",
     { name: "read_text_file", arguments: { path: big } },
   );
   sent = 0;
-  const file = JSON.parse(
-    (await task("fs__read_text_file", { path: big })).content[0].text,
+  const file = descriptorOf(await task("fs__read_text_file", { path: big }));
+  await task(
+    "read_result",
+    readArgs(file, { kind: "json_pointer", pointer: "/rows/123456" }),
   );
-  await task("read_result", {
-    reference: {
-      ...file.reference,
-      select: { kind: "json_pointer", pointer: "/rows/123456" },
-    },
-  });
   await task("find_in_result", {
     reference: file.reference,
     pattern: 'row 99999"',
     max_matches: 3,
   });
-  await task("read_result", {
-    reference: {
-      ...file.reference,
-      select: { kind: "bytes", start: 0, end: 2000 },
-    },
-  });
+  await task(
+    "read_result",
+    readArgs(file, { kind: "bytes", start: 0, end: 2000 }),
+  );
   rows.push(
     `| retrieval in a ${
       (bigBytes / 1e6).toFixed(1)
@@ -412,7 +335,7 @@ const rows: string[] = [];
       (100 * sent / fileDirect.bytes).toFixed(3)
     }%; limit 0.1% |`,
   );
-  await via.client.close();
+  await via.close();
 }
 await Deno.remove(dir, { recursive: true });
 console.log(

@@ -29,6 +29,11 @@ import {
   DEFAULT_BUDGET_BYTES,
   DEFAULT_OFFLOAD_BYTES,
 } from "./adapter_options.ts";
+import {
+  offloadEvent,
+  type OffloadFacts,
+  retirementEvent,
+} from "../telemetry/events.ts";
 
 export type { AdapterOptions } from "./adapter_options.ts";
 
@@ -63,6 +68,11 @@ interface State {
   readonly retired: Map<string, string>;
   /** call id → the descriptor text its result was offloaded to. */
   readonly offloaded: Map<string, string>;
+  /**
+   * Offloads no recording span was active for (the AI SDK converts tool
+   * output outside its spans): told on the next request's span instead.
+   */
+  readonly untold: OffloadFacts[];
 }
 
 const states = new WeakMap<ResultStore, State>();
@@ -83,7 +93,12 @@ export function storeOf(options: AdapterOptions | undefined): ResultStore {
 function stateOf(store: ResultStore): State {
   let state = states.get(store);
   if (state === undefined) {
-    state = { byDigest: new Map(), retired: new Map(), offloaded: new Map() };
+    state = {
+      byDigest: new Map(),
+      retired: new Map(),
+      offloaded: new Map(),
+      untold: [],
+    };
     for (const result of store.stored()) {
       state.byDigest.set(result.sha256, result.id);
     }
@@ -198,6 +213,16 @@ export class Core {
     if (result === undefined) return undefined;
     const described = JSON.stringify(describe(tool, result));
     this.#state.offloaded.set(key, described);
+    // Seen inside the SDK's own trace: on the span active now, or else on
+    // the span of the request that carries the descriptor.
+    const facts = {
+      tool,
+      result: result.id,
+      sha256: result.sha256,
+      bytes: result.bytes.length,
+      sentBytes: utf8Bytes(described),
+    };
+    if (!offloadEvent(facts)) this.#state.untold.push(facts);
     return described;
   }
 
@@ -219,6 +244,8 @@ export class Core {
    * @returns How many results were retired now.
    */
   async retire(slots: readonly Slot[], measure: () => number): Promise<number> {
+    const untold = this.#state.untold.splice(0);
+    for (const facts of untold) offloadEvent(facts);
     if (measure() <= this.budgetBytes) return 0;
     const open = slots.filter((s) =>
       !this.#state.retired.has(s.key) &&
@@ -232,6 +259,7 @@ export class Core {
       }
       i += this.batch;
     }
+    if (retired > 0) retirementEvent(undefined, { retired });
     return retired;
   }
 

@@ -15,11 +15,8 @@ import {
   parseGatewayConfig,
   toolClassification,
 } from "../mcp/gateway/gateway_config.ts";
-import {
-  Gateway,
-  type ListedTool,
-  type OwnTools,
-} from "../mcp/gateway/gateway.ts";
+import { Gateway, type OwnTools } from "../mcp/gateway/gateway.ts";
+import type { ListedTool } from "../mcp/gateway/tool_listing.ts";
 import {
   createGatewayServer,
   serveGatewayStdio,
@@ -162,9 +159,11 @@ async function gateway(
       env,
       log,
       ...(ownTools === undefined ? {} : { own: ownToolsOf(ownTools) }),
-      ...(session === undefined
-        ? {}
-        : { persistence: session, media: session.media }),
+      ...(session === undefined ? {} : {
+        persistence: session,
+        media: session.media,
+        location: session.dir,
+      }),
     });
     try {
       if (g.list) {

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { refuseUnknownContentMode } from "./_telemetry_env.ts";
 import { resolve } from "node:path";
 import { loadSdk } from "../mcp/gateway/sdk.ts";
 import { McpTools } from "../mcp/mcp_tools.ts";
@@ -231,6 +232,8 @@ export function parseMcpArguments(
 }
 
 async function serve(a: McpArguments, io: CliIo): Promise<number> {
+  const refused = refuseUnknownContentMode("mcp", io);
+  if (refused !== undefined) return refused;
   const log = (line: string) => io.err(`loom mcp: ${line}\n`);
   // A token that cannot be used stops the server before anything starts.
   const token = a.http?.tokenFile === undefined
@@ -271,7 +274,8 @@ async function serve(a: McpArguments, io: CliIo): Promise<number> {
         const sdk = await loadSdk();
         await serveOverHttp(a.http, token, {
           sdk,
-          server: () => createToolsServer(tools, sdk, { log }),
+          server: () =>
+            createToolsServer(tools, sdk, { log, transport: "http" }),
           what: `${MCP_TOOLS.length} tools (root ${tools.root}${
             tools.sandboxed ? ", bubblewrap" : ""
           })`,

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { refuseUnknownContentMode } from "./_telemetry_env.ts";
 import { runSlice } from "../slice/run.ts";
 import {
   type RunOptions,
@@ -201,7 +202,9 @@ type RunSignal = "SIGINT" | "SIGTERM";
 /** `loom run`: the exit code of the slice (see the help's table). */
 export const runCommand: Command = commandOf(
   parseRunArguments,
-  (a, io) => a.kind === "resume" ? resume(a, io) : run(a, io),
+  (a, io) =>
+    refuseUnknownContentMode("run", io) ??
+      (a.kind === "resume" ? resume(a, io) : run(a, io)),
 );
 
 async function resume(a: ResumeArguments, io: CliIo): Promise<number> {

@@ -24,6 +24,7 @@ export const RETRIEVAL_TOOL_META: Readonly<Record<string, unknown>> = {
   "anthropic/maxResultSizeChars": 200_000,
 };
 import { VERSION } from "../version.ts";
+import { type McpRequestExtra, traceServerRequest } from "../telemetry/mcp.ts";
 
 /** What the server tells about itself and its end. */
 export interface ServeOptions {
@@ -31,6 +32,8 @@ export interface ServeOptions {
   readonly log: (line: string) => void;
   /** Instructions for the host's model, sent at initialisation. */
   readonly instructions?: string;
+  /** How hosts reach the server, for telemetry (`stdio` by default). */
+  readonly transport?: "stdio" | "http";
 }
 
 /** The result of a `tools/call`, as MCP's `CallToolResult`. */
@@ -138,40 +141,54 @@ export function createToolsServer(
         : { instructions: options.instructions }),
     },
   );
-  server.setRequestHandler(types.ListToolsRequestSchema, () => ({
-    tools: MCP_TOOLS.map((tool) => ({
-      ...tool,
-      inputSchema: tool.inputSchema as { type: "object" },
-      outputSchema: tool.outputSchema as { type: "object" },
-      ...(RETRIEVAL_TOOLS.some((r) => r.name === tool.name)
-        ? { _meta: RETRIEVAL_TOOL_META }
-        : {}),
-    })),
-  }));
+  const transport = options.transport ?? "stdio";
+  server.setRequestHandler(
+    types.ListToolsRequestSchema,
+    (request: { params?: Record<string, unknown> }, extra: McpRequestExtra) =>
+      traceServerRequest(
+        "tools/list",
+        request,
+        extra,
+        transport,
+        () =>
+          Promise.resolve({
+            tools: MCP_TOOLS.map((tool) => ({
+              ...tool,
+              inputSchema: tool.inputSchema as { type: "object" },
+              outputSchema: tool.outputSchema as { type: "object" },
+              ...(RETRIEVAL_TOOLS.some((r) => r.name === tool.name)
+                ? { _meta: RETRIEVAL_TOOL_META }
+                : {}),
+            })),
+          }),
+      ),
+  );
   // Calls still running when the input ends are answered before the stop.
   const inFlight = new Set<Promise<unknown>>();
-  server.setRequestHandler(types.CallToolRequestSchema, async (
+  server.setRequestHandler(types.CallToolRequestSchema, (
     request: {
       params: { name: string; arguments?: Record<string, unknown> };
     },
-  ) => {
-    const { name, arguments: args } = request.params;
-    const call = tools.call(name, args ?? {});
-    inFlight.add(call);
-    try {
-      const answer = await call;
-      if (!answer.ok) {
-        // The name is the host's: shown quoted unless it is a plain word.
-        const shown = /^[a-z_]{1,32}$/.test(name)
-          ? name
-          : JSON.stringify(name.slice(0, 64));
-        options.log(`${shown}: ${answer.code}`);
+    extra: McpRequestExtra,
+  ) =>
+    traceServerRequest("tools/call", request, extra, transport, async () => {
+      const { name, arguments: args } = request.params;
+      const call = tools.call(name, args ?? {});
+      inFlight.add(call);
+      try {
+        const answer = await call;
+        if (!answer.ok) {
+          // The name is the host's: shown quoted unless it is a plain word.
+          const shown = /^[a-z_]{1,32}$/.test(name)
+            ? name
+            : JSON.stringify(name.slice(0, 64));
+          options.log(`${shown}: ${answer.code}`);
+        }
+        return callToolResult(answer);
+      } finally {
+        inFlight.delete(call);
       }
-      return callToolResult(answer);
-    } finally {
-      inFlight.delete(call);
-    }
-  });
+    }));
   server.onerror = (error: Error) =>
     options.log(`transport error: ${error.message}`);
   return Object.assign(server, {

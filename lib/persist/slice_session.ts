@@ -75,6 +75,7 @@ export function sliceSessionHooks(
 ): SliceSessionHooks {
   const parts: SessionHookParts = {
     forbiddenRoots: store.forbiddenRoots,
+    telemetry: { id: store.session, location: store.root },
     onSnapshot: async (snapshot) => {
       const info = await saveSnapshot(store, snapshot);
       options.onSaved?.(info, snapshot);

@@ -76,6 +76,8 @@ export function anthropicUsage(usage: unknown): ModelUsage {
 
 /** The parts of a Messages API reply Loom reads; everything else may vary. */
 const messageSchema = z.object({
+  id: z.string().optional(),
+  model: z.string().optional(),
   content: z.array(z.object({
     type: z.string(),
     name: z.string().optional(),
@@ -158,5 +160,16 @@ function anthropicReply(
     );
   }
   const args = checkDepth(forced.input, wanted, usage);
-  return { arguments: args, usage, final_usage: true };
+  return {
+    arguments: args,
+    usage,
+    final_usage: true,
+    response: {
+      ...(message.id === undefined ? {} : { id: message.id }),
+      ...(message.model === undefined ? {} : { model: message.model }),
+      ...(message.stop_reason == null
+        ? {}
+        : { finish_reasons: [message.stop_reason] }),
+    },
+  };
 }

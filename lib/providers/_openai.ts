@@ -82,6 +82,8 @@ export function openAIUsage(usage: unknown): ModelUsage {
 
 /** The parts of a chat completion Loom reads; everything else may vary. */
 const completionSchema = z.object({
+  id: z.string().optional(),
+  model: z.string().optional(),
   choices: z.array(z.object({
     finish_reason: z.string().nullish(),
     message: z.object({
@@ -187,5 +189,16 @@ function openAIReply(
       })`,
   });
   const args = parseArguments(forced.arguments, wanted, usage);
-  return { arguments: args, usage, final_usage: true };
+  return {
+    arguments: args,
+    usage,
+    final_usage: true,
+    response: {
+      ...(completion.id === undefined ? {} : { id: completion.id }),
+      ...(completion.model === undefined ? {} : { model: completion.model }),
+      finish_reasons: completion.choices.flatMap((c) =>
+        c.finish_reason == null ? [] : [c.finish_reason]
+      ),
+    },
+  };
 }

@@ -40,6 +40,18 @@ export interface ModelReply {
    * (always so on a reply; partial observations ride on a `ProviderError`).
    */
   readonly final_usage: boolean;
+  /**
+   * What a live provider said about its response (its id, model and finish
+   * reasons), for telemetry; recordings leave it out.
+   */
+  readonly response?: {
+    /** The response id (`msg_…`, `chatcmpl-…`). */
+    readonly id?: string;
+    /** The model that answered. */
+    readonly model?: string;
+    /** Why generation stopped, one per choice (`tool_use`, `tool_calls`). */
+    readonly finish_reasons?: readonly string[];
+  };
 }
 
 /** A model the slice can ask for forced tool calls. */

@@ -10,7 +10,7 @@ import type { ResultReference } from "../store/result_store.ts";
 import { isCharBoundary } from "../store/utf8.ts";
 import { IndexCache } from "./_index_cache.ts";
 import { type JsonIndex, JsonScanError, scanJson } from "./json_scanner.ts";
-import { decodeJsonString } from "./json_scanner.ts";
+import { decodeJsonString } from "./json_string.ts";
 import { parsePointer, PointerError } from "./pointer.ts";
 import { describeIssue, referenceSchema } from "./schema.ts";
 

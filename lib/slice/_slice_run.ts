@@ -57,6 +57,7 @@ import {
   type SliceState,
 } from "./run_state.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
+import { SliceTrace } from "./_trace.ts";
 
 const DEFAULT_MAX_REFUSALS = 8;
 /** Replies in a row that break the protocol before the run stops. */
@@ -106,6 +107,7 @@ export class SliceRun {
   /** The embedder's signal joined with the run timeout. */
   #signal: AbortSignal | undefined;
   #testConfinement: SliceOutcome["test_confinement"] = null;
+  readonly #trace: SliceTrace;
 
   /**
    * Prepares a run; nothing starts until {@linkcode SliceRun.execute}.
@@ -129,6 +131,16 @@ export class SliceRun {
     this.#results = this.#session?.resume === undefined
       ? new ResultStore()
       : new ResumedResultStore();
+    const provider = request.provider;
+    this.#trace = new SliceTrace({
+      spec: typeof provider === "string" ? provider : provider.spec,
+      policy,
+      workspace: request.workspace,
+      ...(this.#session?.telemetry === undefined
+        ? {}
+        : { session: this.#session.telemetry }),
+      checkpoints: this.#session?.resume?.checkpoints ?? 0,
+    });
   }
 
   /**
@@ -137,6 +149,20 @@ export class SliceRun {
    * @returns How the slice ended.
    */
   async execute(): Promise<SliceOutcome> {
+    let outcome: SliceOutcome | undefined;
+    try {
+      outcome = await this.#trace.run(() => this.#runAndReport());
+      return outcome;
+    } finally {
+      this.#trace.end(
+        outcome?.stop ?? "internal",
+        outcome?.detail ?? "Internal failure",
+        this.#steps,
+      );
+    }
+  }
+
+  async #runAndReport(): Promise<SliceOutcome> {
     let stop: StopReason;
     let detail: string;
     let failure: unknown;
@@ -156,6 +182,7 @@ export class SliceRun {
         await effects.close();
       }
     } catch (error) {
+      this.#trace.closeAction(error);
       if (error instanceof SliceStoppedError) {
         stop = error.stop;
         detail = error.message;
@@ -211,6 +238,7 @@ export class SliceRun {
       },
       waitingNoticeMs: this.#options.waitingNoticeMs ??
         DEFAULT_WAITING_NOTICE_MS,
+      trace: this.#trace,
       ...(this.#options.onWaiting === undefined ? {} : {
         onWaiting: (phase, elapsedMs) =>
           this.#options.onWaiting?.(
@@ -269,6 +297,7 @@ export class SliceRun {
 
       // Selection.
       const selection = await runStage(ctx, {
+        step: sequence,
         phase: "selection",
         tool,
         candidates,
@@ -298,6 +327,7 @@ export class SliceRun {
 
       // Argument generation.
       const generated = await runStage(ctx, {
+        step: sequence,
         phase: "arguments",
         tool,
         candidates: [action],
@@ -317,6 +347,7 @@ export class SliceRun {
         continue;
       }
       const args = generated.value;
+      this.#trace.actionStarted(action, sequence);
 
       // Expansion of edit segments, then commission.
       const expanded = action === "repository.edit"
@@ -361,6 +392,7 @@ export class SliceRun {
       if (action === "slice.complete") {
         const summary = (admitted.args as { summary?: unknown }).summary;
         this.#summary = typeof summary === "string" ? summary : "";
+        this.#trace.closeAction(undefined, "completed");
         this.#progress(sequence, "arguments", action, "completed");
         const revision = this.#facts.revision ?? "the unedited workspace";
         return {
@@ -534,6 +566,9 @@ export class SliceRun {
     // The step took effect even when the archive cannot hold its event:
     // keep it in the records (outcome, session), the progress and the detail.
     this.#records.push(record);
+    if (phase === "arguments") {
+      this.#trace.actionEnded(args, report, this.#results);
+    }
     this.#progress(sequence, phase, action, describe(report));
     if (full !== undefined) {
       throw stopped(

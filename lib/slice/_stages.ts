@@ -25,6 +25,8 @@ import { type SliceStoppedError, stopped } from "./_stopped.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
 import type { LastTurn } from "./run_state.ts";
 import { stepAnswer } from "./_tools.ts";
+import { withSpan } from "../telemetry/tracing.ts";
+import type { SliceTrace } from "./_trace.ts";
 
 /** Counters shared by every stage of a run. */
 export interface RunCounters {
@@ -64,6 +66,8 @@ export interface StageContext {
   readonly onWaiting?: (phase: StepPhase, elapsedMs: number) => void;
   /** Interval of `onWaiting` in milliseconds. */
   readonly waitingNoticeMs: number;
+  /** The run's telemetry. */
+  readonly trace: SliceTrace;
 }
 
 /** A request described without its text: a `LastTurn` before its step is known. */
@@ -78,6 +82,8 @@ export type StageOutcome =
 
 /** Options of {@linkcode runStage}. */
 export interface StageOptions {
+  /** The step (1-based), for telemetry. */
+  readonly step: number;
   readonly phase: StepPhase;
   readonly tool: TurnTool;
   readonly candidates: readonly string[];
@@ -221,6 +227,11 @@ async function callModel(
   request: TurnRequest,
 ): Promise<ModelReply | ProviderError> {
   const counters = ctx.counters;
+  ctx.trace.checkpoint(
+    ctx.briefing.checkpoints,
+    ctx.briefing.lastTurn?.retired ?? 0,
+  );
+  const span = ctx.trace.modelCall(options.step, options.phase);
   const started = performance.now();
   const onWaiting = ctx.onWaiting;
   const notice = onWaiting === undefined ? undefined : setInterval(
@@ -229,14 +240,15 @@ async function callModel(
   );
   let reply: ModelReply;
   try {
-    reply = await ctx.provider.call({
-      phase: options.phase,
-      tool: options.phase === "selection"
-        ? "select_action"
-        : "action_arguments",
-      request,
-      ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
-    });
+    reply = await withSpan(span.span, () =>
+      ctx.provider.call({
+        phase: options.phase,
+        tool: options.phase === "selection"
+          ? "select_action"
+          : "action_arguments",
+        request,
+        ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+      }));
     if (nestsDeeperThan(reply.arguments, MAX_REPLY_DEPTH)) {
       throw new ProviderError(
         "provider_protocol",
@@ -248,6 +260,7 @@ async function callModel(
     clearInterval(notice);
     if (error instanceof ProviderError && error.code === "provider_contract") {
       // Refused before sending: no call was made, none is counted.
+      ctx.trace.modelCallEnded(span, request, 0, { error });
       throw providerStop(error);
     }
     const elapsed = performance.now() - started;
@@ -262,6 +275,7 @@ async function callModel(
       finalUsage: false,
     });
     count(counters, line.request_bytes);
+    ctx.trace.modelCallEnded(span, request, line.request_bytes, { error });
     if (ctx.signal?.aborted) throw interrupted(ctx.signal);
     if (error instanceof ProviderError && error.code === "provider_protocol") {
       // The reply came (a recording moved on): a resume continues after it.
@@ -285,6 +299,7 @@ async function callModel(
     finalUsage: reply.final_usage,
   });
   count(counters, line.request_bytes);
+  ctx.trace.modelCallEnded(span, request, line.request_bytes, { reply });
   return reply;
 }
 

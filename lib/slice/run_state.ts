@@ -176,6 +176,11 @@ export interface SessionHookParts {
   readonly resume?: SliceResume;
   /** Directories the slice must never read or write (the session root). */
   readonly forbiddenRoots?: readonly string[];
+  /**
+   * The session as telemetry names it: its name and where it keeps the
+   * results (the root, or the redacted store location).
+   */
+  readonly telemetry?: { readonly id: string; readonly location: string };
 }
 
 // The hooks are opaque so that the run state they carry stays out of the

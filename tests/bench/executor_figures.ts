@@ -23,6 +23,7 @@
  */
 import { createHash } from "node:crypto";
 import { WorkspaceExecutor } from "../../lib/executor/workspace_executor.ts";
+import { elapsed as timed, median } from "../_kit/measure.ts";
 
 const MiB = 1024 * 1024;
 const FILE_BYTES = 16 * MiB;
@@ -113,12 +114,6 @@ async function child(args: string[]): Promise<Record<string, number>> {
   return JSON.parse(lines.at(-1) as string);
 }
 
-async function timed(run: () => Promise<unknown>): Promise<number> {
-  const start = performance.now();
-  await run();
-  return performance.now() - start;
-}
-
 async function sha256sum(paths: string[]): Promise<number> {
   return await timed(async () => {
     const { success } = await new Deno.Command("sha256sum", {
@@ -127,14 +122,6 @@ async function sha256sum(paths: string[]): Promise<number> {
     }).output();
     if (!success) throw new Error("sha256sum failed");
   });
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? sorted[mid] as number
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;

@@ -25,6 +25,8 @@
  *   deno run --allow-all tests/bench/workspace_figures.ts [--rounds 3] [--sizes 1,20000,100000] [--sandbox bwrap|deno|both] [--stat min|median]
  */
 import { parseArgs } from "node:util";
+import { elapsed as timed, median } from "../_kit/measure.ts";
+import { loomArgs } from "../_kit/repo.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const FILE_BYTES = 400;
@@ -92,12 +94,6 @@ async function workspaceOf(parent: string, files: number): Promise<string> {
   return workspace;
 }
 
-async function timed(run: () => Promise<unknown>): Promise<number> {
-  const start = performance.now();
-  await run();
-  return performance.now() - start;
-}
-
 /** One `loom run` through the CLI; fails unless the slice completed. */
 async function loomRun(
   root: string,
@@ -105,15 +101,7 @@ async function loomRun(
   run: RunKey,
   mode: string,
 ): Promise<number> {
-  const args = [
-    "run",
-    "--quiet",
-    "--unstable-worker-options",
-    "--allow-read",
-    "--allow-write",
-    "--allow-run",
-    "--allow-env",
-    `${root}cli.ts`,
+  const args = loomArgs([
     "run",
     "--workspace",
     workspace,
@@ -122,7 +110,7 @@ async function loomRun(
     "--model",
     `recorded:${ROOT}fixtures/recordings/workspace_${run}.json`,
     "--json",
-  ];
+  ], { cli: `${root}cli.ts` });
   if (run !== "start") args.push("--test", `${Deno.execPath()} run check.ts`);
   const env: Record<string, string> = mode === "deno" ? { LOOM_BWRAP: "" } : {};
   let output: Deno.CommandOutput | undefined;
@@ -172,14 +160,6 @@ function figure(values: readonly number[]): number {
   return values.length > 0 && stat === "min"
     ? Math.min(...values)
     : median(values);
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? sorted[mid] as number
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;

@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
 import { parseMcpArguments } from "../../lib/cli/mcp.ts";
 import { loom, loomIn, tempDir } from "../_kit.ts";
+import {
+  connectHttp,
+  connectRoot,
+  type Descriptor,
+  readArgs,
+  startHttp,
+  tokenFile,
+  toolCallRequest,
+} from "../_kit/mcp.ts";
 import { checkParser } from "./_arguments.ts";
 
 Deno.test("parseMcpArguments() reads the root, the session and the store limits, and nothing else", async (t) => {
@@ -166,9 +175,6 @@ Deno.test("loom mcp --http refuses to start without a usable token: exit 2 sayin
 });
 
 Deno.test("loom mcp --http serves the tools at /mcp to a host with the token, and refuses every request without it", async () => {
-  const { connectHttp, startHttp, tokenFile } = await import(
-    "../mcp/_http_client.ts"
-  );
   await using root = await tempDir();
   await using home = await tempDir();
   await Deno.writeTextFile(`${root.path}/a.json`, '{"a":[1,"two"]}');
@@ -181,28 +187,13 @@ Deno.test("loom mcp --http serves the tools at /mcp to a host with the token, an
   await using host = await connectHttp(server.url, token);
   const inspected = await host.call("inspect_files", { paths: ["a.json"] });
   const [file] = inspected.structuredContent.files;
-  const read = await host.call("read_result", {
-    reference: {
-      ...file.reference,
-      select: { kind: "json_pointer", pointer: "/a/1" },
-    },
-  });
+  const read = await host.call(
+    "read_result",
+    readArgs(file, { kind: "json_pointer", pointer: "/a/1" }),
+  );
   assert.deepEqual(read.structuredContent, { selected_text: "two" });
   const post = (url: URL | string, headers: Record<string, string> = {}) =>
-    fetch(url, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-        ...headers,
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: "list_results", arguments: { offset: 0 } },
-      }),
-    });
+    fetch(toolCallRequest(url, "list_results", { offset: 0 }, headers));
   for (
     const [url, headers] of [
       [server.url, {}],
@@ -250,28 +241,21 @@ Deno.test("loom mcp on a root that is not a folder exits 3 and writes nothing to
 
 Deno.test("two loom mcp servers on one store and session share one catalogue: a result stored via one reads via the other", async () => {
   await import("../_session_key.ts");
-  const { connect } = await import("../mcp/_client.ts");
   await using root = await tempDir();
   await using home = await tempDir();
   await Deno.writeTextFile(`${root.path}/a.json`, '{"a":[1,"two"]}');
   const extra = ["--store", `sqlite:${home.path}/loom.db`];
-  await using one = await connect(root.path, extra);
-  await using two = await connect(root.path, extra);
+  await using one = await connectRoot(root.path, extra);
+  await using two = await connectRoot(root.path, extra);
   const inspected = await one.call("inspect_files", { paths: ["a.json"] });
-  const [file] = inspected.structuredContent?.files as {
-    reference: Record<string, unknown>;
-  }[];
-  const read = await two.call("read_result", {
-    reference: {
-      ...file!.reference,
-      select: { kind: "json_pointer", pointer: "/a/1" },
-    },
-  });
+  const [file] = inspected.structuredContent.files as Descriptor[];
+  const read = await two.call(
+    "read_result",
+    readArgs(file!, { kind: "json_pointer", pointer: "/a/1" }),
+  );
   assert.deepEqual(read.structuredContent, { selected_text: "two" });
   const again = await two.call("inspect_files", { paths: ["a.json"] });
-  const [second] = again.structuredContent?.files as {
-    reference: { result: string; sha256: string };
-  }[];
+  const [second] = again.structuredContent.files as Descriptor[];
   assert.notEqual(second!.reference.result, file!.reference.result);
   assert.equal(second!.reference.sha256, file!.reference.sha256);
   const listed = await one.call("list_results", { offset: 0 });

@@ -19,8 +19,17 @@ import {
   prepareWorkspace,
   recordingPath,
 } from "../e2e/_workspace.ts";
-import { denoEntry, FAULT } from "../mcp/gateway/_gateway_client.ts";
-import { connectHttp, startHttp, tokenFile } from "../mcp/_http_client.ts";
+import {
+  connectHttp,
+  denoEntry,
+  descriptorOf,
+  FAULT,
+  readArgs,
+  serversFile,
+  startHttp,
+  tokenFile,
+  toolCallRequest,
+} from "../_kit/mcp.ts";
 
 interface Shown {
   results: { id: string; sha256: string }[];
@@ -100,19 +109,13 @@ postgresTest(
   async () => {
     const { url } = await postgresCluster();
     await using dir = await tempDir();
-    const servers = `${dir.path}/.mcp.json`;
-    await Deno.writeTextFile(
-      servers,
-      JSON.stringify({
-        mcpServers: {
-          kept: {
-            ...denoEntry(FAULT),
-            persist: true,
-            tools: { drift: { selfReading: true, persist: true } },
-          },
-        },
-      }),
-    );
+    const servers = await serversFile(dir.path, {
+      kept: {
+        ...denoEntry(FAULT),
+        persist: true,
+        tools: { drift: { selfReading: true, persist: true } },
+      },
+    });
     const { path, token } = await tokenFile(dir.path);
     // Without --session: the session `default` of the store.
     const args = ["--servers", servers, "--store", url];
@@ -125,19 +128,17 @@ postgresTest(
       host: typeof a,
       name: string,
       input: Record<string, unknown>,
-    ) => JSON.parse((await host.call(name, input)).content[0].text);
+    ) => descriptorOf(await host.call(name, input));
     const big = await stored(a, "kept__big", { bytes: 20_000 });
     const drift = await stored(a, "kept__drift", {});
     assert.equal(big.result, "result-1");
 
     // Read through the other instance with the same reference: the read is
     // checked against the reference's digest.
-    const read = await b.call("read_result", {
-      reference: {
-        ...big.reference,
-        select: { kind: "lines", start: 1, end: 1 },
-      },
-    });
+    const read = await b.call(
+      "read_result",
+      readArgs(big, { kind: "lines", start: 1, end: 1 }),
+    );
     assert.equal(read.isError, undefined, JSON.stringify(read));
     assert.match(read.structuredContent.selected_text, /^0123456789abcdef/);
     const listed = await b.call("list_results", { offset: 0 });
@@ -156,35 +157,21 @@ postgresTest(
     // Ids are assigned once across the instances.
     const fresh = await stored(b, "kept__big", { bytes: 9000 });
     assert.equal(fresh.result, "result-3");
-    const back = await a.call("read_result", {
-      reference: {
-        ...fresh.reference,
-        select: { kind: "bytes", start: 0, end: 4 },
-      },
-    });
+    const back = await a.call(
+      "read_result",
+      readArgs(fresh, { kind: "bytes", start: 0, end: 4 }),
+    );
     assert.deepEqual(back.structuredContent, { selected_text: "0123" });
 
     for (const server of [one, two]) {
       for (
         const headers of [{}, { Authorization: "Bearer not-the-token-123" }]
       ) {
-        const refused = await fetch(server.url, {
-          method: "POST",
-          headers: {
-            "Content-Type": "application/json",
-            Accept: "application/json, text/event-stream",
-            ...headers,
-          },
-          body: JSON.stringify({
-            jsonrpc: "2.0",
-            id: 1,
-            method: "tools/call",
-            params: {
-              name: "read_result",
-              arguments: { reference: big.reference },
-            },
-          }),
-        });
+        const refused = await fetch(
+          toolCallRequest(server.url, "read_result", {
+            reference: big.reference,
+          }, headers),
+        );
         assert.equal(refused.status, 401);
         assert.doesNotMatch(await refused.text(), /0123456789abcdef/);
       }

@@ -12,7 +12,7 @@ import {
 import { loadSdk } from "../../lib/mcp/gateway/sdk.ts";
 import { createToolsServer } from "../../lib/mcp/stdio_server.ts";
 import type { McpTools } from "../../lib/mcp/mcp_tools.ts";
-import { initializeRequest } from "./_http_client.ts";
+import { initializeRequest } from "../_kit/mcp.ts";
 
 const TOKEN = "tok-3b1f0c9e8d7a6b5c4d3e2f1a";
 const URL_ = `http://127.0.0.1:8765${MCP_PATH}`;

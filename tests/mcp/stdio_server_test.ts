@@ -4,9 +4,15 @@
 // outside the root.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { REPO_ROOT, tempDir } from "../_kit.ts";
+import { apiDump, REPO_ROOT, tempDir } from "../_kit.ts";
 import { bwrapTest } from "../security/_bwrap.ts";
-import { connect, serverArgs, textOf } from "./_client.ts";
+import {
+  connectRoot,
+  initializeMessage,
+  mcpArgs,
+  readArgs,
+  textOf,
+} from "../_kit/mcp.ts";
 
 interface Descriptor {
   result: string;
@@ -15,22 +21,6 @@ interface Descriptor {
   preview: string;
   preview_truncated: boolean;
   reference: { result: string; sha256: string; select: unknown };
-}
-
-/** A JSON document like an API dump: ~2 MB, nested, with unicode. */
-function apiDump(): string {
-  const events = Array.from({ length: 12_000 }, (_, i) => ({
-    id: `evt_${i.toString(36).padStart(6, "0")}`,
-    type: i % 3 === 0 ? "invoice.paid" : "customer.updated",
-    amount: 1000 + i * 7,
-    customer: { name: `Kunde ${i} — Zürich`, tags: ["b2b", `tier-${i % 4}`] },
-    created: 1_700_000_000 + i,
-  }));
-  return JSON.stringify(
-    { object: "list", has_more: false, data: events },
-    null,
-    1,
-  );
 }
 
 function sha256(text: string | Uint8Array): string {
@@ -58,9 +48,9 @@ async function snapshot(dir: string): Promise<Record<string, string>> {
 
 Deno.test("an MCP host inspects a large JSON file, reads one pointer by verified reference, lists and writes a composed file", async () => {
   await using root = await tempDir();
-  const document = apiDump();
+  const document = apiDump(12_000, 1);
   await Deno.writeTextFile(`${root.path}/events.json`, document);
-  await using server = await connect(root.path);
+  await using server = await connectRoot(root.path);
   const client = server;
 
   const tools = await client.tools();
@@ -113,12 +103,13 @@ Deno.test("an MCP host inspects a large JSON file, reads one pointer by verified
   });
 
   const parsed = JSON.parse(document);
-  const name = await client.call("read_result", {
-    reference: {
-      ...file.reference,
-      select: { kind: "json_pointer", pointer: "/data/11999/customer/name" },
-    },
-  });
+  const name = await client.call(
+    "read_result",
+    readArgs(file, {
+      kind: "json_pointer",
+      pointer: "/data/11999/customer/name",
+    }),
+  );
   assert.deepEqual(name.structuredContent, {
     selected_text: parsed.data[11999].customer.name,
   });
@@ -204,7 +195,7 @@ Deno.test("wrong digests, unknown results, paths outside the root, escaping syml
   const outsideBefore = await snapshot(outside.path);
   const rootBefore = await snapshot(root.path);
 
-  await using server = await connect(root.path);
+  await using server = await connectRoot(root.path);
   const client = server;
   const inspected = await client.call("inspect_files", {
     paths: ["data.json"],
@@ -372,23 +363,14 @@ Deno.test("wrong digests, unknown results, paths outside the root, escaping syml
 Deno.test("loom mcp writes only JSON-RPC to standard output, answers every request it read and exits 0 when its input ends", async () => {
   await using root = await tempDir();
   const child = new Deno.Command(Deno.execPath(), {
-    args: serverArgs(root.path),
+    args: mcpArgs(["--root", root.path]),
     cwd: REPO_ROOT,
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
   const messages = [
-    {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "raw", version: "0" },
-      },
-    },
+    initializeMessage(),
     { jsonrpc: "2.0", method: "notifications/initialized" },
     { jsonrpc: "2.0", id: 2, method: "tools/list" },
     {
@@ -431,7 +413,7 @@ Deno.test("with --session the stored results outlive the server, and a tampered 
   await Deno.writeTextFile(`${root.path}/a.json`, '{"k":"v1"}');
   let reference: Descriptor["reference"];
   {
-    await using server = await connect(root.path, ["--session", session]);
+    await using server = await connectRoot(root.path, ["--session", session]);
     const inspected = await server.call("inspect_files", { paths: ["a.json"] });
     reference =
       (inspected.structuredContent as { files: Descriptor[] }).files[0]!
@@ -440,13 +422,11 @@ Deno.test("with --session the stored results outlive the server, and a tampered 
   // The file changes; the stored result does not.
   await Deno.writeTextFile(`${root.path}/a.json`, '{"k":"v2"}');
   {
-    await using server = await connect(root.path, ["--session", session]);
-    const read = await server.call("read_result", {
-      reference: {
-        ...reference,
-        select: { kind: "json_pointer", pointer: "/k" },
-      },
-    });
+    await using server = await connectRoot(root.path, ["--session", session]);
+    const read = await server.call(
+      "read_result",
+      readArgs(reference, { kind: "json_pointer", pointer: "/k" }),
+    );
     assert.deepEqual(read.structuredContent, { selected_text: "v1" });
     const again = await server.call("inspect_files", { paths: ["a.json"] });
     assert.equal(
@@ -462,7 +442,7 @@ Deno.test("with --session the stored results outlive the server, and a tampered 
     text.replace("inspect_files a.json", "inspect_files b.json"),
   );
   const output = await new Deno.Command(Deno.execPath(), {
-    args: serverArgs(root.path, ["--session", session]),
+    args: mcpArgs(["--root", root.path, "--session", session]),
     cwd: REPO_ROOT,
     stdin: "null",
     stdout: "piped",
@@ -478,7 +458,7 @@ bwrapTest(
   async () => {
     await using root = await tempDir();
     await Deno.writeTextFile(`${root.path}/a.txt`, "inside\n");
-    await using server = await connect(root.path);
+    await using server = await connectRoot(root.path);
     assert.match(
       server.stderr(),
       /serving 5 tools over stdio, root .* \(bubblewrap\)/,

@@ -52,6 +52,8 @@ interface Dialect {
   readonly okArguments: unknown;
   /** The usage the provider reports for `ok`. */
   readonly okUsage: ModelReply["usage"];
+  /** The response facts of `ok` (id, model, finish reasons). */
+  readonly okResponse: ModelReply["response"];
   /** The API's error body. */
   errorBody(type: string, text: string): unknown;
   /** Statuses retried once before a success, and the error they carry. */
@@ -179,6 +181,7 @@ function registerContract(dialect: Dialect): void {
       arguments: dialect.okArguments,
       usage: dialect.okUsage,
       final_usage: true,
+      response: dialect.okResponse,
     });
   });
 

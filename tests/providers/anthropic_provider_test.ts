@@ -66,6 +66,11 @@ const ANTHROPIC = providerContract({
   baseUrl: (url) => url,
   ok: OK,
   okArguments: { action: "repository.inspect" },
+  okResponse: {
+    id: "msg_01",
+    model: "claude-test",
+    finish_reasons: ["tool_use"],
+  },
   okUsage: {
     input_tokens: 120,
     output_tokens: 9,

@@ -10,6 +10,7 @@ import {
   stall,
 } from "./_hostile_server.ts";
 import { selectionCall } from "./_requests.ts";
+import { timed } from "../_kit/measure.ts";
 
 /** Small on purpose: every bound below is a few hundred milliseconds. */
 const TIMEOUT_MS = 300;
@@ -44,12 +45,6 @@ async function failure(
     return error;
   }
   assert.fail(`expected ${code}, the call succeeded`);
-}
-
-async function timed<T>(run: () => Promise<T>): Promise<[T, number]> {
-  const started = performance.now();
-  const value = await run();
-  return [value, performance.now() - started];
 }
 
 Deno.test("a server that accepts the request and sends nothing ends as provider_timeout with the attempt count", async () => {

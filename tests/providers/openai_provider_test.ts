@@ -41,6 +41,11 @@ const OPENAI = providerContract({
   baseUrl: (url) => `${url}/v1`,
   ok: OK,
   okArguments: { action: "tests.run" },
+  okResponse: {
+    id: "chatcmpl-h",
+    model: "gpt-test",
+    finish_reasons: ["stop"],
+  },
   okUsage: {
     input_tokens: 1500,
     output_tokens: 12,

@@ -288,6 +288,33 @@ const OPENAI: RuleCase[] = [
     message:
       /^Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'\.$/,
   },
+  {
+    // The strict-mode rules are stated once for both of OpenAI's shapes.
+    rule: "openai.function_strict_schema",
+    accepted: openAIBody({
+      tools: [{
+        type: "function",
+        function: {
+          name: "loom_step",
+          parameters: {
+            ...OBJECT,
+            required: ["a"],
+            additionalProperties: false,
+          },
+          strict: true,
+        },
+      }],
+    }),
+    refused: openAIBody({
+      tools: [{
+        type: "function",
+        function: { name: "loom_step", parameters: OBJECT, strict: true },
+      }],
+    }),
+    path: "/tools/0/function/parameters",
+    message:
+      /^Invalid schema for function 'loom_step': In context=\(\), 'additionalProperties' is required to be supplied and to be false\.$/,
+  },
 ];
 
 function table(

@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import jsonpointer from "jsonpointer";
 import {
-  decodeJsonString,
   type JsonIndex,
   JsonScanError,
   scanJson,
 } from "../../lib/reference/json_scanner.ts";
+import { decodeJsonString } from "../../lib/reference/json_string.ts";
 import {
   formatPointer,
   parsePointer,

@@ -16,6 +16,10 @@ import { VERSION } from "../../version.ts";
 import type { Gateway } from "./gateway.ts";
 import { type ClientCapabilities, UpstreamFailure } from "./upstream.ts";
 import { serveOverStdio } from "../stdio_loop.ts";
+import {
+  type McpRequestExtra,
+  traceServerRequest,
+} from "../../telemetry/mcp.ts";
 
 /** Options of {@linkcode createGatewayServer}. */
 export interface GatewayServerOptions {
@@ -33,6 +37,17 @@ export interface GatewayServerOptions {
    * server's host is the gateway's only one.
    */
   readonly shared?: boolean;
+  /**
+   * How hosts reach the server, for telemetry: `http` when `shared`,
+   * `stdio` otherwise, unless given.
+   */
+  readonly transport?: "stdio" | "http";
+}
+
+/** What the SDK hands a request handler besides the request. */
+interface HandlerExtra extends McpRequestExtra {
+  readonly signal: AbortSignal;
+  readonly sendNotification: (n: unknown) => Promise<void>;
 }
 
 /** What the shared servers relay to a host: nothing. */
@@ -110,6 +125,21 @@ export function createGatewayServer(
       instructions: options.instructions ?? GATEWAY_INSTRUCTIONS,
     },
   );
+  // Every request a host sends is one SERVER span (telemetry/mcp.ts).
+  const transport = options.transport ??
+    (options.shared === true ? "http" : "stdio");
+  const traced = <R extends { params?: unknown }, T>(
+    method: string,
+    handler: (request: R, extra: McpRequestExtra) => Promise<T> | T,
+  ) =>
+  (request: R, extra: McpRequestExtra): Promise<T> =>
+    traceServerRequest(
+      method,
+      request as { params?: Record<string, unknown> },
+      extra,
+      transport,
+      async () => await handler(request, extra),
+    );
   // Calls still running when the input ends are answered before the stop.
   const inFlight = new Set<Promise<unknown>>();
   const start = () => {
@@ -150,13 +180,16 @@ export function createGatewayServer(
   server.oninitialized = () => {
     void start();
   };
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    await start();
-    return { tools: gateway.tools() };
-  });
+  server.setRequestHandler(
+    ListToolsRequestSchema,
+    traced("tools/list", async () => {
+      await start();
+      return { tools: gateway.tools() };
+    }),
+  );
   server.setRequestHandler(
     CallToolRequestSchema,
-    async (
+    traced("tools/call", async (
       request: {
         params: {
           name: string;
@@ -164,20 +197,17 @@ export function createGatewayServer(
           _meta?: Record<string, unknown>;
         };
       },
-      extra: {
-        signal: AbortSignal;
-        sendNotification: (n: unknown) => Promise<void>;
-      },
+      extra: McpRequestExtra,
     ) => {
       await start();
       const { name, arguments: args, _meta: meta } = request.params;
       const token = meta?.progressToken;
       const call = gateway.call(name, args ?? {}, {
-        signal: extra.signal,
+        signal: (extra as HandlerExtra).signal,
         ...(meta === undefined ? {} : { meta }),
         ...(token === undefined ? {} : {
           progress: (progress: Record<string, unknown>) => {
-            void extra.sendNotification({
+            void (extra as HandlerExtra).sendNotification({
               method: "notifications/progress",
               params: { ...progress, progressToken: token },
             }).catch(() => {});
@@ -190,34 +220,43 @@ export function createGatewayServer(
       } finally {
         inFlight.delete(call);
       }
-    },
+    }),
   );
-  server.setRequestHandler(ListResourcesRequestSchema, async () => {
-    await start();
-    return { resources: gateway.resources() };
-  });
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
-    await start();
-    return { resourceTemplates: gateway.resourceTemplates() };
-  });
-  server.setRequestHandler(ListPromptsRequestSchema, async () => {
-    await start();
-    return { prompts: gateway.prompts() };
-  });
+  server.setRequestHandler(
+    ListResourcesRequestSchema,
+    traced("resources/list", async () => {
+      await start();
+      return { resources: gateway.resources() };
+    }),
+  );
+  server.setRequestHandler(
+    ListResourceTemplatesRequestSchema,
+    traced("resources/templates/list", async () => {
+      await start();
+      return { resourceTemplates: gateway.resourceTemplates() };
+    }),
+  );
+  server.setRequestHandler(
+    ListPromptsRequestSchema,
+    traced("prompts/list", async () => {
+      await start();
+      return { prompts: gateway.prompts() };
+    }),
+  );
   server.setRequestHandler(
     ReadResourceRequestSchema,
-    async (request: { params: { uri: string } }) => {
+    traced("resources/read", async (request: { params: { uri: string } }) => {
       await start();
       try {
         return await gateway.readResource(request.params.uri);
       } catch (error) {
         throw asRpcError(error);
       }
-    },
+    }),
   );
   server.setRequestHandler(
     GetPromptRequestSchema,
-    async (
+    traced("prompts/get", async (
       request: {
         params: { name: string; arguments?: Record<string, unknown> };
       },
@@ -231,9 +270,12 @@ export function createGatewayServer(
       } catch (error) {
         throw asRpcError(error);
       }
-    },
+    }),
   );
-  server.setRequestHandler(SetLevelRequestSchema, () => ({}));
+  server.setRequestHandler(
+    SetLevelRequestSchema,
+    traced("logging/setLevel", () => ({})),
+  );
   server.setNotificationHandler(
     RootsListChangedNotificationSchema,
     () => void gateway.rootsChanged(),

@@ -27,7 +27,7 @@ import type {
   GatewayNote,
   GatewayPersistence,
   RecordedCall,
-} from "./gateway.ts";
+} from "./gateway_note.ts";
 import type { MediaTemplate } from "./offload.ts";
 
 /** Options of {@linkcode GatewaySession.open}. */

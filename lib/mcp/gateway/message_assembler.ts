@@ -27,6 +27,14 @@
  *
  * @module
  */
+import {
+  BACKSLASH,
+  INVALID,
+  LF,
+  MORE,
+  QUOTE,
+  StringUnescaper,
+} from "../../reference/json_string.ts";
 import { Utf8Builder } from "../../store/utf8_builder.ts";
 import { LargeText } from "./large_text.ts";
 
@@ -56,10 +64,7 @@ export type AssembledLine =
     readonly totalBytes: number;
   };
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const CR = 0x0d;
-const LF = 0x0a;
 const OVERFLOW_TAIL_BYTES = 1024;
 const OUTSIDE = 0;
 const SMALL = 1;
@@ -67,25 +72,6 @@ const LARGE = 2;
 const encoder = new TextEncoder();
 const fatal = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
-
-/** 1 for a byte that ends a run of plain string bytes: control, `"`, `\`. */
-const STOP = new Uint8Array(256);
-for (let b = 0; b < 0x20; b++) STOP[b] = 1;
-STOP[QUOTE] = STOP[BACKSLASH] = 1;
-/** What a one-character escape stands for, by the byte after `\` (0: none). */
-const UNESCAPE = new Uint8Array(256);
-UNESCAPE[QUOTE] = QUOTE;
-UNESCAPE[BACKSLASH] = BACKSLASH;
-UNESCAPE[0x2f] = 0x2f;
-UNESCAPE[0x62] = 0x08;
-UNESCAPE[0x66] = 0x0c;
-UNESCAPE[0x6e] = LF;
-UNESCAPE[0x72] = CR;
-UNESCAPE[0x74] = 0x09;
-/** Value of a hex digit, or -1. */
-const HEX = new Int8Array(256).fill(-1);
-for (let d = 0; d < 10; d++) HEX[0x30 + d] = d;
-for (let d = 0; d < 6; d++) HEX[0x41 + d] = HEX[0x61 + d] = 10 + d;
 
 /**
  * Assembles newline-delimited JSON-RPC messages: {@linkcode MessageAssembler.push}
@@ -467,20 +453,18 @@ export class MessageAssembler {
   }
 }
 
-const MORE = -1;
-const INVALID = -2;
-
-/** A large string being unescaped into a builder as its bytes arrive. */
+/**
+ * A large string being unescaped into a builder as its bytes arrive (by the
+ * JSON string lexer the reference scanner uses).
+ */
 class LargeString {
   readonly #builder: Utf8Builder;
+  readonly #unescaper = new StringUnescaper();
   /** Where a piece is unescaped, in place, before it goes to the builder. */
   #scratch = new Uint8Array(64 * 1024);
   #words = new Uint32Array(this.#scratch.buffer);
   /** The start of an escape cut between two pieces. */
   #carry: Uint8Array | undefined;
-  #newlines = 0;
-  /** Pairs: the byte offset of a U+FFFD standing for a lone surrogate, the unit. */
-  readonly #lone: number[] = [];
 
   constructor(maxBytes: number) {
     this.#builder = new Utf8Builder(Math.min(maxBytes, 2 ** 32 - 1));
@@ -503,7 +487,18 @@ class LargeString {
     if (carry !== undefined) this.#scratch.set(carry);
     this.#carry = undefined;
     this.#scratch.set(src.subarray(i, n), before);
-    const end = this.#run(size);
+    const unescaper = this.#unescaper;
+    const end = unescaper.run(
+      this.#scratch,
+      this.#words,
+      size,
+      this.#builder.length,
+    );
+    if (end === INVALID) return INVALID;
+    if (unescaper.carry >= 0) {
+      this.#carry = this.#scratch.slice(unescaper.carry, size);
+    }
+    this.#builder.append(this.#scratch.subarray(0, unescaper.written));
     return end < 0 ? end : i + end - before;
   }
 
@@ -514,133 +509,10 @@ class LargeString {
     const content = builder.finish();
     const size = content.bytes.length;
     const last = size > 0 && content.bytes.at(-1) !== LF ? 1 : 0;
-    const lone = this.#lone.filter((_, k) =>
-      this.#lone[k - (k % 2)]! + 3 <= size
-    );
-    return new LargeText(content, this.#newlines + last, lone);
+    const all = this.#unescaper.lone;
+    const lone = all.filter((_, k) => all[k - (k % 2)]! + 3 <= size);
+    return new LargeText(content, this.#unescaper.newlines + last, lone);
   }
-
-  /**
-   * Unescapes the scratch's first `n` bytes in place (the output never
-   * passes the input) and appends them to the builder.
-   *
-   * @returns The offset after the closing quote, `MORE` or `INVALID`.
-   */
-  #run(n: number): number {
-    const buf = this.#scratch;
-    const words = this.#words;
-    const wordsEnd = n >>> 2;
-    let o = 0; // the output's end
-    let i = 0;
-    let end = MORE;
-    while (i < n) {
-      // A run of plain bytes: four at a time while aligned.
-      const start = i;
-      let b = 0;
-      for (;;) {
-        if ((i & 3) === 0) {
-          let w = i >>> 2;
-          while (w < wordsEnd && plainWord(words[w]!)) w++;
-          i = w << 2;
-        }
-        if (i >= n) break;
-        b = buf[i]!;
-        if (STOP[b] !== 0) break;
-        i++;
-      }
-      if (o !== start && i > start) buf.copyWithin(o, start, i);
-      o += i - start;
-      if (i >= n) break;
-      if (b === QUOTE) {
-        end = i + 1;
-        break;
-      }
-      if (b !== BACKSLASH) return INVALID; // a raw control character
-      if (i + 1 === n) {
-        this.#carry = buf.slice(i, n);
-        break;
-      }
-      const e = buf[i + 1]!;
-      if (e !== 0x75) {
-        const byte = UNESCAPE[e]!;
-        if (byte === 0) return INVALID;
-        if (byte === LF) this.#newlines++;
-        buf[o++] = byte;
-        i += 2;
-        continue;
-      }
-      if (i + 6 > n) {
-        this.#carry = buf.slice(i, n);
-        break;
-      }
-      const unit = hex4(buf, i + 2);
-      if (unit < 0) return INVALID;
-      let code = unit;
-      let size = 6;
-      if (unit >= 0xd800 && unit <= 0xdbff) {
-        // A high surrogate: a low one may follow as the next escape.
-        if (
-          i + 12 > n &&
-          (i + 6 === n || buf[i + 6] === BACKSLASH) &&
-          (i + 7 >= n || buf[i + 7] === 0x75)
-        ) {
-          this.#carry = buf.slice(i, n);
-          break;
-        }
-        const low = i + 12 <= n && buf[i + 6] === BACKSLASH &&
-            buf[i + 7] === 0x75
-          ? hex4(buf, i + 8)
-          : -1;
-        if (low >= 0xdc00 && low <= 0xdfff) {
-          code = 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00);
-          size = 12;
-        } else code = 0xfffd; // a lone surrogate, as toWellFormed() makes it
-      } else if (unit >= 0xdc00 && unit <= 0xdfff) code = 0xfffd;
-      if (code === 0xfffd && unit !== 0xfffd) {
-        this.#lone.push(this.#builder.length + o, unit);
-      }
-      // The escape is read before its bytes are written over.
-      i += size;
-      if (code < 0x80) {
-        if (code === LF) this.#newlines++;
-        buf[o++] = code;
-      } else if (code < 0x800) {
-        buf[o++] = 0xc0 | (code >> 6);
-        buf[o++] = 0x80 | (code & 0x3f);
-      } else if (code < 0x10000) {
-        buf[o++] = 0xe0 | (code >> 12);
-        buf[o++] = 0x80 | ((code >> 6) & 0x3f);
-        buf[o++] = 0x80 | (code & 0x3f);
-      } else {
-        buf[o++] = 0xf0 | (code >> 18);
-        buf[o++] = 0x80 | ((code >> 12) & 0x3f);
-        buf[o++] = 0x80 | ((code >> 6) & 0x3f);
-        buf[o++] = 0x80 | (code & 0x3f);
-      }
-    }
-    this.#builder.append(buf.subarray(0, o));
-    return end;
-  }
-}
-
-/**
- * Whether none of four bytes (a little- or big-endian word) is a control
- * character, `"` or `\`: the exact zero-byte tests, in parallel.
- */
-function plainWord(v: number): boolean {
-  const quote = v ^ 0x22222222;
-  const backslash = v ^ 0x5c5c5c5c;
-  const stops = ((v - 0x20202020) & ~v) |
-    ((quote - 0x01010101) & ~quote) |
-    ((backslash - 0x01010101) & ~backslash);
-  return (stops & 0x80808080) === 0;
-}
-
-function hex4(src: Uint8Array, at: number): number {
-  const a = HEX[src[at]!]!, b = HEX[src[at + 1]!]!;
-  const c = HEX[src[at + 2]!]!, d = HEX[src[at + 3]!]!;
-  if ((a | b | c | d) < 0) return -1;
-  return (a << 12) | (b << 8) | (c << 4) | d;
 }
 
 /** The value as a JSON-RPC 2.0 message, or `undefined` when it is not one. */

@@ -15,6 +15,7 @@ import { z } from "zod";
 import type { Sdk } from "./sdk.ts";
 import { VERSION } from "../../version.ts";
 import type { ServerEntry } from "./gateway_config.ts";
+import { startClientRequest } from "../../telemetry/mcp.ts";
 import {
   LinearStdioTransport,
   PARTIAL_META_KEY,
@@ -256,10 +257,17 @@ export class Upstream {
     const client = await this.#connect();
     const transport = this.#transport;
     const timeout = this.#options.callTimeoutMs;
+    // The CLIENT span; its trace context goes in the request's `_meta`.
+    const entry = this.entry;
+    const traced = startClientRequest(method, params, {
+      server: entry.name,
+      transport: entry.transport === "stdio" ? "stdio" : "http",
+      ...(entry.transport === "stdio" ? {} : { url: entry.url }),
+    });
     let result: Record<string, unknown>;
     try {
       result = await client.request(
-        { method, params } as never,
+        { method, params: traced.params } as never,
         LOOSE,
         {
           timeout,
@@ -272,8 +280,11 @@ export class Upstream {
         },
       ) as Record<string, unknown>;
     } catch (error) {
-      throw await this.#failure(error, method, options.signal);
+      const failure = await this.#failure(error, method, options.signal);
+      traced.end({ error: failure.rpcCode === undefined ? failure : error });
+      throw failure;
     }
+    traced.end({ result });
     if (transport instanceof LinearStdioTransport) {
       const meta = result._meta as Record<string, unknown> | undefined;
       if (meta?.[PARTIAL_META_KEY] === transport.partialNonce) {

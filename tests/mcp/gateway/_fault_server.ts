@@ -46,6 +46,15 @@ const TOOLS = [
   },
   { name: "small", description: "Answers a small result", inputSchema: object },
   {
+    name: "meta",
+    description:
+      "Answers the params._meta it received (with `pad` bytes of padding)",
+    inputSchema: {
+      type: "object",
+      properties: { pad: { type: "integer" } },
+    },
+  },
+  {
     name: "grow",
     description: "Adds a tool and says the list changed",
     inputSchema: object,
@@ -160,6 +169,21 @@ function handle(message: { id: number; method: string; params?: any }) {
           `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"${text}"}]}}\n`,
         ),
       );
+      return;
+    }
+    case "meta": {
+      // What the telemetry tests read: the trace context the gateway sent.
+      const pad = "m".repeat(Number(params.arguments?.pad ?? 0));
+      out({
+        jsonrpc: "2.0",
+        id,
+        result: {
+          content: [{
+            type: "text",
+            text: JSON.stringify({ received: params._meta ?? null, pad }),
+          }],
+        },
+      });
       return;
     }
     case "grow":

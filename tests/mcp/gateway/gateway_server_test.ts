@@ -16,28 +16,25 @@ import {
   denoEntry,
   EVERYTHING,
   FAULT,
-} from "./_gateway_client.ts";
+  serversFile,
+} from "../../_kit/mcp.ts";
 
 Deno.test("the gateway relays the host's capabilities, sampling, elicitation, roots and progress, and refuses what the host did not declare", async (t) => {
   await using dir = await tempDir();
-  const servers = `${dir.path}/.mcp.json`;
-  await Deno.writeTextFile(
-    servers,
-    JSON.stringify({
-      mcpServers: {
-        everything: denoEntry(EVERYTHING, ["stdio"]),
-        fault: denoEntry(FAULT),
-      },
-    }),
-  );
+  const servers = await serversFile(dir.path, {
+    everything: denoEntry(EVERYTHING, ["stdio"]),
+    fault: denoEntry(FAULT),
+  });
 
   await t.step(
     "a host that declares sampling, elicitation and roots gets them relayed",
     async () => {
       await using gateway = await connectGateway(servers, [], {
-        sampling: {},
-        elicitation: {},
-        roots: { listChanged: true },
+        capabilities: {
+          sampling: {},
+          elicitation: {},
+          roots: { listChanged: true },
+        },
       });
       const asked: string[] = [];
       gateway.client.setRequestHandler(CreateMessageRequestSchema, () => {
@@ -123,7 +120,9 @@ Deno.test("the gateway relays the host's capabilities, sampling, elicitation, ro
   await t.step(
     "a host that declares sampling only gets sampling relayed, and an upstream's elicitation refused clearly",
     async () => {
-      await using gateway = await connectGateway(servers, [], { sampling: {} });
+      await using gateway = await connectGateway(servers, [], {
+        capabilities: { sampling: {} },
+      });
       gateway.client.setRequestHandler(CreateMessageRequestSchema, () => ({
         model: "host-model",
         role: "assistant",
@@ -148,13 +147,9 @@ Deno.test("the gateway relays the host's capabilities, sampling, elicitation, ro
 
 Deno.test("the gateway offers the upstreams' resources, resource templates and prompts, and offloads a large resource read", async () => {
   await using dir = await tempDir();
-  const servers = `${dir.path}/.mcp.json`;
-  await Deno.writeTextFile(
-    servers,
-    JSON.stringify({
-      mcpServers: { everything: denoEntry(EVERYTHING, ["stdio"]) },
-    }),
-  );
+  const servers = await serversFile(dir.path, {
+    everything: denoEntry(EVERYTHING, ["stdio"]),
+  });
   await using small = await connectGateway(servers);
   await using offloading = await connectGateway(servers, [
     "--offload-bytes",

@@ -6,7 +6,15 @@
 // only when it has the recorded digest.
 import assert from "node:assert/strict";
 import { tempDir } from "../../_kit.ts";
-import { connectGateway, denoEntry, FAULT } from "./_gateway_client.ts";
+import {
+  connectGateway,
+  denoEntry,
+  type Descriptor,
+  descriptorOf,
+  FAULT,
+  readArgs,
+  serversFile,
+} from "../../_kit/mcp.ts";
 
 for (
   const [where, args, bodiesIn] of [
@@ -38,23 +46,16 @@ async function checkSession(
   bodiesIn: ((dir: string) => string) | undefined,
 ) {
   await using dir = await tempDir();
-  const servers = `${dir.path}/.mcp.json`;
-  await Deno.writeTextFile(
-    servers,
-    JSON.stringify({
-      mcpServers: {
-        kept: {
-          ...denoEntry(FAULT),
-          persist: true,
-          tools: { drift: { selfReading: true, persist: true } },
-        },
-        plain: denoEntry(FAULT),
-      },
-    }),
-  );
+  const servers = await serversFile(dir.path, {
+    kept: {
+      ...denoEntry(FAULT),
+      persist: true,
+      tools: { drift: { selfReading: true, persist: true } },
+    },
+    plain: denoEntry(FAULT),
+  });
   const args = sessionArgs(dir.path);
-  const descriptors: Record<string, { reference: Record<string, unknown> }> =
-    {};
+  const descriptors: Record<string, Descriptor> = {};
   {
     await using gateway = await connectGateway(servers, args);
     for (
@@ -65,7 +66,7 @@ async function checkSession(
       ] as const
     ) {
       const answer = await gateway.call(name, input);
-      descriptors[name] = JSON.parse(answer.content[0].text);
+      descriptors[name] = descriptorOf(answer);
     }
   }
 
@@ -76,12 +77,10 @@ async function checkSession(
 
   await using gateway = await connectGateway(servers, args);
   const read = (name: string) =>
-    gateway.call("read_result", {
-      reference: {
-        ...descriptors[name]!.reference,
-        select: { kind: "lines", start: 1, end: 1 },
-      },
-    });
+    gateway.call(
+      "read_result",
+      readArgs(descriptors[name]!, { kind: "lines", start: 1, end: 1 }),
+    );
   const kept = await read("kept__big");
   assert.equal(kept.isError, undefined, JSON.stringify(kept));
   assert.match(kept.structuredContent.selected_text, /^0123456789abcdef/);
@@ -92,8 +91,8 @@ async function checkSession(
   assert.equal(drifted.isError, true);
   assert.match(drifted.content[0].text, /^digest_mismatch: /);
   // New results do not take the ids of the descriptor-only ones.
-  const fresh = JSON.parse(
-    (await gateway.call("kept__big", { bytes: 9000 })).content[0].text,
+  const fresh = descriptorOf(
+    await gateway.call("kept__big", { bytes: 9000 }),
   );
   assert.equal(fresh.result, "result-4");
   await gateway.client.close();

@@ -6,13 +6,16 @@ import assert from "node:assert/strict";
 import { tempDir } from "../../_kit.ts";
 import {
   connectGateway,
-  connectTo,
+  connectStdio,
   denoEntry,
+  descriptorOf,
   EVERYTHING,
   FAULT,
   FILESYSTEM,
   fillTree,
-} from "./_gateway_client.ts";
+  readArgs,
+  serversFile,
+} from "../../_kit/mcp.ts";
 
 function pointerGet(doc: unknown, pointer: string): unknown {
   let at = doc;
@@ -27,27 +30,21 @@ Deno.test("loom mcp --servers offloads, reads exactly, relays faithfully and sur
   await using dir = await tempDir();
   const root = `${dir.path}/root`;
   await fillTree(root, 600);
-  const servers = `${dir.path}/.mcp.json`;
   const report = `${dir.path}/report.json`;
-  await Deno.writeTextFile(
-    servers,
-    JSON.stringify({
-      mcpServers: {
-        fs: denoEntry(FILESYSTEM, [root]),
-        everything: denoEntry(EVERYTHING, ["stdio"]),
-        fault: denoEntry(FAULT),
-        broken: denoEntry(FAULT, ["--crash-on-start"]),
-        loom: { command: "loom", args: ["mcp", "--servers", ".mcp.json"] },
-      },
-    }),
-  );
+  const servers = await serversFile(dir.path, {
+    fs: denoEntry(FILESYSTEM, [root]),
+    everything: denoEntry(EVERYTHING, ["stdio"]),
+    fault: denoEntry(FAULT),
+    broken: denoEntry(FAULT, ["--crash-on-start"]),
+    loom: { command: "loom", args: ["mcp", "--servers", ".mcp.json"] },
+  });
   await using gateway = await connectGateway(servers, [
     "--call-timeout",
     "3s",
     "--report",
     report,
   ]);
-  await using direct = await connectTo(Deno.execPath(), [
+  await using direct = await connectStdio(Deno.execPath(), [
     ...denoEntry(FILESYSTEM, [root]).args,
   ]);
 
@@ -86,7 +83,7 @@ Deno.test("loom mcp --servers offloads, reads exactly, relays faithfully and sur
   const directTree = await direct.call("directory_tree", { path: root });
   const tree = JSON.parse(directTree.content[0].text);
   const viaGateway = await gateway.call("fs__directory_tree", { path: root });
-  const descriptor = JSON.parse(viaGateway.content[0].text);
+  const descriptor = descriptorOf(viaGateway);
 
   await t.step(
     "a large directory_tree answer becomes one descriptor of at most 2 KiB",
@@ -95,9 +92,9 @@ Deno.test("loom mcp --servers offloads, reads exactly, relays faithfully and sur
       assert.equal(descriptor.server, "fs");
       assert.equal(descriptor.tool, "directory_tree");
       assert.equal(descriptor.media_type, "application/json");
-      assert.match(descriptor.outline, /^array\[/);
+      assert.match(descriptor.outline ?? "", /^array\[/);
       assert.equal(descriptor.part, "content[0]+structuredContent.content");
-      assert.ok(descriptor.utf8_bytes > 8192);
+      assert.ok((descriptor.utf8_bytes ?? 0) > 8192);
       assert.match(
         gateway.stderr(),
         /fs\/directory_tree: \d+ bytes upstream → \d+ bytes to the host/,
@@ -134,12 +131,10 @@ Deno.test("loom mcp --servers offloads, reads exactly, relays faithfully and sur
         pattern: "file-417.ts",
       });
       const [hit] = found.structuredContent.matches;
-      const value = await gateway.call("read_result", {
-        reference: {
-          ...ref,
-          select: { kind: "json_pointer", pointer: hit.pointer },
-        },
-      });
+      const value = await gateway.call(
+        "read_result",
+        readArgs(ref, { kind: "json_pointer", pointer: hit.pointer }),
+      );
       assert.equal(value.structuredContent.selected_text, "file-417.ts");
       assert.equal(pointerGet(tree, hit.pointer), "file-417.ts");
     },
@@ -232,23 +227,19 @@ Deno.test("loom mcp --servers offloads, reads exactly, relays faithfully and sur
     "a 12 MB answer (over the SDK's 10 MiB reader) becomes a descriptor",
     async () => {
       const big = await gateway.call("fault__big", { bytes: 12_000_000 });
-      const d = JSON.parse(big.content[0].text);
-      assert.ok(d.utf8_bytes > 11_000_000);
+      const d = descriptorOf(big);
+      assert.ok((d.utf8_bytes ?? 0) > 11_000_000);
       assert.equal(d.capture, "complete");
-      const tail = await gateway.call("read_result", {
-        reference: {
-          ...d.reference,
-          select: { kind: "lines", start: d.lines, end: d.lines },
-        },
-      });
+      const tail = await gateway.call(
+        "read_result",
+        readArgs(d, { kind: "lines", start: d.lines, end: d.lines }),
+      );
       assert.match(tail.structuredContent.selected_text, /^0123456789abcdef/);
       // The tree stored earlier is still there.
-      const still = await gateway.call("read_result", {
-        reference: {
-          ...descriptor.reference,
-          select: { kind: "bytes", start: 0, end: 1 },
-        },
-      });
+      const still = await gateway.call(
+        "read_result",
+        readArgs(descriptor, { kind: "bytes", start: 0, end: 1 }),
+      );
       assert.equal(still.structuredContent.selected_text, "[");
     },
   );

@@ -8,7 +8,12 @@ import { createHash } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { tempDir } from "../../_kit.ts";
-import { connectGateway } from "./_gateway_client.ts";
+import {
+  connectGateway,
+  descriptorOf,
+  readArgs,
+  serversFile,
+} from "../../_kit/mcp.ts";
 
 Deno.test("a remote upstream over Streamable HTTP, its URL and headers expanded from the environment, is offloaded like a stdio one", async () => {
   const token = crypto.randomUUID();
@@ -50,23 +55,17 @@ Deno.test("a remote upstream over Streamable HTTP, its URL and headers expanded 
   );
   try {
     await using dir = await tempDir();
-    const servers = `${dir.path}/.mcp.json`;
-    await Deno.writeTextFile(
-      servers,
-      JSON.stringify({
-        mcpServers: {
-          remote: {
-            type: "http",
-            url: "http://127.0.0.1:${LOOM_TEST_REMOTE_PORT}/mcp",
-            headers: {
-              Authorization: "Bearer ${LOOM_TEST_REMOTE_TOKEN}",
-              "X-Loom-Test": "${LOOM_TEST_UNSET_VARIABLE:-fallback}",
-            },
-          },
+    const servers = await serversFile(dir.path, {
+      remote: {
+        type: "http",
+        url: "http://127.0.0.1:${LOOM_TEST_REMOTE_PORT}/mcp",
+        headers: {
+          Authorization: "Bearer ${LOOM_TEST_REMOTE_TOKEN}",
+          "X-Loom-Test": "${LOOM_TEST_UNSET_VARIABLE:-fallback}",
         },
-      }),
-    );
-    await using gateway = await connectGateway(servers, [], {}, {
+      },
+    });
+    await using gateway = await connectGateway(servers, [], {
       env: {
         LOOM_TEST_REMOTE_PORT: String(server.addr.port),
         LOOM_TEST_REMOTE_TOKEN: token,
@@ -83,7 +82,7 @@ Deno.test("a remote upstream over Streamable HTTP, its URL and headers expanded 
     });
 
     const answer = await gateway.call("remote__big", {});
-    const descriptor = JSON.parse(answer.content[0].text);
+    const descriptor = descriptorOf(answer);
     const bytes = new TextEncoder().encode(big);
     assert.equal(descriptor.server, "remote");
     assert.equal(descriptor.tool, "big");
@@ -97,12 +96,10 @@ Deno.test("a remote upstream over Streamable HTTP, its URL and headers expanded 
       gateway.stderr(),
       /remote\/big: \d+ bytes upstream → \d+ bytes to the host/,
     );
-    const read = await gateway.call("read_result", {
-      reference: {
-        ...descriptor.reference,
-        select: { kind: "json_pointer", pointer: "/42/name" },
-      },
-    });
+    const read = await gateway.call(
+      "read_result",
+      readArgs(descriptor, { kind: "json_pointer", pointer: "/42/name" }),
+    );
     assert.equal(read.structuredContent.selected_text, "item 42");
     assert.deepEqual(refused, []);
   } finally {

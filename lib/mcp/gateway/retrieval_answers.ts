@@ -1,0 +1,147 @@
+/**
+ * The gateway's answers to the retrieval tools (`read_result`,
+ * `find_in_result`, `list_results`) over its one store: a reference to a
+ * result a session kept as a descriptor only is brought back first (see
+ * `refetch.ts`), a whole read of a stored image, audio or blob result is
+ * answered as the media block it came as, and each answer is counted in
+ * the `--report` figures.
+ *
+ * @module
+ */
+import type { ResultStore } from "../../store/result_store.ts";
+import { Retrieval, type RetrievalAnswer } from "../../reference/retrieval.ts";
+import { mediaBlock, type MediaTemplate } from "./offload.ts";
+import type { RefetchRefusal } from "./refetch.ts";
+import type { ToolFigureBook } from "./tool_figures.ts";
+import { jsonBytes, type McpResult, toolError } from "./tool_result.ts";
+
+/** `_meta` of the retrieval tools: Claude Code keeps answers this long inline. */
+export const RETRIEVAL_META: Readonly<Record<string, unknown>> = {
+  "anthropic/maxResultSizeChars": 200_000,
+};
+
+/** What {@linkcode RetrievalAnswers} needs of the gateway. */
+export interface RetrievalAnswersOptions {
+  /** The one store. */
+  readonly store: ResultStore;
+  /** The `--report` figures. */
+  readonly figures: ToolFigureBook;
+  /** The media template of a stored image, audio or blob result. */
+  readonly media: (id: string) => MediaTemplate | undefined;
+  /** Brings back the body of a result kept as a descriptor only. */
+  readonly refetch: (id: string) => Promise<RefetchRefusal | undefined>;
+}
+
+type Answer =
+  | RetrievalAnswer
+  | { readonly ok: true; readonly block: Record<string, unknown> };
+
+/**
+ * The retrieval tools over the gateway's store.
+ *
+ * @example
+ * ```ts
+ * import { RetrievalAnswers } from "./retrieval_answers.ts";
+ * import { ToolFigureBook } from "./tool_figures.ts";
+ * import { ResultStore } from "../../store/result_store.ts";
+ * import assert from "node:assert/strict";
+ * const answers = new RetrievalAnswers({
+ *   store: new ResultStore(), figures: new ToolFigureBook(),
+ *   media: () => undefined, refetch: () => Promise.resolve(undefined),
+ * });
+ * const listed = await answers.answer("list_results", {});
+ * assert.notEqual(listed?.isError, true);
+ * ```
+ */
+export class RetrievalAnswers {
+  readonly #options: RetrievalAnswersOptions;
+  readonly #retrieval: Retrieval;
+
+  /**
+   * Answers over a store.
+   *
+   * @param options The store, the figures, the media templates and the re-fetch.
+   */
+  constructor(options: RetrievalAnswersOptions) {
+    this.#options = options;
+    this.#retrieval = new Retrieval(options.store);
+  }
+
+  /**
+   * Answers one retrieval tool call.
+   *
+   * @param name The tool name the host used (untrusted).
+   * @param args Its arguments (untrusted).
+   * @returns The MCP result, or `undefined` when `name` is no retrieval tool.
+   */
+  async answer(
+    name: string,
+    args: Record<string, unknown>,
+  ): Promise<McpResult | undefined> {
+    switch (name) {
+      case "read_result":
+        return this.#retrieved(name, await this.#read(args));
+      case "find_in_result":
+        return this.#retrieved(name, await this.#find(args));
+      case "list_results":
+        return this.#retrieved(name, this.#retrieval.list(args));
+    }
+    return undefined;
+  }
+
+  async #read(args: Record<string, unknown>): Promise<Answer> {
+    const reference = args?.reference as Record<string, unknown> | undefined;
+    const id = typeof reference?.result === "string" ? reference.result : "";
+    const refused = await this.#options.refetch(id);
+    if (refused !== undefined) return refused;
+    const template = this.#options.media(id);
+    const select = reference?.select as Record<string, unknown> | undefined;
+    const stored = this.#options.store.get(id);
+    if (
+      template !== undefined && stored !== undefined &&
+      select?.kind === "whole" && Object.keys(args).length === 1
+    ) {
+      if (reference?.sha256 !== stored.sha256) {
+        return {
+          ok: false as const,
+          code: "digest_mismatch",
+          message:
+            `The reference's sha256 does not match ${id}: it was not read`,
+        };
+      }
+      const block = mediaBlock(
+        template,
+        new TextDecoder().decode(stored.bytes),
+      );
+      return { ok: true as const, block };
+    }
+    return this.#retrieval.read(args);
+  }
+
+  async #find(args: Record<string, unknown>): Promise<Answer> {
+    const reference = args?.reference as Record<string, unknown> | undefined;
+    if (typeof reference?.result === "string") {
+      const refused = await this.#options.refetch(reference.result);
+      if (refused !== undefined) return refused;
+    }
+    return this.#retrieval.find(args);
+  }
+
+  #retrieved(name: string, answer: Answer): McpResult {
+    const figures = this.#options.figures.figure(name);
+    figures.calls += 1;
+    let result: McpResult;
+    if (!answer.ok) {
+      result = toolError(answer.code, answer.message);
+    } else if ("block" in answer) {
+      result = { content: [answer.block] };
+    } else {
+      result = {
+        content: [{ type: "text", text: JSON.stringify(answer.structured) }],
+        structuredContent: answer.structured,
+      };
+    }
+    figures.bytes_to_host += jsonBytes(result);
+    return result;
+  }
+}

@@ -1,0 +1,148 @@
+// The AI SDK adapter under the AI SDK's own telemetry (AI SDK 7's
+// OpenTelemetry integration): Loom's offloads and retirements are events on
+// the spans the SDK makes, so a team sees them inside the traces it has.
+import assert from "node:assert/strict";
+import { context, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
+import {
+  generateText,
+  jsonSchema,
+  registerTelemetry,
+  stepCountIs,
+  tool,
+  wrapLanguageModel,
+} from "ai";
+import { OpenTelemetry } from "@ai-sdk/otel";
+import { createAnthropic } from "@ai-sdk/anthropic";
+import {
+  loomMiddleware,
+  loomTools,
+  retrievalTools,
+} from "../../lib/adapters/ai_sdk.ts";
+import { ResultStore } from "../../lib/store/result_store.ts";
+import { sha256Hex } from "../../lib/store/digest.ts";
+import { scriptedServer } from "../adapters/_scripted_server.ts";
+import {
+  bigDocument,
+  bigDocumentModel,
+  type Findings,
+  longModel,
+  turnResult,
+} from "../adapters/_scenario.ts";
+
+const exporter = new InMemorySpanExporter();
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+trace.setGlobalTracerProvider(
+  new BasicTracerProvider({
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  }),
+);
+
+// The AI SDK 7 traces through its OpenTelemetry integration.
+registerTelemetry(new OpenTelemetry());
+
+const EMPTY = jsonSchema<Record<string, never>>({
+  type: "object",
+  properties: {},
+  additionalProperties: false,
+});
+
+function model(url: string) {
+  return createAnthropic({ baseURL: `${url}/v1`, apiKey: "sk-local" })(
+    "claude-sonnet-4-5",
+  );
+}
+
+Deno.test("an offload by the AI SDK adapter is an event inside the AI SDK's own trace", async () => {
+  exporter.reset();
+  const { text, value } = bigDocument();
+  const findings: Findings = {};
+  await using server = scriptedServer(bigDocumentModel("catalogue", findings));
+  const store = new ResultStore();
+  const result = await generateText({
+    model: wrapLanguageModel({
+      model: model(server.url),
+      middleware: loomMiddleware({ store }),
+    }),
+    prompt: "Which item holds the secret?",
+    tools: {
+      ...loomTools({
+        catalogue: tool({ inputSchema: EMPTY, execute: () => value }),
+      }, { store }),
+      ...retrievalTools(store),
+    },
+    stopWhen: stepCountIs(8),
+  });
+  assert.equal(result.text, "done");
+  const spans = exporter.getFinishedSpans();
+  const offloads = spans.flatMap((s) =>
+    s.events.filter((e) => e.name === "loom.offload").map((e) => ({
+      span: s,
+      event: e,
+    }))
+  );
+  assert.equal(offloads.length, 1);
+  const [{ span, event }] = offloads as [(typeof offloads)[number]];
+  // The AI SDK converts tool output outside its spans: the event is on the
+  // SDK's span of the model call whose request carries the descriptor.
+  assert.equal(span.name, "chat claude-sonnet-4-5");
+  const root = spans.find((s) => s.parentSpanContext === undefined);
+  assert.equal(root?.name, "invoke_agent claude-sonnet-4-5");
+  assert.equal(span.spanContext().traceId, root?.spanContext().traceId);
+  assert.deepEqual(event.attributes?.["loom.result.ids"], ["result-1"]);
+  assert.deepEqual(event.attributes?.["loom.result.sha256"], [
+    sha256Hex(new TextEncoder().encode(text)),
+  ]);
+  assert.equal(
+    event.attributes?.["loom.offload.bytes_upstream"],
+    new TextEncoder().encode(text).length,
+  );
+  assert.ok(
+    (event.attributes?.["loom.offload.bytes_to_host"] as number) < 4096,
+  );
+});
+
+Deno.test("retirements by the AI SDK adapter are events on the AI SDK's spans", async () => {
+  exporter.reset();
+  await using server = scriptedServer(longModel(24));
+  const store = new ResultStore();
+  const result = await generateText({
+    model: wrapLanguageModel({
+      model: model(server.url),
+      middleware: loomMiddleware({ store, budgetBytes: 32 * 1024 }),
+    }),
+    prompt: "Start.",
+    tools: {
+      ...loomTools({
+        probe: tool({
+          inputSchema: jsonSchema<{ turn: number }>({
+            type: "object",
+            properties: { turn: { type: "integer" } },
+            required: ["turn"],
+            additionalProperties: false,
+          }),
+          execute: ({ turn }) => turnResult(turn),
+        }),
+      }, { store }),
+      ...retrievalTools(store),
+    },
+    stopWhen: stepCountIs(30),
+  });
+  assert.equal(result.text, "finished");
+  const retirements = exporter.getFinishedSpans().flatMap((s) =>
+    s.events.filter((e) => e.name === "loom.retirement").map((e) => ({
+      span: s.name,
+      retired: e.attributes?.["loom.retirement.results"] as number,
+    }))
+  );
+  assert.ok(retirements.length > 0);
+  for (const r of retirements) {
+    assert.equal(r.span, "chat claude-sonnet-4-5");
+    assert.ok(r.retired >= 8, String(r.retired));
+  }
+});
