@@ -7,7 +7,7 @@
  * on purpose.
  */
 import { startCluster } from "./storage/_postgres.ts";
-import { startHttp } from "./mcp/_http_client.ts";
+import { startHttp } from "./_kit/mcp.ts";
 import { RUN_ROOT_VARIABLE } from "./_run_root.ts";
 
 const withPostgres = Deno.env.get("LOOM_CLEANUP_POSTGRES") === "1";

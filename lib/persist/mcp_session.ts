@@ -29,11 +29,7 @@
  *
  * @module
  */
-import type {
-  CataloguedResult,
-  ResultBacking,
-  StoredResult,
-} from "../store/result_store.ts";
+import type { ResultBacking, StoredResult } from "../store/result_store.ts";
 import type { Lease, SessionSlot, Storage } from "../storage/storage.ts";
 import { StorageError } from "../storage/storage_error.ts";
 import { sealRecord } from "./_journal.ts";
@@ -72,6 +68,15 @@ export interface McpSessionOptions {
    * through the journal). Default `false`: one server holds it.
    */
   readonly shared?: boolean;
+  /**
+   * When result bodies are read: `open` (default) reads and verifies every
+   * one at open ({@linkcode McpSession.results}); `read` only catalogues
+   * them, and reads (and verifies) a body when its result is first read
+   * ({@linkcode McpSession.load}) — what a server of a large shared session
+   * wants, so that opening it and every call cost the same at ten thousand
+   * results as at a hundred.
+   */
+  readonly bodies?: "open" | "read";
 }
 
 /** The call behind a gateway result whose body was not persisted. */
@@ -155,9 +160,9 @@ export class McpSession {
   /** The session folder (real path), or where it lives in a store. */
   readonly dir: string;
   /**
-   * The verified results of earlier runs, in id order (a session one
-   * server holds; a shared session reads each body when it is first read,
-   * through {@linkcode McpSession.load}, and lists none here).
+   * The verified results of earlier runs, in id order (none when opened
+   * with `bodies: "read"`: each body is read when its result is, through
+   * {@linkcode McpSession.load}).
    */
   readonly results: readonly StoredResult[];
   readonly #slot: SessionSlot;
@@ -185,6 +190,7 @@ export class McpSession {
       owned: Storage | undefined;
       catalogue: McpCatalogue;
       results: readonly StoredResult[];
+      lazy: boolean;
     },
   ) {
     this.dir = at.slot.where;
@@ -194,7 +200,9 @@ export class McpSession {
     this.#owned = at.owned;
     this.#catalogue = at.catalogue;
     this.results = at.results;
-    this.#delivered = at.catalogue.size;
+    // Bodies read at open are handed over as `results`; otherwise the
+    // whole catalogue goes out on the first refresh.
+    this.#delivered = at.lazy ? 0 : at.catalogue.size;
     for (const result of at.results) {
       this.#written.set(result.sha256, Promise.resolve());
     }
@@ -228,6 +236,18 @@ export class McpSession {
   /** How many results are catalogued (see {@linkcode McpSession.records}). */
   get recordCount(): number {
     return this.#catalogue.size;
+  }
+
+  /**
+   * The catalogued result with that id, as far as this server has read the
+   * journal.
+   *
+   * @param id The result id.
+   * @returns Its record, or `undefined`.
+   */
+  record(id: string): McpSessionRecord | undefined {
+    const entry = this.#catalogue.entry(id);
+    return entry === undefined ? undefined : recordOf(id, entry);
   }
 
   /**
@@ -273,15 +293,15 @@ export class McpSession {
       }
       const key = await loadSessionKey(keyFile);
       await slot.prepare();
-      const shared = options.shared === true;
-      if (!shared) lease = await takeLease(slot);
+      if (options.shared !== true) lease = await takeLease(slot);
       if (
         !(await slot.journal.exists()) && (await slot.outdated()) === undefined
       ) {
         await createHeader(slot, key, root);
       }
       const parsed = mcpSession(await parseAnySession(slot, key), slot, root);
-      const results = shared
+      const lazy = options.bodies === "read";
+      const results = lazy
         ? []
         : await verified(slot, root, parsed.file, parsed.catalogue);
       return new McpSession({
@@ -291,6 +311,7 @@ export class McpSession {
         owned: place.owned,
         catalogue: parsed.folded,
         results,
+        lazy,
       });
     } catch (error) {
       await lease?.release();
@@ -387,10 +408,22 @@ export class McpSession {
    * @throws {SessionError} When what was appended does not verify.
    */
   async refresh(): Promise<McpSessionRecord[]> {
-    await this.#read();
+    await this.sync();
     const fresh = this.recordsFrom(this.#delivered);
     this.#delivered += fresh.length;
     return fresh;
+  }
+
+  /**
+   * Reads what was appended since this server last looked, verified, and
+   * takes it into {@linkcode McpSession.records}. Calls at the same time
+   * share reads; each sees everything appended before it was called.
+   *
+   * @throws {SessionError} When what was appended does not verify.
+   * @throws {StorageError} When the store cannot be reached.
+   */
+  sync(): Promise<void> {
+    return this.#read();
   }
 
   /**
@@ -442,7 +475,8 @@ export class McpSession {
   backing(): ResultBacking {
     return {
       admit: (result) => this.admit(result),
-      refresh: async () => (await this.refresh()).map(cataloguedOf),
+      // A record carries what a store catalogues (and more, ignored).
+      refresh: () => this.refresh(),
       load: (id) => this.load(id),
     };
   }
@@ -700,16 +734,5 @@ function recordOf(id: string, entry: CatalogueEntry): McpSessionRecord {
     ...(entry.stored_at === undefined ? {} : { stored_at: entry.stored_at }),
     ...(entry.media === undefined ? {} : { media: entry.media }),
     ...("recall" in entry.source ? { recall: recallOf(entry.source) } : {}),
-  };
-}
-
-/** A record as a store's backing hands it over: without its body. */
-function cataloguedOf(record: McpSessionRecord): CataloguedResult {
-  return {
-    id: record.id,
-    sha256: record.sha256,
-    origin: record.origin,
-    capture: record.capture,
-    utf8_bytes: record.utf8_bytes,
   };
 }

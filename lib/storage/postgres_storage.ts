@@ -28,8 +28,8 @@ import {
 } from "./_lease.ts";
 import {
   type SqlBackend,
-  SqlSessions,
   type SqlRunner,
+  SqlSessions,
   type SqlTable,
   type SqlValue,
 } from "./_sql_storage.ts";

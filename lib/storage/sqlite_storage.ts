@@ -27,8 +27,8 @@ import {
 } from "./_lease.ts";
 import {
   type SqlBackend,
-  SqlSessions,
   type SqlRunner,
+  SqlSessions,
   type SqlTable,
   type SqlValue,
 } from "./_sql_storage.ts";
@@ -223,13 +223,17 @@ class SqliteBackend implements SqlBackend {
   #runner(): SqlRunner {
     return {
       rows: <T>(text: string, params: readonly SqlValue[] = []) =>
-        Promise.resolve(this.#sync((db) =>
-          db.prepare(sqliteText(text)).all(...params) as T[]
-        )),
+        Promise.resolve(
+          this.#sync((db) =>
+            db.prepare(sqliteText(text)).all(...params) as T[]
+          ),
+        ),
       run: (text: string, params: readonly SqlValue[] = []) =>
-        Promise.resolve(this.#sync((db) =>
-          Number(db.prepare(sqliteText(text)).run(...params).changes)
-        )),
+        Promise.resolve(
+          this.#sync((db) =>
+            Number(db.prepare(sqliteText(text)).run(...params).changes)
+          ),
+        ),
     };
   }
 
@@ -282,7 +286,9 @@ class SqliteBackend implements SqlBackend {
         "SELECT holder, expires_at FROM loom_leases WHERE session = $1",
         [session],
       );
-      const gone = held === undefined ? null : held.expires_at <= now
+      const gone = held === undefined
+        ? null
+        : held.expires_at <= now
         ? `its lease expired at ${new Date(held.expires_at).toISOString()}`
         : holderGone(held.holder);
       if (held !== undefined && gone === null) {

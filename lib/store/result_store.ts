@@ -478,6 +478,9 @@ export class ResultStore {
     if (this.#results.has(id)) return true;
     const backing = this.#backing;
     if (backing?.load === undefined || typeof id !== "string") return false;
+    // Not catalogued here yet: take in what the backing catalogued first.
+    if (!this.#known.has(id)) await this.refresh();
+    if (this.#results.has(id)) return true;
     const loaded = await backing.load(id);
     if (this.#results.has(id)) return true;
     if (loaded === undefined || loaded.id !== id) {

@@ -299,7 +299,13 @@ Deno.test("a shared McpSession kept as its call only writes no body, and the oth
   await using home = await tempDir();
   const keyFile = `${home.path}/key`;
   const store = `sqlite:${home.path}/loom.db`;
-  const options = { root: root.path, keyFile, store, shared: true };
+  const options = {
+    root: root.path,
+    keyFile,
+    store,
+    shared: true,
+    bodies: "read",
+  } as const;
   const one = await McpSession.open("team", options);
   const two = await McpSession.open("team", options);
   try {
