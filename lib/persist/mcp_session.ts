@@ -40,7 +40,7 @@ import { verifyBody } from "./_session_results.ts";
 import { isWithin, realish, refuseOverlap } from "./_session_util.ts";
 import { loadSessionKey, sessionKeyPath } from "./_session_key.ts";
 import { SessionError } from "./session_error.ts";
-import { McpCatalogue } from "./_mcp_catalogue.ts";
+import type { McpCatalogue } from "./_mcp_catalogue.ts";
 import { GroupCommit } from "./_group_commit.ts";
 
 /**
