@@ -335,12 +335,17 @@ class PostgresBackend implements SqlBackend {
     const lock = new SessionLock(this.#url, session, this.#timeoutMs);
     if (!await this.#call(() => lock.take())) {
       const [held] = await this.#leaseRow(session);
-      // A holder whose connection lives on but which stopped renewing (a
-      // hung process) loses the session when its lease expires: its
-      // connection is ended, and the lock with it.
-      if (
-        held?.expired !== true || !await this.#call(() => lock.takeFromHung())
-      ) {
+      // A holder whose process is gone from this machine: the server has
+      // yet to see its connection close; wait for that, briefly. A holder
+      // whose connection lives on but which stopped renewing (a hung
+      // process) loses the session when its lease expires: its connection
+      // is ended, and the lock with it.
+      const dead = held !== undefined && holderGone(held.holder) !== null;
+      const taken = dead
+        ? await this.#call(() => lock.waitFor(this.#timeoutMs / 2))
+        : held?.expired === true &&
+          await this.#call(() => lock.takeFromHung());
+      if (!taken) {
         throw leaseHeld(
           where,
           held?.holder,
@@ -461,6 +466,26 @@ class SessionLock {
       [this.#key],
     );
     return row?.got === true;
+  }
+
+  /** Waits up to `ms` for the lock; `false` when it is still held then. */
+  async waitFor(ms: number): Promise<boolean> {
+    const sql = this.#client();
+    try {
+      await sql.unsafe("SELECT set_config('lock_timeout', $1, false)", [
+        `${Math.max(1, Math.floor(ms))}ms`,
+      ]);
+      await sql.unsafe("SELECT pg_advisory_lock(hashtextextended($1, 0))", [
+        this.#key,
+      ]);
+      return true;
+    } catch (error) {
+      if ((error as { code?: unknown })?.code === "55P03") return false;
+      throw error;
+    } finally {
+      await sql.unsafe("SELECT set_config('lock_timeout', '0', false)")
+        .catch(() => {});
+    }
   }
 
   /**

@@ -422,7 +422,7 @@ export function conformance(backend: Backend): void {
     );
   });
 
-  test("a writer killed during its appends leaves every acknowledged step, whole", async () => {
+  test("a writer killed during its appends leaves every acknowledged step, whole, and the next run takes the session over at once", async () => {
     await using layout = await tempLayout();
     const url = await backend.url(layout.base);
     const name = fresh("killed");
@@ -458,9 +458,6 @@ export function conformance(backend: Backend): void {
     child.kill("SIGKILL");
     await child.status;
     await reader.cancel();
-    // The killed holder's lease is stale once its process is gone (folder)
-    // or once it expires (databases): wait for the default ttl no longer
-    // than needed by taking it over with the verify path, which takes none.
     const verified = await verifySession(name, {
       keyFile: layout.keyFile,
       store: url,
@@ -474,6 +471,21 @@ export function conformance(backend: Backend): void {
       Array.from({ length: verified.state.steps }, (_, i) => i + 1),
     );
     assert.equal(verified.results.length, verified.state.steps);
+    // Its holder is provably gone (its process, on this machine; on
+    // PostgreSQL its connection and the lock with it): no wait for the
+    // lease's minute, no session_locked.
+    const resumed = await SessionStore.open(name, {
+      keyFile: layout.keyFile,
+      store: url,
+    });
+    try {
+      assert.match(
+        resumed.tookOverLock ?? "",
+        /no longer exists|connection, and the session's lock with it, are gone/,
+      );
+    } finally {
+      await resumed.close();
+    }
   });
 
   test("two servers of a shared session storing at once give every id once, read each other's results with their digests, and the session reopens valid", async () => {
