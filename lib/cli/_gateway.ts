@@ -122,6 +122,8 @@ async function gateway(
         root: a.rootGiven ? resolve(a.root) : file,
         ...(a.store === undefined ? {} : { store: a.store }),
         ...(g.maxAgeMs === undefined ? {} : { maxAgeMs: g.maxAgeMs }),
+        // A store that stopped answering fails the call within its deadline.
+        timeoutMs: Math.min(g.callTimeoutMs ?? 120_000, 10_000),
       },
     );
   let ownTools: McpTools | undefined;

@@ -77,6 +77,11 @@ export interface McpSessionOptions {
    * results as at a hundred.
    */
   readonly bodies?: "open" | "read";
+  /**
+   * The longest one operation of a database store may take before it
+   * fails with `storage_unavailable` (default 10,000 ms).
+   */
+  readonly timeoutMs?: number;
 }
 
 /** The call behind a gateway result whose body was not persisted. */
@@ -273,7 +278,11 @@ export class McpSession {
     const root = options.root === undefined
       ? null
       : await Deno.realPath(options.root);
-    const place = await placeSession(dir, options.store);
+    const place = await placeSession(
+      dir,
+      options.store,
+      options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
+    );
     const { slot } = place;
     let lease: Lease | undefined;
     try {

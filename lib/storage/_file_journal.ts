@@ -19,7 +19,7 @@ import type {
   JournalRead,
   JournalTail,
 } from "./storage.ts";
-import { journalConflict } from "./storage_error.ts";
+import { isNoRoom, journalConflict, storeFull } from "./storage_error.ts";
 import { writeAll } from "./_files.ts";
 
 const encoder = new TextEncoder();
@@ -198,6 +198,7 @@ export class FileJournal implements Journal {
     } catch (error) {
       // Cut the partial line off again, so no later append follows it.
       await file.truncate(this.#seen.bytes).catch(() => {});
+      if (isNoRoom(error)) throw storeFull(this.where, error);
       throw error;
     }
     this.#seen.records += count;
@@ -226,6 +227,7 @@ export class FileJournal implements Journal {
         await file.syncData();
       } catch (error) {
         await file.truncate(0).catch(() => {});
+        if (isNoRoom(error)) throw storeFull(this.where, error);
         throw error;
       }
       this.#seen = { records: count, bytes: bytes.length, torn: 0 };

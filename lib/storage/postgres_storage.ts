@@ -16,7 +16,7 @@
  */
 import postgres from "postgres";
 import type { Lease, LeaseOptions, Storage } from "./storage.ts";
-import { StorageError } from "./storage_error.ts";
+import { isNoRoom, StorageError, storeFull } from "./storage_error.ts";
 import { redactUrl, scrubSecrets } from "./location.ts";
 import {
   holderGone,
@@ -102,7 +102,7 @@ export interface PostgresOptions {
  * @example Unreachable at start: a typed error naming the host, not the password
  * ```ts
  * import { PostgresStorage } from "./postgres_storage.ts";
- * import { StorageError } from "./storage_error.ts";
+ * import { isNoRoom, StorageError, storeFull } from "./storage_error.ts";
  * import assert from "node:assert/strict";
  * await assert.rejects(
  *   PostgresStorage.open("postgres://loom:s3cret-pw@127.0.0.1:1/loom?connect_timeout=2"),
@@ -267,6 +267,7 @@ class PostgresBackend implements SqlBackend {
       return await Promise.race([work, late]);
     } catch (error) {
       if (isLoomError(error) || this.isDuplicate(error)) throw error;
+      if (isNoRoom(error)) throw storeFull(this.location, error);
       throw new StorageError(
         "storage_unavailable",
         `${

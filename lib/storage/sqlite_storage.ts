@@ -16,7 +16,7 @@
 import { DatabaseSync } from "node:sqlite";
 import { dirname, resolve } from "node:path";
 import type { Lease, LeaseOptions, Storage } from "./storage.ts";
-import { StorageError } from "./storage_error.ts";
+import { isNoRoom, StorageError, storeFull } from "./storage_error.ts";
 import {
   holderGone,
   LEASE_TTL_MS,
@@ -205,6 +205,7 @@ class SqliteBackend implements SqlBackend {
         throw error;
       }
       if (this.isDuplicate(error)) throw error;
+      if (isNoRoom(error)) throw storeFull(this.location, error);
       throw new StorageError(
         "storage_unavailable",
         `The store ${this.location} failed: ${messageOf(error)}`,

@@ -144,7 +144,9 @@ export interface CataloguedResult {
  */
 export interface ResultBacking {
   /**
-   * Persists a new result and assigns its id; durable when it returns.
+   * Persists a new result and assigns its id; durable when it returns. A
+   * backing with no room throws an error whose `code` is `store_full`: the
+   * result is then not kept (`result_unavailable: "store_full"`).
    *
    * @param result The result without an id.
    * @param note What the caller of {@link ResultStore.put} gave as
@@ -319,6 +321,8 @@ export function compactDescriptor(
  */
 export class ResultStore {
   #results = new Map<string, StoredResult>();
+  /** The bytes held, by digest, and how many results hold them. */
+  #bodies = new Map<string, { bytes: Uint8Array; holders: number }>();
   #order: StoredResult[] = [];
   /** Results the backing has whose bytes are not held, by id; and in order. */
   #known = new Map<string, CataloguedResult>();
@@ -361,7 +365,7 @@ export class ResultStore {
     return this.#results.size;
   }
 
-  /** Total UTF-8 bytes of all results kept. */
+  /** Total UTF-8 bytes of all results kept (a body several ids hold, once). */
   get totalBytes(): number {
     return this.#totalBytes;
   }
@@ -603,10 +607,23 @@ export class ResultStore {
     const backing = this.#backing;
     if (backing !== undefined) {
       return (async () => {
-        const stored = await backing.admit(
-          { bytes, sha256, origin, capture },
-          options.note,
-        );
+        let stored: StoredResult;
+        try {
+          stored = await backing.admit(
+            { bytes, sha256, origin, capture },
+            options.note,
+          );
+        } catch (error) {
+          // The backing has no room: not kept, as when memory is full.
+          if ((error as { code?: unknown })?.code !== "store_full") throw error;
+          return {
+            origin,
+            capture,
+            utf8_bytes: size,
+            ...preview,
+            result_unavailable: "store_full",
+          };
+        }
         if (!this.#results.has(stored.id)) {
           this.#forget(stored.id);
           // Its bytes and digest are the ones made here: no second check.
@@ -635,13 +652,24 @@ export class ResultStore {
   }
 
   #admit(result: StoredResult): void {
+    // One copy of a body however many ids hold it (the same answer stored
+    // by many calls).
+    const body = this.#bodies.get(result.sha256);
+    if (body !== undefined && body.bytes.length === result.bytes.length) {
+      body.holders += 1;
+      if (body.bytes !== result.bytes) {
+        result = Object.freeze({ ...result, bytes: body.bytes });
+      }
+    } else {
+      this.#bodies.set(result.sha256, { bytes: result.bytes, holders: 1 });
+      this.#totalBytes += result.bytes.length;
+    }
     this.#results.set(result.id, result);
     const last = this.#order.at(-1);
     if (last !== undefined && idNumber(last.id) > idNumber(result.id)) {
       this.#orderSorted = false;
     }
     this.#order.push(result);
-    this.#totalBytes += result.bytes.length;
   }
 
   #remove(id: string, drop = false): void {
@@ -650,7 +678,11 @@ export class ResultStore {
     this.#results.delete(id);
     const at = this.#order.indexOf(result);
     if (at >= 0) this.#order.splice(at, 1);
-    this.#totalBytes -= result.bytes.length;
+    const body = this.#bodies.get(result.sha256);
+    if (body !== undefined && (body.holders -= 1) <= 0) {
+      this.#bodies.delete(result.sha256);
+      this.#totalBytes -= result.bytes.length;
+    }
     if (!drop && this.#backing?.load !== undefined) {
       // Only its bytes leave memory: the backing can load them again.
       this.#catalogue({ ...result, utf8_bytes: result.bytes.length });

@@ -52,6 +52,11 @@ export interface GatewaySessionOptions {
    * gateway holds.
    */
   readonly store?: string;
+  /**
+   * The longest one operation of a database store may take (the call's
+   * deadline bounds it): past it the call fails with `storage_unavailable`.
+   */
+  readonly timeoutMs?: number;
 }
 
 /** Largest arguments kept to call a tool again, in characters of JSON. */
@@ -118,6 +123,9 @@ export class GatewaySession implements GatewayPersistence {
     const session = await McpSession.open(dir, {
       root: options.root,
       ...(options.keyFile === undefined ? {} : { keyFile: options.keyFile }),
+      ...(options.timeoutMs === undefined
+        ? {}
+        : { timeoutMs: options.timeoutMs }),
       ...(options.store === undefined
         ? {}
         : { store: options.store, shared: true, bodies: "read" }),
