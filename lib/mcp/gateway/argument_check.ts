@@ -8,7 +8,8 @@
  * checked as 2020-12, as the services do), with `pattern` run by RE2
  * (`re2js`, linear time, so no pattern can stall the gateway), formats not
  * checked, and the compiled check kept per schema object. A schema ajv
- * cannot compile is not held against the call: the arguments go to the
+ * cannot compile (or over 256 KiB of JSON, too costly to compile on the
+ * gateway's thread) is not held against the call: the arguments go to the
  * upstream unchecked, which checks them itself (the gateway logs it once).
  *
  * @module
@@ -51,6 +52,12 @@ interface Ajv {
 
 /** Most failures named in one answer. */
 const MAX_FAILURES = 20;
+/**
+ * Largest schema compiled, in characters of JSON: ajv compiles on the
+ * gateway's thread, so a hostile upstream's huge schema would hold every
+ * other call; a larger one is left to the upstream.
+ */
+const MAX_SCHEMA_CHARS = 256 * 1024;
 
 const compiled = new WeakMap<object, Check | { why: string }>();
 
@@ -91,6 +98,13 @@ function compile(schema: Record<string, unknown>): Check | { why: string } {
   const { $schema: _draft, $id: _id, ...rest } = schema;
   let validate: AjvValidate;
   try {
+    const size = JSON.stringify(rest).length;
+    if (size > MAX_SCHEMA_CHARS) {
+      return {
+        why:
+          `the schema is ${size} characters of JSON, over the ${MAX_SCHEMA_CHARS} checked`,
+      };
+    }
     validate = newAjv().compile(rest);
   } catch (error) {
     return {

@@ -80,12 +80,20 @@ Deno.test("checkArguments() takes draft-07 schemas and colliding $ids, and leave
     assert.equal(checkArguments(b, { a: 1 }).ok, false);
   });
   await t.step(
-    "a lookahead RE2 cannot run, a dangling $ref: unchecked, saying why",
+    "a lookahead RE2 cannot run, a dangling $ref, a schema over 256 KiB: unchecked, saying why",
     () => {
       for (
         const bad of [
           { type: "object", properties: { s: { pattern: "^(?=a)" } } },
           { type: "object", properties: { s: { $ref: "#/$defs/missing" } } },
+          {
+            type: "object",
+            properties: Object.fromEntries(
+              Array.from({ length: 20_000 }, (_, i) => [`p${i}`, {
+                type: "string",
+              }]),
+            ),
+          },
         ]
       ) {
         const checked = checkArguments(bad, { s: "a" });
