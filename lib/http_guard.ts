@@ -138,3 +138,33 @@ export class TokenCheck {
 function digest(text: string): Uint8Array {
   return createHash("sha256").update(text, "utf8").digest();
 }
+
+/**
+ * A refusal as plain text: the status, one line saying why, and the given
+ * headers (a listener's own security headers, `Allow`,
+ * `WWW-Authenticate`).
+ *
+ * @param status The HTTP status.
+ * @param text Why, one line.
+ * @param headers More headers.
+ * @returns The response.
+ *
+ * @example
+ * ```ts
+ * import { refusal } from "./http_guard.ts";
+ * import assert from "node:assert/strict";
+ * const response = refusal(405, "Method not allowed", { Allow: "GET" });
+ * assert.equal(response.headers.get("allow"), "GET");
+ * assert.equal(await response.text(), "Method not allowed\n");
+ * ```
+ */
+export function refusal(
+  status: number,
+  text: string,
+  headers: Readonly<Record<string, string>> = {},
+): Response {
+  return new Response(`${text}\n`, {
+    status,
+    headers: { "Content-Type": "text/plain; charset=utf-8", ...headers },
+  });
+}

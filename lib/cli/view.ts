@@ -10,6 +10,7 @@ import { loadRuns, type RunInput } from "../view/load_runs.ts";
 import { serveView } from "../view/view_server.ts";
 import { ViewApi } from "../view/view_api.ts";
 import { parseFlags, positiveInteger } from "./_args.ts";
+import { listenFailure } from "./_http.ts";
 import { type Command, commandOf, help, type Parsed } from "./_command.ts";
 import { type CliIo, ExitCode, UsageError } from "./_io.ts";
 
@@ -181,16 +182,7 @@ async function view(a: ViewArguments, io: CliIo): Promise<number> {
       },
     });
   } catch (error) {
-    if (
-      error instanceof Deno.errors.AddrInUse ||
-      error instanceof Deno.errors.AddrNotAvailable
-    ) {
-      throw new UsageError(
-        "usage",
-        `Cannot listen on ${a.hostname}:${a.port}: ${error.message}`,
-      );
-    }
-    throw error;
+    throw listenFailure(error, a.hostname, a.port) ?? error;
   } finally {
     for (const s of signals) Deno.removeSignalListener(s, onSignal);
   }

@@ -22,6 +22,7 @@ import {
   hostOf,
   isLoopback,
   isLoopbackOrigin,
+  refusal,
   TokenCheck,
 } from "../http_guard.ts";
 
@@ -238,15 +239,4 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
   } finally {
     for (const signal of signals) Deno.removeSignalListener(signal, stop);
   }
-}
-
-function refusal(
-  status: number,
-  text: string,
-  headers: Record<string, string> = {},
-): Response {
-  return new Response(`${text}\n`, {
-    status,
-    headers: { "Content-Type": "text/plain; charset=utf-8", ...headers },
-  });
 }

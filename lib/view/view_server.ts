@@ -11,7 +11,13 @@
  *
  * @module
  */
-import { bearerToken, hostOf, isLoopback, TokenCheck } from "../http_guard.ts";
+import {
+  bearerToken,
+  hostOf,
+  isLoopback,
+  refusal,
+  TokenCheck,
+} from "../http_guard.ts";
 import { viewPage } from "./page.ts";
 import type { ViewApi } from "./view_api.ts";
 
@@ -96,7 +102,7 @@ export function viewHandler(
   const page = viewPage(undefined);
   return async (request) => {
     if (!ownHost(request.headers.get("host"), options.hostname, options.port)) {
-      return refusal(
+      return refused(
         403,
         "Forbidden: this server answers only requests addressed to it by its own address",
       );
@@ -105,13 +111,13 @@ export function viewHandler(
     const given = bearerToken(request.headers.get("authorization")) ??
       url.searchParams.get("token");
     if (!check.matches(given)) {
-      return refusal(
+      return refused(
         401,
         "Unauthorized: open the URL loom view printed, with its token",
       );
     }
     if (request.method !== "GET") {
-      return refusal(405, "Method not allowed: this server only reads", {
+      return refused(405, "Method not allowed: this server only reads", {
         Allow: "GET",
       });
     }
@@ -169,19 +175,12 @@ async function route(
   return { status: 404, body: { error: "Not found" } };
 }
 
-function refusal(
+function refused(
   status: number,
   text: string,
   headers: Record<string, string> = {},
 ): Response {
-  return new Response(`${text}\n`, {
-    status,
-    headers: {
-      ...SECURITY_HEADERS,
-      "Content-Type": "text/plain; charset=utf-8",
-      ...headers,
-    },
-  });
+  return refusal(status, text, { ...SECURITY_HEADERS, ...headers });
 }
 
 /** Options of {@linkcode serveView}. */
@@ -226,11 +225,11 @@ export async function serveView(options: ServeViewOptions): Promise<void> {
         const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
         options.onListen(`http://${shown}:${port}/?token=${token}`);
       },
-      onError: () => refusal(500, "Internal error"),
+      onError: () => refused(500, "Internal error"),
     },
     (request) =>
       handler === undefined
-        ? Promise.resolve(refusal(503, "Starting"))
+        ? Promise.resolve(refused(503, "Starting"))
         : handler(request),
   );
   await server.finished;

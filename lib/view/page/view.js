@@ -93,6 +93,19 @@
     return s;
   }
 
+  /** A table row a click or Enter picks. */
+  function pickRow(attrs, pick, cells) {
+    const row = el("tr", {
+      className: "pick",
+      attrs: Object.assign({ tabindex: "0" }, attrs),
+    }, cells);
+    row.addEventListener("click", pick);
+    row.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") pick();
+    });
+    return row;
+  }
+
   function cell(text, numeric) {
     return el("td", { text: text, className: numeric ? "n" : "" });
   }
@@ -181,10 +194,7 @@
       ? "1 run"
       : num(runs.length) + " runs";
     for (const r of runs) {
-      const row = el("tr", {
-        className: "pick",
-        attrs: { tabindex: "0", "data-run": r.id },
-      }, [
+      const row = pickRow({ "data-run": r.id }, () => openRun(r.id), [
         cell(r.kind),
         cell(r.name),
         cell(r.status),
@@ -200,10 +210,6 @@
         cell(num(r.results), true),
       ]);
       row.title = r.where;
-      row.addEventListener("click", () => openRun(r.id));
-      row.addEventListener("keydown", (e) => {
-        if (e.key === "Enter") openRun(r.id);
-      });
       body.append(row);
     }
     const wanted = /^#([A-Za-z0-9]+)(?:\/(\d+))?$/.exec(location.hash);
@@ -309,34 +315,60 @@
     return out.join("");
   }
 
-  function drawBytes(t) {
-    const n = t.bytes.length;
+  /**
+   * An SVG chart of stacked bars, one per request: each series is one path
+   * of all its bars (thousands of bars stay a handful of elements).
+   */
+  function stackedChart(n, H, top, axis, series, max, attrs) {
     const W = chartWidth();
-    const H = 240;
-    const top = 10;
-    const axis = H - 30;
-    const max = Math.max(1, ...t.bytes);
     const bw = W / n;
     const w = Math.max(0.6, bw - (bw > 3 ? 1 : 0));
     const x = (i) => i * bw;
-    const scale = (axis - top) / max;
-    const svg = svgEl("svg", {
-      viewBox: "0 0 " + W + " " + H,
-      height: H,
-      "data-requests": n,
-      role: "img",
-      "aria-label": "Request bytes by part, one bar per request",
-    });
+    const scale = (axis - top) / Math.max(1, max);
+    const svg = svgEl(
+      "svg",
+      Object.assign(
+        { viewBox: "0 0 " + W + " " + H, height: H, role: "img" },
+        attrs,
+      ),
+    );
     const bottoms = new Array(n).fill(axis);
-    t.parts.forEach((part, k) => {
-      const heights = t.by_part[k].map((b) => b * scale);
-      svg.append(svgEl("path", {
-        d: barsPath(n, x, w, bottoms, heights),
-        fill: PART_COLORS[part] || "#888",
-        "data-part": part,
-      }));
+    for (const one of series) {
+      const heights = one.values.map((v) => v * scale);
+      svg.append(svgEl(
+        "path",
+        Object.assign({
+          d: barsPath(n, x, w, bottoms, heights),
+          fill: one.color,
+        }, one.attrs),
+      ));
       for (let i = 0; i < n; i++) bottoms[i] -= heights[i];
-    });
+    }
+    return { svg: svg, W: W, bw: bw, w: w, x: x };
+  }
+
+  function drawBytes(t) {
+    const n = t.bytes.length;
+    const H = 240;
+    const top = 18;
+    const axis = H - 30;
+    const max = Math.max(1, ...t.bytes);
+    const { svg, W, bw, w, x } = stackedChart(
+      n,
+      H,
+      top,
+      axis,
+      t.parts.map((part, k) => ({
+        values: t.by_part[k],
+        color: PART_COLORS[part] || "#888",
+        attrs: { "data-part": part },
+      })),
+      max,
+      {
+        "data-requests": n,
+        "aria-label": "Request bytes by part, one bar per request",
+      },
+    );
     svg.append(
       svgEl("line", { x1: 0, x2: W, y1: axis, y2: axis, stroke: "#999" }),
     );
@@ -366,7 +398,7 @@
         }),
       );
     }
-    svg.append(axisLabel(4, top + 10, num(max) + " bytes"));
+    svg.append(axisLabel(4, 12, num(max) + " bytes"));
     attachHover(svg, t, W, H, bw, (i) => {
       const lines = [
         "request " + (i + 1) + " · step " + t.step[i] + " · " +
@@ -386,33 +418,27 @@
   function drawCache(t) {
     const n = t.bytes.length;
     const c = t.cost;
-    const W = chartWidth();
-    const H = 130;
-    const top = 8;
+    const H = 140;
+    const top = 18;
     const axis = H - 8;
     const totals = c.read.map((r, i) => r + c.write[i] + c.uncached[i]);
     const max = Math.max(1, ...totals);
-    const bw = W / n;
-    const w = Math.max(0.6, bw - (bw > 3 ? 1 : 0));
-    const x = (i) => i * bw;
-    const scale = (axis - top) / max;
-    const svg = svgEl("svg", {
-      viewBox: "0 0 " + W + " " + H,
-      height: H,
-      role: "img",
-      "aria-label":
-        "Cache reads, writes and uncached input per request, and cumulative dollars",
-    });
-    const bottoms = new Array(n).fill(axis);
-    for (const k of ["read", "write", "uncached"]) {
-      const heights = c[k].map((v) => v * scale);
-      svg.append(svgEl("path", {
-        d: barsPath(n, x, w, bottoms, heights),
-        fill: CACHE_COLORS[k],
-        "data-cache": k,
-      }));
-      for (let i = 0; i < n; i++) bottoms[i] -= heights[i];
-    }
+    const { svg, W, bw, w, x } = stackedChart(
+      n,
+      H,
+      top,
+      axis,
+      ["read", "write", "uncached"].map((k) => ({
+        values: c[k],
+        color: CACHE_COLORS[k],
+        attrs: { "data-cache": k },
+      })),
+      max,
+      {
+        "aria-label":
+          "Cache reads, writes and uncached input per request, and cumulative dollars",
+      },
+    );
     let sum = 0;
     const cumulative = c.dollars.map((d) => (sum += d));
     const dmax = Math.max(1e-9, sum);
@@ -429,7 +455,7 @@
     svg.append(
       axisLabel(
         4,
-        top + 10,
+        12,
         num(max) + " tokens · " + dollars(sum) + " cumulative",
       ),
     );
@@ -827,10 +853,7 @@
     $("reader").hidden = true;
     const body = clear($("results-body"));
     for (const r of results) {
-      const row = el("tr", {
-        className: "pick",
-        attrs: { tabindex: "0", "data-result": r.id },
-      }, [
+      body.append(pickRow({ "data-result": r.id }, () => openReader(r), [
         cell(r.id),
         cell(r.origin),
         cell(r.tool),
@@ -846,12 +869,7 @@
             ? "yes (" + r.source + ")"
             : "no (" + r.source + ")",
         ),
-      ]);
-      row.addEventListener("click", () => openReader(r));
-      row.addEventListener("keydown", (e) => {
-        if (e.key === "Enter") openReader(r);
-      });
-      body.append(row);
+      ]));
     }
   }
 
