@@ -90,6 +90,9 @@ export type LoomErrorCode<Owner extends string = string> = {
   ArchiveCapacityError: "capacity";
   RequestCeilingError: "request_too_large";
   ContextReportError: "report_invalid";
+  // view
+  RequestLogError: "request_log_invalid";
+  ViewInputError: "view_input_invalid";
   // providers
   ProviderError:
     | "bad_spec"
@@ -99,6 +102,7 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "recording_mismatch"
     | "recording_exhausted"
     | "recording_unwritable"
+    | "request_log_unwritable"
     | "provider_http"
     | "provider_connection"
     | "provider_timeout"
@@ -142,6 +146,7 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "storage_unreachable"
     | "storage_unavailable"
     | "storage_schema_newer"
+    | "storage_read_only"
     | "storage_name_invalid"
     | "journal_conflict"
     | "lease_held"
@@ -202,6 +207,8 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   too_large: "bad_input",
   capacity: "stopped",
   report_invalid: "bad_input",
+  request_log_invalid: "bad_input",
+  view_input_invalid: "bad_input",
   request_too_large: "stopped",
   cache_ttl_order: "bad_input",
   bad_spec: "bad_input",
@@ -211,6 +218,7 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   recording_mismatch: "internal",
   recording_exhausted: "internal",
   recording_unwritable: "internal",
+  request_log_unwritable: "internal",
   provider_http: "internal",
   provider_connection: "internal",
   provider_timeout: "internal",
@@ -248,6 +256,7 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   storage_unreachable: "internal",
   storage_unavailable: "internal",
   storage_schema_newer: "bad_input",
+  storage_read_only: "internal",
   storage_name_invalid: "bad_input",
   journal_conflict: "internal",
   lease_held: "bad_input",

@@ -67,9 +67,9 @@ export function testsRunRecord(
   };
 }
 
-/** The keys of a context report, in the order wire-formats.md gives them. */
+/** The keys of a context report (version 2), in the order wire-formats.md gives them. */
 export const CONTEXT_REPORT_KEYS: readonly string[] =
-  "policy outcome requests checkpoints retrievals arguments_reparsed model_calls elapsed_ms model steps revision tests_validate_latest_revision tests"
+  "version policy outcome requests checkpoints retrievals arguments_reparsed model_calls elapsed_ms model steps revision tests_validate_latest_revision tests"
     .split(" ");
 
 /** One text to put: the text, its origin and its capture (default complete). */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Step 3 of the Loom action (action.yml): run the slice with the verified
-# binary, write the job summary (`loom report --markdown`), set the outputs,
+# binary, write the job summary (`loom report --markdown`) and the HTML
+# report (`loom report --html`), set the outputs,
 # then pass or fail the step: a slice that stops without completing (exit 1)
 # fails it unless allow-incomplete is true; bad input (2) and failures (3,
 # signals) always do. The outputs are set in every case.
@@ -102,6 +103,7 @@ echo "::${token}::"
 
 outcome=not_started
 revision=""
+html=""
 if [ -s "${report}" ]; then
   # The report is loom's own pretty JSON: the stop reason is the one
   # 4-space "stop" key, the latest revision the one 2-space "revision" key.
@@ -109,6 +111,12 @@ if [ -s "${report}" ]; then
   revision=$(sed -nE 's/^  "revision": "(rev-[0-9]+-[0-9a-f]+)",?$/\1/p' "${report}" | head -n 1)
   if ! "${bin}" report --markdown "${report}" >>"${GITHUB_STEP_SUMMARY}" </dev/null; then
     echo "::warning title=Loom action::Cannot render the context report into the job summary"
+  fi
+  # The same run as one self-contained page, for actions/upload-artifact.
+  html="${run_dir}/context-report.html"
+  if ! "${bin}" report --html "${report}" "${html}" </dev/null; then
+    echo "::warning title=Loom action::Cannot write the HTML report"
+    html=""
   fi
 else
   report=""
@@ -127,6 +135,7 @@ output outcome "${outcome}"
 output exit-code "${code}"
 output revision "${revision}"
 output report "${report}"
+output html-report "${html}"
 output session "${session}"
 
 case "${code}" in

@@ -3,6 +3,7 @@ import type { ActionRecord, ExecutionReport } from "./report.ts";
 import { compactArguments, compactEdited } from "./event.ts";
 import { stableStringify } from "./turn_request.ts";
 import type { WorkingStateJson } from "./working_state.ts";
+import type { TurnOptions } from "./briefing_options.ts";
 
 /** Tool guidance of both policies; history lookups only under bounded. */
 export function toolGuidance(bounded: boolean): string {
@@ -102,4 +103,22 @@ export function cutWithMarker(text: string, maxBytes: number): string {
   let end = Math.max(0, maxBytes - encoder.encode(TRUNCATED_MARKER).byteLength);
   while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end -= 1;
   return decoder.decode(bytes.subarray(0, end)) + TRUNCATED_MARKER;
+}
+
+/**
+ * The bounded stage line: stage, candidates or chosen action, and counts.
+ * How to answer is in the (cached) tool guidance, so this volatile line
+ * stays a few dozen tokens.
+ */
+export function boundedStageText(
+  turn: TurnOptions,
+  results: number,
+  events: number,
+): string {
+  const candidates = turn.candidates === undefined
+    ? ""
+    : ` ${
+      turn.phase === "selection" ? "Candidate actions" : "Chosen action"
+    }: ${JSON.stringify(turn.candidates)}.`;
+  return `Current stage: ${turn.phase}.${candidates} Answer with the ${turn.tool.name} tool. Stored results: ${results}. Archived events: ${events}.`;
 }

@@ -77,13 +77,14 @@ import type { Entry } from "../context/entry.ts";
 import { StringEntry } from "../context/string_entry.ts";
 import type { ResultStore } from "../store/result_store.ts";
 import type { HistorySource } from "../reference/lookup_session.ts";
-import type { ActionRecord } from "./report.ts";
+import type { ActionRecord, ExecutionReport } from "./report.ts";
 import { serializeEvent, toEvent } from "./event.ts";
 import { ArchiveCapacityError, EventArchive } from "./event_archive.ts";
 import { WorkingState, type WorkingStateJson } from "./working_state.ts";
 import { RequestCeilingError } from "./request_ceiling_error.ts";
 import { placeBreakpoints, type PlacedBreakpoint } from "./_breakpoints.ts";
 import {
+  boundedStageText,
   checkpointText,
   EVENTS_HEADER,
   omittedLine,
@@ -95,119 +96,29 @@ import {
   serializeTurnRequest,
   stableStringify,
   textEndOffset,
-  type TurnMessage,
   type TurnRequest,
-  type TurnTextBlock,
-  type TurnTool,
 } from "./turn_request.ts";
-import type { StepPhase } from "../reference/lookup_session.ts";
+import {
+  type BriefingLimits,
+  type BriefingOptions,
+  type ContextPolicy,
+  DEFAULT_BRIEFING_LIMITS,
+  type TurnInfo,
+  type TurnOptions,
+} from "./briefing_options.ts";
+import { toTurnBlock, toTurnMessage } from "./_turn_blocks.ts";
+import type { SectionName } from "../context/section.ts";
+import {
+  type BlockShare,
+  type DescriptorText,
+  escapedBytes,
+  partBytes,
+  plainShare,
+  textShare,
+} from "./part_bytes.ts";
 
-/** The two context policies. `legacy` is the default of the slice. */
-export type ContextPolicy = "legacy" | "bounded";
-
-/**
- * Size limits of the briefings; the defaults are the seeds' numbers, except
- * the retirement trigger and target, chosen by the simulated cost of whole
- * runs (docs/cost.md).
- */
-export interface BriefingLimits {
-  /** Hard ceiling of a bounded request (65,536 bytes). */
-  readonly ceilingBytes: number;
-  /**
-   * A bounded request above this triggers retirement (32,768 bytes: the
-   * seeds' 48 KiB re-reads a longer tail on every request; 32 KiB costs
-   * 15% less on the long recording with a cache hit ratio of 96.9%; see
-   * docs/cost.md).
-   */
-  readonly retireAboveBytes: number;
-  /**
-   * Retirement aims at this size (16,384 bytes: after a checkpoint the
-   * re-warm writes this prefix once; 8 or 12 KiB would cost about 10% less
-   * but leave only a handful of events after a checkpoint; see
-   * docs/cost.md).
-   */
-  readonly retireTargetBytes: number;
-  /** At most this many events in the bounded tail (64). */
-  readonly maxTailEvents: number;
-  /** Events retired at a time (8). */
-  readonly retireBatch: number;
-  /** At most this many legacy transcript entries (64). */
-  readonly transcriptEntries: number;
-  /**
-   * Legacy entries dropped at once when the transcript passes its window
-   * (32): between rolls the transcript only grows at its end, so the cached
-   * prefix survives; see the cost table in docs/cost.md for how it was chosen.
-   */
-  readonly transcriptRollBatch: number;
-  /** Each legacy entry is cut at this many bytes, marker included (16,384). */
-  readonly entryBytes: number;
-  /** Lookups per stage, for the budget reminder (8). */
-  readonly lookupsPerStage: number;
-}
-
-/** The seeds' limits. */
-export const DEFAULT_BRIEFING_LIMITS: BriefingLimits = Object.freeze({
-  ceilingBytes: 65_536,
-  retireAboveBytes: 32_768,
-  retireTargetBytes: 16_384,
-  maxTailEvents: 64,
-  retireBatch: 8,
-  transcriptEntries: 64,
-  transcriptRollBatch: 32,
-  entryBytes: 16_384,
-  lookupsPerStage: 8,
-});
-
-/** Options of {@linkcode Briefing}. */
-export interface BriefingOptions {
-  /** `legacy` (rolling transcript) or `bounded` (working context). */
-  readonly policy: ContextPolicy;
-  /** The slice's intent, shown intact on every turn. */
-  readonly intent: string;
-  /** The slice's instructions, shown intact on every turn. */
-  readonly instructions: string;
-  /** The run's result store (its count is shown each turn). */
-  readonly results: ResultStore;
-  /** Bounded only: the event archive to use (default: a new one). */
-  readonly archive?: EventArchive;
-  /** Cache TTL of the breakpoints (default: the provider's 5m). */
-  readonly cacheTtl?: "5m" | "1h";
-  /** Overrides of the size limits (tests use small ones). */
-  readonly limits?: Partial<BriefingLimits>;
-}
-
-/** Options of {@linkcode Briefing.request}. */
-export interface TurnOptions {
-  /** The stage asking. */
-  readonly phase: StepPhase;
-  /** The tool the model is forced to call. */
-  readonly tool: TurnTool;
-  /** Admissible actions (selection) or the chosen action (arguments). */
-  readonly candidates?: readonly string[] | undefined;
-  /** Answers of this stage's lookups so far, in order (untrusted data). */
-  readonly lookupAnswers?: readonly unknown[] | undefined;
-  /** Short notes for the model: refusals, budget reminders. */
-  readonly notes?: readonly string[] | undefined;
-}
-
-/** Measurements of the last request built. */
-export interface TurnInfo {
-  /** UTF-8 bytes of the serialized request. */
-  readonly bytes: number;
-  /**
-   * Bytes at the start of this request that the next request repeats
-   * unless a checkpoint (bounded) or a rolled-out entry (legacy) intervenes:
-   * system, intent, checkpoint block and convo up to the end of the last
-   * retained block's text.
-   */
-  readonly retainedPrefixBytes: number;
-  /** Events retired while building this request. */
-  readonly retired: number;
-  /** Indices of lookup answers replaced by an `answer_too_large` failure. */
-  readonly droppedAnswers: readonly number[];
-  /** Events (bounded) or transcript entries (legacy) in the request. */
-  readonly retained: number;
-}
+// What it is configured with lives beside it; importers find it here too.
+export * from "./briefing_options.ts";
 
 interface Retained {
   readonly record: ActionRecord;
@@ -279,6 +190,8 @@ export class Briefing {
   /** Counts rolls and retirements: a breakpoint of an older epoch is gone. */
   #epoch = 0;
   #breakpoint: (PlacedBreakpoint & { readonly epoch: number }) | undefined;
+  /** What each entry's text holds of descriptors and inline results. */
+  readonly #carved = new WeakMap<Entry, Omit<BlockShare, "section">>();
 
   /**
    * Creates the briefing of one run.
@@ -404,16 +317,23 @@ export class Briefing {
         throw error;
       }
       this.#state.apply(record);
-      const texts = [serializeEvent(event)];
+      const line = serializeEvent(event);
+      const texts = [line];
       if (record.report.kind !== "inspected") {
         texts.push(stateLine(record.sequence, this.#state.toJSON()));
       }
-      this.#retain(record, texts);
+      const artifacts = event.artifacts.map((a) => ({
+        json: stableStringify(a),
+      }));
+      this.#retain(record, texts, textShare(line, artifacts));
     } else {
       this.#state.apply(record);
-      this.#retain(record, [
-        transcriptEntry(record, this.#limits.entryBytes),
-      ]);
+      const entry = transcriptEntry(record, this.#limits.entryBytes);
+      this.#retain(
+        record,
+        [entry],
+        textShare(entry, legacyDescriptors(record.report)),
+      );
       this.#rollTranscript();
     }
     this.#lastSequence = record.sequence;
@@ -531,6 +451,8 @@ export class Briefing {
         );
       }
     }
+    // Measured while the volatile sections still hold this request's blocks.
+    const parts = partBytes(built.request, this.#shares(built.request));
     this.#clearVolatile();
     if (built.breakpoint !== undefined) {
       this.#breakpoint = { ...built.breakpoint, epoch: this.#epoch };
@@ -541,14 +463,55 @@ export class Briefing {
       retired,
       droppedAnswers: dropped,
       retained: this.#retained.length,
+      parts,
     };
     return built.request;
   }
 
-  #retain(record: ActionRecord, texts: readonly string[]): void {
+  /**
+   * One share per block of the request just built: the section of each
+   * entry in compile order, with what its text holds of descriptors and
+   * inline results. The compiler makes one block per entry; should it
+   * ever merge equal texts, blocks are matched to entries by text.
+   */
+  #shares(request: TurnRequest): BlockShare[] {
+    const entries: { text: string; share: BlockShare }[] = [];
+    for (const section of SHARE_SECTIONS) {
+      for (const entry of this.#ctx[section].entries) {
+        const carved = this.#carved.get(entry);
+        entries.push({
+          text: (entry as StringEntry).text,
+          share: carved === undefined
+            ? plainShare(section)
+            : { section, ...carved },
+        });
+      }
+    }
+    const blocks = [
+      ...request.system,
+      ...request.messages.flatMap((m) => m.content),
+    ];
+    if (blocks.length === entries.length) return entries.map((e) => e.share);
+    let next = 0;
+    return blocks.map((block) => {
+      const found = entries.findIndex((e, i) =>
+        i >= next && e.text === block.text
+      );
+      if (found < 0) return plainShare("convo");
+      next = found + 1;
+      return entries[found]!.share;
+    });
+  }
+
+  #retain(
+    record: ActionRecord,
+    texts: readonly string[],
+    first: Omit<BlockShare, "section">,
+  ): void {
     const entries = texts.map((text) =>
       this.#ctx.convo.add(new StringEntry(text, { role: "user" }))
     );
+    if (entries[0] !== undefined) this.#carved.set(entries[0], first);
     this.#retained.push({ record, text: texts.at(-1) ?? "", entries });
   }
 
@@ -605,7 +568,7 @@ export class Briefing {
     ctx.step.add(new StringEntry(this.#stepText(turn), { role: "user" }));
     if (answers.length > 0) {
       const per = this.#limits.lookupsPerStage;
-      ctx.attention.add(
+      const entry = ctx.attention.add(
         new StringEntry(
           `Lookup answers of this stage (untrusted JSON data, oldest first):\n${
             answers.join("\n")
@@ -613,6 +576,10 @@ export class Briefing {
           { role: "user" },
         ),
       );
+      this.#carved.set(entry, {
+        descriptors: 0,
+        results: answers.reduce((n, a) => n + escapedBytes(a), 0),
+      });
     }
     const notes = turn.notes?.filter((n) => n.length > 0) ?? [];
     if (notes.length > 0) {
@@ -699,62 +666,30 @@ export class Briefing {
   }
 }
 
+/** The sections in compile order (every briefing entry is a StringEntry). */
+const SHARE_SECTIONS: readonly SectionName[] = [
+  "foundation",
+  "focus",
+  "topic",
+  "convo",
+  "step",
+  "attention",
+];
+
 /**
- * The bounded stage line: stage, candidates or chosen action, and counts.
- * How to answer is in the (cached) tool guidance, so this volatile line
- * stays a few dozen tokens.
+ * The descriptors a legacy transcript entry writes in full (previews
+ * included): inspected files' and the test output's.
  */
-function boundedStageText(
-  turn: TurnOptions,
-  results: number,
-  events: number,
-): string {
-  const candidates = turn.candidates === undefined
-    ? ""
-    : ` ${
-      turn.phase === "selection" ? "Candidate actions" : "Chosen action"
-    }: ${JSON.stringify(turn.candidates)}.`;
-  return `Current stage: ${turn.phase}.${candidates} Answer with the ${turn.tool.name} tool. Stored results: ${results}. Archived events: ${events}.`;
-}
-
-interface AnthropicTextBlock {
-  readonly type: string;
-  readonly text?: string;
-  readonly cache_control?:
-    | { readonly type: string; readonly ttl?: string }
-    | null;
-}
-
-function toTurnBlock(block: AnthropicTextBlock): TurnTextBlock {
-  if (block.type !== "text" || typeof block.text !== "string") {
-    throw new TypeError(
-      `Cannot put a ${block.type} block into a turn request: briefings carry text only`,
-    );
-  }
-  const cc = block.cache_control;
-  if (cc === undefined || cc === null) {
-    return { type: "text", text: block.text };
-  }
-  return {
-    type: "text",
-    text: block.text,
-    cache_control: cc.ttl === "5m" || cc.ttl === "1h"
-      ? { type: "ephemeral", ttl: cc.ttl }
-      : { type: "ephemeral" },
-  };
-}
-
-function toTurnMessage(message: {
-  readonly role: string;
-  readonly content: string | readonly AnthropicTextBlock[];
-}): TurnMessage {
-  if (message.role !== "user" && message.role !== "assistant") {
-    throw new TypeError(
-      `Cannot put a ${message.role} message into a turn request: roles are user and assistant`,
-    );
-  }
-  const content = typeof message.content === "string"
-    ? [{ type: "text" as const, text: message.content }]
-    : message.content.map(toTurnBlock);
-  return { role: message.role, content };
+function legacyDescriptors(report: ExecutionReport): DescriptorText[] {
+  const list = report.kind === "inspected"
+    ? report.files.flatMap((f) =>
+      f.descriptor === undefined ? [] : [f.descriptor]
+    )
+    : report.kind === "tests_run"
+    ? [report.output]
+    : [];
+  return list.map((d) => ({
+    json: stableStringify(d),
+    ...(d.preview === undefined ? {} : { preview: JSON.stringify(d.preview) }),
+  }));
 }

@@ -12,6 +12,14 @@ import {
 } from "./turn_request.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
 import type { ContextPolicy } from "./briefing.ts";
+import type { PartBytes } from "./part_bytes.ts";
+
+/**
+ * The context report's version: 2 adds, per request, its step, its bytes by
+ * part, whether a retirement checkpoint preceded it and its cache
+ * breakpoints. A report without `version` is version 1; readers take both.
+ */
+export const CONTEXT_REPORT_VERSION = 2;
 
 /**
  * Why a slice stopped (DESIGN.md "Slice completion"):
@@ -116,6 +124,30 @@ export interface ContextReportRequest {
   readonly cache_write_tokens: number | null;
   /** See {@linkcode ModelUsage}. */
   readonly output_tokens: number | null;
+  /** The step the request belongs to (version 2). */
+  readonly step?: number;
+  /**
+   * Whether events were retired (a retirement checkpoint) while this
+   * request was built (version 2; always `false` under legacy).
+   */
+  readonly checkpoint?: boolean;
+  /**
+   * The request's bytes by part, adding up to `request_bytes` (version 2;
+   * absent for a request the slice's briefing did not build).
+   */
+  readonly bytes_by_part?: PartBytes;
+  /**
+   * Bytes of the body in the provider's cache order, the order
+   * `prefix_stable_bytes` and `cache_breakpoints` count in (version 2).
+   */
+  readonly cache_order_bytes?: number;
+  /**
+   * Where the prefix of each cache breakpoint ends, in bytes of the body
+   * in cache order, ascending: the end of the marked block's content,
+   * before its `cache_control` marker, which a later request moves on
+   * (version 2).
+   */
+  readonly cache_breakpoints?: readonly number[];
 }
 
 /**
@@ -139,6 +171,8 @@ export interface ContextReportTest {
  * the revisions and the test runs — still without prompt or file text.
  */
 export interface ContextReport {
+  /** {@linkcode CONTEXT_REPORT_VERSION}; absent in version 1. */
+  readonly version?: number;
   /** The context policy of the run. */
   readonly policy: ContextPolicy;
   /** How the run ended. */
@@ -192,6 +226,12 @@ export interface AddRequestOptions {
   readonly usage?: Partial<ModelUsage>;
   /** Whether `usage` is the final usage (default `usage !== undefined`). */
   readonly finalUsage?: boolean;
+  /** The step the request belongs to. */
+  readonly step?: number;
+  /** Whether events were retired while the request was built. */
+  readonly checkpoint?: boolean;
+  /** The request's bytes by part (the briefing's `lastTurn.parts`). */
+  readonly bytesByPart?: PartBytes;
 }
 
 /** Totals passed to {@linkcode ContextReportBuilder.build}. */
@@ -275,7 +315,10 @@ export class ContextReportBuilder {
     request: TurnRequest,
     options: AddRequestOptions,
   ): ContextReportRequest {
-    const measured = measure(options.parts ?? neutralRequestParts(request));
+    const measured = measure(
+      options.parts ?? neutralRequestParts(request),
+      request,
+    );
     const divergence = this.#previous === undefined
       ? null
       : firstDivergence(this.#previous, measured);
@@ -291,6 +334,13 @@ export class ContextReportBuilder {
       cache_read_tokens: usage?.cache_read_tokens ?? null,
       cache_write_tokens: usage?.cache_write_tokens ?? null,
       output_tokens: usage?.output_tokens ?? null,
+      ...(options.step === undefined ? {} : { step: options.step }),
+      checkpoint: options.checkpoint ?? false,
+      ...(options.bytesByPart === undefined
+        ? {}
+        : { bytes_by_part: { ...options.bytesByPart } }),
+      cache_order_bytes: measured.bytes.byteLength,
+      cache_breakpoints: measured.breakpoints,
     };
     this.#previous = measured;
     this.#requests.push(line);
@@ -335,6 +385,7 @@ export class ContextReportBuilder {
       Array.isArray(previous)
         ? previous as readonly RequestPart[]
         : neutralRequestParts(previous as TurnRequest),
+      undefined,
     );
   }
 
@@ -351,6 +402,7 @@ export class ContextReportBuilder {
     options: BuildReportOptions = {},
   ): ContextReport {
     return {
+      version: CONTEXT_REPORT_VERSION,
       policy: this.#policy,
       outcome: { stop: outcome.stop, detail: outcome.detail },
       requests: [...this.#requests],
@@ -431,9 +483,14 @@ interface Measured {
   readonly bytes: Uint8Array;
   readonly starts: readonly number[];
   readonly labels: readonly string[];
+  /** Where the parts of the request's breakpoint blocks end. */
+  readonly breakpoints: readonly number[];
 }
 
-function measure(parts: readonly RequestPart[]): Measured {
+function measure(
+  parts: readonly RequestPart[],
+  request: TurnRequest | undefined,
+): Measured {
   const encoded = parts.map((p) => encoder.encode(p.json));
   const bytes = new Uint8Array(
     encoded.reduce((n, e) => n + e.byteLength, 0),
@@ -445,7 +502,45 @@ function measure(parts: readonly RequestPart[]): Measured {
     bytes.set(e, at);
     at += e.byteLength;
   }
-  return { bytes, starts, labels: parts.map((p) => p.part) };
+  const labels = parts.map((p) => p.part);
+  const breakpoints: number[] = [];
+  for (const label of request === undefined ? [] : breakpointLabels(request)) {
+    const index = labels.indexOf(label);
+    if (index >= 0) {
+      // The prefix a later request can share ends with the block's content:
+      // the marker itself moves on (caches match content, not markers).
+      const json = parts[index]!.json;
+      const marker = json.lastIndexOf(',"cache_control":');
+      breakpoints.push(
+        (starts[index] ?? 0) +
+          (marker < 0
+            ? encoded[index]?.byteLength ?? 0
+            : encoder.encode(json.slice(0, marker)).byteLength),
+      );
+    }
+  }
+  return {
+    bytes,
+    starts,
+    labels,
+    breakpoints: breakpoints.sort((a, b) => a - b),
+  };
+}
+
+/** The part labels of the blocks that carry a cache breakpoint. */
+function breakpointLabels(request: TurnRequest): string[] {
+  const labels: string[] = [];
+  for (const [i, block] of request.system.entries()) {
+    if (block.cache_control !== undefined) labels.push(`system block ${i}`);
+  }
+  for (const [m, message] of request.messages.entries()) {
+    for (const [b, block] of message.content.entries()) {
+      if (block.cache_control !== undefined) {
+        labels.push(`message ${m} block ${b}`);
+      }
+    }
+  }
+  return labels;
 }
 
 function firstDivergence(previous: Measured, next: Measured): FirstDivergence {

@@ -8,11 +8,13 @@
 import { z } from "zod";
 import { LoomError } from "../errors.ts";
 import { describeIssue } from "../reference/schema.ts";
-import type {
-  ContextReport,
-  ContextReportRequest,
-  StopReason,
+import {
+  CONTEXT_REPORT_VERSION,
+  type ContextReport,
+  type ContextReportRequest,
+  type StopReason,
 } from "./context_report.ts";
+import { PART_NAMES, type PartName } from "./part_bytes.ts";
 
 /** A context report file that cannot be read as one. */
 export class ContextReportError
@@ -21,9 +23,18 @@ export class ContextReportError
 const count = z.number().int().nonnegative();
 const nullableCount = count.nullable();
 
+const partBytes = z.strictObject(
+  Object.fromEntries(PART_NAMES.map((name) => [name, count])) as Record<
+    PartName,
+    typeof count
+  >,
+);
+
 /**
  * One request line of a context report. `first_divergence` reads as `null`
- * when absent (lines written before it existed).
+ * when absent (lines written before it existed); the fields of version 2
+ * (`step`, `checkpoint`, `bytes_by_part`, `cache_order_bytes`,
+ * `cache_breakpoints`) stay absent in lines of version 1.
  */
 export const contextReportRequestSchema: z.ZodType<
   ContextReportRequest,
@@ -40,6 +51,11 @@ export const contextReportRequestSchema: z.ZodType<
   cache_read_tokens: nullableCount,
   cache_write_tokens: nullableCount,
   output_tokens: nullableCount,
+  step: count.exactOptional(),
+  checkpoint: z.boolean().exactOptional(),
+  bytes_by_part: partBytes.exactOptional(),
+  cache_order_bytes: count.exactOptional(),
+  cache_breakpoints: z.array(count).exactOptional(),
 });
 
 const STOP_REASONS = [
@@ -56,6 +72,10 @@ const STOP_REASONS = [
 const revision = z.string().nullable();
 
 const reportSchema: z.ZodType<ContextReport, unknown> = z.strictObject({
+  version: z.literal(CONTEXT_REPORT_VERSION, {
+    error:
+      `must be ${CONTEXT_REPORT_VERSION} (or absent, version 1); a newer Loom wrote this report`,
+  }).exactOptional(),
   policy: z.enum(["legacy", "bounded"]),
   outcome: z.strictObject({ stop: z.enum(STOP_REASONS), detail: z.string() }),
   requests: z.array(contextReportRequestSchema),

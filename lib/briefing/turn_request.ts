@@ -175,6 +175,55 @@ export function textEndOffset(
   return utf8Length(prefix);
 }
 
+/** The UTF-8 sizes of a serialized turn request's pieces. */
+export interface TurnRequestLayout {
+  /** Bytes of each system block's JSON, in order. */
+  readonly system: readonly number[];
+  /** Bytes of each message's blocks' JSON, in order. */
+  readonly messages: readonly (readonly number[])[];
+  /** Bytes of `"tool":…,"tool_choice":…` (keys, values and the comma between). */
+  readonly tool: number;
+  /** Bytes of the whole serialization ({@linkcode requestBytes}). */
+  readonly total: number;
+}
+
+/**
+ * Measures the pieces of {@linkcode serializeTurnRequest}'s output: each
+ * block's own JSON and the tool with its choice. What they leave out of
+ * `total` is the JSON between them (brackets, commas, keys, roles).
+ *
+ * @param request The request.
+ * @returns The sizes.
+ *
+ * @example
+ * ```ts
+ * import { requestBytes, turnRequestLayout } from "./turn_request.ts";
+ * import assert from "node:assert/strict";
+ * const request = {
+ *   system: [{ type: "text" as const, text: "Rules" }],
+ *   messages: [{ role: "user" as const, content: [{ type: "text" as const, text: "Hi" }] }],
+ *   tool: { name: "t", description: "d", input_schema: {} },
+ *   tool_choice: { type: "tool" as const, name: "t" },
+ * };
+ * const layout = turnRequestLayout(request);
+ * assert.equal(layout.system[0], '{"type":"text","text":"Rules"}'.length);
+ * assert.equal(layout.total, requestBytes(request));
+ * ```
+ */
+export function turnRequestLayout(request: TurnRequest): TurnRequestLayout {
+  const block = (b: unknown) => utf8Length(ordered(b, BLOCK_KEYS));
+  return {
+    system: request.system.map(block),
+    messages: request.messages.map((m) => m.content.map(block)),
+    tool: utf8Length(
+      `"tool":${ordered(request.tool, TOOL_KEYS)},"tool_choice":${
+        ordered(request.tool_choice, CHOICE_KEYS)
+      }`,
+    ),
+    total: requestBytes(request),
+  };
+}
+
 const REQUEST_KEYS = ["system", "messages", "tool", "tool_choice"] as const;
 const MESSAGE_KEYS = ["role", "content"] as const;
 const BLOCK_KEYS = ["type", "text", "cache_control"] as const;

@@ -14,7 +14,12 @@ import {
   GatewayConfigError,
   parseGatewayConfig,
   toolClassification,
+  toolPlacement,
 } from "../mcp/gateway/gateway_config.ts";
+import {
+  AUTO_FULL_BYTES,
+  type CatalogMode,
+} from "../mcp/gateway/tool_catalog.ts";
 import { Gateway, type OwnTools } from "../mcp/gateway/gateway.ts";
 import type { ListedTool } from "../mcp/gateway/tool_listing.ts";
 import {
@@ -36,6 +41,8 @@ export interface GatewayArguments {
   readonly servers: string;
   /** `--list`. */
   readonly list: boolean;
+  /** `--catalog` (default `auto`). */
+  readonly catalog?: CatalogMode;
   /** `--offload-bytes`. */
   readonly offloadBytes?: number;
   /** `--call-timeout` in milliseconds. */
@@ -160,6 +167,7 @@ async function gateway(
       callTimeoutMs: g.callTimeoutMs ?? 120_000,
       env,
       log,
+      ...(g.catalog === undefined ? {} : { catalog: g.catalog }),
       ...(ownTools === undefined ? {} : { own: ownToolsOf(ownTools) }),
       ...(session === undefined ? {} : {
         persistence: session,
@@ -175,7 +183,9 @@ async function gateway(
       }
       if (a.http === undefined) {
         log(
-          `gateway over ${config.servers.length} servers of ${file}, serving over stdio`,
+          `gateway over ${config.servers.length} servers of ${file}, serving over stdio${
+            g.catalog === undefined ? "" : ` (--catalog ${g.catalog})`
+          }`,
         );
         await serveGatewayStdio(createGatewayServer(gw, { sdk, log }), sdk);
       } else {
@@ -220,12 +230,31 @@ function ownToolsOf(tools: McpTools): OwnTools {
   };
 }
 
+/** What `--list` says of the catalogue: its mode, why, and the sizes. */
+function catalogLine(gateway: Gateway): string {
+  const c = gateway.catalog;
+  const upstream = `${c.upstreamBytes.toLocaleString("en-US")} bytes`;
+  const why = c.requested !== "auto"
+    ? `--catalog ${c.requested}; the upstream tool definitions are ${upstream}`
+    : c.mode === "full"
+    ? `auto: the upstream tool definitions are ${upstream}, within ${
+      AUTO_FULL_BYTES.toLocaleString("en-US")
+    }`
+    : `auto: the upstream tool definitions are ${upstream}, over ${
+      AUTO_FULL_BYTES.toLocaleString("en-US")
+    }`;
+  return `catalog: ${c.mode} (${why}); tools/list is ${
+    c.listingBytes.toLocaleString("en-US")
+  } bytes`;
+}
+
 function listing(
   gateway: Gateway,
   config: ReturnType<typeof parseGatewayConfig>,
 ): string {
-  const lines: string[] = [];
+  const lines: string[] = [catalogLine(gateway)];
   const routes = gateway.routes();
+  const search = gateway.catalog.mode === "search";
   for (const entry of config.servers) {
     const tools = gateway.upstreamTools.get(entry.name) ?? [];
     lines.push(`${entry.name} (${entry.transport}): ${tools.length} tools`);
@@ -234,9 +263,20 @@ function listing(
         r.server === entry.name && r.tool === tool.name
       )?.name;
       const c = toolClassification(entry, tool.name);
+      const placement = toolPlacement(entry, tool.name);
       const hints = (tool.annotations ?? {}) as Record<string, unknown>;
+      if (placement.disabled) {
+        lines.push(`  ${tool.name}: disabled by the servers file`);
+        continue;
+      }
       const treatment = [
-        name === undefined ? "left out" : `as ${name}`,
+        name === undefined
+          ? "left out"
+          : !search
+          ? `as ${name}`
+          : placement.alwaysLoad
+          ? `as ${name}, always listed (alwaysLoad)`
+          : `as ${name}, in the catalogue (search_tools, call_tool)`,
         "answers over the threshold offloaded",
         ...(tool.outputSchema === undefined
           ? []

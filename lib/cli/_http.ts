@@ -8,7 +8,8 @@
  * @module
  */
 import { resolve } from "node:path";
-import { isLoopback, serveHttp } from "../mcp/http_server.ts";
+import { isLoopback } from "../http_guard.ts";
+import { serveHttp } from "../mcp/http_server.ts";
 import type { HttpSdk, RequestServer } from "../mcp/http_server.ts";
 import { fsReason } from "./_args.ts";
 import { UsageError } from "./_io.ts";
@@ -201,17 +202,32 @@ export async function serveOverHttp(
       ...options,
     });
   } catch (error) {
-    if (
-      error instanceof Deno.errors.AddrInUse ||
-      error instanceof Deno.errors.AddrNotAvailable
-    ) {
-      throw new UsageError(
-        "usage",
-        `Cannot listen on ${
-          http.hostname.includes(":") ? `[${http.hostname}]` : http.hostname
-        }:${http.port}: ${error.message}`,
-      );
-    }
-    throw error;
+    throw listenFailure(error, http.hostname, http.port) ?? error;
   }
+}
+
+/**
+ * The usage error of an address that cannot be listened on (taken, not
+ * this machine's), or `undefined` for any other failure.
+ *
+ * @param error What `Deno.serve` threw.
+ * @param hostname The address (IPv6 without brackets).
+ * @param port The port.
+ * @returns The usage error, or `undefined`.
+ */
+export function listenFailure(
+  error: unknown,
+  hostname: string,
+  port: number,
+): UsageError | undefined {
+  if (
+    !(error instanceof Deno.errors.AddrInUse ||
+      error instanceof Deno.errors.AddrNotAvailable)
+  ) return undefined;
+  return new UsageError(
+    "usage",
+    `Cannot listen on ${
+      hostname.includes(":") ? `[${hostname}]` : hostname
+    }:${port}: ${error.message}`,
+  );
 }

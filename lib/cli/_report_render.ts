@@ -10,6 +10,7 @@
  * @module
  */
 import type { ContextReport } from "../briefing/context_report.ts";
+import { PART_NAMES } from "../briefing/part_bytes.ts";
 import { usageCost } from "../cost/usage_cost.ts";
 import { displayText, formatDuration } from "../display.ts";
 import { ExitCode, exitCodeOf } from "./_io.ts";
@@ -113,6 +114,28 @@ function validatedRow(report: ContextReport): Row {
   return { label, ...plain(`not the latest revision ${latest}: ${why}`) };
 }
 
+/**
+ * Version 2 reports: where the request bytes went, the largest parts
+ * first (a version 1 report has no such row).
+ */
+function partsRow(report: ContextReport): Row[] {
+  const lines = report.requests.filter((r) => r.bytes_by_part !== undefined);
+  if (lines.length === 0) return [];
+  const sums = PART_NAMES.map((name) => ({
+    name,
+    bytes: lines.reduce((n, r) => n + (r.bytes_by_part?.[name] ?? 0), 0),
+  }));
+  const total = sums.reduce((n, p) => n + p.bytes, 0);
+  const shown = sums.filter((p) => p.bytes > 0).sort((a, b) =>
+    b.bytes - a.bytes
+  ).slice(0, 4).map((p) =>
+    `${p.name.replace(/_/g, " ")} ${
+      total === 0 ? 0 : Math.round((p.bytes / total) * 100)
+    }%`
+  );
+  return [{ label: "Bytes by part", ...plain(shown.join(", ")) }];
+}
+
 function usageRow(report: ContextReport): Row {
   const lines = report.requests;
   const reported = lines.filter((r) =>
@@ -186,6 +209,7 @@ function rows(report: ContextReport): Row[] {
       label: "Request bytes",
       ...plain(`${thousands(total)} in all, ${thousands(peak)} at most`),
     },
+    ...partsRow(report),
     usageRow(report),
     costRow(report),
     {

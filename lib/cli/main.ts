@@ -24,9 +24,10 @@ const SUMMARIES = {
   inspect: "Print the result descriptor the model sees for a file",
   mcp: "Serve the result store and verified references to MCP hosts",
   render: "Render a context file as text or provider messages",
-  report: "Render a context report as text or GitHub Markdown",
+  report: "Render a context report as text, GitHub Markdown or one HTML file",
   select: "Print part of a file by bytes, lines or JSON pointer",
   session: "List, show or garbage-collect stored sessions (ls|show|gc DIR)",
+  view: "Serve a local read-only page over sessions, reports and recordings",
 } as const;
 
 /** The names of loom's commands. */
@@ -42,6 +43,7 @@ const LOADERS: Readonly<Record<CommandName, () => Promise<Command>>> = {
   report: async () => (await import("./report.ts")).reportCommand,
   select: async () => (await import("./select.ts")).selectCommand,
   session: async () => (await import("./session.ts")).sessionCommand,
+  view: async () => (await import("./view.ts")).viewCommand,
 };
 
 function isCommandName(name: string): name is CommandName {

@@ -11,6 +11,10 @@ import { refuseUnknownContentMode } from "./_telemetry_env.ts";
 import { resolve } from "node:path";
 import { loadSdk } from "../mcp/gateway/sdk.ts";
 import { McpTools } from "../mcp/mcp_tools.ts";
+import {
+  CATALOG_MODES,
+  type CatalogMode,
+} from "../mcp/gateway/tool_catalog.ts";
 import { createToolsServer, serveStdio } from "../mcp/stdio_server.ts";
 import { MCP_TOOLS } from "../mcp/tool_definitions.ts";
 import { McpSession } from "../persist/mcp_session.ts";
@@ -100,7 +104,11 @@ a descriptor (id, sha256, size, preview, outline); read_result,
 find_in_result and list_results read it exactly. See docs/mcp.md.
   --servers FILE           The servers file; a loom mcp entry in it is skipped
   --list                   Print each server, its tools and how each is
-                           treated, then exit
+                           treated, the catalogue and its sizes, then exit
+  --catalog MODE           full: list every upstream tool; search: list
+                           search_tools and call_tool instead (a listing
+                           that never changes); auto (default): full while
+                           the upstream definitions fit in 16 KiB
   --offload-bytes N        Store answers over N serialized bytes (default 8192)
   --call-timeout DURATION  Deadline of one upstream call (default 120s)
   --max-age DURATION       With --session: forget results older than this
@@ -150,6 +158,7 @@ export function parseMcpArguments(
   const { values } = parseFlags(args, {
     servers: { type: "string" },
     list: { type: "boolean" },
+    catalog: { type: "string" },
     "offload-bytes": { type: "string" },
     "call-timeout": { type: "string" },
     "max-age": { type: "string" },
@@ -178,6 +187,7 @@ export function parseMcpArguments(
   }
   const gatewayOnly = [
     "list",
+    "catalog",
     "offload-bytes",
     "call-timeout",
     "max-age",
@@ -202,6 +212,7 @@ export function parseMcpArguments(
   const gateway = values.servers === undefined ? undefined : defined({
     servers: values.servers,
     list: values.list === true,
+    catalog: catalogMode(values.catalog),
     offloadBytes: positiveInteger(values["offload-bytes"], "--offload-bytes"),
     callTimeoutMs: parseDuration(values["call-timeout"], "--call-timeout"),
     maxAgeMs: parseDuration(values["max-age"], "--max-age"),
@@ -229,6 +240,19 @@ export function parseMcpArguments(
       maxResults: positiveInteger(values["max-results"], "--max-results"),
     }),
   };
+}
+
+function catalogMode(value: string | undefined): CatalogMode | undefined {
+  if (value === undefined) return undefined;
+  if (!CATALOG_MODES.includes(value as CatalogMode)) {
+    throw new UsageError(
+      "usage",
+      `--catalog is ${JSON.stringify(value)}; it must be ${
+        CATALOG_MODES.join(", ")
+      }`,
+    );
+  }
+  return value as CatalogMode;
 }
 
 async function serve(a: McpArguments, io: CliIo): Promise<number> {

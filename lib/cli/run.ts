@@ -67,6 +67,9 @@ ${TEST_FLAGS_HELP}  --max-steps N            Step budget, refused steps included
   --context-report PATH    Write the JSON context report to PATH
   --record PATH            Write the model's replies as a recording to PATH
                            (replay it offline: --model recorded:PATH, loom cost)
+  --record-requests PATH   Append every request as sent to PATH (JSON lines,
+                           loom-requests/1), for loom view; it holds prompt
+                           text and what the run read of the workspace
   --session DIR            Persist the run in session DIR (outside DIR of
                            --workspace) after every step; see loom session
   --resume DIR             Continue the stopped slice of session DIR
@@ -120,6 +123,8 @@ export interface RunArguments extends ResumableArguments, SliceArguments {
   readonly contextPolicy: ContextPolicy;
   /** `--record PATH`. */
   readonly record?: string;
+  /** `--record-requests PATH`. */
+  readonly recordRequests?: string;
   /** `--session DIR`. */
   readonly session?: string;
   /** `--dry-run`: print and check the first request, run nothing. */
@@ -142,6 +147,7 @@ export function parseRunArguments(
     ...SLICE_OPTIONS,
     ...RESUMABLE_OPTIONS,
     record: { type: "string" },
+    "record-requests": { type: "string" },
     session: { type: "string" },
     "dry-run": { type: "boolean", default: false },
   });
@@ -161,7 +167,14 @@ export function parseRunArguments(
   }
   const dryRun = values["dry-run"] === true;
   if (dryRun) {
-    for (const flag of ["session", "record", "context-report"] as const) {
+    for (
+      const flag of [
+        "session",
+        "record",
+        "record-requests",
+        "context-report",
+      ] as const
+    ) {
       if (values[flag] !== undefined) {
         throw new UsageError(
           "usage",
@@ -187,7 +200,11 @@ export function parseRunArguments(
     modelTimeoutMs: resumable.modelTimeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
     contextPolicy: slice.contextPolicy ?? "legacy",
     dryRun,
-    ...defined({ record: values.record, session: values.session }),
+    ...defined({
+      record: values.record,
+      recordRequests: values["record-requests"],
+      session: values.session,
+    }),
   };
 }
 
@@ -309,6 +326,7 @@ async function run(a: RunArguments, io: CliIo): Promise<number> {
         contextReport: a.contextReport,
         baseUrl: a.baseUrl,
         record: a.record,
+        recordRequests: a.recordRequests,
         session: session?.hooks,
         runTimeoutMs: a.runTimeoutMs,
       }),

@@ -15,7 +15,7 @@ import {
 } from "./anthropic_cache.ts";
 import { simulateOpenAICache } from "./openai_cache.ts";
 import { modelPrice, type PriceTable } from "./prices.ts";
-import { priceTokens } from "./usage_cost.ts";
+import { type CostFigures, priceTokens } from "./usage_cost.ts";
 import {
   claudeCounter,
   o200kCounter,
@@ -31,26 +31,6 @@ export interface PricedCall {
   readonly atMs: number;
   /** The model's reply (the tool call's arguments), for output tokens. */
   readonly reply: unknown;
-}
-
-/** Token and dollar figures of one request, or of a run in total. */
-export interface CostFigures {
-  /** All input tokens. */
-  readonly input_tokens: number;
-  /** Input tokens read from the cache. */
-  readonly cache_read_tokens: number;
-  /** Input tokens written to the cache (5m and 1h). */
-  readonly cache_write_tokens: number;
-  /** Input tokens neither read nor written. */
-  readonly uncached_tokens: number;
-  /** Output tokens (the tool call's arguments). */
-  readonly output_tokens: number;
-  /** Dollars for the input tokens. */
-  readonly input_dollars: number;
-  /** Dollars for the output tokens. */
-  readonly output_dollars: number;
-  /** Input and output dollars. */
-  readonly dollars: number;
 }
 
 /** The priced run. */

@@ -13,7 +13,26 @@ import {
   type PriceTable,
   PriceTableError,
 } from "./prices.ts";
-import type { CostFigures } from "./simulate.ts";
+
+/** Token and dollar figures of one request, or of a run in total. */
+export interface CostFigures {
+  /** All input tokens. */
+  readonly input_tokens: number;
+  /** Input tokens read from the cache. */
+  readonly cache_read_tokens: number;
+  /** Input tokens written to the cache (5m and 1h). */
+  readonly cache_write_tokens: number;
+  /** Input tokens neither read nor written. */
+  readonly uncached_tokens: number;
+  /** Output tokens (the tool call's arguments). */
+  readonly output_tokens: number;
+  /** Dollars for the input tokens. */
+  readonly input_dollars: number;
+  /** Dollars for the output tokens. */
+  readonly output_dollars: number;
+  /** Input and output dollars. */
+  readonly dollars: number;
+}
 
 /** Token counts of one request, split the way prices apply. */
 export interface TokenCounts {

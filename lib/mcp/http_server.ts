@@ -17,7 +17,14 @@
  *
  * @module
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import {
+  bearerToken,
+  hostOf,
+  isLoopback,
+  isLoopbackOrigin,
+  refusal,
+  TokenCheck,
+} from "../http_guard.ts";
 
 /** The one path the server answers. */
 export const MCP_PATH = "/mcp";
@@ -65,32 +72,6 @@ export interface ServeHttpOptions extends McpHttpOptions {
 }
 
 /**
- * Whether a host name or address is a loopback one: `localhost`,
- * `127.0.0.0/8`, `::1` (with or without brackets), `::ffff:127.x.y.z`.
- *
- * @param host A host name or IP address.
- * @returns `true` for a loopback host.
- *
- * @example
- * ```ts
- * import { isLoopback } from "./http_server.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isLoopback("127.0.0.1"), true);
- * assert.equal(isLoopback("[::1]"), true);
- * assert.equal(isLoopback("0.0.0.0"), false);
- * assert.equal(isLoopback("loom.internal"), false);
- * ```
- */
-export function isLoopback(host: string): boolean {
-  const h = host.toLowerCase().replace(/^\[(.*)\]$/, "$1");
-  if (h === "localhost" || h === "::1" || h === "0:0:0:0:0:0:0:1") return true;
-  const v4 = h.startsWith("::ffff:") ? h.slice("::ffff:".length) : h;
-  const parts = v4.split(".");
-  return parts.length === 4 && parts[0] === "127" &&
-    parts.every((p) => /^(0|[1-9][0-9]{0,2})$/.test(p) && Number(p) <= 255);
-}
-
-/**
  * The request handler: 404 off `/mcp`, 401 without the token, 403 for a
  * non-loopback `Host` or `Origin` when serving without a token, 405 for a
  * method other than POST (stateless: no GET stream, no session to DELETE),
@@ -119,14 +100,16 @@ export function mcpHttpHandler(
 ): (request: Request) => Promise<Response> {
   const expected = options.token === undefined
     ? undefined
-    : digest(options.token);
+    : new TokenCheck(options.token);
   return async (request) => {
     const url = new URL(request.url);
     if (url.pathname !== MCP_PATH) {
       return refusal(404, `Not found: the MCP endpoint is ${MCP_PATH}`);
     }
     if (expected !== undefined) {
-      if (!bearerMatches(request.headers.get("authorization"), expected)) {
+      if (
+        !expected.matches(bearerToken(request.headers.get("authorization")))
+      ) {
         return refusal(401, "Unauthorized: send Authorization: Bearer TOKEN", {
           "WWW-Authenticate": 'Bearer realm="loom"',
         });
@@ -136,7 +119,7 @@ export function mcpHttpHandler(
       const origin = request.headers.get("origin");
       if (
         !isLoopback(hostOf(host)) ||
-        (origin !== null && !loopbackOrigin(origin))
+        (origin !== null && !isLoopbackOrigin(origin))
       ) {
         return refusal(
           403,
@@ -256,44 +239,4 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
   } finally {
     for (const signal of signals) Deno.removeSignalListener(signal, stop);
   }
-}
-
-function digest(text: string): Uint8Array {
-  return createHash("sha256").update(text, "utf8").digest();
-}
-
-/** Whether `Authorization: Bearer <token>` carries the token (constant time). */
-function bearerMatches(header: string | null, expected: Uint8Array): boolean {
-  const match = /^Bearer +(\S+) *$/i.exec(header ?? "");
-  // Both sides are SHA-256 digests: equal lengths, compared in constant time.
-  const given = digest(match?.[1] ?? "");
-  return timingSafeEqual(given, expected) && match !== null;
-}
-
-/** The host part of a `Host` header (`name`, `name:port`, `[v6]:port`). */
-function hostOf(header: string): string {
-  const v6 = /^\[([^\]]*)\](?::\d+)?$/.exec(header);
-  if (v6 !== null) return v6[1]!;
-  return header.replace(/:\d+$/, "");
-}
-
-function loopbackOrigin(origin: string): boolean {
-  try {
-    const url = new URL(origin);
-    return (url.protocol === "http:" || url.protocol === "https:") &&
-      isLoopback(url.hostname);
-  } catch {
-    return false;
-  }
-}
-
-function refusal(
-  status: number,
-  text: string,
-  headers: Record<string, string> = {},
-): Response {
-  return new Response(`${text}\n`, {
-    status,
-    headers: { "Content-Type": "text/plain; charset=utf-8", ...headers },
-  });
 }

@@ -47,6 +47,24 @@ export function breach(
   };
 }
 
+/** The breach of Anthropic's rule `rule`. */
+export function anthropicBreach(
+  rule: string,
+  path: string,
+  message: string,
+): RuleBreach {
+  return breach("anthropic", rule, path, message);
+}
+
+/** The breach of OpenAI's rule `rule`. */
+export function openAIBreach(
+  rule: string,
+  path: string,
+  message: string,
+): RuleBreach {
+  return breach("openai", rule, path, message);
+}
+
 export function isObject(value: unknown): value is Json {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }

@@ -9,22 +9,15 @@
  * @module
  */
 import {
+  anthropicBreach as anthropic,
   arrayOf,
-  breach,
   dotted,
   isObject,
   type Json,
+  openAIBreach as openai,
   pointer,
   type RuleBreach,
 } from "./_rules_json.ts";
-
-function anthropic(rule: string, path: string, message: string): RuleBreach {
-  return breach("anthropic", rule, path, message);
-}
-
-function openai(rule: string, path: string, message: string): RuleBreach {
-  return breach("openai", rule, path, message);
-}
 
 // ---------------------------------------------------------------------------
 // Anthropic Messages API

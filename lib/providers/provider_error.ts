@@ -18,6 +18,8 @@ import type { ModelUsage } from "./model_provider.ts";
  * - `recording_mismatch`: The recorded call's phase or tool differs from what the loop asked for.
  * - `recording_exhausted`: The loop asked for more calls than the recording holds.
  * - `recording_unwritable`: `--record PATH` could not write the recording file.
+ * - `request_log_unwritable`: `--record-requests PATH` could not write the
+ *   request log.
  * - `provider_http`: The provider answered with an HTTP error status after the retries, or asked
  *   (`Retry-After`) for a wait longer than the model timeout, which is not waited for.
  * - `provider_connection`: The provider could not be reached (after the retries).

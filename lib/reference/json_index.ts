@@ -194,6 +194,14 @@ export class ScannedIndex implements JsonIndex {
     return lo;
   }
 
+  /** The offset just past the value starting at `at`. */
+  #valueEnd(at: number): number {
+    const first = this.bytes[at]!;
+    return first === LBRACE || first === LBRACKET
+      ? this.#data.cEnds[this.#container(at)]!
+      : scalarEnd(this.bytes, at);
+  }
+
   /** The value start of the member whose key starts at `key`. */
   #memberValue(key: number): number {
     const bytes = this.bytes;
@@ -256,7 +264,7 @@ export class ScannedIndex implements JsonIndex {
 
   resolve(tokens: readonly string[]): JsonSpan {
     const bytes = this.bytes;
-    const { cEnds, cLists, children } = this.#data;
+    const { cLists, children } = this.#data;
     let at = 0;
     while (WS[bytes[at]!] === 1) at++;
     for (let t = 0; t < tokens.length; t++) {
@@ -311,29 +319,25 @@ export class ScannedIndex implements JsonIndex {
         );
       }
     }
-    const first = bytes[at]!;
-    const end = first === LBRACE || first === LBRACKET
-      ? cEnds[this.#container(at)]!
-      : scalarEnd(bytes, at);
-    return { start: at, end, kind: kindOf(first) };
+    return { start: at, end: this.#valueEnd(at), kind: kindOf(bytes[at]!) };
   }
 
   childrenOf(span: JsonSpan, limit: number): JsonChildren {
     const bytes = this.bytes;
     const first = bytes[span.start]!;
     if (first !== LBRACE && first !== LBRACKET) return { count: 0, items: [] };
-    const { cEnds, cLists, children } = this.#data;
+    const { cLists, children } = this.#data;
     const list = cLists[this.#container(span.start)]!;
     const count = children[list]!;
     const items: { name?: string; span: JsonSpan }[] = [];
     for (let k = 1; k <= Math.min(count, limit); k++) {
       const child = children[list + k]!;
       const value = first === LBRACE ? this.#memberValue(child) : child;
-      const c = bytes[value]!;
-      const end = c === LBRACE || c === LBRACKET
-        ? cEnds[this.#container(value)]!
-        : scalarEnd(bytes, value);
-      const valueSpan = { start: value, end, kind: kindOf(c) };
+      const valueSpan = {
+        start: value,
+        end: this.#valueEnd(value),
+        kind: kindOf(bytes[value]!),
+      };
       items.push(
         first === LBRACE
           ? {
@@ -348,7 +352,7 @@ export class ScannedIndex implements JsonIndex {
 
   locate(start: number, end: number): string[] {
     const bytes = this.bytes;
-    const { cEnds, cLists, children } = this.#data;
+    const { cLists, children } = this.#data;
     const last = Math.max(start, end - 1);
     const tokens: string[] = [];
     let at = 0;
@@ -372,11 +376,7 @@ export class ScannedIndex implements JsonIndex {
       if (k === 0) return tokens;
       const child = children[list + k]!;
       const value = first === LBRACE ? this.#memberValue(child) : child;
-      const c = bytes[value]!;
-      const valueEnd = c === LBRACE || c === LBRACKET
-        ? cEnds[this.#container(value)]!
-        : scalarEnd(bytes, value);
-      if (last >= valueEnd) return tokens;
+      if (last >= this.#valueEnd(value)) return tokens;
       tokens.push(
         first === LBRACE
           ? decodeStringLexeme(bytes, child, stringEnd(bytes, child))

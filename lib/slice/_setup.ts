@@ -3,6 +3,7 @@ import type { ModelProvider } from "../providers/model_provider.ts";
 import { createProvider } from "../providers/create_provider.ts";
 import { ProviderError } from "../providers/provider_error.ts";
 import { RecordingProvider } from "../providers/recording_provider.ts";
+import { RequestLogProvider } from "../providers/request_log.ts";
 import { WorkspaceExecutor } from "../executor/workspace_executor.ts";
 import { ProtectedPaths } from "../executor/protected_paths.ts";
 import type { Effects } from "./_execute.ts";
@@ -24,9 +25,16 @@ export function sliceProvider(
   options: RunOptions,
 ): ModelProvider {
   const provider = specProvider(request, options);
-  return options.record === undefined
+  const recorded = options.record === undefined
     ? provider
     : new RecordingProvider(provider, options.record);
+  if (options.recordRequests === undefined) return recorded;
+  const resume = options.session === undefined
+    ? undefined
+    : sessionHookParts(options.session).resume;
+  return new RequestLogProvider(recorded, options.recordRequests, {
+    startAtLine: resume?.requests.length ?? 0,
+  });
 }
 
 function specProvider(

@@ -233,6 +233,7 @@ export class SliceRun {
       report: this.#report,
       counters: this.#counters,
       signal: this.#signal,
+      step: () => this.#steps,
       onRequest: (turn) => {
         this.#lastTurn = { ...turn, sequence: this.#steps };
       },

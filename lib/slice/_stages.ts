@@ -8,6 +8,7 @@
 import { messageOf } from "../errors.ts";
 import type { Briefing } from "../briefing/briefing.ts";
 import type {
+  AddRequestOptions,
   ContextReportBuilder,
   RequestPart,
 } from "../briefing/context_report.ts";
@@ -57,6 +58,8 @@ export interface StageContext {
   readonly report: ContextReportBuilder;
   readonly counters: RunCounters;
   readonly signal: AbortSignal | undefined;
+  /** The step being taken (the report's lines carry it). */
+  readonly step: () => number;
   /** Told about every request built (session snapshots rebuild the last one). */
   readonly onRequest?: (turn: TurnRecord) => void;
   /**
@@ -271,6 +274,7 @@ async function callModel(
       phase: options.phase,
       elapsedMs: elapsed,
       ...partsOf(ctx.provider, request),
+      ...turnFigures(ctx),
       ...(usage === null ? {} : { usage }),
       finalUsage: false,
     });
@@ -295,6 +299,7 @@ async function callModel(
     phase: options.phase,
     elapsedMs: elapsed,
     ...partsOf(ctx.provider, request),
+    ...turnFigures(ctx),
     usage: reply.usage,
     finalUsage: reply.final_usage,
   });
@@ -316,6 +321,18 @@ function providerStop(error: unknown): SliceStoppedError {
 function clipDetail(text: string): string {
   const line = text.replace(/\s+/g, " ").trim();
   return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}
+
+/** The report's figures of the request the briefing built last. */
+function turnFigures(
+  ctx: StageContext,
+): Pick<AddRequestOptions, "step" | "checkpoint" | "bytesByPart"> {
+  const turn = ctx.briefing.lastTurn;
+  return {
+    step: ctx.step(),
+    checkpoint: (turn?.retired ?? 0) > 0,
+    ...(turn === undefined ? {} : { bytesByPart: turn.parts }),
+  };
 }
 
 /** The provider's body parts, for prefix figures in the provider's order. */

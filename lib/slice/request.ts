@@ -92,6 +92,12 @@ export interface RunOptions {
    * replay the run offline under other policies and settings.
    */
   readonly record?: string;
+  /**
+   * Append every request of this run, as sent, to a `loom-requests/1` file
+   * at this path (one JSON line per context-report line), for `loom view`
+   * to show. It holds prompt text and what the run read of the workspace.
+   */
+  readonly recordRequests?: string;
   /** Base URL of the provider API (OpenAI-compatible servers, proxies). */
   readonly baseUrl?: string;
   /**

@@ -8,9 +8,17 @@
 import type { Storage } from "./storage.ts";
 import { StorageError } from "./storage_error.ts";
 import { redactUrl } from "./location.ts";
+import { readOnlyStorage } from "./read_only.ts";
 
 /** Options of {@linkcode openStorage}. */
 export interface OpenStorageOptions {
+  /**
+   * Open for reading only (`loom view`, `loom session show`): nothing is
+   * created or changed — no database file, schema or table; a database
+   * connection refuses writes. A database that holds no Loom tables is
+   * refused (`storage_unreachable`): there is nothing to read.
+   */
+  readonly readOnly?: boolean;
   /**
    * The longest a database operation may take before it fails with
    * `storage_unavailable` (default 10,000 ms): a server that stopped
@@ -28,7 +36,8 @@ export interface OpenStorageOptions {
  * a store URL: write `file:` before it.
  *
  * @param url The store URL.
- * @param options How long a database operation may take.
+ * @param options Read-only or not (default: read and write); how long a
+ *   database operation may take.
  * @returns The open store; call {@linkcode Storage.close}.
  * @throws {StorageError} `storage_url_invalid`; `storage_unreachable`
  *   when the database cannot be opened or reached (naming its host, never
@@ -51,25 +60,27 @@ export async function openStorage(
   url: string,
   options: OpenStorageOptions = {},
 ): Promise<Storage> {
+  const readOnly = options.readOnly === true;
   if (typeof url !== "string") {
     throw new StorageError(
       "storage_url_invalid",
       "Cannot open a store: its URL must be a string",
     );
   }
+  const guard = (store: Storage) => readOnly ? readOnlyStorage(store) : store;
   if (url.startsWith("file:")) {
     const dir = url.slice("file:".length).replace(/^\/\/(?=\/)/, "");
     const { FileStorage } = await import("./file_storage.ts");
-    return await FileStorage.open(required(dir, url));
+    return guard(await FileStorage.open(required(dir, url)));
   }
   if (url.startsWith("sqlite:")) {
     const path = url.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
     const { SqliteStorage } = await import("./sqlite_storage.ts");
-    return SqliteStorage.open(required(path, url));
+    return guard(SqliteStorage.open(required(path, url), { readOnly }));
   }
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
     const { PostgresStorage } = await import("./postgres_storage.ts");
-    return await PostgresStorage.open(url, options);
+    return guard(await PostgresStorage.open(url, { ...options, readOnly }));
   }
   throw new StorageError(
     "storage_url_invalid",

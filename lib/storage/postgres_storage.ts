@@ -94,6 +94,11 @@ function codeOf(error: unknown): string {
 export interface PostgresOptions {
   /** The longest one operation may take, ms (default 10,000). */
   readonly timeoutMs?: number;
+  /**
+   * Every transaction read-only, and the schema only checked (a database
+   * without it is refused).
+   */
+  readonly readOnly?: boolean;
 }
 
 /**
@@ -128,7 +133,7 @@ export class PostgresStorage extends SqlSessions implements Storage {
    * advisory lock, so two first users cannot race) or checks its version.
    *
    * @param url The store URL.
-   * @param options The bound of one operation.
+   * @param options The bound of one operation; read-only.
    * @returns The store.
    * @throws {StorageError} `storage_url_invalid`, `storage_unreachable`
    *   (naming the host and the cause, never the password),
@@ -151,6 +156,7 @@ export class PostgresStorage extends SqlSessions implements Storage {
       );
     }
     const host = `${parsed.hostname || "localhost"}:${parsed.port || "5432"}`;
+    const readOnly = options.readOnly === true;
     const timeoutMs = options.timeoutMs ?? POSTGRES_TIMEOUT_MS;
     const given = Number(parsed.searchParams.get("connect_timeout") ?? NaN);
     const connectSeconds = Number.isFinite(given) && given > 0
@@ -163,7 +169,9 @@ export class PostgresStorage extends SqlSessions implements Storage {
         onnotice: () => {},
         connect_timeout: connectSeconds,
         idle_timeout: 30,
-        connection: { application_name: "loom" },
+        connection: readOnly
+          ? { application_name: "loom", default_transaction_read_only: true }
+          : { application_name: "loom" },
       });
     } catch (error) {
       throw new StorageError(
@@ -178,12 +186,25 @@ export class PostgresStorage extends SqlSessions implements Storage {
     const location = backend.location;
     try {
       await sql.begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK})`;
-        for (const statement of SCHEMA) await tx.unsafe(statement);
+        if (readOnly) {
+          const [found] = await tx<{ present: boolean }[]>`
+            SELECT to_regclass('loom.meta') IS NOT NULL AS present`;
+          if (found?.present !== true) {
+            throw new StorageError(
+              "storage_unreachable",
+              `Cannot read the store ${location}: it holds no Loom schema (nothing was ever stored there)`,
+              { location },
+            );
+          }
+        } else {
+          await tx`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK})`;
+          for (const statement of SCHEMA) await tx.unsafe(statement);
+        }
         const rows = await tx<{ value: string }[]>`
           SELECT value FROM loom.meta WHERE key = 'schema_version'`;
         const found = rows[0]?.value;
         if (found === undefined) {
+          if (readOnly) return;
           await tx`INSERT INTO loom.meta (key, value)
                    VALUES ('schema_version', ${
             String(POSTGRES_SCHEMA_VERSION)

@@ -116,12 +116,18 @@ export class SqliteStorage extends SqlSessions implements Storage {
    * Opens (or creates) the database file and its tables.
    *
    * @param path The database file.
+   * @param options `readOnly`: open an existing file read-only and create
+   *   nothing.
    * @returns The store.
    * @throws {StorageError} `storage_unreachable` when the file cannot be
-   *   opened; `storage_schema_newer`.
+   *   opened (or, read-only, does not exist); `storage_schema_newer`.
    */
-  static open(path: string): SqliteStorage {
+  static open(
+    path: string,
+    options: { readonly readOnly?: boolean } = {},
+  ): SqliteStorage {
     const file = resolve(path);
+    if (options.readOnly === true) return SqliteStorage.#openReadOnly(file);
     let db: Db;
     try {
       Deno.mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
@@ -158,6 +164,42 @@ export class SqliteStorage extends SqlSessions implements Storage {
       Deno.chmodSync(file, 0o600);
     } catch {
       // Not ours to change (another user's file we may use): leave it.
+    }
+    return new SqliteStorage(new SqliteBackend(file, db));
+  }
+
+  static #openReadOnly(file: string): SqliteStorage {
+    let db: Db;
+    try {
+      db = new DatabaseSync(file, { readOnly: true });
+      db.exec("PRAGMA busy_timeout = 10000");
+      const table = db.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'loom_meta'",
+      ).get();
+      const row = table === undefined ? undefined : db.prepare(
+        "SELECT value FROM loom_meta WHERE key = 'schema_version'",
+      ).get() as { value: string } | undefined;
+      if (row !== undefined && Number(row.value) > SQLITE_SCHEMA_VERSION) {
+        throw new StorageError(
+          "storage_schema_newer",
+          `Cannot use the store sqlite:${file}: its schema version ${row.value} was written by a newer Loom (this one knows version ${SQLITE_SCHEMA_VERSION})`,
+          { location: `sqlite:${file}` },
+        );
+      }
+      if (table === undefined) {
+        throw new StorageError(
+          "storage_unreachable",
+          `Cannot read the store sqlite:${file}: it holds no Loom tables (nothing was ever stored there)`,
+          { location: `sqlite:${file}` },
+        );
+      }
+    } catch (error) {
+      if (error instanceof StorageError) throw error;
+      throw new StorageError(
+        "storage_unreachable",
+        `Cannot open the store sqlite:${file} to read it: ${messageOf(error)}`,
+        { location: `sqlite:${file}`, cause: error },
+      );
     }
     return new SqliteStorage(new SqliteBackend(file, db));
   }

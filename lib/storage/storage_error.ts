@@ -15,6 +15,7 @@ import { LoomError } from "../errors.ts";
  * - `storage_unreachable`: The store cannot be reached or opened at start.
  * - `storage_unavailable`: The store was lost mid-run; nothing committed is lost or half-written.
  * - `storage_schema_newer`: The database was set up by a newer Loom (a later schema version).
+ * - `storage_read_only`: A write to a store opened read-only (`loom view`).
  * - `storage_name_invalid`: A session name that is not `[A-Za-z0-9][A-Za-z0-9._-]*` (at most 128).
  * - `journal_conflict`: Another writer appended to the journal first; nothing was written.
  * - `lease_held`: Another live holder has the session's lease.

@@ -6,9 +6,19 @@
  */
 import assert from "node:assert/strict";
 import {
+  type SessionStore,
+  sessionStore,
+} from "../../lib/adapters/session_result_store.ts";
+import { Retrieval } from "../../lib/reference/retrieval.ts";
+import { sha256Hex } from "../../lib/store/digest.ts";
+import type { ResultStore } from "../../lib/store/result_store.ts";
+import { tempDir } from "../_kit.ts";
+import {
   breakpoints,
   type Move,
   type Received,
+  type ScriptedServer,
+  scriptedServer,
   toolResults,
   type Wire,
 } from "./_scripted_server.ts";
@@ -118,6 +128,33 @@ export function at(value: unknown, pointer: string): unknown {
       ],
     value,
   );
+}
+
+/** The 2 MB scenario, set up: the document and the scripted model's server. */
+export interface BigDocumentRun extends AsyncDisposable {
+  readonly text: string;
+  readonly value: unknown;
+  readonly server: ScriptedServer;
+  /** The scenario's assertions, once the conversation has ended. */
+  assertRun(): void;
+}
+
+/**
+ * Sets up the 2 MB scenario: a tool `catalogue` returns the document, the
+ * scripted model (served on 127.0.0.1) reads it as {@linkcode bigDocumentModel}.
+ */
+export function bigDocumentRun(): BigDocumentRun {
+  const { text, value } = bigDocument();
+  const findings: Findings = {};
+  const server = scriptedServer(bigDocumentModel("catalogue", findings));
+  return {
+    text,
+    value,
+    server,
+    assertRun: () =>
+      assertBigDocumentRun(server.received, server.refused, findings, value),
+    [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
+  };
 }
 
 /** The assertions of the 2 MB scenario. */
@@ -320,4 +357,91 @@ export function storeOnceModel(
     toolResults(body, wire).length === 0
       ? { call: { name: tool, input: {} } }
       : { text: "stored" };
+}
+
+/**
+ * The long conversation's requests, checked alike for every adapter: old
+ * results retired in batches (the count of retired descriptors never moves
+ * by fewer than 8), every request under `maxBytes`, and each of the 40
+ * results referenced in the last request readable from `store`, checked
+ * against its digest.
+ *
+ * @returns How many retired descriptors each request held.
+ */
+export function assertRetiredInBatches(
+  received: readonly Received[],
+  store: ResultStore,
+  maxBytes: number,
+): number[] {
+  const retiredAt = received.map((r) =>
+    (r.text.match(/\\"retired\\":true|"retired":true/g) ?? []).length
+  );
+  assert.ok(retiredAt.at(-1)! >= 8, String(retiredAt));
+  const steps = retiredAt.slice(1).map((n, i) => n - retiredAt[i]!).filter(
+    (d) => d !== 0,
+  );
+  assert.ok(steps.every((d) => d >= 8), String(steps));
+  const sizes = received.map((r) => r.text.length);
+  assert.ok(Math.max(...sizes) < maxBytes, String(sizes));
+  const references = referencesIn(received.at(-1)!.text);
+  assert.equal(references.length, 40);
+  const retrieval = new Retrieval(store);
+  for (const [i, reference] of references.entries()) {
+    const read = retrieval.read({ reference });
+    assert.ok(read.ok);
+    assert.ok(
+      turnResult(i).startsWith(
+        (read.structured["selected_text"] as string).slice(0, 1000),
+      ),
+    );
+  }
+  return retiredAt;
+}
+
+/** The 2 MB document, as text and as a value, for a first process's tool. */
+export type BigDocument = ReturnType<typeof bigDocument>;
+
+/**
+ * The session-store scenario, alike for every adapter: a first
+ * conversation (`first`, through the adapter, against a scripted server
+ * playing {@linkcode storeOnceModel}) stores the 2 MB document in a session
+ * store and ends; a second process opens the same session through the
+ * adapter's `sessionStore` and reads values from the result by the
+ * reference the first one saw, which carries the document's digest.
+ *
+ * @param adapter The adapter the second process uses.
+ * @param first Runs the first conversation against `url` with `store`.
+ */
+export async function assertSecondProcessReads(
+  adapter: "ai-sdk" | "anthropic" | "openai",
+  first: (
+    url: string,
+    store: SessionStore,
+    document: BigDocument,
+  ) => Promise<void>,
+): Promise<void> {
+  const document = bigDocument();
+  await using home = await tempDir();
+  const dir = `${home.path}/chat-1`;
+  const keyFile = `${home.path}/session.key`;
+  await using server = scriptedServer(storeOnceModel("catalogue"));
+  {
+    await using store = await sessionStore(dir, { keyFile });
+    await first(server.url, store, document);
+  }
+  const [reference] = referencesIn(server.received.at(-1)!.text);
+  assert.equal(
+    reference!["sha256"],
+    sha256Hex(new TextEncoder().encode(document.text)),
+  );
+  const findings: SecondFindings = {};
+  await using second = scriptedServer(secondProcessModel(reference!, findings));
+  const run = await runSecondProcess(adapter, second.url, dir, keyFile);
+  assertSecondProcess(
+    run,
+    second.received,
+    second.refused,
+    findings,
+    document.value,
+  );
 }

@@ -14,26 +14,9 @@ import {
   retrievalTools,
 } from "../../lib/adapters/ai_sdk.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
-import { Retrieval } from "../../lib/reference/retrieval.ts";
 import { RETRIEVAL_TOOLS } from "../../lib/reference/retrieval_tools.ts";
-import { sessionStore } from "../../lib/adapters/session_result_store.ts";
-import { sha256Hex } from "../../lib/store/digest.ts";
-import { tempDir } from "../_kit.ts";
 import { scriptedServer } from "./_scripted_server.ts";
-import {
-  assertBigDocumentRun,
-  assertSecondProcess,
-  bigDocument,
-  bigDocumentModel,
-  type Findings,
-  longModel,
-  referencesIn,
-  runSecondProcess,
-  type SecondFindings,
-  secondProcessModel,
-  storeOnceModel,
-  turnResult,
-} from "./_scenario.ts";
+import * as scenario from "./_scenario.ts";
 
 const EMPTY = jsonSchema<Record<string, never>>({
   type: "object",
@@ -53,13 +36,10 @@ function models(url: string) {
 }
 
 Deno.test("the AI SDK adapter keeps a 2 MB tool result out of every request and the model reads values from it", async (t) => {
-  const { text, value } = bigDocument();
   for (const provider of ["anthropic", "openai"] as const) {
     await t.step(`through @ai-sdk/${provider}`, async () => {
-      const findings: Findings = {};
-      await using server = scriptedServer(
-        bigDocumentModel("catalogue", findings),
-      );
+      await using run = scenario.bigDocumentRun();
+      const { server, text, value } = run;
       const store = new ResultStore();
       const model = wrapLanguageModel({
         model: models(server.url)[provider],
@@ -79,7 +59,7 @@ Deno.test("the AI SDK adapter keeps a 2 MB tool result out of every request and 
         providerOptions: { openai: { store: false } },
       });
       assert.equal(result.text, "done");
-      assertBigDocumentRun(server.received, server.refused, findings, value);
+      run.assertRun();
       assert.equal(store.count, 1);
       assert.equal(
         new TextDecoder().decode(store.get("result-1")!.bytes),
@@ -119,7 +99,7 @@ Deno.test("the AI SDK adapter keeps a 2 MB tool result out of every request and 
 Deno.test("the AI SDK adapter retires old results in batches over a 40-turn conversation and every retired result stays readable", async (t) => {
   for (const provider of ["anthropic", "openai"] as const) {
     await t.step(`through @ai-sdk/${provider}`, async () => {
-      await using server = scriptedServer(longModel(40));
+      await using server = scriptedServer(scenario.longModel(40));
       const store = new ResultStore();
       const budgetBytes = 48 * 1024;
       const result = await generateText({
@@ -138,7 +118,7 @@ Deno.test("the AI SDK adapter retires old results in batches over a 40-turn conv
                 required: ["turn"],
                 additionalProperties: false,
               }),
-              execute: ({ turn }) => turnResult(turn),
+              execute: ({ turn }) => scenario.turnResult(turn),
             }),
           }, { store }),
           ...retrievalTools(store),
@@ -149,17 +129,11 @@ Deno.test("the AI SDK adapter retires old results in batches over a 40-turn conv
       assert.equal(result.text, "finished");
       assert.deepEqual(server.refused, []);
       assert.equal(server.received.length, 41);
-      const sizes = server.received.map((r) => r.text.length);
-      assert.ok(Math.max(...sizes) < budgetBytes + 16 * 1024, String(sizes));
-      const retiredAt = server.received.map((r) =>
-        (r.text.match(/\\"retired\\":true|"retired":true/g) ?? []).length
+      const retiredAt = scenario.assertRetiredInBatches(
+        server.received,
+        store,
+        budgetBytes + 16 * 1024,
       );
-      assert.ok(retiredAt.at(-1)! >= 8, String(retiredAt));
-      // Retirements happen in batches: the count never moves by fewer than 8.
-      const steps = retiredAt.slice(1).map((n, i) => n - retiredAt[i]!).filter((
-        d,
-      ) => d !== 0);
-      assert.ok(steps.every((d) => d >= 8), String(steps));
       // Between retirements each request begins with the previous one's messages.
       for (let i = 1; i < server.received.length; i++) {
         if (retiredAt[i] !== retiredAt[i - 1]) continue;
@@ -169,17 +143,6 @@ Deno.test("the AI SDK adapter retires old results in batches over a 40-turn conv
           now.startsWith(before.slice(0, before.length - 1)),
           `request ${i} changed its prefix without a retirement`,
         );
-      }
-      // Every result referenced in the last request is readable, digest-checked.
-      const last = server.received.at(-1)!.text;
-      const references = referencesIn(last);
-      assert.equal(references.length, 40);
-      const retrieval = new Retrieval(store);
-      for (const [i, reference] of references.entries()) {
-        const read = retrieval.read({ reference });
-        assert.ok(read.ok);
-        const whole = read.structured["selected_text"] as string;
-        assert.ok(turnResult(i).startsWith(whole.slice(0, 1000)));
       }
     });
   }
@@ -197,30 +160,21 @@ function messagesOf(body: Record<string, unknown>): unknown[] {
 }
 
 Deno.test("a second process reads a result the first stored through the AI SDK adapter's session store, by the same reference and digest", async () => {
-  const { text, value } = bigDocument();
-  await using home = await tempDir();
-  const dir = `${home.path}/chat-1`;
-  const keyFile = `${home.path}/session.key`;
-  await using first = scriptedServer(storeOnceModel("catalogue"));
-  {
-    await using store = await sessionStore(dir, { keyFile });
-    const result = await generateText({
-      model: wrapLanguageModel({
-        model: models(first.url).anthropic,
-        middleware: loomMiddleware({ store }),
-      }),
-      prompt: "Fetch the catalogue.",
-      tools: loomTools({
-        catalogue: tool({ inputSchema: EMPTY, execute: () => value }),
-      }, { store }),
-      stopWhen: stepCountIs(4),
-    });
-    assert.equal(result.text, "stored");
-  }
-  const [reference] = referencesIn(first.received.at(-1)!.text);
-  assert.equal(reference!["sha256"], sha256Hex(new TextEncoder().encode(text)));
-  const findings: SecondFindings = {};
-  await using second = scriptedServer(secondProcessModel(reference!, findings));
-  const run = await runSecondProcess("ai-sdk", second.url, dir, keyFile);
-  assertSecondProcess(run, second.received, second.refused, findings, value);
+  await scenario.assertSecondProcessReads(
+    "ai-sdk",
+    async (url, store, { value }) => {
+      const result = await generateText({
+        model: wrapLanguageModel({
+          model: models(url).anthropic,
+          middleware: loomMiddleware({ store }),
+        }),
+        prompt: "Fetch the catalogue.",
+        tools: loomTools({
+          catalogue: tool({ inputSchema: EMPTY, execute: () => value }),
+        }, { store }),
+        stopWhen: stepCountIs(4),
+      });
+      assert.equal(result.text, "stored");
+    },
+  );
 });

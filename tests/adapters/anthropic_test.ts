@@ -9,25 +9,8 @@ import {
   retrievalTools,
 } from "../../lib/adapters/anthropic.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
-import { Retrieval } from "../../lib/reference/retrieval.ts";
-import { sessionStore } from "../../lib/adapters/session_result_store.ts";
-import { sha256Hex } from "../../lib/store/digest.ts";
-import { tempDir } from "../_kit.ts";
 import { breakpoints, scriptedServer } from "./_scripted_server.ts";
-import {
-  assertBigDocumentRun,
-  assertSecondProcess,
-  bigDocument,
-  bigDocumentModel,
-  type Findings,
-  longModel,
-  referencesIn,
-  runSecondProcess,
-  type SecondFindings,
-  secondProcessModel,
-  storeOnceModel,
-  turnResult,
-} from "./_scenario.ts";
+import * as scenario from "./_scenario.ts";
 
 /** The client docs/adapters.md shows: `loomMiddleware` shapes every body. */
 function loomClient(url: string, store: ResultStore, budgetBytes?: number) {
@@ -45,9 +28,8 @@ function loomClient(url: string, store: ResultStore, budgetBytes?: number) {
 }
 
 Deno.test("the Anthropic adapter keeps a 2 MB tool result out of every tool-runner request and the model reads values from it", async () => {
-  const { value } = bigDocument();
-  const findings: Findings = {};
-  await using server = scriptedServer(bigDocumentModel("catalogue", findings));
+  await using run = scenario.bigDocumentRun();
+  const { server, value } = run;
   const store = new ResultStore();
   const client = loomClient(server.url, store);
   const final = await client.beta.messages.toolRunner({
@@ -70,14 +52,14 @@ Deno.test("the Anthropic adapter keeps a 2 MB tool result out of every tool-runn
     thread: false,
   });
   assert.deepEqual(final.content, [{ type: "text", text: "done" }]);
-  assertBigDocumentRun(server.received, server.refused, findings, value);
+  run.assertRun();
   for (const r of server.received) {
     assert.ok(breakpoints(r.body) >= 2 && breakpoints(r.body) <= 4);
   }
 });
 
 Deno.test("the Anthropic adapter retires old results in batches over a 40-turn tool-runner conversation and every retired result stays readable", async () => {
-  await using server = scriptedServer(longModel(40));
+  await using server = scriptedServer(scenario.longModel(40));
   const store = new ResultStore();
   const budgetBytes = 48 * 1024;
   const client = loomClient(server.url, store, budgetBytes);
@@ -92,7 +74,7 @@ Deno.test("the Anthropic adapter retires old results in batches over a 40-turn t
           name: "probe",
           description: "One probe",
           inputSchema: z.object({ turn: z.number().int() }),
-          run: ({ turn }) => turnResult(turn),
+          run: ({ turn }) => scenario.turnResult(turn),
         }),
       ], { store }),
       ...retrievalTools(store),
@@ -103,28 +85,8 @@ Deno.test("the Anthropic adapter retires old results in batches over a 40-turn t
   assert.deepEqual(final.content, [{ type: "text", text: "finished" }]);
   assert.deepEqual(server.refused, []);
   assert.equal(server.received.length, 41);
-  const retiredAt = server.received.map((r) =>
-    (r.text.match(/\\"retired\\":true/g) ?? []).length
-  );
-  assert.ok(retiredAt.at(-1)! >= 8, String(retiredAt));
-  const steps = retiredAt.slice(1).map((n, i) => n - retiredAt[i]!).filter(
-    (d) => d !== 0,
-  );
-  assert.ok(steps.every((d) => d >= 8), String(steps));
-  assert.ok(server.received.every((r) => r.text.length < 64 * 1024));
+  scenario.assertRetiredInBatches(server.received, store, 64 * 1024);
   for (const r of server.received) assert.ok(breakpoints(r.body) <= 4);
-  const references = referencesIn(server.received.at(-1)!.text);
-  assert.equal(references.length, 40);
-  const retrieval = new Retrieval(store);
-  for (const [i, reference] of references.entries()) {
-    const read = retrieval.read({ reference });
-    assert.ok(read.ok);
-    assert.ok(
-      turnResult(i).startsWith(
-        (read.structured["selected_text"] as string).slice(0, 1000),
-      ),
-    );
-  }
 });
 
 Deno.test("prepare keeps the prefix byte-identical between retirements, retires in batches of 8 and places at most 4 breakpoints", async () => {
@@ -225,34 +187,25 @@ Deno.test("prepare never retires a result of 512 bytes or less, whose descriptor
 });
 
 Deno.test("a second process reads a result the first stored through the Anthropic adapter's session store, by the same reference and digest", async () => {
-  const { text, value } = bigDocument();
-  await using home = await tempDir();
-  const dir = `${home.path}/chat-1`;
-  const keyFile = `${home.path}/session.key`;
-  await using first = scriptedServer(storeOnceModel("catalogue"));
-  {
-    await using store = await sessionStore(dir, { keyFile });
-    const final = await loomClient(first.url, store).beta.messages.toolRunner({
-      model: "claude-sonnet-4-5",
-      max_tokens: 1024,
-      messages: [{ role: "user", content: "Fetch the catalogue." }],
-      tools: loomTools([
-        betaZodTool({
-          name: "catalogue",
-          description: "The whole catalogue",
-          inputSchema: z.object({}),
-          run: () => text,
-        }),
-      ], { store }),
-      max_iterations: 4,
-      thread: false,
-    });
-    assert.deepEqual(final.content, [{ type: "text", text: "stored" }]);
-  }
-  const [reference] = referencesIn(first.received.at(-1)!.text);
-  assert.equal(reference!["sha256"], sha256Hex(new TextEncoder().encode(text)));
-  const findings: SecondFindings = {};
-  await using second = scriptedServer(secondProcessModel(reference!, findings));
-  const run = await runSecondProcess("anthropic", second.url, dir, keyFile);
-  assertSecondProcess(run, second.received, second.refused, findings, value);
+  await scenario.assertSecondProcessReads(
+    "anthropic",
+    async (url, store, { text }) => {
+      const final = await loomClient(url, store).beta.messages.toolRunner({
+        model: "claude-sonnet-4-5",
+        max_tokens: 1024,
+        messages: [{ role: "user", content: "Fetch the catalogue." }],
+        tools: loomTools([
+          betaZodTool({
+            name: "catalogue",
+            description: "The whole catalogue",
+            inputSchema: z.object({}),
+            run: () => text,
+          }),
+        ], { store }),
+        max_iterations: 4,
+        thread: false,
+      });
+      assert.deepEqual(final.content, [{ type: "text", text: "stored" }]);
+    },
+  );
 });

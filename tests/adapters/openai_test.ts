@@ -14,25 +14,8 @@ import {
 } from "../../lib/adapters/openai.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
 import { z } from "zod";
-import { Retrieval } from "../../lib/reference/retrieval.ts";
-import { sessionStore } from "../../lib/adapters/session_result_store.ts";
-import { sha256Hex } from "../../lib/store/digest.ts";
-import { tempDir } from "../_kit.ts";
 import { scriptedServer } from "./_scripted_server.ts";
-import {
-  assertBigDocumentRun,
-  assertSecondProcess,
-  bigDocument,
-  bigDocumentModel,
-  type Findings,
-  longModel,
-  referencesIn,
-  runSecondProcess,
-  type SecondFindings,
-  secondProcessModel,
-  storeOnceModel,
-  turnResult,
-} from "./_scenario.ts";
+import * as scenario from "./_scenario.ts";
 
 setTracingDisabled(true);
 
@@ -48,9 +31,8 @@ function runner(url: string): Runner {
 }
 
 Deno.test("the OpenAI adapter keeps a 2 MB tool result out of every Agents SDK request and the model reads values from it", async () => {
-  const { value } = bigDocument();
-  const findings: Findings = {};
-  await using server = scriptedServer(bigDocumentModel("catalogue", findings));
+  await using run = scenario.bigDocumentRun();
+  const { server, value } = run;
   const store = new ResultStore();
   const instructions = "You answer questions about the catalogue.";
   const tools = [
@@ -78,14 +60,14 @@ Deno.test("the OpenAI adapter keeps a 2 MB tool result out of every Agents SDK r
     { callModelInputFilter: loomInputFilter({ store }), maxTurns: 8 },
   );
   assert.equal(result.finalOutput, "done");
-  assertBigDocumentRun(server.received, server.refused, findings, value);
+  run.assertRun();
   const keys = new Set(server.received.map((r) => r.body["prompt_cache_key"]));
   assert.deepEqual([...keys], [promptCacheKey(instructions, tools)]);
   assert.ok(server.received.every((r) => r.path === "/v1/responses"));
 });
 
 Deno.test("the OpenAI adapter retires old outputs in batches over a 40-turn Agents SDK run and every retired result stays readable", async () => {
-  await using server = scriptedServer(longModel(40));
+  await using server = scriptedServer(scenario.longModel(40));
   const store = new ResultStore();
   const agent = new Agent({
     name: "probe",
@@ -97,7 +79,7 @@ Deno.test("the OpenAI adapter retires old outputs in batches over a 40-turn Agen
         description: "One probe",
         parameters: z.object({ turn: z.number().int() }),
         strict: true,
-        execute: ({ turn }) => turnResult(turn),
+        execute: ({ turn }) => scenario.turnResult(turn),
       })], { store }),
       ...retrievalTools(store),
     ],
@@ -109,59 +91,30 @@ Deno.test("the OpenAI adapter retires old outputs in batches over a 40-turn Agen
   assert.equal(result.finalOutput, "finished");
   assert.deepEqual(server.refused, []);
   assert.equal(server.received.length, 41);
-  const retiredAt = server.received.map((r) =>
-    (r.text.match(/\\"retired\\":true/g) ?? []).length
-  );
-  assert.ok(retiredAt.at(-1)! >= 8, String(retiredAt));
-  const steps = retiredAt.slice(1).map((n, i) => n - retiredAt[i]!).filter(
-    (d) => d !== 0,
-  );
-  assert.ok(steps.every((d) => d >= 8), String(steps));
-  assert.ok(server.received.every((r) => r.text.length < 64 * 1024));
-  const references = referencesIn(server.received.at(-1)!.text);
-  assert.equal(references.length, 40);
-  const retrieval = new Retrieval(store);
-  for (const [i, reference] of references.entries()) {
-    const read = retrieval.read({ reference });
-    assert.ok(read.ok);
-    assert.ok(
-      turnResult(i).startsWith(
-        (read.structured["selected_text"] as string).slice(0, 1000),
-      ),
-    );
-  }
+  scenario.assertRetiredInBatches(server.received, store, 64 * 1024);
 });
 
 Deno.test("a second process reads a result the first stored through the OpenAI adapter's session store, by the same reference and digest", async () => {
-  const { text, value } = bigDocument();
-  await using home = await tempDir();
-  const dir = `${home.path}/chat-1`;
-  const keyFile = `${home.path}/session.key`;
-  await using first = scriptedServer(storeOnceModel("catalogue"));
-  {
-    await using store = await sessionStore(dir, { keyFile });
-    const agent = new Agent({
-      name: "catalogue",
-      instructions: "Fetch the catalogue.",
-      model: "gpt-5",
-      tools: loomTools([tool({
+  await scenario.assertSecondProcessReads(
+    "openai",
+    async (url, store, { text }) => {
+      const agent = new Agent({
         name: "catalogue",
-        description: "The whole catalogue",
-        parameters: z.object({}),
-        strict: true,
-        execute: () => text,
-      })], { store }),
-    });
-    const result = await runner(first.url).run(agent, "Fetch it.", {
-      callModelInputFilter: loomInputFilter({ store }),
-      maxTurns: 4,
-    });
-    assert.equal(result.finalOutput, "stored");
-  }
-  const [reference] = referencesIn(first.received.at(-1)!.text);
-  assert.equal(reference!["sha256"], sha256Hex(new TextEncoder().encode(text)));
-  const findings: SecondFindings = {};
-  await using second = scriptedServer(secondProcessModel(reference!, findings));
-  const run = await runSecondProcess("openai", second.url, dir, keyFile);
-  assertSecondProcess(run, second.received, second.refused, findings, value);
+        instructions: "Fetch the catalogue.",
+        model: "gpt-5",
+        tools: loomTools([tool({
+          name: "catalogue",
+          description: "The whole catalogue",
+          parameters: z.object({}),
+          strict: true,
+          execute: () => text,
+        })], { store }),
+      });
+      const result = await runner(url).run(agent, "Fetch it.", {
+        callModelInputFilter: loomInputFilter({ store }),
+        maxTurns: 4,
+      });
+      assert.equal(result.finalOutput, "stored");
+    },
+  );
 });

@@ -14,7 +14,11 @@ const encoder = new TextEncoder();
 
 function request(text: string): TurnRequest {
   return {
-    system: [{ type: "text", text: "SECRET INSTRUCTIONS" }],
+    system: [{
+      type: "text",
+      text: "SECRET INSTRUCTIONS",
+      cache_control: { type: "ephemeral" },
+    }],
     messages: [{ role: "user", content: [{ type: "text", text }] }],
     tool: {
       name: "select_action",
@@ -29,11 +33,31 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
   const builder = new ContextReportBuilder("bounded");
   const a = request("file text: TOP SECRET CONTENT");
   const b = request("file text: TOP SECRET CONTENT and more");
-  builder.addRequest(a, { phase: "selection", elapsedMs: 1.23456 });
+  const parts = (n: number) => ({
+    tool_definitions: n,
+    foundation: 1,
+    focus: 2,
+    topic: 3,
+    convo: 4,
+    descriptors: 5,
+    tool_results_inline: 6,
+    step: 7,
+    attention: 8,
+    framing: 9,
+  });
+  builder.addRequest(a, {
+    phase: "selection",
+    elapsedMs: 1.23456,
+    step: 1,
+    bytesByPart: parts(10),
+  });
   builder.addRequest(b, {
     phase: "arguments",
     elapsedMs: 2,
     usage: { input_tokens: 100, output_tokens: 9, cache_read_tokens: 50 },
+    step: 1,
+    checkpoint: true,
+    bytesByPart: parts(20),
   });
   const report = builder.build({
     stop: "completed",
@@ -63,7 +87,15 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
   const joined = (r: TurnRequest) =>
     encoder.encode(neutralRequestParts(r).map((p) => p.json).join(""));
   const prefix = commonPrefixLength(joined(a), joined(b));
+  // The system block's breakpoint ends after the tools part and the
+  // block's content, before its marker.
+  const breakpoint = (r: TurnRequest) => {
+    const [tools, system] = neutralRequestParts(r);
+    return encoder.encode(tools!.json).byteLength +
+      encoder.encode(system!.json.split(',"cache_control"')[0]).byteLength;
+  };
   assert.deepEqual(report, {
+    version: 2,
     policy: "bounded",
     outcome: { stop: "completed", detail: "Tests validate rev-1" },
     requests: [
@@ -78,6 +110,11 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
         cache_read_tokens: null,
         cache_write_tokens: null,
         output_tokens: null,
+        step: 1,
+        checkpoint: false,
+        bytes_by_part: parts(10),
+        cache_order_bytes: joined(a).byteLength,
+        cache_breakpoints: [breakpoint(a)],
       },
       {
         phase: "arguments",
@@ -90,6 +127,11 @@ Deno.test("ContextReportBuilder builds exactly the closed report of wire-formats
         cache_read_tokens: 50,
         cache_write_tokens: null,
         output_tokens: 9,
+        step: 1,
+        checkpoint: true,
+        bytes_by_part: parts(20),
+        cache_order_bytes: joined(b).byteLength,
+        cache_breakpoints: [breakpoint(b)],
       },
     ],
     checkpoints: 2,

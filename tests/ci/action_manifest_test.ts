@@ -27,7 +27,14 @@ const INPUTS = [
   "allow-incomplete",
   "args",
 ];
-const OUTPUTS = ["outcome", "exit-code", "revision", "report", "session"];
+const OUTPUTS = [
+  "outcome",
+  "exit-code",
+  "revision",
+  "report",
+  "html-report",
+  "session",
+];
 
 /** Every expression in a parsed template, as text. */
 function expressions(value: unknown): string[] {

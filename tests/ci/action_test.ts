@@ -368,6 +368,7 @@ async function fakeLoom(dir: string): Promise<string> {
   await Deno.writeTextFile(
     path,
     `#!/usr/bin/env bash
+if [ "$1" = report ] && [ "$2" = --html ]; then echo "<!doctype html>" > "$4"; exit 0; fi
 if [ "$1" = report ]; then echo "### fake summary of $3"; exit 0; fi
 printf '%s\\0' "$@" > "$FAKE_LOOM_DIR/args"
 env > "$FAKE_LOOM_DIR/env"
@@ -524,6 +525,7 @@ Deno.test("The run step passes arguments, resumes a stored session, and fails or
     assert.equal(run.outputs["revision"], "rev-1-abcdefabcdef");
     assert.equal(run.outputs["session"], session);
     assert.match(run.summary, /^### fake summary of \S+context-report\.json$/m);
+    assert.match(run.outputs["html-report"] ?? "", /context-report\.html$/);
     // loom's own lines ran with workflow commands stopped.
     const token = /::stop-commands::([0-9a-f]{32})\n/.exec(run.log)?.[1];
     assert.ok(token !== undefined, run.log);
@@ -561,6 +563,7 @@ Deno.test("The run step passes arguments, resumes a stored session, and fails or
       assert.equal(run.outputs["outcome"], "not_started");
       assert.equal(run.outputs["exit-code"], "2");
       assert.equal(run.outputs["report"], "");
+      assert.equal(run.outputs["html-report"], "");
       assert.match(run.summary, /### Loom slice did not start/);
     },
   );
@@ -682,6 +685,11 @@ Deno.test("The action runs the recorded bug-fix slice from a verified release, w
       );
       assert.equal(run.summary, rendered.stdout);
       assert.match(run.summary, /^### Loom slice completed$/m);
+      // The page of the run, one self-contained file beside the report.
+      const html = await Deno.readTextFile(run.outputs["html-report"]!);
+      assert.match(html, /^<!doctype html>/);
+      assert.match(html, /http-equiv="Content-Security-Policy"/);
+      assert.ok(html.includes('id="loom-data"'));
       // The edit landed, the sandbox step ran its switch.
       assert.match(
         await Deno.readTextFile(join(prepared.workspace, "src", "stats.ts")),

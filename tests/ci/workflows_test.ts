@@ -116,16 +116,54 @@ Deno.test("GitHub's parser rejects a deliberately broken copy of each workflow",
 Deno.test("CI runs .ci/run on Ubuntu with bubblewrap on every push and pull request", () => {
   const ci = workflow("ci.yml");
   assert.deepEqual(Object.keys(ci.on).sort(), ["pull_request", "push"]);
-  const jobs = Object.values(ci.jobs);
-  assert.equal(jobs.length, 1);
-  assert.match(jobs[0]!["runs-on"], /^ubuntu-/);
-  const run = scripts(ci);
+  assert.deepEqual(Object.keys(ci.jobs).sort(), ["action", "ci"]);
+  const job = ci.jobs.ci!;
+  assert.match(job["runs-on"], /^ubuntu-/);
+  const run = scripts({ ...ci, jobs: { ci: job } });
   assert.match(run, /apt-get install -y bubblewrap/);
   assert.match(run, /^bash \.ci\/run$/m);
   assert.ok(
     run.indexOf("bubblewrap") < run.indexOf(".ci/run"),
     "bubblewrap is installed before .ci/run",
   );
+});
+
+Deno.test("CI runs the action it publishes (uses: ./) on the recorded bug-fix slice from a release of the same commit", () => {
+  const ci = workflow("ci.yml");
+  const job = ci.jobs.action!;
+  assert.match(job["runs-on"], /^ubuntu-/);
+  const build = job.steps.findIndex((step) =>
+    /deno compile /.test(step.run ?? "")
+  );
+  const action = job.steps.findIndex((step) => step.uses === "./");
+  const check = job.steps.findIndex((step) =>
+    /test "\$\{OUTCOME\}" = completed/.test(step.run ?? "")
+  );
+  assert.ok(
+    build >= 0 && build < action && action < check,
+    "a release is built, then the action runs on it, then its outcome is checked",
+  );
+  // The release as the action downloads it: the asset name for this
+  // runner and its SHA256SUMS, with the flags the release gives its binaries.
+  const compile = job.steps[build]!.run!;
+  const release = scripts(workflow("release.yml"));
+  const flags = /deno compile ([^\n]*)/.exec(release)![1]!.split(" ")
+    .filter((word) => word.startsWith("--") && word !== "--target");
+  for (const flag of flags) assert.ok(compile.includes(flag), flag);
+  assert.match(
+    compile,
+    /--output "\$\{release\}\/loom-v\$\{version\}-x86_64-unknown-linux-gnu"/,
+  );
+  assert.match(compile, /sha256sum loom-\* > SHA256SUMS/);
+  const step = job.steps[action]! as Step & { env?: Record<string, string> };
+  assert.match(step.env?.LOOM_RELEASE_BASE_URL ?? "", /^file:\/\//);
+  // The recorded bug-fix slice, tested by the fixture's own check.
+  assert.deepEqual(step.with, {
+    "intent-file": "fixtures/intents/bugfix.txt",
+    model: "recorded:${{ github.workspace }}/fixtures/recordings/bugfix.json",
+    test: "deno run check.ts",
+    workspace: "${{ runner.temp }}/bugfix",
+  });
 });
 
 Deno.test("The release compiles for Linux, macOS and Windows, attests and checksums the binaries, smoke-tests each on its own runner, then attaches them and publishes to JSR with OIDC", async () => {

@@ -414,7 +414,7 @@ Deno.test("parseMainArguments() picks the command before any module loads", asyn
     }],
     ["an unknown command", ["frob", "x"], {
       usage:
-        "Unknown command frob; the commands are run, cost, demo, inspect, mcp, render, report, select, session (run 'loom --help')",
+        "Unknown command frob; the commands are run, cost, demo, inspect, mcp, render, report, select, session, view (run 'loom --help')",
     }],
     ["a name from Object.prototype is no command", ["toString"], {
       usage: /^Unknown command toString;/,

@@ -42,6 +42,23 @@ Deno.test("parseMcpArguments() reads the root, the session and the store limits,
   ]);
 });
 
+Deno.test("parseMcpArguments() takes --catalog full, search or auto, with --servers only", async (t) => {
+  await checkParser(t, parseMcpArguments, [
+    ["--catalog search", ["--servers", "s.json", "--catalog", "search"], {
+      root: ".",
+      rootGiven: false,
+      gateway: { servers: "s.json", list: false, catalog: "search" },
+      limits: {},
+    }],
+    ["another mode", ["--servers", "s.json", "--catalog", "lazy"], {
+      usage: '--catalog is "lazy"; it must be full, search, auto',
+    }],
+    ["without --servers", ["--catalog", "full"], {
+      usage: "--catalog needs --servers FILE",
+    }],
+  ]);
+});
+
 Deno.test("parseMcpArguments() takes --http only with a token, or without one only on a loopback address", async (t) => {
   await checkParser(t, parseMcpArguments, [
     ["--http with a token file", [

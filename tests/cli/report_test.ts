@@ -125,6 +125,28 @@ Deno.test("loom report --markdown renders the reports of a completed, a stopped 
       await assertGolden(`${name}.txt`, await rendered(dir.path, fixed));
       // Rendered from the report alone: nothing of the prompt or the files.
       assert.ok(!markdown.includes("median"), "no file text");
+      assert.match(markdown, /\| Bytes by part \| [a-z ]+ \d+%/);
+      // Version 1 (no version, no per-request figures) reads too, the same
+      // but for the bytes-by-part row it cannot have.
+      const { version: _, ...rest } = fixed;
+      const v1: ContextReport = {
+        ...rest,
+        requests: fixed.requests.map((r) => {
+          const {
+            step: _s,
+            checkpoint: _c,
+            bytes_by_part: _b,
+            cache_order_bytes: _o,
+            cache_breakpoints: _p,
+            ...line
+          } = r;
+          return line;
+        }),
+      };
+      assert.equal(
+        await rendered(dir.path, v1, "--markdown"),
+        markdown.replace(/\| Bytes by part \|[^\n]*\n/, ""),
+      );
     });
   }
 });

@@ -12,6 +12,7 @@ import {
   TEST_PERMISSIONS,
 } from "../_kit.ts";
 import type { ContextReport } from "../../lib/briefing/context_report.ts";
+import { PART_NAMES } from "../../lib/briefing/part_bytes.ts";
 import type { SliceOutcome } from "../../lib/slice/outcome.ts";
 import {
   intentPath,
@@ -106,9 +107,23 @@ function assertReportInvariants(
   assert.equal(report.checkpoints, outcome.checkpoints);
   assert.equal(report.retrievals, outcome.retrievals);
   assert.equal(report.requests[0]?.prefix_stable_bytes, 0);
+  let step = 0;
   for (const r of report.requests) {
     assert.ok(r.prefix_stable_bytes <= r.request_bytes);
     assert.equal(r.input_tokens, null);
+    // Version 2: each line's step, and its bytes by part adding up to it.
+    assert.ok(
+      r.step !== undefined && r.step >= step && r.step <= outcome.steps,
+    );
+    step = r.step;
+    const parts = r.bytes_by_part!;
+    assert.equal(
+      PART_NAMES.reduce((n, p) => n + parts[p], 0),
+      r.request_bytes,
+      `the parts of a request at step ${r.step}`,
+    );
+    assert.ok(PART_NAMES.every((p) => parts[p] >= 0));
+    assert.ok(parts.foundation > 0 && parts.focus > 0 && parts.step > 0);
     if (report.policy === "bounded") {
       assert.ok(
         r.request_bytes <= 65_536,
@@ -116,6 +131,11 @@ function assertReportInvariants(
       );
     }
   }
+  assert.equal(
+    report.requests.filter((r) => r.checkpoint).length,
+    report.checkpoints,
+    "one line marks each retirement checkpoint",
+  );
   assert.deepEqual(Object.keys(report), CONTEXT_REPORT_KEYS);
   assert.equal(report.steps, outcome.steps);
   assert.equal(report.revision, outcome.revision);

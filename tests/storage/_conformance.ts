@@ -110,6 +110,41 @@ export function conformance(backend: Backend): void {
     }
   });
 
+  test("a store opened read-only reads what was written and refuses every write, changing nothing", async () => {
+    await using layout = await tempLayout();
+    const url = await backend.url(layout.base);
+    const name = fresh("readonly");
+    const bytes = new TextEncoder().encode("kept body\n");
+    const writer = await openStorage(url);
+    try {
+      const slot = writer.session(name);
+      await slot.prepare();
+      await slot.journal.append(0, ['{"seq":0}', '{"seq":1}']);
+      await slot.bodies.put(sha(bytes), bytes);
+    } finally {
+      await writer.close();
+    }
+    const before = await backend.readRaw(url, name);
+    const reader = await openStorage(url, { readOnly: true });
+    try {
+      assert.ok((await reader.listSessions()).includes(name));
+      const slot = reader.session(name);
+      assert.deepEqual((await slot.journal.read()).records, before);
+      assert.deepEqual(await slot.bodies.get(sha(bytes)), bytes);
+      const refused = isCode("storage_read_only");
+      await assert.rejects(slot.journal.append(2, ['{"seq":2}']), refused);
+      await assert.rejects(slot.bodies.put(sha("x"), bytes), refused);
+      await assert.rejects(slot.bodies.delete(sha(bytes)), refused);
+      await assert.rejects(slot.bodies.collect(new Set(), false), refused);
+      await assert.rejects(slot.acquireLease(), refused);
+      await assert.rejects(slot.prepare(), refused);
+      await assert.rejects(reader.deleteSession(name), refused);
+    } finally {
+      await reader.close();
+    }
+    assert.deepEqual(await backend.readRaw(url, name), before);
+  });
+
   test("an append at a position another writer took is a typed conflict that writes nothing", async () => {
     await using layout = await tempLayout();
     const url = await backend.url(layout.base);

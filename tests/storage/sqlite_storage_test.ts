@@ -61,3 +61,28 @@ Deno.test("sqlite: a database of a newer schema version is refused, not changed"
       /version 99/.test(e.message),
   );
 });
+
+Deno.test("sqlite: read-only opening creates nothing: a missing file or one without Loom's tables is refused", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const missing = `${dir}/sub/none.db`;
+    await assert.rejects(
+      openStorage(`sqlite:${missing}`, { readOnly: true }),
+      (e: unknown) =>
+        e instanceof StorageError && e.code === "storage_unreachable",
+    );
+    await assert.rejects(Deno.stat(`${dir}/sub`), Deno.errors.NotFound);
+    const other = `${dir}/other.db`;
+    const conn = new DatabaseSync(other);
+    conn.exec("CREATE TABLE t (x)");
+    conn.close();
+    const size = (await Deno.stat(other)).size;
+    await assert.rejects(
+      openStorage(`sqlite:${other}`, { readOnly: true }),
+      /holds no Loom tables/,
+    );
+    assert.equal((await Deno.stat(other)).size, size);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

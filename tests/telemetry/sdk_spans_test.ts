@@ -4,7 +4,13 @@
 // provider. In-process, so it is fast; the CLI tests in otlp_test.ts check
 // what Deno's own exporter sends.
 import assert from "node:assert/strict";
-import { trace } from "@opentelemetry/api";
+import { metrics, trace } from "@opentelemetry/api";
+import {
+  type DataPoint,
+  type Histogram,
+  MeterProvider,
+  MetricReader,
+} from "@opentelemetry/sdk-metrics";
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -27,6 +33,26 @@ trace.setGlobalTracerProvider(
     spanProcessors: [new SimpleSpanProcessor(exporter)],
   }),
 );
+
+/** A reader collected on demand. */
+class OnDemand extends MetricReader {
+  protected onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+  protected onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+const reader = new OnDemand();
+metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+
+/** The data points of a histogram, by name. */
+async function points(name: string): Promise<DataPoint<Histogram>[]> {
+  const { resourceMetrics } = await reader.collect();
+  return resourceMetrics.scopeMetrics.flatMap((s) => s.metrics)
+    .filter((m) => m.descriptor.name === name)
+    .flatMap((m) => m.dataPoints as DataPoint<Histogram>[]);
+}
 
 /** A provider answering inspect → complete, with the usage a service reports. */
 function provider(spec: string, usage: ModelReply["usage"]): ModelProvider {
@@ -122,6 +148,37 @@ Deno.test("a user's SDK gets invoke_agent, chat and execute_tool spans with pare
   assert.equal(inspect.attributes["gen_ai.tool.call.result"], undefined);
   const [complete] = byName(spans, "execute_tool slice.complete");
   assert.equal(complete?.attributes["loom.outcome"], "completed");
+});
+
+Deno.test("a user's meter provider gets the conventions' token and duration histograms", async () => {
+  await run("anthropic:claude-metrics", {
+    input_tokens: 10,
+    output_tokens: 5,
+    cache_read_tokens: 100,
+    cache_write_tokens: 20,
+  });
+  const tokens = (await points("gen_ai.client.token.usage")).filter((p) =>
+    p.attributes["gen_ai.request.model"] === "claude-metrics"
+  );
+  const byType = Object.fromEntries(
+    tokens.map((p) => [p.attributes["gen_ai.token.type"], p.value]),
+  );
+  // Four calls, each 130 input tokens (cache included) and 5 output.
+  assert.equal(byType.input?.count, 4);
+  assert.equal(byType.input?.sum, 4 * 130);
+  assert.equal(byType.output?.sum, 4 * 5);
+  assert.equal(tokens[0]?.attributes["gen_ai.provider.name"], "anthropic");
+  assert.equal(tokens[0]?.attributes["gen_ai.operation.name"], "chat");
+  const calls = (await points("gen_ai.client.operation.duration")).filter((
+    p,
+  ) => p.attributes["gen_ai.request.model"] === "claude-metrics");
+  assert.equal(calls.reduce((n, p) => n + p.value.count, 0), 4);
+  const tools = await points("gen_ai.execute_tool.duration");
+  assert.ok(
+    tools.some((p) =>
+      p.attributes["gen_ai.tool.name"] === "repository.inspect"
+    ),
+  );
 });
 
 Deno.test("OpenAI's prompt_tokens already hold the cached tokens: input is not added to", async () => {

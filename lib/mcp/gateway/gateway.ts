@@ -11,6 +11,8 @@
  * - `retrieval_answers.ts` (with `refetch.ts`): `read_result`,
  *   `find_in_result`, `list_results` over the same store;
  * - `resources_and_prompts.ts`: resources, templates and prompts;
+ * - `tool_catalog.ts`: in `search` mode (`--catalog`), `search_tools` and
+ *   `call_tool` in place of the upstream tools;
  * - `tool_figures.ts`: the per-tool figures of `--report`.
  *
  * The MCP server in `gateway_server.ts` puts it on a transport; nothing
@@ -28,8 +30,20 @@ import { ResourcesAndPrompts } from "./resources_and_prompts.ts";
 import { RETRIEVAL_META, RetrievalAnswers } from "./retrieval_answers.ts";
 import type { Sdk } from "./sdk.ts";
 import { ToolFigureBook, type ToolFigures } from "./tool_figures.ts";
-import { type ListedTool, ToolListing } from "./tool_listing.ts";
-import { type McpResult, toolError } from "./tool_result.ts";
+import {
+  CALL_TOOL,
+  type CatalogMode,
+  catalogTools,
+  chooseCatalog,
+  SEARCH_TOOLS,
+  ToolCatalog,
+} from "./tool_catalog.ts";
+import {
+  type ListedTool,
+  ToolListing,
+  type ToolRoute,
+} from "./tool_listing.ts";
+import { jsonBytes, type McpResult, toolError } from "./tool_result.ts";
 import { type CallContext, callUpstream } from "./upstream_call.ts";
 import {
   type ClientCapabilities,
@@ -44,6 +58,31 @@ export interface OwnTools {
   readonly definitions: readonly ListedTool[];
   /** Runs one. */
   call(name: string, args: unknown): Promise<McpResult>;
+}
+
+/**
+ * One of Loom's own tools the gateway lists in every catalogue mode, after
+ * the retrieval and root tools (the place of `run_code` with `--code`). In
+ * `search` mode its definition must not depend on what the upstreams list:
+ * the host's listing stays byte-identical whatever they do.
+ */
+export interface GatewayTool {
+  /** Its `tools/list` entry. */
+  readonly definition: ListedTool;
+  /** Runs it. */
+  call(args: Record<string, unknown>, context: CallContext): Promise<McpResult>;
+}
+
+/** The catalogue a gateway serves, for `--list`. */
+export interface CatalogChoice {
+  /** `--catalog` as given. */
+  readonly requested: CatalogMode;
+  /** What it serves: every upstream tool, or the search tools. */
+  readonly mode: "full" | "search";
+  /** The serialized size of the upstream tools' definitions. */
+  readonly upstreamBytes: number;
+  /** The serialized size of the `tools/list` the host gets. */
+  readonly listingBytes: number;
 }
 
 /** Options of {@linkcode Gateway}. */
@@ -66,6 +105,15 @@ export interface GatewayOptions {
   readonly log: (line: string) => void;
   /** Loom's own root tools, with `--root`. */
   readonly own?: OwnTools;
+  /** Loom's own tools listed in every mode (e.g. `run_code`). */
+  readonly loomTools?: readonly GatewayTool[];
+  /**
+   * `--catalog`: `full` lists every upstream tool, `search` lists
+   * `search_tools` and `call_tool` instead, `auto` (the default) is `full`
+   * while the upstream tools' definitions fit in 16 KiB, decided once, when
+   * the upstreams are first listed.
+   */
+  readonly catalog?: CatalogMode;
   /**
    * `--session` or `--store`: the session behind the store's backing (the
    * store then shares results with other instances; it is refreshed before
@@ -113,10 +161,17 @@ export class Gateway {
   readonly #listing: ToolListing;
   readonly #resources: ResourcesAndPrompts;
   readonly #retrieval: RetrievalAnswers;
+  readonly #catalog: ToolCatalog;
+  #mode: "full" | "search" = "full";
+  #upstreamBytes = 0;
+  /** The last `tools/list` a host was given, serialized. */
+  #sent: string | undefined;
   #upstreams: Upstream[] = [];
   #started: Promise<void> | undefined;
   readonly #refreshing = new Map<string, Promise<void>>();
   readonly #stale = new Set<string>();
+  /** Tools whose unusable schema was logged. */
+  readonly #unchecked = new WeakSet<object>();
 
   /**
    * Prepares the gateway; {@linkcode Gateway.start} connects the upstreams.
@@ -126,6 +181,10 @@ export class Gateway {
   constructor(options: GatewayOptions) {
     this.#options = options;
     this.#listing = new ToolListing(options.log);
+    this.#catalog = new ToolCatalog(
+      () => this.#listing.entries,
+      options.config.servers.map((s) => s.name),
+    );
     this.#resources = new ResourcesAndPrompts({
       upstreams: () => this.#upstreams,
       store: options.store,
@@ -169,6 +228,16 @@ export class Gateway {
     return this.#listing.routes();
   }
 
+  /** The catalogue served (known once {@linkcode Gateway.start} has settled). */
+  get catalog(): CatalogChoice {
+    return {
+      requested: this.#options.catalog ?? "auto",
+      mode: this.#mode,
+      upstreamBytes: this.#upstreamBytes,
+      listingBytes: jsonBytes(this.#tools()),
+    };
+  }
+
   /**
    * Connects every upstream with the host's capabilities and lists their
    * tools. A server that cannot be reached is logged and contributes no
@@ -190,18 +259,33 @@ export class Gateway {
     relay: UpstreamRelay,
   ): Promise<void> {
     const o = this.#options;
+    // The host hears of a tool change only when the listing it was given
+    // moved: never in search mode, unless an alwaysLoad tool changed.
+    const relist = (server: string) => {
+      this.#refresh(server).then(
+        () => {
+          const sent = this.#sent;
+          if (sent !== undefined && JSON.stringify(this.#tools()) !== sent) {
+            this.#sent = undefined;
+            relay.listChanged("tools");
+          }
+        },
+        (error) => o.log(`server ${server}: ${String(error)}`),
+      );
+    };
     this.#upstreams = o.config.servers.map((entry) =>
       new Upstream(entry, {
         sdk: o.sdk,
         capabilities,
         relay: {
           ...relay,
-          listChanged: (what) => {
-            this.#refresh(entry.name).then(
-              () => relay.listChanged(what),
-              (error) => o.log(`server ${entry.name}: ${String(error)}`),
-            );
-          },
+          listChanged: (what) =>
+            what === "tools"
+              ? relist(entry.name)
+              : this.#refresh(entry.name).then(
+                () => relay.listChanged(what),
+                (error) => o.log(`server ${entry.name}: ${String(error)}`),
+              ),
         },
         // The JSON-RPC envelope and escapes around a result at the limit.
         maxMessageBytes: o.maxResultBytes + 1024 * 1024,
@@ -210,10 +294,14 @@ export class Gateway {
         callTimeoutMs: o.callTimeoutMs,
         env: o.env,
         log: o.log,
+        // A restarted server may list other tools: list it again.
+        onReconnect: () => relist(entry.name),
       })
     );
     await Promise.all(this.#upstreams.map((u) => this.#list(u)));
     this.#listing.name(this.#upstreams);
+    this.#upstreamBytes = jsonBytes(this.#listing.listed);
+    this.#mode = chooseCatalog(o.catalog ?? "auto", this.#upstreamBytes);
   }
 
   /** Lists one upstream's tools, then (when it answered) its resources and prompts. */
@@ -304,20 +392,38 @@ export class Gateway {
 
   /**
    * The tools the host sees: the retrieval tools, Loom's root tools (with
-   * `--root`) and the upstream tools (their `outputSchema` left out: any
-   * answer may be offloaded).
+   * `--root`), Loom's other tools, then in `full` mode the upstream tools
+   * (their `outputSchema` left out: any answer may be offloaded), in
+   * `search` mode `search_tools`, `call_tool` and the `alwaysLoad` tools.
    *
    * @returns The `tools/list` entries.
    */
   tools(): ListedTool[] {
+    const tools = this.#tools();
+    // What the host holds now: a list_changed is due when it moves.
+    this.#sent = JSON.stringify(tools);
+    return tools;
+  }
+
+  #tools(): ListedTool[] {
     const retrieval = RETRIEVAL_TOOLS.map((tool) => ({
       ...tool,
       _meta: { ...RETRIEVAL_META },
     })) as ListedTool[];
-    return [
+    const o = this.#options;
+    const constant = [
       ...retrieval,
-      ...(this.#options.own?.definitions ?? []),
-      ...this.#listing.listed,
+      ...(o.own?.definitions ?? []),
+      ...(o.loomTools ?? []).map((t) => t.definition),
+    ];
+    if (this.#mode === "full") return [...constant, ...this.#listing.listed];
+    return [
+      ...constant,
+      ...catalogTools(o.config.servers.map((s) => s.name)).map((tool) => ({
+        ...tool,
+        _meta: { ...RETRIEVAL_META },
+      })),
+      ...this.#listing.entries.filter((e) => e.alwaysLoad).map((e) => e.listed),
     ];
   }
 
@@ -344,18 +450,39 @@ export class Gateway {
     // session's journal as it is stored).
     const retrieved = await this.#retrieval.answer(name, args);
     if (retrieved !== undefined) return retrieved;
+    const loom = this.#options.loomTools?.find((t) =>
+      t.definition.name === name
+    );
+    if (loom !== undefined) return await loom.call(args, context);
     await this.#started;
+    if (this.#mode === "search") {
+      if (name === SEARCH_TOOLS) return this.#search(args);
+      if (name === CALL_TOOL) return await this.#callCatalogued(args, context);
+    }
+    // In search mode a catalogued name called directly works too.
     const route = this.#listing.route(name);
     if (route === undefined) {
       return toolError(
         "unknown_tool",
         `${
           JSON.stringify(String(name).slice(0, 64))
-        } is not a tool of this gateway; tools/list shows its tools`,
+        } is not a tool of this gateway; ${
+          this.#mode === "search"
+            ? "search_tools finds its tools by words or by name"
+            : "tools/list shows its tools"
+        }`,
       );
     }
+    return await this.#callUpstream(route, args, context);
+  }
+
+  #callUpstream(
+    route: ToolRoute,
+    args: Record<string, unknown>,
+    context: CallContext,
+  ): Promise<McpResult> {
     const o = this.#options;
-    return await callUpstream(route, args, context, {
+    return callUpstream(route, args, context, {
       sdk: o.sdk,
       store: o.store,
       offloadBytes: o.offloadBytes,
@@ -365,6 +492,45 @@ export class Gateway {
       media: this.#media,
       ...(o.location === undefined ? {} : { location: o.location }),
     });
+  }
+
+  #search(args: Record<string, unknown>): McpResult {
+    // A server that could not be listed is tried again (in the background,
+    // after its backoff): this search answers from what the gateway holds.
+    for (const server of this.#listing.unlisted) {
+      this.#refresh(server).catch(() => {});
+    }
+    const answer = this.#catalog.search(args);
+    const figures = this.#figures.figure(SEARCH_TOOLS);
+    figures.calls += 1;
+    figures.bytes_to_host += jsonBytes(answer);
+    return answer;
+  }
+
+  async #callCatalogued(
+    args: Record<string, unknown>,
+    context: CallContext,
+  ): Promise<McpResult> {
+    const resolved = this.#catalog.resolve(args);
+    if ("refused" in resolved) {
+      const figures = this.#figures.figure(CALL_TOOL);
+      figures.calls += 1;
+      figures.bytes_to_host += jsonBytes(resolved.refused);
+      return resolved.refused;
+    }
+    if (
+      resolved.unchecked !== undefined && !this.#unchecked.has(resolved.entry)
+    ) {
+      this.#unchecked.add(resolved.entry);
+      this.#options.log(
+        `${resolved.entry.name}: arguments passed unchecked: its inputSchema cannot be compiled (${resolved.unchecked})`,
+      );
+    }
+    return await this.#callUpstream(
+      resolved.entry.route,
+      resolved.arguments,
+      context,
+    );
   }
 
   /** The media template of a stored image, audio or blob result. */

@@ -5,8 +5,9 @@
  * Stdio entries have `command`, `args`, `env`, `cwd`; remote entries have
  * `"type": "http"` (or `"streamable-http"`) or `"sse"`, a `url` and
  * `headers`. `${VAR}` and `${VAR:-default}` expand in every string as Claude
- * Code expands them. Loom's own keys: `"persist": true` and
- * `"selfReading": true` on an entry, and per tool under `"tools"`. The file
+ * Code expands them. Loom's own keys: `"persist": true`,
+ * `"selfReading": true` and `"alwaysLoad": true` on an entry, the same per
+ * tool under `"tools"`, and `"disabled": true` there for a tool. The file
  * is the user's (trusted), but a mistake in it is a
  * {@linkcode GatewayConfigError} naming the file, the entry and the field,
  * found before any server starts.
@@ -40,6 +41,25 @@ export interface ToolClassification {
   readonly selfReading: boolean;
 }
 
+/**
+ * A tool's own settings under an entry's `"tools"`: its persistence, and
+ * where the catalogue puts it.
+ */
+export interface ToolSettings extends Partial<ToolClassification> {
+  /** `"alwaysLoad": true`: listed in `tools/list` even in `search` mode. */
+  readonly alwaysLoad?: boolean;
+  /** `"disabled": true`: in no listing, search or call. */
+  readonly disabled?: boolean;
+}
+
+/** Where the catalogue puts one upstream tool (the servers file decides). */
+export interface ToolPlacement {
+  /** Listed in `tools/list` even in `search` mode. */
+  readonly alwaysLoad: boolean;
+  /** In no listing, search or call. */
+  readonly disabled: boolean;
+}
+
 /** A stdio upstream: a program the gateway starts. */
 export interface StdioServerEntry {
   /** The entry's name in the file. */
@@ -56,8 +76,10 @@ export interface StdioServerEntry {
   readonly cwd?: string;
   /** The server-wide classification. */
   readonly classification: ToolClassification;
-  /** Per-tool classifications by upstream tool name. */
-  readonly tools: Readonly<Record<string, Partial<ToolClassification>>>;
+  /** `"alwaysLoad": true`: every tool listed even in `search` mode. */
+  readonly alwaysLoad?: boolean;
+  /** Per-tool settings by upstream tool name. */
+  readonly tools: Readonly<Record<string, ToolSettings>>;
 }
 
 /** A remote upstream: Streamable HTTP or SSE. */
@@ -72,8 +94,10 @@ export interface RemoteServerEntry {
   readonly headers: Readonly<Record<string, string>>;
   /** The server-wide classification. */
   readonly classification: ToolClassification;
-  /** Per-tool classifications by upstream tool name. */
-  readonly tools: Readonly<Record<string, Partial<ToolClassification>>>;
+  /** `"alwaysLoad": true`: every tool listed even in `search` mode. */
+  readonly alwaysLoad?: boolean;
+  /** Per-tool settings by upstream tool name. */
+  readonly tools: Readonly<Record<string, ToolSettings>>;
 }
 
 /** One upstream server of the file. */
@@ -227,18 +251,21 @@ export function parseGatewayConfig(
       persist: flag(entry.persist, "persist") ?? false,
       selfReading: flag(entry.selfReading, "selfReading") ?? false,
     };
-    const tools: Record<string, Partial<ToolClassification>> = {};
+    const alwaysLoad = flag(entry.alwaysLoad, "alwaysLoad") ?? false;
+    const tools: Record<string, ToolSettings> = {};
     if (entry.tools !== undefined) {
       if (!isObject(entry.tools)) fail(`${at("tools")} is not an object`);
       for (const [tool, value] of Object.entries(entry.tools as object)) {
         if (!isObject(value)) fail(`${at(`tools.${tool}`)} is not an object`);
         const v = value as Record<string, unknown>;
-        const persist = flag(v.persist, `tools.${tool}.persist`);
-        const selfReading = flag(v.selfReading, `tools.${tool}.selfReading`);
-        tools[tool] = {
-          ...(persist === undefined ? {} : { persist }),
-          ...(selfReading === undefined ? {} : { selfReading }),
-        };
+        const settings: Record<string, boolean> = {};
+        for (
+          const key of ["persist", "selfReading", "alwaysLoad", "disabled"]
+        ) {
+          const value = flag(v[key], `tools.${tool}.${key}`);
+          if (value !== undefined) settings[key] = value;
+        }
+        tools[tool] = settings;
       }
     }
     const type = entry.type === undefined ? undefined : str("type", entry.type);
@@ -264,6 +291,7 @@ export function parseGatewayConfig(
         url,
         headers: record("headers"),
         classification,
+        ...(alwaysLoad ? { alwaysLoad } : {}),
         tools,
       });
       continue;
@@ -294,6 +322,7 @@ export function parseGatewayConfig(
       env: record("env"),
       ...(cwd === undefined ? {} : { cwd }),
       classification,
+      ...(alwaysLoad ? { alwaysLoad } : {}),
       tools,
     });
   }
@@ -327,6 +356,35 @@ export function toolClassification(
   return {
     persist: own?.persist ?? entry.classification.persist,
     selfReading: own?.selfReading ?? entry.classification.selfReading,
+  };
+}
+
+/**
+ * Where the catalogue puts one upstream tool: the tool's own `alwaysLoad`
+ * over its server's; `disabled` is the tool's own.
+ *
+ * @param entry The server entry.
+ * @param tool The upstream tool's name.
+ * @returns Whether it is always listed and whether it is left out.
+ *
+ * @example
+ * ```ts
+ * import { parseGatewayConfig, toolPlacement } from "./gateway_config.ts";
+ * import assert from "node:assert/strict";
+ * const { servers: [gh] } = parseGatewayConfig(JSON.stringify({ mcpServers: { gh: {
+ *   command: "x", alwaysLoad: true, tools: { delete_repo: { disabled: true } } } } }), { file: "f", env: {} });
+ * assert.deepEqual(toolPlacement(gh!, "delete_repo"), { alwaysLoad: true, disabled: true });
+ * assert.deepEqual(toolPlacement(gh!, "get_issue"), { alwaysLoad: true, disabled: false });
+ * ```
+ */
+export function toolPlacement(
+  entry: ServerEntry,
+  tool: string,
+): ToolPlacement {
+  const own = Object.hasOwn(entry.tools, tool) ? entry.tools[tool] : undefined;
+  return {
+    alwaysLoad: own?.alwaysLoad ?? entry.alwaysLoad ?? false,
+    disabled: own?.disabled ?? false,
   };
 }
 

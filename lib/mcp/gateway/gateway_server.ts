@@ -69,7 +69,7 @@ const LOOSE = z.looseObject({});
 
 /** What the gateway tells the host's model at initialisation. */
 export const GATEWAY_INSTRUCTIONS =
-  "Loom's gateway: the tools named <server>__<tool> are the user's own MCP servers. An answer over the offload threshold is stored and answered with a descriptor (result id, sha256, size, lines, a preview and, for JSON, an outline) instead of its text. Read exactly what you need from it with read_result (bytes, lines or an RFC 6901 JSON pointer; digest-checked; long reads continue with next) and search it with find_in_result, which answers each match's line, byte range and JSON pointer.";
+  "Loom's gateway: the tools named <server>__<tool> are the user's own MCP servers'; when search_tools is listed they are not, to keep the prompt small: find them with search_tools (by words, or by exact name) and call them with call_tool. An answer over the offload threshold is stored and answered with a descriptor (result id, sha256, size, lines, a preview and, for JSON, an outline) instead of its text. Read exactly what you need from it with read_result (bytes, lines or an RFC 6901 JSON pointer; digest-checked; long reads continue with next) and search it with find_in_result, which answers each match's line, byte range and JSON pointer.";
 
 /**
  * Builds the gateway's MCP server.

@@ -1,9 +1,11 @@
 /**
  * The gateway's listing of upstream tools: each server's tools as listed
- * (at most 1,000 a server), the gateway's name `<server>__<tool>` for each
+ * (at most 4,096 a server), the gateway's name `<server>__<tool>` for each
  * and the route behind it, the `tools/list` entry the host sees, and the
  * notes on what was left out or would be refused by the Anthropic or
- * OpenAI request rules.
+ * OpenAI request rules. A tool the servers file disables
+ * (`"tools": {"<tool>": {"disabled": true}}`) is in no listing and has no
+ * route; one it marks `"alwaysLoad"` is flagged for the catalogue.
  *
  * @module
  */
@@ -11,6 +13,7 @@ import {
   checkAnthropicRequest,
   checkOpenAIRequest,
 } from "../../providers/request_rules.ts";
+import { toolPlacement } from "./gateway_config.ts";
 import { nameTools } from "./tool_names.ts";
 import type { Upstream, UpstreamTool } from "./upstream.ts";
 
@@ -25,8 +28,37 @@ export interface ToolRoute {
   readonly tool: UpstreamTool;
 }
 
-/** Most tools offered from one server (a hostile one may list millions). */
-const MAX_TOOLS_PER_SERVER = 1000;
+/** One catalogued upstream tool: its listing, its route and its placement. */
+export interface CatalogEntry {
+  /** The gateway's name, `<server>__<tool>`. */
+  readonly name: string;
+  /** The server's entry name. */
+  readonly server: string;
+  /** The upstream's own name. */
+  readonly tool: string;
+  /** Its title (at most 256 characters). */
+  readonly title?: string;
+  /** Its description (at most 16,384 characters). */
+  readonly description?: string;
+  /** Its input schema. */
+  readonly inputSchema: Record<string, unknown>;
+  /** Its annotations, as the upstream sent them. */
+  readonly annotations?: Record<string, unknown>;
+  /** Its output schema, as the upstream sent it (never listed: it types `run_code`'s `json()`). */
+  readonly outputSchema?: unknown;
+  /** What `tools/list` shows for it. */
+  readonly listed: ListedTool;
+  /** Where a call goes. */
+  readonly route: ToolRoute;
+  /** The servers file keeps it in `tools/list` in every mode. */
+  readonly alwaysLoad: boolean;
+}
+
+/**
+ * Most tools offered from one server (a hostile one may list millions);
+ * enough for the largest catalogues a search serves.
+ */
+const MAX_TOOLS_PER_SERVER = 4096;
 
 /**
  * The upstream tools, their names and routes.
@@ -45,7 +77,9 @@ export class ToolListing {
   readonly #toolsByServer = new Map<string, UpstreamTool[]>();
   #routes = new Map<string, ToolRoute>();
   #listed: ListedTool[] = [];
+  #entries: CatalogEntry[] = [];
   #notes: string[] = [];
+  readonly #unlisted = new Set<string>();
 
   /**
    * An empty listing.
@@ -69,6 +103,16 @@ export class ToolListing {
   /** The `tools/list` entries of the upstream tools, in the file's order. */
   get listed(): readonly ListedTool[] {
     return this.#listed;
+  }
+
+  /** The catalogued tools (none disabled), in the file's order. */
+  get entries(): readonly CatalogEntry[] {
+    return this.#entries;
+  }
+
+  /** The servers whose last listing failed. */
+  get unlisted(): ReadonlySet<string> {
+    return this.#unlisted;
   }
 
   /**
@@ -122,19 +166,22 @@ export class ToolListing {
         upstream.name,
         tools.slice(0, MAX_TOOLS_PER_SERVER),
       );
+      this.#unlisted.delete(upstream.name);
       return true;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.#notes.push(`server ${upstream.name}: ${message}`);
       this.#log(`server ${upstream.name}: no tools listed: ${message}`);
       this.#toolsByServer.set(upstream.name, []);
+      this.#unlisted.add(upstream.name);
       return false;
     }
   }
 
   /**
-   * Names every listed tool of the upstreams (in the file's order) and
-   * rebuilds the routes and the `tools/list` entries; new notes are logged.
+   * Names every listed tool of the upstreams (in the file's order) but the
+   * disabled ones and rebuilds the routes, the `tools/list` entries and the
+   * catalogue; new notes are logged.
    *
    * @param upstreams The servers, in the file's order.
    */
@@ -143,6 +190,7 @@ export class ToolListing {
     const byPair = new Map<string, UpstreamTool>();
     for (const upstream of upstreams) {
       for (const tool of this.#toolsByServer.get(upstream.name) ?? []) {
+        if (toolPlacement(upstream.entry, tool.name).disabled) continue;
         pairs.push({ server: upstream.name, tool: tool.name, upstream });
         byPair.set(`${upstream.name}\u0000${tool.name}`, tool);
       }
@@ -158,6 +206,7 @@ export class ToolListing {
     }
     const routes = new Map<string, ToolRoute>();
     const listed: ListedTool[] = [];
+    const entries: CatalogEntry[] = [];
     for (const n of named) {
       const tool = byPair.get(`${n.server}\u0000${n.tool}`)!;
       const upstream = upstreams.find((u) => u.name === n.server)!;
@@ -173,8 +222,28 @@ export class ToolListing {
       for (const why of schemaRefusals(n.name, shown.inputSchema)) {
         notes.push(`${n.name}: listed as it is, but ${why}`);
       }
-      routes.set(n.name, { upstream, tool });
+      const route = { upstream, tool };
+      routes.set(n.name, route);
       listed.push(shown);
+      entries.push({
+        name: n.name,
+        server: n.server,
+        tool: n.tool,
+        ...(typeof shown.title === "string" ? { title: shown.title } : {}),
+        ...(typeof shown.description === "string"
+          ? { description: shown.description }
+          : {}),
+        inputSchema: shown.inputSchema as Record<string, unknown>,
+        ...(shown.annotations === undefined
+          ? {}
+          : { annotations: shown.annotations as Record<string, unknown> }),
+        ...(tool.outputSchema === undefined
+          ? {}
+          : { outputSchema: tool.outputSchema }),
+        listed: shown,
+        route,
+        alwaysLoad: toolPlacement(upstream.entry, n.tool).alwaysLoad,
+      });
     }
     for (const note of notes) {
       if (!this.#notes.includes(note)) this.#log(note);
@@ -182,6 +251,7 @@ export class ToolListing {
     this.#notes = notes;
     this.#routes = routes;
     this.#listed = listed;
+    this.#entries = entries;
   }
 }
 

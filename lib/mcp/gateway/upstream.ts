@@ -70,6 +70,11 @@ export interface UpstreamOptions {
   readonly env: Readonly<Record<string, string>>;
   /** Diagnostics to standard error. */
   readonly log: (line: string) => void;
+  /**
+   * Called when the server is connected again after it stopped (it was
+   * restarted, and its tools may have changed).
+   */
+  readonly onReconnect?: () => void;
 }
 
 /** A failed upstream request: what the host is told, with a stable code. */
@@ -137,6 +142,7 @@ export class Upstream {
   #retryAt = 0;
   #lastFailure = "";
   #closed = false;
+  #connectedBefore = false;
   #instructions: string | undefined;
 
   /**
@@ -451,6 +457,10 @@ export class Upstream {
     this.#retryAt = 0;
     this.#instructions = client.getInstructions();
     this.#client = client;
+    if (this.#connectedBefore) {
+      queueMicrotask(() => this.#options.onReconnect?.());
+    }
+    this.#connectedBefore = true;
     return client;
   }
 

@@ -2,6 +2,8 @@
 // writes garbage and malformed JSON-RPC, answers huge results, and lists
 // tools whose names collide or break the pattern. Raw JSON-RPC, no SDK.
 // Usage: deno run _fault_server.ts [--crash-on-start]
+import { stdinLines } from "./_stdin_lines.ts";
+
 const encoder = new TextEncoder();
 const out = (message: unknown) =>
   Deno.stdout.writeSync(encoder.encode(JSON.stringify(message) + "\n"));
@@ -93,37 +95,27 @@ const TOOLS = [
 ];
 
 const asking: number[] = [];
-let buffer = "";
-const decoder = new TextDecoder();
-for await (const chunk of Deno.stdin.readable) {
-  buffer += decoder.decode(chunk, { stream: true });
-  let nl = buffer.indexOf("\n");
-  while (nl !== -1) {
-    const line = buffer.slice(0, nl);
-    buffer = buffer.slice(nl + 1);
-    nl = buffer.indexOf("\n");
-    if (line.trim() === "") continue;
-    const message = JSON.parse(line);
-    if (message.id === undefined) continue;
-    if (message.method === undefined) {
-      // The client's answer to our sampling request: answer the call.
-      const call = asking.shift();
-      if (call !== undefined) {
-        out({
-          jsonrpc: "2.0",
-          id: call,
-          result: {
-            content: [{
-              type: "text",
-              text: JSON.stringify(message.error ?? message.result),
-            }],
-          },
-        });
-      }
-      continue;
+for await (const line of stdinLines()) {
+  const message = JSON.parse(line);
+  if (message.id === undefined) continue;
+  if (message.method === undefined) {
+    // The client's answer to our sampling request: answer the call.
+    const call = asking.shift();
+    if (call !== undefined) {
+      out({
+        jsonrpc: "2.0",
+        id: call,
+        result: {
+          content: [{
+            type: "text",
+            text: JSON.stringify(message.error ?? message.result),
+          }],
+        },
+      });
     }
-    handle(message);
+    continue;
   }
+  handle(message);
 }
 
 // deno-lint-ignore no-explicit-any

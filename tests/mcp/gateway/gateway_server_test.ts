@@ -87,7 +87,10 @@ Deno.test("the gateway relays the host's capabilities, sampling, elicitation, ro
   await t.step(
     "a host without those capabilities sees the tools a direct client would, and an upstream's sampling request is refused clearly",
     async () => {
-      await using gateway = await connectGateway(servers);
+      await using gateway = await connectGateway(servers, [
+        "--catalog",
+        "full",
+      ]);
       const { tools } = await gateway.client.listTools();
       const names = tools.map((tool: { name: string }) => tool.name);
       assert.ok(!names.includes("everything__trigger-sampling-request"));

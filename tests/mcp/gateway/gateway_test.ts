@@ -38,7 +38,10 @@ Deno.test("loom mcp --servers offloads, reads exactly, relays faithfully and sur
     broken: denoEntry(FAULT, ["--crash-on-start"]),
     loom: { command: "loom", args: ["mcp", "--servers", ".mcp.json"] },
   });
+  // Every upstream tool listed (their definitions pass auto's 16 KiB).
   await using gateway = await connectGateway(servers, [
+    "--catalog",
+    "full",
     "--call-timeout",
     "3s",
     "--report",
