@@ -10,23 +10,28 @@ import { REPO_ROOT, TEST_PERMISSIONS } from "./_kit.ts";
 import { RUN_ROOT_VARIABLE } from "./_run_root.ts";
 import { POSTGRES_RUNS } from "./storage/_postgres.ts";
 
-/** Processes whose environment carries `LOOM_TEST_ROOT=root`. */
+/**
+ * Processes whose environment carries `LOOM_TEST_ROOT=root` (read by a
+ * shell: Deno reads /proc only with --allow-all).
+ */
 async function marked(root: string): Promise<string[]> {
-  const mark = `${RUN_ROOT_VARIABLE}=${root}`;
-  const found: string[] = [];
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const environ = await Deno.readTextFile(`/proc/${entry.name}/environ`);
-      if (environ.split("\0").includes(mark)) {
-        const comm = await Deno.readTextFile(`/proc/${entry.name}/comm`);
-        found.push(`${entry.name} ${comm.trim()}`);
-      }
-    } catch {
-      // Gone meanwhile, or not ours to read.
-    }
-  }
-  return found;
+  const out = await new Deno.Command("sh", {
+    args: [
+      "-c",
+      `for d in /proc/[0-9]*; do
+         tr '\\0' '\\n' < "$d/environ" 2>/dev/null | grep -qxF "$1" &&
+           echo "\${d#/proc/} $(cat "$d/comm" 2>/dev/null)"
+       done; true`,
+      "marked",
+      `${RUN_ROOT_VARIABLE}=${root}`,
+    ],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  // The scan's own processes carry the test's mark, not the suite's.
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) =>
+    l !== ""
+  );
 }
 
 async function exists(path: string): Promise<boolean> {

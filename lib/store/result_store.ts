@@ -365,7 +365,10 @@ export class ResultStore {
     return this.#results.size;
   }
 
-  /** Total UTF-8 bytes of all results kept (a body several ids hold, once). */
+  /**
+   * Total UTF-8 bytes of all results kept (a body several ids hold is
+   * counted for each, though kept in memory once).
+   */
   get totalBytes(): number {
     return this.#totalBytes;
   }
@@ -662,8 +665,9 @@ export class ResultStore {
       }
     } else {
       this.#bodies.set(result.sha256, { bytes: result.bytes, holders: 1 });
-      this.#totalBytes += result.bytes.length;
     }
+    // The limits count each result (what a host may read), not the copy.
+    this.#totalBytes += result.bytes.length;
     this.#results.set(result.id, result);
     const last = this.#order.at(-1);
     if (last !== undefined && idNumber(last.id) > idNumber(result.id)) {
@@ -681,8 +685,8 @@ export class ResultStore {
     const body = this.#bodies.get(result.sha256);
     if (body !== undefined && (body.holders -= 1) <= 0) {
       this.#bodies.delete(result.sha256);
-      this.#totalBytes -= result.bytes.length;
     }
+    this.#totalBytes -= result.bytes.length;
     if (!drop && this.#backing?.load !== undefined) {
       // Only its bytes leave memory: the backing can load them again.
       this.#catalogue({ ...result, utf8_bytes: result.bytes.length });
