@@ -215,6 +215,7 @@ async function gateway(
     }
   } finally {
     ownTools?.close();
+    if (session !== undefined) log(session.journalSummary());
     await session?.close();
   }
   return ExitCode.ok;

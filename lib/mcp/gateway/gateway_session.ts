@@ -253,6 +253,18 @@ export class GatewaySession implements GatewayPersistence {
     return this.#missing.get(id);
   }
 
+  /**
+   * One line on what this instance did with the session's journal: results
+   * recorded, appends (results stored at once share one), conflicts
+   * retried, reads of what other instances appended.
+   *
+   * @returns The line.
+   */
+  journalSummary(): string {
+    const s = this.#session.stats;
+    return `session ${this.dir}: ${s.results} results recorded in ${s.appends} appends, ${s.conflicts} journal conflicts retried, ${s.reads} reads of other instances' records`;
+  }
+
   /** Closes the journal and releases the lease. */
   async close(): Promise<void> {
     await this.#session.close();
