@@ -13,14 +13,13 @@
 import { type JournalLine, sealRecord, verifyRecords } from "./_journal.ts";
 import {
   type CatalogueEntry,
-  describeIssue,
+  checkedRecord,
   type McpHeaderRecord,
   mcpHeaderSchema,
   mcpResultsSchema,
   OLD_MCP_FORMAT,
 } from "./_schema.ts";
 import { SessionError } from "./session_error.ts";
-import type { z } from "zod";
 
 /** One verified record of an MCP journal. */
 interface FoldedRecord {
@@ -200,10 +199,10 @@ export class McpCatalogue {
           { file: this.file, line: 1 },
         );
       }
-      const header = checked(mcpHeaderSchema, value, this.file, line);
+      const header = checkedRecord(mcpHeaderSchema, value, this.file, line);
       return { position, mac, header, results: [] };
     }
-    const record = checked(mcpResultsSchema, value, this.file, line);
+    const record = checkedRecord(mcpResultsSchema, value, this.file, line);
     if (record.seq !== position) {
       throw new SessionError(
         "session_invalid",
@@ -285,21 +284,4 @@ export class McpCatalogue {
       },
     };
   }
-}
-
-function checked<T>(
-  schema: z.ZodType<T>,
-  value: unknown,
-  file: string,
-  line: number,
-): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  throw new SessionError(
-    "session_invalid",
-    `Session journal ${file} is invalid at line ${line}: ${
-      describeIssue(parsed.error)
-    }`,
-    { file, line },
-  );
 }

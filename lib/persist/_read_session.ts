@@ -6,12 +6,11 @@
  *
  * @module
  */
-import type { z } from "zod";
 import type { SessionSlot } from "../storage/storage.ts";
 import { type JournalText, readJournal } from "./_journal.ts";
 import {
   type CatalogueEntry,
-  describeIssue,
+  checkedRecord,
   type HeaderRecord,
   headerSchema,
   laterSchema,
@@ -117,13 +116,13 @@ export async function parseAnySession(
       text,
     };
   }
-  const header = checked(headerSchema, first.value, file, first.line);
+  const header = checkedRecord(headerSchema, first.value, file, first.line);
   let maxSteps = header.max_steps;
   let overrides: Readonly<Record<string, number>> = header.overrides;
   let state = emptyState();
   const catalogue = new Map<string, CatalogueEntry>();
   for (const [index, { value, line }] of later.entries()) {
-    const record = checked(laterSchema, value, file, line);
+    const record = checkedRecord(laterSchema, value, file, line);
     const where = `Session journal ${file} is invalid at line ${line}`;
     sequenced(record.seq, index, file, line);
     if (record.type === "settings") {
@@ -246,23 +245,6 @@ function sorted(
 ): Map<string, CatalogueEntry> {
   return new Map(
     [...catalogue].sort((a, b) => idNumber(a[0]) - idNumber(b[0])),
-  );
-}
-
-function checked<T>(
-  schema: z.ZodType<T>,
-  value: unknown,
-  file: string,
-  line: number,
-): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  throw new SessionError(
-    "session_invalid",
-    `Session journal ${file} is invalid at line ${line}: ${
-      describeIssue(parsed.error)
-    }`,
-    { file, line },
   );
 }
 

@@ -75,6 +75,13 @@ export async function callUpstream(
   const o = options;
   const figures = o.figures.figure(`${upstream.name}/${tool.name}`);
   figures.calls += 1;
+  /** A failure as the host's tool error, logged and counted. */
+  const failed = (error: { code: string; message: string }): McpResult => {
+    o.log(`${upstream.name}/${tool.name}: ${error.code}`);
+    const result = toolError(error.code, error.message);
+    figures.bytes_to_host += jsonBytes(result);
+    return result;
+  };
   const meta = { ...(context.meta ?? {}) };
   delete meta.progressToken;
   let answer;
@@ -95,10 +102,7 @@ export async function callUpstream(
     );
   } catch (error) {
     if (!(error instanceof UpstreamFailure)) throw error;
-    o.log(`${upstream.name}/${tool.name}: ${error.code}`);
-    const result = toolError(error.code, error.message);
-    figures.bytes_to_host += jsonBytes(result);
-    return result;
+    return failed(error);
   }
   const checked = o.sdk.types.CallToolResultSchema.safeParse(
     shapeOf(answer.result),
@@ -147,10 +151,7 @@ export async function callUpstream(
     // The store could not keep the answer (unreachable, its journal no
     // longer verifies): a typed tool error naming it, never a hang.
     if (!isLoomError(error)) throw error;
-    o.log(`${upstream.name}/${tool.name}: ${error.code}`);
-    const result = toolError(error.code, error.message);
-    figures.bytes_to_host += jsonBytes(result);
-    return result;
+    return failed(error);
   }
   figures.bytes_received += offloaded.upstreamBytes;
   if (!offloaded.offloaded) {
