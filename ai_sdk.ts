@@ -2,8 +2,10 @@
  * Loom inside an AI SDK loop (`ai` 7): large tool results go into the
  * result store and the model sees a descriptor; the model reads and
  * searches them with `read_result`, `find_in_result` and `list_results`;
- * and a language-model middleware retires old tool results in batches and
- * places the cache breakpoints on the stable prefix (docs/adapters.md).
+ * a language-model middleware retires old tool results in batches and
+ * places the cache breakpoints on the stable prefix (docs/adapters.md); and
+ * {@linkcode codeTool} lets the model write code that calls the tools in a
+ * confined sandbox (docs/code.md).
  *
  * The SDK's own tools, models and `wrapLanguageModel` take these values as
  * they are; the signatures use small local types ({@linkcode AiSdkTool},
@@ -35,12 +37,16 @@ export {
   type AdapterOptions,
   type AiSdkMiddleware,
   type AiSdkTool,
+  type CodeAiTool,
+  codeTool,
+  type CodeToolOptions,
   loomMiddleware,
   loomTools,
   type RetrievalTool,
   retrievalTools,
   type RetrievalToolSet,
 } from "./lib/adapters/ai_sdk.ts";
+export { CodeError, type CodeErrorDetails } from "./lib/code/code_error.ts";
 export {
   type SessionStore,
   sessionStore,

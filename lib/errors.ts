@@ -163,6 +163,13 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "not_a_file"
     | "not_regular_file";
   GatewayConfigError: "gateway_config_invalid";
+  // code
+  CodeError:
+    | "code_timeout"
+    | "code_memory"
+    | "code_calls"
+    | "code_output"
+    | "code_error";
   // cost
   PriceTableError: "price_file_invalid" | "unknown_model";
 } extends infer Codes
@@ -269,6 +276,11 @@ const CATEGORY: Readonly<Record<LoomErrorCode, ErrorCategory>> = {
   gateway_config_invalid: "bad_input",
   price_file_invalid: "bad_input",
   unknown_model: "bad_input",
+  code_timeout: "stopped",
+  code_memory: "stopped",
+  code_calls: "stopped",
+  code_output: "stopped",
+  code_error: "bad_input",
 };
 
 /** An error Loom threw on purpose: branded, coded, categorized. */

@@ -227,6 +227,29 @@ export class Core {
     return described;
   }
 
+  /**
+   * Stores `text` (once per digest) and answers its full descriptor, the
+   * one an offloaded result gets (`run_code`'s stored values and logs).
+   *
+   * @param text The text.
+   * @param tool The tool it came from.
+   * @throws {RangeError} When the store is full.
+   */
+  async storeDescribed(
+    text: string,
+    tool: string,
+  ): Promise<Record<string, unknown>> {
+    const result = await this.keep(text, tool);
+    if (result === undefined) {
+      throw new RangeError(
+        `store_full: the result store cannot hold ${
+          utf8Bytes(text)
+        } more bytes`,
+      );
+    }
+    return describe(tool, result);
+  }
+
   /** The compact descriptor that replaced a retired result, if any. */
   retiredText(key: string): string | undefined {
     return this.#state.retired.get(key);

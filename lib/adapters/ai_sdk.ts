@@ -22,7 +22,13 @@ import {
   RETRIEVAL_TOOLS,
   type RetrievalToolName,
 } from "../reference/retrieval_tools.ts";
+import { asSchema, type FlexibleSchema } from "ai";
 import type { AdapterOptions } from "./adapter_options.ts";
+import {
+  type BridgedTool,
+  CODE_INPUT_SCHEMA,
+  startCodeTool,
+} from "./_code_tool.ts";
 import {
   Core,
   prefixDigest,
@@ -259,6 +265,157 @@ export function retrievalTools(store?: ResultStore): RetrievalToolSet {
     };
   }
   return out as RetrievalToolSet;
+}
+
+/** Options of {@linkcode codeTool}. */
+export interface CodeToolOptions extends AdapterOptions {
+  /**
+   * The tools the code may call as `tools.<name>(args)`: AI SDK tools with
+   * `execute` (others are left out). Arguments are checked by each tool's
+   * own input schema, as the SDK checks the model's.
+   */
+  readonly tools: { readonly [name: string]: AiSdkTool };
+  /**
+   * Run code confined by Deno's permission flags alone, without
+   * bubblewrap. Default `false`: without a working bubblewrap
+   * {@linkcode codeTool} throws `confinement_unavailable`.
+   */
+  readonly unconfined?: boolean;
+  /** The bubblewrap program (default `bwrap` on `PATH`). */
+  readonly sandbox?: string;
+  /** V8 heap limit of a run in MiB (256). */
+  readonly memoryMiB?: number;
+  /** A run's deadline when the model asks for none, in ms (30,000). */
+  readonly defaultTimeoutMs?: number;
+  /** The longest deadline a run may ask for, in ms (120,000). */
+  readonly maxTimeoutMs?: number;
+  /** Tool calls a run may make (500). */
+  readonly maxCalls?: number;
+}
+
+/**
+ * The tool {@linkcode codeTool} makes: an AI SDK function tool (put it in
+ * `tools` as `run_code`) whose runner is closed with `close()` or `await
+ * using`.
+ */
+export interface CodeAiTool extends AsyncDisposable {
+  /** What the model reads: the helpers, the limits, the tools' declarations. */
+  readonly description: string;
+  /** `{code, timeout_ms?}`, as a Standard Schema with its JSON Schema. */
+  readonly inputSchema: RetrievalTool["inputSchema"];
+  /**
+   * Runs the model's code: answers `{result | result_stored, logs, calls,
+   * ms}`.
+   *
+   * @throws {CodeError} `code_timeout`, `code_memory`, `code_calls`,
+   *   `code_output` or `code_error`, its message with the logs so far (the
+   *   SDK hands it to the model as a tool error).
+   */
+  readonly execute: (
+    input: unknown,
+    options?: { readonly abortSignal?: AbortSignal },
+  ) => Promise<Record<string, unknown>>;
+  /** Stops running code and removes the runner's files. */
+  close(): Promise<void>;
+}
+
+/**
+ * `run_code` for an AI SDK loop: the model writes TypeScript that calls the
+ * developer's own tools as `tools.<name>(args)` inside the same confined
+ * sandbox as `loom mcp --code` (a fresh Deno process per run, no
+ * permission, bubblewrap with nothing of the file system but Deno itself),
+ * so their results move from tool to tool without passing through the
+ * prompt. The tools' input (and output) schemas become the TypeScript
+ * declarations of the tool's description; a large answer and long logs go
+ * into the store and come back as descriptors, read with
+ * {@linkcode retrievalTools}; `loom.read(reference)` and `loom.store(value)`
+ * work on the same store.
+ *
+ * @param options The tools, the store and the limits.
+ * @returns The tool; close it (or `await using` it) when done.
+ * @throws {ConfinementUnavailableError} Without a working bubblewrap,
+ *   unless `unconfined`.
+ *
+ * @example
+ * ```ts
+ * import { codeTool } from "@loom/loom/ai-sdk";
+ * import { jsonSchema, tool } from "ai";
+ * import assert from "node:assert/strict";
+ * const prices = tool({
+ *   description: "Prices of the items",
+ *   inputSchema: jsonSchema<{ max?: number }>({ type: "object", properties: { max: { type: "number" } } }),
+ *   execute: ({ max }) => [120, 5, 80].filter((p) => max === undefined || p <= max),
+ * });
+ * // Confined by bubblewrap where it works; this example also runs without.
+ * await using run_code = await codeTool({ tools: { prices }, unconfined: true });
+ * assert.match(run_code.description, /prices\(args\?: \{ max\?: number \}\): Promise<unknown>/);
+ * const answer = await run_code.execute({
+ *   code: "const all = await tools.prices({}); return Math.max(...all);",
+ * });
+ * assert.equal(answer.result, 120);
+ * ```
+ */
+export async function codeTool(options: CodeToolOptions): Promise<CodeAiTool> {
+  const bridged: BridgedTool[] = [];
+  let calls = 0;
+  for (const [name, original] of Object.entries(options.tools)) {
+    const execute = original.execute as
+      | ((input: unknown, o: unknown) => unknown)
+      | undefined;
+    if (typeof execute !== "function") continue;
+    const extra = original as { description?: unknown; outputSchema?: unknown };
+    const input = asSchema(original.inputSchema as FlexibleSchema<unknown>);
+    const output = extra.outputSchema === undefined
+      ? undefined
+      : await asSchema(extra.outputSchema as FlexibleSchema<unknown>)
+        .jsonSchema;
+    bridged.push({
+      name,
+      ...(typeof extra.description === "string"
+        ? { description: extra.description }
+        : {}),
+      inputSchema: await input.jsonSchema,
+      ...(output === undefined ? {} : { outputSchema: output }),
+      async call(args, signal) {
+        let value: unknown = args;
+        if (input.validate !== undefined) {
+          const checked = await input.validate(args);
+          if (!checked.success) {
+            throw Object.assign(
+              new TypeError(
+                `The arguments of ${name} do not match its input schema: ${checked.error.message}`,
+              ),
+              { code: "invalid_arguments" },
+            );
+          }
+          value = checked.value;
+        }
+        let out = await execute(value, {
+          toolCallId: `run_code-${++calls}`,
+          messages: [],
+          abortSignal: signal,
+        });
+        // A streaming tool answers its last value.
+        if (
+          typeof out === "object" && out !== null &&
+          Symbol.asyncIterator in out
+        ) {
+          let last: unknown;
+          for await (const part of out as AsyncIterable<unknown>) last = part;
+          out = last;
+        }
+        return out;
+      },
+    });
+  }
+  const started = await startCodeTool(bridged, options);
+  return {
+    description: started.description,
+    inputSchema: standardJsonSchema(CODE_INPUT_SCHEMA as JsonSchema),
+    execute: (input, o) => started.execute(input, o?.abortSignal),
+    close: () => started.close(),
+    [Symbol.asyncDispose]: () => started.close(),
+  };
 }
 
 /**

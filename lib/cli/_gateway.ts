@@ -10,7 +10,10 @@
  * @module
  */
 import { resolve } from "node:path";
+import { CodeRunner } from "../code/code_runner.ts";
+import { ConfinementUnavailableError } from "../executor/confinement_unavailable.ts";
 import {
+  codeCallable,
   GatewayConfigError,
   parseGatewayConfig,
   toolClassification,
@@ -51,6 +54,20 @@ export interface GatewayArguments {
   readonly maxAgeMs?: number;
   /** `--report FILE`. */
   readonly report?: string;
+  /** `--code` and its limits. */
+  readonly code?: CodeArguments;
+}
+
+/** `--code`'s flags. */
+export interface CodeArguments {
+  /** `--code-memory` in MiB. */
+  readonly memoryMiB?: number;
+  /** `--code-timeout` in milliseconds. */
+  readonly maxTimeoutMs?: number;
+  /** `--code-max-calls`. */
+  readonly maxCalls?: number;
+  /** `--code-unconfined`. */
+  readonly unconfined: boolean;
 }
 
 /** The common flags of `loom mcp` the gateway uses. */
@@ -134,7 +151,17 @@ async function gateway(
       },
     );
   let ownTools: McpTools | undefined;
+  let code: CodeRunner | undefined;
   try {
+    if (g.code !== undefined && !g.list) {
+      try {
+        code = await CodeRunner.start(g.code);
+      } catch (error) {
+        if (!(error instanceof ConfinementUnavailableError)) throw error;
+        log(`${error.code}: ${error.message}`);
+        return ExitCode.usage;
+      }
+    }
     // The session is the store's backing: each result is recorded as it
     // is stored, under the persistence rule the gateway's note carries.
     const store = new ResultStore({
@@ -169,6 +196,7 @@ async function gateway(
       log,
       ...(g.catalog === undefined ? {} : { catalog: g.catalog }),
       ...(ownTools === undefined ? {} : { own: ownToolsOf(ownTools) }),
+      ...(code === undefined ? {} : { code }),
       ...(session === undefined ? {} : {
         persistence: session,
         media: session.media,
@@ -185,7 +213,7 @@ async function gateway(
         log(
           `gateway over ${config.servers.length} servers of ${file}, serving over stdio${
             g.catalog === undefined ? "" : ` (--catalog ${g.catalog})`
-          }`,
+          }${codeLine(code)}`,
         );
         await serveGatewayStdio(createGatewayServer(gw, { sdk, log }), sdk);
       } else {
@@ -195,7 +223,9 @@ async function gateway(
         await serveOverHttp(a.http, token, {
           sdk,
           server: () => createGatewayServer(gw, { sdk, log, shared: true }),
-          what: `the gateway over ${config.servers.length} servers of ${file}`,
+          what: `the gateway over ${config.servers.length} servers of ${file}${
+            codeLine(code)
+          }`,
           maxRequestBytes: requestLimit(maxResultBytes),
           log,
         });
@@ -215,10 +245,19 @@ async function gateway(
     }
   } finally {
     ownTools?.close();
+    await code?.close();
     if (session !== undefined) log(session.journalSummary());
     await session?.close();
   }
   return ExitCode.ok;
+}
+
+/** What the start-up line says of `run_code`. */
+function codeLine(code: CodeRunner | undefined): string {
+  if (code === undefined) return "";
+  return code.confined
+    ? "; run_code confined by bubblewrap"
+    : "; run_code UNCONFINED (--code-unconfined): code runs under Deno's permission flags alone, without bubblewrap";
 }
 
 function ownToolsOf(tools: McpTools): OwnTools {
@@ -290,6 +329,9 @@ function listing(
         ...(hints.readOnlyHint === true && hints.idempotentHint === true
           ? ["re-fetched on resume"]
           : []),
+        ...(codeCallable(entry, tool.name)
+          ? []
+          : ['not callable from run_code ("code": false)']),
       ];
       lines.push(`  ${tool.name}: ${treatment.join("; ")}`);
     }

@@ -113,6 +113,20 @@ find_in_result and list_results read it exactly. See docs/mcp.md.
   --call-timeout DURATION  Deadline of one upstream call (default 120s)
   --max-age DURATION       With --session: forget results older than this
   --report FILE            Write per-tool totals (JSON) when the gateway stops
+  --code                   Offer run_code: TypeScript the model writes runs
+                           in a fresh sandboxed Deno process (no permission,
+                           bubblewrap with nothing of the file system but
+                           Deno) where the upstream tools are functions; see
+                           docs/code.md. "code": false on a server or tool
+                           in FILE keeps it out of reach
+  --code-memory MIB        Heap limit of one run (default 256)
+  --code-timeout DURATION  Longest deadline a run may ask for (default 120s;
+                           a run's own default is 30s)
+  --code-max-calls N       Tool calls one run may make (default 500)
+  --code-unconfined        Run code without bubblewrap, confined by Deno's
+                           permission flags alone (said at start and in every
+                           run_code answer); without it, --code needs a
+                           working bubblewrap and exits 2 otherwise
   (gateway store defaults: --max-result-bytes 67108864, --max-total-bytes
   536870912, the oldest results evicted first)
 
@@ -163,6 +177,11 @@ export function parseMcpArguments(
     "call-timeout": { type: "string" },
     "max-age": { type: "string" },
     report: { type: "string" },
+    code: { type: "boolean" },
+    "code-memory": { type: "string" },
+    "code-timeout": { type: "string" },
+    "code-max-calls": { type: "string" },
+    "code-unconfined": { type: "boolean" },
     root: { type: "string" },
     session: { type: "string" },
     store: { type: "string" },
@@ -185,6 +204,15 @@ export function parseMcpArguments(
       "--list prints the servers' tools and exits: it serves nothing, over --http or otherwise",
     );
   }
+  const codeOnly = [
+    "code-memory",
+    "code-timeout",
+    "code-max-calls",
+    "code-unconfined",
+  ].filter((flag) => values[flag as "code-memory"] !== undefined);
+  if (values.code !== true && codeOnly.length > 0) {
+    throw new UsageError("usage", `--${codeOnly[0]} needs --code`);
+  }
   const gatewayOnly = [
     "list",
     "catalog",
@@ -192,6 +220,7 @@ export function parseMcpArguments(
     "call-timeout",
     "max-age",
     "report",
+    "code",
   ]
     .filter((flag) => values[flag as "list"] !== undefined);
   if (values.servers === undefined && gatewayOnly.length > 0) {
@@ -217,6 +246,17 @@ export function parseMcpArguments(
     callTimeoutMs: parseDuration(values["call-timeout"], "--call-timeout"),
     maxAgeMs: parseDuration(values["max-age"], "--max-age"),
     report: values.report,
+    code: values.code === true
+      ? defined({
+        memoryMiB: positiveInteger(values["code-memory"], "--code-memory"),
+        maxTimeoutMs: parseDuration(values["code-timeout"], "--code-timeout"),
+        maxCalls: positiveInteger(
+          values["code-max-calls"],
+          "--code-max-calls",
+        ),
+        unconfined: values["code-unconfined"] === true,
+      })
+      : undefined,
   });
   return {
     ...(gateway === undefined

@@ -76,7 +76,7 @@ export function parseReportArguments(
     if (file === undefined || out === undefined || extra.length > 0) {
       throw new UsageError(
         "usage",
-        "loom report --html takes FILE and OUT.html: the report and the page to write",
+        "--html takes FILE and OUT.html: the report and the page to write",
       );
     }
     return {
@@ -133,8 +133,8 @@ async function writeHtml(
   }
   io.err(
     `loom report: wrote ${path} (${
-      html.length.toLocaleString("en-US")
-    } characters)\n`,
+      new TextEncoder().encode(html).byteLength.toLocaleString("en-US")
+    } bytes)\n`,
   );
   return ExitCode.ok;
 }

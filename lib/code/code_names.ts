@@ -23,7 +23,7 @@ export interface CodeName {
   readonly server: string;
   /** The upstream's own name for the tool. */
   readonly tool: string;
-  /** The server's name in code: `tools.<serverName>`. */
+  /** The server's name in code: `tools.<serverName>` (`""` for a tool without server). */
   readonly serverName: string;
   /** The tool's name in code: `tools.<serverName>.<toolName>`. */
   readonly toolName: string;
@@ -68,6 +68,31 @@ function uniqueIdentifiers(names: readonly string[]): string[] {
   for (const [i, name] of names.entries()) if (ids[i] === name) assign(i);
   for (const [i, name] of names.entries()) if (ids[i] !== name) assign(i);
   return out;
+}
+
+/**
+ * Code names for tools without servers (the AI SDK's `codeTool`): each
+ * becomes `tools.<toolName>`, named by the same rule; `serverName` is `""`.
+ *
+ * @param names The tools' names, in order.
+ * @returns One {@linkcode CodeName} per tool, with `server` and
+ *   `serverName` empty.
+ *
+ * @example
+ * ```ts
+ * import { flatCodeNames } from "./code_names.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(flatCodeNames(["get-rows", "2x"]).map((n) => n.toolName), ["get_rows", "_2x"]);
+ * ```
+ */
+export function flatCodeNames(names: readonly string[]): CodeName[] {
+  const ids = uniqueIdentifiers(names);
+  return names.map((tool, i) => ({
+    server: "",
+    tool,
+    serverName: "",
+    toolName: ids[i]!,
+  }));
 }
 
 /**

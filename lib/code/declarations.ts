@@ -29,6 +29,16 @@ export interface DeclarableTool extends CodeName {
   readonly outputSchema?: unknown;
 }
 
+/** Options of {@linkcode declareTools}. */
+export interface DeclareOptions {
+  /**
+   * What a call resolves to: `mcp` (default) an MCP `CallToolResult`, whose
+   * `outputSchema` types `structuredContent`; `value` the tool's own output
+   * (the AI SDK's tools), typed by its output schema.
+   */
+  readonly results?: "mcp" | "value";
+}
+
 /** Declarations and their size. */
 export interface Declarations {
   /** The TypeScript text. */
@@ -81,7 +91,11 @@ const TOOL_INDENT = "    ";
  * assert.match(text, /\/\*\* Where \*\/\n {6}path: string;/);
  * ```
  */
-export function declareTools(tools: readonly DeclarableTool[]): Declarations {
+export function declareTools(
+  tools: readonly DeclarableTool[],
+  options: DeclareOptions = {},
+): Declarations {
+  const results = options.results ?? "mcp";
   const servers = new Map<string, DeclarableTool[]>();
   for (const tool of tools) {
     const list = servers.get(tool.serverName) ?? [];
@@ -90,6 +104,11 @@ export function declareTools(tools: readonly DeclarableTool[]): Declarations {
   }
   let text = "declare const tools: {\n";
   for (const [serverName, list] of servers) {
+    if (serverName === "") {
+      // Tools without a server sit at the top: tools.<name>.
+      for (const tool of list) text += declareOne(tool, SERVER_INDENT, results);
+      continue;
+    }
     const server = list[0]!.server;
     if (server !== serverName) {
       text += docComment(
@@ -99,7 +118,7 @@ export function declareTools(tools: readonly DeclarableTool[]): Declarations {
       );
     }
     text += `${SERVER_INDENT}${serverName}: {\n`;
-    for (const tool of list) text += declareOne(tool);
+    for (const tool of list) text += declareOne(tool, TOOL_INDENT, results);
     text += `${SERVER_INDENT}};\n`;
   }
   text += "};\n";
@@ -107,42 +126,61 @@ export function declareTools(tools: readonly DeclarableTool[]): Declarations {
 }
 
 /** One tool's method: JSDoc, arguments, result. */
-function declareOne(tool: DeclarableTool): string {
+function declareOne(
+  tool: DeclarableTool,
+  indent: string,
+  results: "mcp" | "value",
+): string {
   const notes: string[] = [];
   if (typeof tool.description === "string") {
     notes.push(cleanText(tool.description, TOOL_DOC_CHARS));
   }
   if (tool.tool !== tool.toolName) {
-    notes.push(`MCP name: ${JSON.stringify(tool.tool)}`);
+    notes.push(
+      `${results === "mcp" ? "MCP name" : "Name"}: ${
+        JSON.stringify(tool.tool)
+      }`,
+    );
   }
   const doc = docComment(
     notes.filter((n) => n !== "").join("\n\n"),
-    TOOL_INDENT,
+    indent,
     TOOL_DOC_CHARS * 2,
   );
-  const signature = typesOf(tool);
-  return `${doc}${TOOL_INDENT}${tool.toolName}${signature};\n`;
+  const signature = typesOf(tool, indent, results);
+  return `${doc}${indent}${tool.toolName}${signature};\n`;
 }
 
-/** `(args: …): Promise<CallToolResult<…>>`, as deep as fits. */
-function typesOf(tool: DeclarableTool): string {
+/** `(args: …): Promise<CallToolResult<…>>` (or `Promise<…>`), as deep as fits. */
+function typesOf(
+  tool: DeclarableTool,
+  indent: string,
+  results: "mcp" | "value",
+): string {
+  const wrap = (type: string | undefined) =>
+    results === "value"
+      ? type ?? "unknown"
+      : type === undefined
+      ? "CallToolResult"
+      : `CallToolResult<${type}>`;
   for (const limits of ATTEMPTS) {
     const input = new SchemaTypes(tool.inputSchema, limits);
     const args = tool.inputSchema === undefined
       ? "Record<string, unknown>"
-      : input.type(tool.inputSchema, TOOL_INDENT);
+      : input.type(tool.inputSchema, indent);
     const optional = !hasRequired(input.resolved(tool.inputSchema));
-    let result = "CallToolResult";
+    let type: string | undefined;
     if (tool.outputSchema !== undefined) {
       const output = new SchemaTypes(tool.outputSchema, limits);
-      const type = output.type(tool.outputSchema, TOOL_INDENT);
-      if (type !== "unknown") result = `CallToolResult<${type}>`;
+      const rendered = output.type(tool.outputSchema, indent);
+      if (rendered !== "unknown") type = rendered;
     }
+    const result = wrap(type);
     if (args.length + result.length <= TOOL_TYPES_CHARS) {
       return `(args${optional ? "?" : ""}: ${args}): Promise<${result}>`;
     }
   }
-  return "(args?: Record<string, unknown>): Promise<CallToolResult>";
+  return `(args?: Record<string, unknown>): Promise<${wrap(undefined)}>`;
 }
 
 function hasRequired(schema: unknown): boolean {

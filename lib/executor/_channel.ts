@@ -1,13 +1,13 @@
 /**
  * How the executor talks to its worker: directly (a Worker in this
  * process), or through a Deno subprocess inside bubblewrap that runs the
- * same Worker, with length-prefixed frames (`_frames.ts`) over stdin and
+ * same Worker, with length-prefixed frames (`frames.ts`) over stdin and
  * stdout. Either way a message costs time linear in its bytes: file
  * contents cross as bytes, each file in its own message.
  *
  * @module
  */
-import { encodeFrame, frameReader } from "./_frames.ts";
+import { encodeFrame, frameReader } from "./frames.ts";
 import { helperPermissions, workerPermissions } from "./_permissions.ts";
 import type { Reply, Request } from "./_protocol.ts";
 import { bwrapArgs, SANDBOX_PATH } from "./_sandbox.ts";

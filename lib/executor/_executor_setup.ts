@@ -7,13 +7,8 @@
  */
 import { ConfinementUnavailableError } from "./confinement_unavailable.ts";
 import { ExecutorError } from "./executor_error.ts";
-import { bwrapWorks } from "./_sandbox.ts";
-import {
-  locateProgram,
-  PlanRefused,
-  planTest,
-  type TestPlan,
-} from "./_test_plan.ts";
+import { usableBwrap } from "./bubblewrap.ts";
+import { PlanRefused, planTest, type TestPlan } from "./_test_plan.ts";
 import type { WorkspaceExecutorOptions } from "./workspace_answers.ts";
 
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -46,20 +41,6 @@ export async function realWorkspace(workspace: string): Promise<string> {
   return real;
 }
 
-/** The bubblewrap program when it works here, else `null`. */
-export async function usableBwrap(
-  options: WorkspaceExecutorOptions,
-): Promise<string | null> {
-  const sandbox = options.sandbox === undefined ? "bwrap" : options.sandbox;
-  if (sandbox === null || Deno.build.os !== "linux" || Deno.build.standalone) {
-    return null;
-  }
-  // Resolved on the user's PATH: the sandbox's own PATH is not the user's.
-  const program = locateProgram(".", sandbox);
-  if (program === null) return null;
-  return (await bwrapWorks(program)) ? program : null;
-}
-
 /** The test command's plan (confinement and all), or `null` without one. */
 export async function testPlan(
   workspace: string,
@@ -78,7 +59,7 @@ export async function testPlan(
     );
   }
   const unconfined = options.unconfinedTests === true;
-  const bwrap = unconfined ? null : await usableBwrap(options);
+  const bwrap = unconfined ? null : await usableBwrap(options.sandbox);
   try {
     return planTest({
       workspace,

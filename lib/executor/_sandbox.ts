@@ -35,6 +35,18 @@ const ETC_ENTRIES = [
 ];
 const TOP_LINKS = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
 
+/**
+ * The isolation flags every sandbox starts with (`--share-net` after them
+ * gives the network back where a sandbox needs it).
+ */
+export const ISOLATION_ARGS: readonly string[] = [
+  "--unshare-all",
+  "--die-with-parent",
+  "--new-session",
+  "--cap-drop",
+  "ALL",
+];
+
 /** The `PATH` inside a sandbox. */
 export const SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
 
@@ -93,12 +105,8 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
 
 function systemArgs(network: boolean): string[] {
   const args = [
-    "--unshare-all",
+    ...ISOLATION_ARGS,
     ...(network ? ["--share-net"] : []),
-    "--die-with-parent",
-    "--new-session",
-    "--cap-drop",
-    "ALL",
     "--ro-bind",
     "/usr",
     "/usr",

@@ -33,8 +33,8 @@ import {
   overreach,
   realWorkspace,
   testPlan,
-  usableBwrap,
 } from "./_executor_setup.ts";
+import { usableBwrap } from "./bubblewrap.ts";
 import {
   type EditedFileDigest,
   type InspectedFileText,
@@ -205,7 +205,7 @@ export class WorkspaceExecutor {
       test,
       options.protect ?? null,
     );
-    const bwrap = await usableBwrap(options);
+    const bwrap = await usableBwrap(options.sandbox);
     if (bwrap !== null) {
       executor.#channel = await sandboxChannel(
         bwrap,

@@ -123,6 +123,39 @@ export class Retrieval {
   }
 
   /**
+   * What `read_result` selects, whole, for code that keeps it in memory
+   * rather than in a prompt (`run_code`'s `loom.read`): the text of a whole,
+   * bytes or lines selection, or the JSON value a pointer selects (whatever
+   * its rendering), checked against the reference's digest like every read,
+   * without the 8 KiB continuation cut. A reference without `select`
+   * selects the whole result.
+   *
+   * @param reference The reference (untrusted JSON).
+   * @returns `{value}`, or a failure with a wire-format code.
+   */
+  value(
+    reference: unknown,
+  ):
+    | { readonly ok: true; readonly value: unknown }
+    | { readonly ok: false; readonly code: string; readonly message: string } {
+    const read = answer(() => {
+      const whole = typeof reference === "object" && reference !== null &&
+          !Array.isArray(reference) && !("select" in reference)
+        ? { ...reference, select: { kind: "whole" } }
+        : reference;
+      const parsed = parseReference(whole);
+      const [record, span] = this.#resolve(
+        parsed.select.kind === "json_pointer"
+          ? { ...parsed, rendering: "json" }
+          : parsed,
+      );
+      const raw = decoder.decode(record.bytes.subarray(span.start, span.end));
+      return { value: span.render === "text" ? raw : JSON.parse(raw) };
+    });
+    return read.ok ? { ok: true, value: read.structured.value } : read;
+  }
+
+  /**
    * `find_in_result {reference, pattern, regex?, max_matches?}`.
    *
    * @param args The tool's arguments (untrusted JSON).

@@ -284,10 +284,35 @@ Deno.test("loom report refuses a missing file, a file that is no report, and bad
         file: "r.json",
         markdown: true,
       });
-      assert.throws(
-        () => parseReportArguments(["--html", "r.json"]),
-        UsageError,
+      assert.deepEqual(
+        parseReportArguments([
+          "--html",
+          "r.json",
+          "r.html",
+          "--requests",
+          "q.jsonl",
+        ]),
+        {
+          file: "r.json",
+          markdown: false,
+          html: "r.html",
+          requests: "q.jsonl",
+        },
       );
+      for (
+        const bad of [
+          ["--html", "r.json"],
+          ["--html", "r.json", "r.html", "extra.html"],
+          ["--html", "--markdown", "r.json", "r.html"],
+          ["--requests", "q.jsonl", "r.json"],
+        ]
+      ) {
+        assert.throws(
+          () => parseReportArguments(bad),
+          UsageError,
+          bad.join(" "),
+        );
+      }
     },
   );
 });

@@ -3,7 +3,7 @@ import {
   encodeFrame,
   type FrameCounter,
   frameReader,
-} from "../../lib/executor/_frames.ts";
+} from "../../lib/executor/frames.ts";
 import { relaySource } from "../../lib/executor/_channel.ts";
 
 /** Joins frame pieces into one stream of bytes. */
@@ -59,6 +59,20 @@ Deno.test("encodeFrame() and frameReader() carry messages with their bytes", asy
       RangeError,
     );
   });
+
+  await t.step(
+    "a body beyond its limit is a RangeError before it is allocated",
+    () => {
+      let seen = 0;
+      const push = frameReader(() => seen++, 1024, undefined, 16);
+      push(joined(encodeFrame({ bytes: new Uint8Array(16) })));
+      const prefix = new Uint8Array(8);
+      new DataView(prefix.buffer).setUint32(0, 2);
+      new DataView(prefix.buffer).setUint32(4, 0xffffffff);
+      assert.throws(() => push(prefix), /body of 4294967295 bytes exceeds 16/);
+      assert.equal(seen, 1);
+    },
+  );
 });
 
 Deno.test("The relay's reader does work linear in the chunks of a 32 MiB message", () => {

@@ -265,3 +265,34 @@ Deno.test("Retrieval names an evicted result as evicted when its source says so"
     "unknown_result",
   );
 });
+
+Deno.test("Retrieval.value() answers the whole selection, digest-checked: text, or the JSON value a pointer selects", async () => {
+  const store = new ResultStore();
+  const rows = Array.from({ length: 3000 }, (_, i) => ({ i, s: "é" }));
+  const d = await store.put(JSON.stringify({ rows }), {
+    origin: "t",
+    capture: "complete",
+  });
+  const retrieval = new Retrieval(store);
+  const whole = retrieval.value({ result: d.result, sha256: d.sha256 });
+  assert.ok(whole.ok);
+  assert.equal(whole.value, JSON.stringify({ rows }));
+  assert.ok(new TextEncoder().encode(whole.value as string).length > 8192);
+  assert.deepEqual(
+    retrieval.value({
+      ...d.reference!,
+      select: { kind: "json_pointer", pointer: "/rows" },
+    }),
+    { ok: true, value: rows },
+  );
+  assert.deepEqual(
+    retrieval.value({
+      ...d.reference!,
+      select: { kind: "json_pointer", pointer: "/rows/7/s" },
+    }),
+    { ok: true, value: "é" },
+  );
+  const wrong = retrieval.value({ ...d.reference!, sha256: "0".repeat(64) });
+  assert.equal(wrong.ok, false);
+  assert.equal((wrong as { code: string }).code, "digest_mismatch");
+});

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { tempDir } from "../_kit.ts";
-import { connectGateway, denoEntry, FAULT } from "../_kit/mcp.ts";
+import { connectGateway, denoEntry, FAULT, serversFile } from "../_kit/mcp.ts";
 import { named, otlpReceiver, type ReceivedSpan } from "./_otlp.ts";
 
 const SECRETS = {
@@ -23,13 +23,9 @@ const KIND_CLIENT = 3;
 Deno.test("a host's trace continues through the gateway into the upstream's params._meta, with offloads by reference", async () => {
   await using receiver = otlpReceiver();
   await using dir = await tempDir();
-  const servers = `${dir.path}/servers.json`;
-  await Deno.writeTextFile(
-    servers,
-    JSON.stringify({
-      mcpServers: { fault: { ...denoEntry(FAULT), persist: true } },
-    }),
-  );
+  const servers = await serversFile(dir.path, {
+    fault: { ...denoEntry(FAULT), persist: true },
+  });
   const session = `${dir.path}/session`;
   const received: unknown[] = [];
   let reference: Record<string, unknown> | undefined;

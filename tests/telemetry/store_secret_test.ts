@@ -3,7 +3,7 @@
 // and the password appears nowhere in what the receiver got.
 import assert from "node:assert/strict";
 import { tempDir } from "../_kit.ts";
-import { connectGateway, denoEntry, FAULT } from "../_kit/mcp.ts";
+import { connectGateway, denoEntry, FAULT, serversFile } from "../_kit/mcp.ts";
 import {
   PASSWORD,
   postgresCluster,
@@ -18,13 +18,9 @@ postgresTest(
     assert.ok(url.includes(PASSWORD));
     await using receiver = otlpReceiver();
     await using dir = await tempDir();
-    const servers = `${dir.path}/servers.json`;
-    await Deno.writeTextFile(
-      servers,
-      JSON.stringify({
-        mcpServers: { fault: { ...denoEntry(FAULT), persist: true } },
-      }),
-    );
+    const servers = await serversFile(dir.path, {
+      fault: { ...denoEntry(FAULT), persist: true },
+    });
     {
       await using gateway = await connectGateway(
         servers,

@@ -13,6 +13,8 @@
  * - `resources_and_prompts.ts`: resources, templates and prompts;
  * - `tool_catalog.ts`: in `search` mode (`--catalog`), `search_tools` and
  *   `call_tool` in place of the upstream tools;
+ * - `run_code.ts`: with `--code`, code that calls the upstream tools in a
+ *   confined sandbox;
  * - `tool_figures.ts`: the per-tool figures of `--report`.
  *
  * The MCP server in `gateway_server.ts` puts it on a transport; nothing
@@ -28,6 +30,8 @@ import type { MediaTemplate } from "./offload.ts";
 import { refetch } from "./refetch.ts";
 import { ResourcesAndPrompts } from "./resources_and_prompts.ts";
 import { RETRIEVAL_META, RetrievalAnswers } from "./retrieval_answers.ts";
+import { RUN_CODE, RunCode } from "./run_code.ts";
+import type { CodeRunner } from "../../code/code_runner.ts";
 import type { Sdk } from "./sdk.ts";
 import { ToolFigureBook, type ToolFigures } from "./tool_figures.ts";
 import {
@@ -105,6 +109,8 @@ export interface GatewayOptions {
   readonly log: (line: string) => void;
   /** Loom's own root tools, with `--root`. */
   readonly own?: OwnTools;
+  /** `--code`: offer `run_code`, running code with this runner. */
+  readonly code?: CodeRunner;
   /** Loom's own tools listed in every mode (e.g. `run_code`). */
   readonly loomTools?: readonly GatewayTool[];
   /**
@@ -161,6 +167,9 @@ export class Gateway {
   readonly #listing: ToolListing;
   readonly #resources: ResourcesAndPrompts;
   readonly #retrieval: RetrievalAnswers;
+  readonly #runCode: RunCode | undefined;
+  /** Counts the listings, for what is derived from them (run_code's description). */
+  #listings = 0;
   readonly #catalog: ToolCatalog;
   #mode: "full" | "search" = "full";
   #upstreamBytes = 0;
@@ -210,6 +219,18 @@ export class Gateway {
           },
           media: this.#media,
         }),
+    });
+    this.#runCode = options.code === undefined ? undefined : new RunCode({
+      runner: options.code,
+      sdk: options.sdk,
+      store: options.store,
+      offloadBytes: options.offloadBytes,
+      maxResultBytes: options.maxResultBytes,
+      figures: this.#figures,
+      // The catalogue search_tools names too: every tool not disabled.
+      catalogue: () => this.#listing.entries.map((e) => e.route),
+      version: () => this.#listings,
+      describe: () => this.#mode === "search" ? "search" : "declarations",
     });
   }
 
@@ -300,6 +321,7 @@ export class Gateway {
     );
     await Promise.all(this.#upstreams.map((u) => this.#list(u)));
     this.#listing.name(this.#upstreams);
+    this.#listings++;
     this.#upstreamBytes = jsonBytes(this.#listing.listed);
     this.#mode = chooseCatalog(o.catalog ?? "auto", this.#upstreamBytes);
   }
@@ -325,6 +347,7 @@ export class Gateway {
         this.#stale.delete(server);
         await this.#list(upstream);
         this.#listing.name(this.#upstreams);
+        this.#listings++;
       } while (this.#stale.has(server));
     })().finally(() => this.#refreshing.delete(server));
     this.#refreshing.set(server, refresh);
@@ -392,9 +415,10 @@ export class Gateway {
 
   /**
    * The tools the host sees: the retrieval tools, Loom's root tools (with
-   * `--root`), Loom's other tools, then in `full` mode the upstream tools
-   * (their `outputSchema` left out: any answer may be offloaded), in
-   * `search` mode `search_tools`, `call_tool` and the `alwaysLoad` tools.
+   * `--root`), Loom's other tools (`run_code` with `--code`), then in `full`
+   * mode the upstream tools (their `outputSchema` left out: any answer may be
+   * offloaded), in `search` mode `search_tools`, `call_tool` and the
+   * `alwaysLoad` tools.
    *
    * @returns The `tools/list` entries.
    */
@@ -415,6 +439,7 @@ export class Gateway {
       ...retrieval,
       ...(o.own?.definitions ?? []),
       ...(o.loomTools ?? []).map((t) => t.definition),
+      ...(this.#runCode === undefined ? [] : [this.#runCode.definition]),
     ];
     if (this.#mode === "full") return [...constant, ...this.#listing.listed];
     return [
@@ -455,6 +480,9 @@ export class Gateway {
     );
     if (loom !== undefined) return await loom.call(args, context);
     await this.#started;
+    if (name === RUN_CODE && this.#runCode !== undefined) {
+      return await this.#runCode.call(args, context);
+    }
     if (this.#mode === "search") {
       if (name === SEARCH_TOOLS) return this.#search(args);
       if (name === CALL_TOOL) return await this.#callCatalogued(args, context);

@@ -6,8 +6,9 @@
  * `"type": "http"` (or `"streamable-http"`) or `"sse"`, a `url` and
  * `headers`. `${VAR}` and `${VAR:-default}` expand in every string as Claude
  * Code expands them. Loom's own keys: `"persist": true`,
- * `"selfReading": true` and `"alwaysLoad": true` on an entry, the same per
- * tool under `"tools"`, and `"disabled": true` there for a tool. The file
+ * `"selfReading": true`, `"alwaysLoad": true` and `"code": false` on an
+ * entry, the same per tool under `"tools"`, and `"disabled": true` there for
+ * a tool. The file
  * is the user's (trusted), but a mistake in it is a
  * {@linkcode GatewayConfigError} naming the file, the entry and the field,
  * found before any server starts.
@@ -42,14 +43,16 @@ export interface ToolClassification {
 }
 
 /**
- * A tool's own settings under an entry's `"tools"`: its persistence, and
- * where the catalogue puts it.
+ * A tool's own settings under an entry's `"tools"`: its persistence, where
+ * the catalogue puts it, and whether code may call it.
  */
 export interface ToolSettings extends Partial<ToolClassification> {
   /** `"alwaysLoad": true`: listed in `tools/list` even in `search` mode. */
   readonly alwaysLoad?: boolean;
   /** `"disabled": true`: in no listing, search or call. */
   readonly disabled?: boolean;
+  /** `"code": false`: not callable from `run_code`. */
+  readonly code?: boolean;
 }
 
 /** Where the catalogue puts one upstream tool (the servers file decides). */
@@ -78,6 +81,8 @@ export interface StdioServerEntry {
   readonly classification: ToolClassification;
   /** `"alwaysLoad": true`: every tool listed even in `search` mode. */
   readonly alwaysLoad?: boolean;
+  /** `"code": false`: no tool of the server is callable from `run_code`. */
+  readonly code?: false;
   /** Per-tool settings by upstream tool name. */
   readonly tools: Readonly<Record<string, ToolSettings>>;
 }
@@ -96,6 +101,8 @@ export interface RemoteServerEntry {
   readonly classification: ToolClassification;
   /** `"alwaysLoad": true`: every tool listed even in `search` mode. */
   readonly alwaysLoad?: boolean;
+  /** `"code": false`: no tool of the server is callable from `run_code`. */
+  readonly code?: false;
   /** Per-tool settings by upstream tool name. */
   readonly tools: Readonly<Record<string, ToolSettings>>;
 }
@@ -252,6 +259,7 @@ export function parseGatewayConfig(
       selfReading: flag(entry.selfReading, "selfReading") ?? false,
     };
     const alwaysLoad = flag(entry.alwaysLoad, "alwaysLoad") ?? false;
+    const code = flag(entry.code, "code") ?? true;
     const tools: Record<string, ToolSettings> = {};
     if (entry.tools !== undefined) {
       if (!isObject(entry.tools)) fail(`${at("tools")} is not an object`);
@@ -260,7 +268,13 @@ export function parseGatewayConfig(
         const v = value as Record<string, unknown>;
         const settings: Record<string, boolean> = {};
         for (
-          const key of ["persist", "selfReading", "alwaysLoad", "disabled"]
+          const key of [
+            "persist",
+            "selfReading",
+            "alwaysLoad",
+            "disabled",
+            "code",
+          ]
         ) {
           const value = flag(v[key], `tools.${tool}.${key}`);
           if (value !== undefined) settings[key] = value;
@@ -292,6 +306,7 @@ export function parseGatewayConfig(
         headers: record("headers"),
         classification,
         ...(alwaysLoad ? { alwaysLoad } : {}),
+        ...(code ? {} : { code }),
         tools,
       });
       continue;
@@ -323,6 +338,7 @@ export function parseGatewayConfig(
       ...(cwd === undefined ? {} : { cwd }),
       classification,
       ...(alwaysLoad ? { alwaysLoad } : {}),
+      ...(code ? {} : { code }),
       tools,
     });
   }
@@ -386,6 +402,29 @@ export function toolPlacement(
     alwaysLoad: own?.alwaysLoad ?? entry.alwaysLoad ?? false,
     disabled: own?.disabled ?? false,
   };
+}
+
+/**
+ * Whether code in `run_code` may call one upstream tool: not when the tool
+ * or its server says `"code": false` (the tool's own setting wins).
+ *
+ * @param entry The server entry.
+ * @param tool The upstream tool's name.
+ * @returns Whether `tools.<server>.<tool>` and `callTool` reach it.
+ *
+ * @example
+ * ```ts
+ * import { codeCallable, parseGatewayConfig } from "./gateway_config.ts";
+ * import assert from "node:assert/strict";
+ * const { servers: [fs] } = parseGatewayConfig(JSON.stringify({ mcpServers: { fs: {
+ *   command: "x", tools: { write_file: { code: false } } } } }), { file: "f", env: {} });
+ * assert.equal(codeCallable(fs!, "write_file"), false);
+ * assert.equal(codeCallable(fs!, "read_file"), true);
+ * ```
+ */
+export function codeCallable(entry: ServerEntry, tool: string): boolean {
+  const own = Object.hasOwn(entry.tools, tool) ? entry.tools[tool] : undefined;
+  return own?.code ?? entry.code ?? true;
 }
 
 /** Whether a command line starts `loom mcp --servers` (this gateway again). */

@@ -504,8 +504,25 @@ function sameText(a: Text, b: Text): boolean {
   return text.length <= large.byteLength && large.text() === text;
 }
 
-/** The result with every {@linkcode LargeText} decoded back into a string. */
-function withStrings(result: Record<string, unknown>): Record<string, unknown> {
+/**
+ * The result with every {@linkcode LargeText} decoded back into a string:
+ * what a reader that keeps the answer (not the host: `run_code`'s code)
+ * gets.
+ *
+ * @param result A `tools/call` result as the transport delivered it.
+ * @returns The result itself when it holds no large text, else a copy.
+ *
+ * @example
+ * ```ts
+ * import { withStrings } from "./offload.ts";
+ * import assert from "node:assert/strict";
+ * const result = { content: [{ type: "text", text: "small" }] };
+ * assert.equal(withStrings(result), result);
+ * ```
+ */
+export function withStrings(
+  result: Record<string, unknown>,
+): Record<string, unknown> {
   const content = Array.isArray(result.content) ? result.content : [];
   const structured = isObject(result.structuredContent)
     ? result.structuredContent as Record<string, unknown>

@@ -10,7 +10,9 @@
  * whatever the size of the chunks it arrives in.
  *
  * Both functions are self-contained (no references outside their bodies):
- * the relay inside the sandbox embeds their source text.
+ * the relay inside the sandbox embeds their source text, and so does
+ * `run_code`'s runtime (`lib/code/`), whose frames are hostile: its reader
+ * caps the body as well as the header.
  *
  * @module
  */
@@ -55,12 +57,15 @@ export function encodeFrame(message: unknown): Uint8Array[] {
  * A reader of frames from a stream of chunks: `push` each chunk as it
  * arrives; `onFrame` gets each complete message (byte arrays as views into
  * one buffer, which is also passed, e.g. to transfer it). Throws a
- * `RangeError` for a header larger than `maxHeaderBytes`.
+ * `RangeError` for a header larger than `maxHeaderBytes` or a body larger
+ * than `maxBodyBytes`, before any of it is allocated, and whatever
+ * `JSON.parse` or a fatal `TextDecoder` throws for a malformed header.
  */
 export function frameReader(
   onFrame: (message: unknown, buffer: ArrayBuffer) => void,
   maxHeaderBytes: number,
   counter?: { scans: number; bytes: number },
+  maxBodyBytes: number = 0xffffffff,
 ): (chunk: Uint8Array) => void {
   const prefix = new Uint8Array(8);
   let prefixFill = 0;
@@ -100,6 +105,11 @@ export function frameReader(
         if (headLength > maxHeaderBytes) {
           throw new RangeError(
             `A frame's header of ${headLength} bytes exceeds ${maxHeaderBytes}`,
+          );
+        }
+        if (bodyLength > maxBodyBytes) {
+          throw new RangeError(
+            `A frame's body of ${bodyLength} bytes exceeds ${maxBodyBytes}`,
           );
         }
         frame = new Uint8Array(headLength + bodyLength);

@@ -1,0 +1,135 @@
+/**
+ * `codeTool` without the AI SDK: the developer's tools (already reduced to
+ * JSON Schemas and a call function by `ai_sdk.ts`) as `tools.<name>(args)`
+ * inside `run_code`'s sandbox, their schemas as declarations, and the
+ * adapters' store for `loom.read`, `loom.store` and answers too large to
+ * send.
+ *
+ * @module
+ */
+import { CodeRunner, type CodeRunnerOptions } from "../code/code_runner.ts";
+import { flatCodeNames } from "../code/code_names.ts";
+import { declareTools } from "../code/declarations.ts";
+import {
+  codeArguments,
+  codeDescription,
+  DECLARATIONS_MAX_BYTES,
+} from "../code/code_description.ts";
+export { CODE_INPUT_SCHEMA } from "../code/code_description.ts";
+import { codeAnswer, codeFailure } from "../code/code_answer.ts";
+import { CodeError } from "../code/code_error.ts";
+import type { AdapterOptions } from "./adapter_options.ts";
+import { Core } from "./_core.ts";
+
+/** One developer tool, reduced to what the sandbox needs. */
+export interface BridgedTool {
+  /** Its name in the tool set. */
+  readonly name: string;
+  /** Its description. */
+  readonly description?: string;
+  /** Its input schema as JSON Schema. */
+  readonly inputSchema: unknown;
+  /** Its output schema as JSON Schema, when it has one. */
+  readonly outputSchema?: unknown;
+  /** Checks the arguments as the SDK would, runs the tool, answers its output. */
+  call(args: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
+}
+
+/** A started code tool: description, `execute`, and its runner to close. */
+export interface StartedCodeTool {
+  /** What the model reads. */
+  readonly description: string;
+  /** Runs one call's code. */
+  execute(
+    input: unknown,
+    signal: AbortSignal | undefined,
+  ): Promise<Record<string, unknown>>;
+  /** Closes the runner. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the runner and builds the tool.
+ *
+ * @throws {ConfinementUnavailableError} Without a working bubblewrap,
+ *   unless `unconfined`.
+ */
+export async function startCodeTool(
+  tools: readonly BridgedTool[],
+  options: AdapterOptions & CodeRunnerOptions,
+): Promise<StartedCodeTool> {
+  const core = new Core(options);
+  const runner = await CodeRunner.start(options);
+  const names = flatCodeNames(tools.map((t) => t.name));
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const declarations = declareTools(
+    tools.map((t, i) => ({
+      ...names[i]!,
+      ...(t.description === undefined ? {} : { description: t.description }),
+      inputSchema: t.inputSchema,
+      ...(t.outputSchema === undefined ? {} : { outputSchema: t.outputSchema }),
+    })),
+    { results: "value" },
+  );
+  const description = codeDescription({
+    results: "value",
+    limits: runner.limits,
+    offloadBytes: core.offloadBytes,
+    tools: declarations.bytes <= DECLARATIONS_MAX_BYTES
+      ? { declarations: declarations.text }
+      : {
+        names,
+        types: "each takes the arguments its own tool definition describes",
+      },
+    unconfined: !runner.confined,
+  });
+  const store = {
+    offloadBytes: core.offloadBytes,
+    store: (text: string) => core.storeDescribed(text, "run_code"),
+  };
+  return {
+    description,
+    async execute(input, signal) {
+      const { code, timeout_ms } = codeArguments(input);
+      try {
+        const outcome = await runner.run(code, {
+          tools: names,
+          results: "value",
+          ...(timeout_ms === undefined ? {} : { timeoutMs: timeout_ms }),
+          ...(signal === undefined ? {} : { signal }),
+          bridge: {
+            callTool: (_server, tool, args, callSignal) => {
+              const bridged = byName.get(tool);
+              if (bridged === undefined) {
+                return Promise.reject(
+                  Object.assign(new Error(`There is no tool ${tool}`), {
+                    code: "unknown_tool",
+                  }),
+                );
+              }
+              return bridged.call(args, callSignal);
+            },
+            read: async (reference) => {
+              await core.store.refresh();
+              const read = core.retrieval.value(reference);
+              if (read.ok) return read.value;
+              throw Object.assign(new Error(read.message), {
+                code: read.code,
+              });
+            },
+            store: (text) => core.storeDescribed(text, "run_code"),
+          },
+        });
+        return { ...await codeAnswer(outcome, store) };
+      } catch (error) {
+        if (!(error instanceof CodeError)) throw error;
+        throw new CodeError(
+          error.code,
+          (await codeFailure(error, store)).text,
+          { logs: error.logs, calls: error.calls, ms: error.ms },
+        );
+      }
+    },
+    close: () => runner.close(),
+  };
+}
