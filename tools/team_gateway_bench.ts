@@ -77,6 +77,8 @@ interface RunFigures {
   readonly lost: number;
   readonly journal: { results: number; appends: number; conflicts: number };
   readonly peakMb: number[];
+  /** The instances' CPU time (user + system) per call, ms. */
+  readonly cpuMsPerCall: number;
 }
 
 const encoder = new TextEncoder();
@@ -134,6 +136,26 @@ function arrivals(calls: number, rate: number | undefined): number[] {
     out.push(at);
   }
   return out;
+}
+
+const TICKS = Number(
+  new TextDecoder().decode(
+    new Deno.Command("getconf", { args: ["CLK_TCK"] }).outputSync().stdout,
+  ).trim(),
+) || 100;
+
+/**
+ * A process's CPU time so far (user + system), ms, from `/proc/PID/stat`
+ * (read by `cat`: Deno reads /proc only with --allow-all); 0 once it is gone.
+ */
+function cpuMs(pid: number): number {
+  const out = new Deno.Command("cat", {
+    args: [`/proc/${pid}/stat`],
+    stderr: "null",
+  }).outputSync();
+  const stat = new TextDecoder().decode(out.stdout);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 1000 / TICKS;
 }
 
 function percentile(values: number[], p: number): number {
@@ -286,6 +308,7 @@ async function run(
     }
   };
   const due = arrivals(options.calls, options.rate);
+  const cpuBefore = instances.map((instance) => cpuMs(instance.pid));
   const started = performance.now();
   await Promise.all(clients.map(async (client) => {
     for (;;) {
@@ -341,6 +364,11 @@ async function run(
   const peakMb = instances.map((instance, i) =>
     alive[i] ? memoryOf(instance.pid).hwm / 1024 / 1024 : NaN
   );
+  const cpu = instances.reduce(
+    (sum, instance, i) =>
+      alive[i] ? sum + cpuMs(instance.pid) - cpuBefore[i]! : sum,
+    0,
+  );
   for (const client of clients) {
     await client.own.close().catch(() => {});
     await client.other.close().catch(() => {});
@@ -378,6 +406,7 @@ async function run(
     lost,
     journal,
     peakMb,
+    cpuMsPerCall: cpu / Math.max(1, done),
   };
 }
 
@@ -399,12 +428,12 @@ function row(f: RunFigures): string {
     f.errors + f.lost
   } | ${
     f.peakMb.map((m) => Number.isNaN(m) ? "killed" : m.toFixed(0)).join(", ")
-  } |`;
+  } | ${f.cpuMsPerCall.toFixed(1)} |`;
 }
 
 const HEADER =
-  "| store | instances | results before | fault | pace | calls | calls/s | small p50 / p99 ms | 100 KB p50 / p99 ms | 5 MB p50 / p99 ms | read-back p50 / p99 ms | appends / results | conflicts | retries | errors + lost | peak MB per instance |\n" +
-  "| --- | --: | --: | --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |";
+  "| store | instances | results before | fault | pace | calls | calls/s | small p50 / p99 ms | 100 KB p50 / p99 ms | 5 MB p50 / p99 ms | read-back p50 / p99 ms | appends / results | conflicts | retries | errors + lost | peak MB per instance | instances' CPU ms per call |\n" +
+  "| --- | --: | --: | --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -445,14 +474,18 @@ function suite(): RunOptions[] {
     }
   }
   if (!HAVE_POSTGRES) return plan;
-  for (const prefill of [100, 10_000]) {
-    plan.push({
-      ...base,
-      store: "postgres",
-      instances: 2,
-      calls: Math.min(calls, 3_000),
-      prefill,
-    });
+  // A session of 100 results against one of 10,000, interleaved three
+  // times (the machine's other work drifts; the CPU per call does not).
+  for (let round = 0; round < 3; round += 1) {
+    for (const prefill of [100, 10_000]) {
+      plan.push({
+        ...base,
+        store: "postgres",
+        instances: 2,
+        calls: Math.min(calls, 2_000),
+        prefill,
+      });
+    }
   }
   for (const fault of ["kill", "restart"] as const) {
     plan.push({ ...base, store: "postgres", instances: 2, fault });
