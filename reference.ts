@@ -23,6 +23,7 @@
  */
 export {
   type Capture,
+  type CataloguedResult,
   type CatalogueItem,
   type CataloguePage,
   InvalidUtf8Error,

@@ -150,7 +150,8 @@ export type LoomErrorCode<Owner extends string = string> = {
     | "storage_name_invalid"
     | "journal_conflict"
     | "lease_held"
-    | "lease_lost";
+    | "lease_lost"
+    | "store_full";
   // mcp
   McpToolError:
     | "invalid_arguments"

@@ -23,7 +23,7 @@
 import { DatabaseSync } from "node:sqlite";
 import { createHash } from "node:crypto";
 import postgres from "postgres";
-import { openStorage } from "../lib/storage/storage.ts";
+import { openStorage } from "../lib/storage/open_storage.ts";
 import { saveSnapshot, SessionStore } from "../lib/persist/session_store.ts";
 import { ResultStore } from "../lib/store/result_store.ts";
 import type { ActionRecord } from "../lib/briefing/report.ts";

@@ -20,6 +20,7 @@ import { codeAnswer, codeFailure } from "../code/code_answer.ts";
 import { CodeError } from "../code/code_error.ts";
 import type { AdapterOptions } from "./adapter_options.ts";
 import { Core } from "./_core.ts";
+import { takeInFor } from "../reference/referenced_results.ts";
 
 /** One developer tool, reduced to what the sandbox needs. */
 export interface BridgedTool {
@@ -110,7 +111,7 @@ export async function startCodeTool(
               return bridged.call(args, callSignal);
             },
             read: async (reference) => {
-              await core.store.refresh();
+              await takeInFor(core.store, "read_result", { reference });
               const read = core.retrieval.value(reference);
               if (read.ok) return read.value;
               throw Object.assign(new Error(read.message), {

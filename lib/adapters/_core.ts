@@ -19,6 +19,7 @@ import {
   summarizeContent,
 } from "../reference/descriptor_fields.ts";
 import { Retrieval, type RetrievalAnswer } from "../reference/retrieval.ts";
+import { takeInFor } from "../reference/referenced_results.ts";
 import { ReferenceFailureError } from "../reference/selection.ts";
 import type { LoomErrorCode } from "../errors.ts";
 import { DEFAULT_BRIEFING_LIMITS } from "../briefing/briefing.ts";
@@ -324,8 +325,8 @@ export class Core {
     name: string,
     args: unknown,
   ): Promise<Record<string, unknown>> {
-    // A store shared with other processes: take in what they stored first.
-    await this.store.refresh();
+    // A store shared with other processes: take in what the call needs.
+    await takeInFor(this.store, name, args);
     let answer: RetrievalAnswer;
     if (name === "read_result") answer = this.retrieval.read(args);
     else if (name === "find_in_result") answer = this.retrieval.find(args);

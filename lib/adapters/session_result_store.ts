@@ -22,10 +22,12 @@ import { SessionError } from "../persist/session_error.ts";
  * A {@linkcode ResultStore} kept in a session: it opens holding every
  * result stored there before (each verified against the key and its
  * digest); each new result gets its id from the session's journal and is
- * durable before `put` answers; {@linkcode ResultStore.refresh} (which the
- * adapters' retrieval tools call before each answer) takes in what other
- * processes stored since. Several processes may hold it at once. Close it,
- * or let `await using` close it, when the request is answered.
+ * durable before `put` answers; what other processes stored since comes in
+ * as the adapters' retrieval tools need it — a list takes in the catalogue
+ * ({@linkcode ResultStore.refresh}), a read loads the body it names
+ * ({@linkcode ResultStore.load}), verified against its digest. Several
+ * processes may hold it at once. Close it, or let `await using` close it,
+ * when the request is answered.
  */
 export class SessionStore extends ResultStore implements AsyncDisposable {
   /** Where the session lives: its folder (real path), or its name in a store. */

@@ -142,6 +142,8 @@ async function gateway(
         root: a.rootGiven ? resolve(a.root) : file,
         ...(a.store === undefined ? {} : { store: a.store }),
         ...(g.maxAgeMs === undefined ? {} : { maxAgeMs: g.maxAgeMs }),
+        // A store that stopped answering fails the call within its deadline.
+        timeoutMs: Math.min(g.callTimeoutMs ?? 120_000, 10_000),
       },
     );
   let ownTools: McpTools | undefined;
@@ -240,6 +242,7 @@ async function gateway(
   } finally {
     ownTools?.close();
     await code?.close();
+    if (session !== undefined) log(session.journalSummary());
     await session?.close();
   }
   return ExitCode.ok;

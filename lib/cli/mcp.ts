@@ -312,7 +312,12 @@ async function serve(a: McpArguments, io: CliIo): Promise<number> {
     ? null
     : a.store === undefined
     ? await McpSession.open(resolve(a.session), { root })
-    : await McpSession.open(a.session, { root, store: a.store, shared: true });
+    : await McpSession.open(a.session, {
+      root,
+      store: a.store,
+      shared: true,
+      bodies: "read",
+    });
   const shared = session !== null && a.store !== undefined;
   const store = new ResultStore({
     ...a.limits,
@@ -321,7 +326,13 @@ async function serve(a: McpArguments, io: CliIo): Promise<number> {
   try {
     for (const result of session?.results ?? []) store.restore(result);
     if (session !== null) {
-      log(`session ${session.dir}: ${session.results.length} results restored`);
+      log(
+        `session ${session.dir}: ${
+          shared
+            ? `${session.recordCount} results catalogued`
+            : `${session.results.length} results restored`
+        }`,
+      );
     }
     const tools = await McpTools.start({
       root,

@@ -21,6 +21,7 @@ import { expandEditContents } from "../reference/edit_contents.ts";
 import { isLoomError } from "../errors.ts";
 import { rootPath } from "./_root_paths.ts";
 import { parseToolArguments } from "./_arguments.ts";
+import { takeInFor } from "../reference/referenced_results.ts";
 import type { RetrievalToolName } from "../reference/retrieval_tools.ts";
 
 /** A tool's answer: structured JSON and its text, or a failure. */
@@ -137,8 +138,8 @@ export class McpTools {
   async call(name: string, args: unknown): Promise<ToolAnswer> {
     try {
       const parsed = parseToolArguments(name, args);
-      // A store shared with other servers: take in what they stored first.
-      await this.#store.refresh();
+      // A store shared with other servers: take in what the call needs.
+      await takeInFor(this.#store, parsed.tool, args);
       switch (parsed.tool) {
         case "inspect_files":
           return await this.#inspect(parsed.paths);

@@ -36,8 +36,15 @@ function chainMac(key: Uint8Array, previous: string, body: string): string {
   return createHmac("sha256", key).update(`${previous}\n${body}`).digest("hex");
 }
 
-/** Seals a record: its line (without the newline) and its MAC. */
-function seal(
+/**
+ * Seals a record: its line (without the newline) and its MAC.
+ *
+ * @param key The session key.
+ * @param previous The MAC of the record before (`""` for the header).
+ * @param value The record.
+ * @returns The line and its MAC.
+ */
+export function sealRecord(
   key: Uint8Array,
   previous: string,
   value: Record<string, unknown>,
@@ -45,6 +52,68 @@ function seal(
   const body = JSON.stringify(value);
   const mac = chainMac(key, previous, body);
   return { text: `${body.slice(0, -1)},"mac":"${mac}"}`, mac };
+}
+
+/** Records verified against the chain. */
+export interface VerifiedRecords {
+  /** The records, without their MACs. */
+  readonly lines: readonly JournalLine[];
+  /** Each record's MAC, in order. */
+  readonly macs: readonly string[];
+  /** The MAC of the last record (`after.mac` when there is none). */
+  readonly mac: string;
+}
+
+/**
+ * Parses records read from position `after.position` on and, with a key,
+ * verifies each against the chain from `after.mac`.
+ *
+ * @param file The journal, for messages.
+ * @param key The session key (`undefined`: parse only).
+ * @param after Where the records start and the MAC before them.
+ * @param records The records' texts.
+ * @returns The records and their MACs.
+ * @throws {SessionError} `session_invalid` for a line that is not a JSON
+ *   object with a MAC; `session_tampered` for the first record whose MAC
+ *   does not verify.
+ */
+export function verifyRecords(
+  file: string,
+  key: Uint8Array | undefined,
+  after: { readonly position: number; readonly mac: string },
+  records: readonly string[],
+): VerifiedRecords {
+  const lines: JournalLine[] = [];
+  const macs: string[] = [];
+  let previous = after.mac;
+  for (const [at, source] of records.entries()) {
+    const index = after.position + at;
+    const line = index + 1;
+    let value: unknown;
+    try {
+      value = JSON.parse(source);
+    } catch (error) {
+      throw invalid(file, line, "it is not valid JSON", error);
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw invalid(file, line, "it is not a JSON object");
+    }
+    const { mac, ...rest } = value as Record<string, unknown>;
+    if (typeof mac !== "string") throw invalid(file, line, "it has no mac");
+    if (
+      key !== undefined && chainMac(key, previous, JSON.stringify(rest)) !== mac
+    ) {
+      throw new SessionError(
+        "session_tampered",
+        `Session journal ${file} was changed after it was written: record ${index} (line ${line}) does not verify against the session key and the record before it; the session cannot be trusted and is not resumed`,
+        { file, line },
+      );
+    }
+    previous = mac;
+    lines.push({ line, value: rest });
+    macs.push(mac);
+  }
+  return { lines, macs, mac: previous };
 }
 
 /**
@@ -78,35 +147,8 @@ export async function readJournal(
     }
     throw error;
   }
-  const lines: JournalLine[] = [];
-  let previous = after.mac;
-  for (const [at, source] of read.records.entries()) {
-    const index = after.position + at;
-    const line = index + 1;
-    let value: unknown;
-    try {
-      value = JSON.parse(source);
-    } catch (error) {
-      throw invalid(file, line, "it is not valid JSON", error);
-    }
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      throw invalid(file, line, "it is not a JSON object");
-    }
-    const { mac, ...rest } = value as Record<string, unknown>;
-    if (typeof mac !== "string") throw invalid(file, line, "it has no mac");
-    if (
-      key !== undefined && chainMac(key, previous, JSON.stringify(rest)) !== mac
-    ) {
-      throw new SessionError(
-        "session_tampered",
-        `Session journal ${file} was changed after it was written: record ${index} (line ${line}) does not verify against the session key and the record before it; the session cannot be trusted and is not resumed`,
-        { file, line },
-      );
-    }
-    previous = mac;
-    lines.push({ line, value: rest });
-  }
-  return { lines, mac: previous, size: read.end, torn: read.torn };
+  const { lines, mac } = verifyRecords(file, key, after, read.records);
+  return { lines, mac, size: read.end, torn: read.torn };
 }
 
 function invalid(
@@ -179,7 +221,7 @@ export class JournalWriter {
    *   first; `storage_unavailable` when the store was lost.
    */
   async append(value: Record<string, unknown>): Promise<void> {
-    const sealed = seal(this.#key, this.#mac, value);
+    const sealed = sealRecord(this.#key, this.#mac, value);
     await this.#journal.append(this.#position, [sealed.text]);
     this.#mac = sealed.mac;
     this.#position += 1;

@@ -6,21 +6,19 @@
  *
  * @module
  */
-import type { z } from "zod";
 import type { SessionSlot } from "../storage/storage.ts";
 import { type JournalText, readJournal } from "./_journal.ts";
 import {
   type CatalogueEntry,
-  describeIssue,
+  checkedRecord,
   type HeaderRecord,
   headerSchema,
   laterSchema,
   type McpHeaderRecord,
-  mcpHeaderSchema,
-  mcpResultsSchema,
   OLD_MCP_FORMAT,
 } from "./_schema.ts";
 import { emptyState, foldStep, type JournalState } from "./_session_records.ts";
+import { McpCatalogue } from "./_mcp_catalogue.ts";
 import { messageOf } from "../errors.ts";
 import { SessionError } from "./session_error.ts";
 
@@ -57,6 +55,8 @@ export interface ParsedMcpSession {
   readonly header: McpHeaderRecord;
   /** The result catalogue by id, in id order. */
   readonly catalogue: ReadonlyMap<string, CatalogueEntry>;
+  /** The catalogue as folded, ready to take in later records. */
+  readonly folded: McpCatalogue;
   /** What {@linkcode readJournal} returned. */
   readonly text: JournalText;
 }
@@ -104,25 +104,25 @@ export async function parseAnySession(
     );
   }
   if (first.value.kind === "mcp") {
-    const header = checked(mcpHeaderSchema, first.value, file, first.line);
+    const folded = McpCatalogue.fromLines(file, text.lines, text.mac, key);
     const catalogue = new Map<string, CatalogueEntry>();
-    for (const [index, { value, line }] of later.entries()) {
-      const record = checked(mcpResultsSchema, value, file, line);
-      sequenced(record.seq, index, file, line);
-      for (const [id, entry] of Object.entries(record.results)) {
-        twice(catalogue, id, file, line);
-        catalogue.set(id, entry);
-      }
-    }
-    return { kind: "mcp", file, header, catalogue: sorted(catalogue), text };
+    for (const id of folded.idsFrom(0)) catalogue.set(id, folded.entry(id)!);
+    return {
+      kind: "mcp",
+      file,
+      header: folded.header!,
+      catalogue: sorted(catalogue),
+      folded,
+      text,
+    };
   }
-  const header = checked(headerSchema, first.value, file, first.line);
+  const header = checkedRecord(headerSchema, first.value, file, first.line);
   let maxSteps = header.max_steps;
   let overrides: Readonly<Record<string, number>> = header.overrides;
   let state = emptyState();
   const catalogue = new Map<string, CatalogueEntry>();
   for (const [index, { value, line }] of later.entries()) {
-    const record = checked(laterSchema, value, file, line);
+    const record = checkedRecord(laterSchema, value, file, line);
     const where = `Session journal ${file} is invalid at line ${line}`;
     sequenced(record.seq, index, file, line);
     if (record.type === "settings") {
@@ -245,23 +245,6 @@ function sorted(
 ): Map<string, CatalogueEntry> {
   return new Map(
     [...catalogue].sort((a, b) => idNumber(a[0]) - idNumber(b[0])),
-  );
-}
-
-function checked<T>(
-  schema: z.ZodType<T>,
-  value: unknown,
-  file: string,
-  line: number,
-): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  throw new SessionError(
-    "session_invalid",
-    `Session journal ${file} is invalid at line ${line}: ${
-      describeIssue(parsed.error)
-    }`,
-    { file, line },
   );
 }
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { contextReportRequestSchema } from "../briefing/context_report_schema.ts";
 import { SLICE_COUNTERS } from "../slice/run_state.ts";
 import { TOOL_DECLARATIONS } from "./tool_policy.ts";
+import { SessionError } from "./session_error.ts";
 
 const digest = z.string().regex(
   /^[0-9a-f]{64}$/,
@@ -297,4 +298,26 @@ function formatPath(path: readonly PropertyKey[]): string {
     } else out += `[${JSON.stringify(String(part))}]`;
   }
   return out;
+}
+
+/**
+ * A journal record checked against its schema.
+ *
+ * @throws {SessionError} `session_invalid`, naming the file and line.
+ */
+export function checkedRecord<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  file: string,
+  line: number,
+): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new SessionError(
+    "session_invalid",
+    `Session journal ${file} is invalid at line ${line}: ${
+      describeIssue(parsed.error)
+    }`,
+    { file, line },
+  );
 }

@@ -6,13 +6,16 @@
  * @module
  */
 import { folderSession } from "../storage/file_storage.ts";
-import {
-  type Lease,
-  type LeaseOptions,
-  openStorage,
-  type SessionSlot,
-  type Storage,
+import type {
+  Lease,
+  LeaseOptions,
+  SessionSlot,
+  Storage,
 } from "../storage/storage.ts";
+import {
+  openStorage,
+  type OpenStorageOptions,
+} from "../storage/open_storage.ts";
 import { StorageError } from "../storage/storage_error.ts";
 import { realish } from "./_session_util.ts";
 import { SessionError } from "./session_error.ts";
@@ -28,20 +31,24 @@ export interface SessionPlace {
 
 /**
  * The session `root` names: a folder, or with `store` a session name in
- * that store (a URL is opened here, and owned by the caller).
+ * that store (a URL is opened here, with `options`, and owned by the
+ * caller).
  *
  * @throws {StorageError} When the store cannot be opened or the name is invalid.
  */
 export async function placeSession(
   root: string,
   store: string | Storage | undefined,
+  options: OpenStorageOptions = {},
 ): Promise<SessionPlace> {
   if (store === undefined) {
     const given = realish(root);
     const slot = folderSession(given);
     return { slot, forbidden: [given], owned: undefined };
   }
-  const storage = typeof store === "string" ? await openStorage(store) : store;
+  const storage = typeof store === "string"
+    ? await openStorage(store, options)
+    : store;
   const owned = typeof store === "string" ? storage : undefined;
   try {
     const slot = storage.session(root);

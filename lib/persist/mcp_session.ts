@@ -10,10 +10,17 @@
  * these sessions like a slice's.
  *
  * One server holds a session through its lease; servers started `shared`
- * (several gateway instances on one PostgreSQL store) hold none: each
- * appends at the position it last saw, and an append another instance got
- * to first is retried after reading what that instance stored, so ids are
- * assigned once across all of them. A folder or database file must lie
+ * (several gateway instances on one store) hold none. Either way a result
+ * is recorded by one `extend` of the journal: under the journal's write
+ * lock the server reads what others appended since it last looked,
+ * verifies it, gives the new results the next free ids and appends one
+ * record after it — so ids are assigned once across every server, with no
+ * conflict to retry. Results stored at the same moment go in one record
+ * (group commit), so one append serves as many calls as arrived while the
+ * one before was being written. A shared session reads the journal only
+ * from where it stopped, and a body only when a result is read (verified
+ * against its digest then), so a call costs the same whether the session
+ * holds a hundred results or ten thousand. A folder or database file must lie
  * outside the server's root, and so must the key, so no tool can read or
  * forge either. A session opened without a root (the SDK adapters' store,
  * which serves no workspace) records `root: null`; a server refuses it and
@@ -25,21 +32,42 @@
 import type { ResultBacking, StoredResult } from "../store/result_store.ts";
 import type { Lease, SessionSlot, Storage } from "../storage/storage.ts";
 import { StorageError } from "../storage/storage_error.ts";
-import { JournalWriter, readJournal } from "./_journal.ts";
-import { type AnySession, parseAnySession } from "./_read_session.ts";
-import { type CatalogueEntry, JOURNAL_FORMAT } from "./_schema.ts";
+import { parseAnySession } from "./_read_session.ts";
+import type { CatalogueEntry } from "./_schema.ts";
 import { placeSession, takeLease } from "./_session_place.ts";
 import { verifyBody } from "./_session_results.ts";
+import {
+  createHeader,
+  entryOf,
+  type McpSaveOptions,
+  mcpSession,
+  type McpSessionRecord,
+  recordOf,
+  verified,
+} from "./_mcp_records.ts";
 import { isWithin, realish, refuseOverlap } from "./_session_util.ts";
 import { loadSessionKey, sessionKeyPath } from "./_session_key.ts";
 import { SessionError } from "./session_error.ts";
-import { Serial } from "./_serial.ts";
+import type { McpCatalogue } from "./_mcp_catalogue.ts";
+import { GroupCommit } from "./_group_commit.ts";
 
 /**
  * The journal header's format of MCP sessions before one format served
  * every session (now refused with `session_outdated`).
  */
 export const MCP_SESSION_FORMAT = "loom-mcp-session/1";
+
+/** What a server did with its session's journal since it opened it. */
+export interface McpJournalStats {
+  /** Results it recorded. */
+  readonly results: number;
+  /** Records it appended (results stored at once share one). */
+  readonly appends: number;
+  /** Appends tried again after another writer got in first. */
+  readonly conflicts: number;
+  /** Reads of what others appended. */
+  readonly reads: number;
+}
 
 /** Options of {@linkcode McpSession.open}. */
 export interface McpSessionOptions {
@@ -60,60 +88,34 @@ export interface McpSessionOptions {
    * through the journal). Default `false`: one server holds it.
    */
   readonly shared?: boolean;
+  /**
+   * When result bodies are read: `open` (default) reads and verifies every
+   * one at open ({@linkcode McpSession.results}); `read` only catalogues
+   * them, and reads (and verifies) a body when its result is first read
+   * ({@linkcode McpSession.load}) — what a server of a large shared session
+   * wants, so that opening it and every call cost the same at ten thousand
+   * results as at a hundred.
+   */
+  readonly bodies?: "open" | "read";
+  /**
+   * The longest one operation of a database store may take before it
+   * fails with `storage_unavailable` (default 10,000 ms).
+   */
+  readonly timeoutMs?: number;
 }
 
-/** How many times a shared append is retried after losing a race. */
-const SHARED_RETRIES = 50;
+export type {
+  McpMedia,
+  McpRecall,
+  McpSaveOptions,
+  McpSessionRecord,
+} from "./_mcp_records.ts";
 
-/** The call behind a gateway result whose body was not persisted. */
-export interface McpRecall {
-  /** The upstream server's entry name. */
-  readonly server: string;
-  /** The upstream tool. */
-  readonly tool: string;
-  /** The part of the answer the result holds, e.g. `content[0]`. */
-  readonly part: string;
-  /** The call's arguments, when they were small enough to keep. */
-  readonly arguments?: Readonly<Record<string, unknown>>;
-}
+/** The most results one journal record carries. */
+const BATCH = 64;
 
-/** A media result's content block, without its data. */
-export interface McpMedia {
-  /** The block. */
-  readonly block: Readonly<Record<string, unknown>>;
-  /** Where the data goes back. */
-  readonly field: "data" | "resource.blob";
-}
-
-/** One catalogued result of an MCP session, its body kept or not. */
-export interface McpSessionRecord {
-  /** The result id. */
-  readonly id: string;
-  /** Its digest. */
-  readonly sha256: string;
-  /** What produced it. */
-  readonly origin: string;
-  /** `complete` or `partial`. */
-  readonly capture: "complete" | "partial";
-  /** Its size. */
-  readonly utf8_bytes: number;
-  /** When it was stored (ms since the epoch), for a gateway result. */
-  readonly stored_at?: number;
-  /** The content block of a media result. */
-  readonly media?: McpMedia;
-  /** Set when only the descriptor was kept: the call to make again. */
-  readonly recall?: McpRecall;
-}
-
-/** What {@linkcode McpSession.save} records besides the result (the gateway). */
-export interface McpSaveOptions {
-  /** Keep only the descriptor and this call, not the body. */
-  readonly recall?: McpRecall;
-  /** The content block of a media result. */
-  readonly media?: McpMedia;
-  /** Record when the result was stored. */
-  readonly stamped?: boolean;
-}
+/** How often an append is tried again after another writer got in first. */
+const CONFLICT_RETRIES = 3;
 
 /**
  * The stored results of an MCP server, persisted after each one is stored.
@@ -139,66 +141,108 @@ export interface McpSaveOptions {
 export class McpSession {
   /** The session folder (real path), or where it lives in a store. */
   readonly dir: string;
-  /** The verified results of earlier runs, in id order. */
+  /**
+   * The verified results of earlier runs, in id order (none when opened
+   * with `bodies: "read"`: each body is read when its result is, through
+   * {@linkcode McpSession.load}).
+   */
   readonly results: readonly StoredResult[];
   readonly #slot: SessionSlot;
-  readonly #key: Uint8Array;
   readonly #root: string | null;
   readonly #lease: Lease | undefined;
   readonly #owned: Storage | undefined;
-  readonly #written = new Set<string>();
-  /** Journal writes and re-reads, one at a time (see `_serial.ts`). */
-  readonly #serial = new Serial();
-  #writer: JournalWriter;
-  #mac: string;
-  #position: number;
-  #nextId: number;
-  /** Results other servers stored that the caller has not taken yet. */
-  #undelivered: StoredResult[] = [];
-  readonly #records: McpSessionRecord[];
+  readonly #catalogue: McpCatalogue;
+  /** Bodies written (or being written) by this server, by digest. */
+  readonly #written = new Map<string, Promise<void>>();
+  readonly #commits: GroupCommit<
+    readonly [string | undefined, CatalogueEntry],
+    string
+  >;
+  /** Records handed out by {@linkcode McpSession.refresh} so far. */
+  #delivered: number;
+  #stats = { results: 0, appends: 0, conflicts: 0, reads: 0 };
+  /** The read of the journal under way, and the one queued after it. */
+  #reading: Promise<void> | undefined;
+  #queued: Promise<void> | undefined;
 
   private constructor(
     at: {
       slot: SessionSlot;
-      key: Uint8Array;
       root: string | null;
       lease: Lease | undefined;
       owned: Storage | undefined;
-      writer: JournalWriter;
-      mac: string;
+      catalogue: McpCatalogue;
       results: readonly StoredResult[];
-      records: readonly McpSessionRecord[];
+      lazy: boolean;
     },
   ) {
     this.dir = at.slot.where;
     this.#slot = at.slot;
-    this.#key = at.key;
     this.#root = at.root;
     this.#lease = at.lease;
     this.#owned = at.owned;
-    this.#writer = at.writer;
-    this.#mac = at.mac;
-    this.#position = at.writer.position;
+    this.#catalogue = at.catalogue;
     this.results = at.results;
-    this.#records = [...at.records];
-    this.#nextId = nextAfter(at.records);
-    for (const result of at.results) this.#written.add(result.sha256);
+    // Bodies read at open are handed over as `results`; otherwise the
+    // whole catalogue goes out on the first refresh.
+    this.#delivered = at.lazy ? 0 : at.catalogue.size;
+    for (const result of at.results) {
+      this.#written.set(result.sha256, Promise.resolve());
+    }
+    this.#commits = new GroupCommit((entries) => this.#append(entries), BATCH);
   }
 
   /**
-   * Every catalogued result, bodies kept or not: those of earlier runs, in
-   * id order, then those other servers stored, as {@linkcode McpSession.refresh}
-   * reads them (a shared session). This server's own are not added.
+   * Every catalogued result as this server has read the journal, bodies
+   * kept or not, in the journal's order (= id order): those of earlier
+   * runs, then those stored since, by this server or — as
+   * {@linkcode McpSession.refresh} reads them — by others.
    */
   get records(): readonly McpSessionRecord[] {
-    return this.#records;
+    return this.recordsFrom(0);
+  }
+
+  /**
+   * The catalogued results from the `start`-th on (see
+   * {@linkcode McpSession.records}).
+   *
+   * @param start How many to skip.
+   * @returns The records.
+   */
+  recordsFrom(start: number): McpSessionRecord[] {
+    const catalogue = this.#catalogue;
+    return catalogue.idsFrom(start).map((id) =>
+      recordOf(id, catalogue.entry(id)!)
+    );
+  }
+
+  /** How many results are catalogued (see {@linkcode McpSession.records}). */
+  get recordCount(): number {
+    return this.#catalogue.size;
+  }
+
+  /** What this server did with the journal since it opened the session. */
+  get stats(): McpJournalStats {
+    return { ...this.#stats };
+  }
+
+  /**
+   * The catalogued result with that id, as far as this server has read the
+   * journal.
+   *
+   * @param id The result id.
+   * @returns Its record, or `undefined`.
+   */
+  record(id: string): McpSessionRecord | undefined {
+    const entry = this.#catalogue.entry(id);
+    return entry === undefined ? undefined : recordOf(id, entry);
   }
 
   /**
    * Opens the session in `dir` (or named `dir` in a store), creating it
    * when there is none, and takes its lease unless `shared`. An existing
-   * journal is verified record by record against the key and its chain,
-   * and each result body against its digest.
+   * journal is verified record by record against the key and its chain;
+   * in a session one server holds, each result body against its digest.
    *
    * @param dir The session folder (or name, with a store).
    * @param options The server's root, the key file, the store, `shared`.
@@ -217,7 +261,11 @@ export class McpSession {
     const root = options.root === undefined
       ? null
       : await Deno.realPath(options.root);
-    const place = await placeSession(dir, options.store);
+    const place = await placeSession(
+      dir,
+      options.store,
+      options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
+    );
     const { slot } = place;
     let lease: Lease | undefined;
     try {
@@ -238,14 +286,24 @@ export class McpSession {
       const key = await loadSessionKey(keyFile);
       await slot.prepare();
       if (options.shared !== true) lease = await takeLease(slot);
-      const session = await McpSession.#openOrCreate(slot, key, root);
+      if (
+        !(await slot.journal.exists()) && (await slot.outdated()) === undefined
+      ) {
+        await createHeader(slot, key, root);
+      }
+      const parsed = mcpSession(await parseAnySession(slot, key), slot, root);
+      const lazy = options.bodies === "read";
+      const results = lazy
+        ? []
+        : await verified(slot, root, parsed.file, parsed.catalogue);
       return new McpSession({
         slot,
-        key,
         root,
         lease,
         owned: place.owned,
-        ...session,
+        catalogue: parsed.folded,
+        results,
+        lazy,
       });
     } catch (error) {
       await lease?.release();
@@ -289,157 +347,129 @@ export class McpSession {
     }
   }
 
-  static async #openOrCreate(
-    slot: SessionSlot,
-    key: Uint8Array,
-    root: string | null,
-  ): Promise<
-    {
-      writer: JournalWriter;
-      mac: string;
-      results: StoredResult[];
-      records: McpSessionRecord[];
-    }
-  > {
-    if (
-      !(await slot.journal.exists()) && (await slot.outdated()) === undefined
-    ) {
-      const writer = JournalWriter.create(slot.journal, key);
-      try {
-        await writer.append({
-          seq: 0,
-          type: "header",
-          format: JOURNAL_FORMAT,
-          kind: "mcp",
-          id: crypto.randomUUID(),
-          session: slot.name,
-          root,
-        });
-      } catch (error) {
-        // Another shared server created it first: read theirs.
-        if (
-          !(error instanceof StorageError && error.code === "journal_conflict")
-        ) {
-          throw error;
-        }
-        return await McpSession.#openOrCreate(slot, key, root);
-      }
-      const read = await readJournal(slot.journal, key);
-      return { writer, mac: read.mac, results: [], records: [] };
-    }
-    const parsed = mcpSession(await parseAnySession(slot, key), slot, root);
-    const results = await verified(slot, root, parsed.file, parsed.catalogue);
-    const writer = await JournalWriter.continue(slot.journal, key, parsed.text);
-    return {
-      writer,
-      mac: parsed.text.mac,
-      results,
-      records: recordsOf(parsed.catalogue),
-    };
-  }
-
   /**
-   * Persists one stored result (one server holds the session): its body
-   * (once per digest), then its journal record, durable before this
-   * returns.
+   * Persists one stored result under its own id (one server holds the
+   * session): its body (once per digest), then its journal record,
+   * durable before this returns.
    *
    * @param result A result of the server's store.
    * @param options The gateway's: keep only the call (`recall`), the media
    *   block, a time stamp.
-   * @throws {StorageError} `lease_lost`, `journal_conflict`,
-   *   `storage_unavailable`; nothing half-written.
+   * @throws {StorageError} `lease_lost`, `storage_unavailable`; nothing
+   *   half-written.
+   * @throws {SessionError} When the journal no longer verifies.
    */
-  save(
+  async save(
     result: StoredResult,
     options: McpSaveOptions = {},
   ): Promise<void> {
-    return this.#serial.run(() => this.#save(result, options));
-  }
-
-  async #save(result: StoredResult, options: McpSaveOptions): Promise<void> {
     await this.#lease?.check();
     if (options.recall === undefined) await this.#putBody(result);
-    await this.#appendResult(result.id, result, options);
-    this.#nextId = Math.max(this.#nextId, idNumber(result.id) + 1);
+    await this.#commits.add([result.id, entryOf(result, options)]);
   }
 
   /**
-   * Stores a new result and assigns its id (a shared session, or one whose
-   * store assigns ids through it): reads
-   * what other servers stored first, then appends at the end it saw,
-   * retrying after a lost race. Results of others read on the way are
-   * handed out by {@linkcode McpSession.refresh}.
+   * Stores a new result and gives it the next free id of the session (a
+   * shared session, or one whose store assigns ids through it): its body
+   * first (unless `recall`), then its record, appended after whatever the
+   * other servers appended, durable before this returns.
    *
    * @param result The result without an id (its digest verified by the caller).
    * @param options As {@linkcode McpSession.save}: with `recall` the body
    *   is not written.
    * @returns The result with its id.
-   * @throws {StorageError} `journal_conflict` after many lost races in a
-   *   row; `storage_unavailable`; `lease_lost`.
+   * @throws {StorageError} `storage_unavailable`; `lease_lost`.
+   * @throws {SessionError} When the journal no longer verifies.
    */
-  admit(
+  async admit(
     result: Omit<StoredResult, "id">,
     options: McpSaveOptions = {},
   ): Promise<StoredResult> {
-    return this.#serial.run(() => this.#admit(result, options));
-  }
-
-  async #admit(
-    result: Omit<StoredResult, "id">,
-    options: McpSaveOptions,
-  ): Promise<StoredResult> {
     await this.#lease?.check();
     if (options.recall === undefined) await this.#putBody(result);
-    for (let attempt = 0;; attempt += 1) {
-      const id = `result-${this.#nextId}`;
-      try {
-        await this.#appendResult(id, result, options);
-      } catch (error) {
-        if (
-          error instanceof StorageError && error.code === "journal_conflict" &&
-          attempt < SHARED_RETRIES
-        ) {
-          await this.#sync();
-          continue;
-        }
-        throw error;
-      }
-      this.#nextId += 1;
-      return Object.freeze({ id, ...result });
-    }
+    const id = await this.#commits.add([undefined, entryOf(result, options)]);
+    return Object.freeze({ id, ...result });
   }
 
   /**
-   * Results other servers stored since the last call (a shared session),
-   * verified, in id order; none, without reading, for a server holding the
-   * session's lease.
+   * Reads what was appended since this server last looked (verified, and
+   * only that) and answers the results catalogued since the last call —
+   * by other servers, and by this one — without their bodies.
    *
-   * @returns The new results.
-   * @throws {SessionError} When what they appended does not verify.
+   * @returns The new records, in id order.
+   * @throws {SessionError} When what was appended does not verify.
    */
-  refresh(): Promise<StoredResult[]> {
-    // A server holding the lease is the session's only writer.
-    if (this.#lease !== undefined) return Promise.resolve([]);
-    return this.#serial.run(() => this.#refresh());
-  }
-
-  async #refresh(): Promise<StoredResult[]> {
-    await this.#sync();
-    const out = this.#undelivered;
-    this.#undelivered = [];
-    return out;
+  async refresh(): Promise<McpSessionRecord[]> {
+    await this.sync();
+    const fresh = this.recordsFrom(this.#delivered);
+    this.#delivered += fresh.length;
+    return fresh;
   }
 
   /**
-   * This session as the backing of a shared `ResultStore`: new results
-   * get their ids here, results of other servers come in on refresh.
+   * Reads what was appended since this server last looked, verified, and
+   * takes it into {@linkcode McpSession.records}. Calls at the same time
+   * share reads; each sees everything appended before it was called.
+   *
+   * @throws {SessionError} When what was appended does not verify.
+   * @throws {StorageError} When the store cannot be reached.
+   */
+  sync(): Promise<void> {
+    return this.#read();
+  }
+
+  /**
+   * The body of a catalogued result, read from the store and verified
+   * against its digest (a result another server stored, or one a store
+   * dropped from memory); reads the journal first when the id is not
+   * catalogued yet.
+   *
+   * @param id The result id.
+   * @returns The result, or `undefined` when it is not catalogued or was
+   *   kept as its call only.
+   * @throws {SessionError} `result_missing`, `result_corrupted`.
+   * @throws {StorageError} When the store cannot be reached.
+   */
+  async load(id: string): Promise<StoredResult | undefined> {
+    if (this.#catalogue.entry(id) === undefined) await this.#read();
+    const entry = this.#catalogue.entry(id);
+    if (entry === undefined || !("persisted" in entry.source)) return undefined;
+    const bytes = await verifyBody(
+      {
+        slot: this.#slot,
+        workspace: this.#root ?? this.#slot.where,
+        file: this.#catalogue.file,
+      },
+      id,
+      entry,
+    );
+    if (typeof bytes === "string") {
+      throw new SessionError("result_corrupted", bytes, {
+        file: this.#catalogue.file,
+      });
+    }
+    return Object.freeze({
+      id,
+      bytes,
+      sha256: entry.sha256,
+      origin: entry.origin,
+      capture: entry.capture,
+    });
+  }
+
+  /**
+   * This session as the backing of a `ResultStore`: new results get their
+   * ids here, results of other servers come in on refresh (their
+   * catalogue entries) and their bodies on load.
    *
    * @returns The backing.
    */
   backing(): ResultBacking {
     return {
       admit: (result) => this.admit(result),
+      // A record carries what a store catalogues (and more, ignored).
       refresh: () => this.refresh(),
+      load: (id) => this.load(id),
     };
   }
 
@@ -447,221 +477,112 @@ export class McpSession {
    * Closes the journal, releases the lease and the store, after the writes
    * already handed in.
    */
-  close(): Promise<void> {
-    return this.#serial.run(() => this.#close());
-  }
-
-  async #close(): Promise<void> {
-    await this.#writer.close();
+  async close(): Promise<void> {
+    await this.#commits.settled();
+    await Promise.allSettled(this.#written.values());
+    await this.#reading?.catch(() => {});
+    await this.#slot.journal.close().catch(() => {});
     await this.#lease?.release();
     await this.#owned?.close();
   }
 
+  /** Writes a body once per digest, also when two calls store it at once. */
   async #putBody(result: Omit<StoredResult, "id">): Promise<void> {
-    if (this.#written.has(result.sha256)) return;
-    await this.#slot.bodies.put(result.sha256, result.bytes);
-    this.#written.add(result.sha256);
+    let written = this.#written.get(result.sha256);
+    if (written === undefined) {
+      written = this.#slot.bodies.put(result.sha256, result.bytes).then(
+        () => {},
+      );
+      this.#written.set(result.sha256, written);
+      written.catch(() => this.#written.delete(result.sha256));
+    }
+    await written;
   }
 
-  async #appendResult(
-    id: string,
-    result: Omit<StoredResult, "id">,
-    options: McpSaveOptions = {},
-  ): Promise<void> {
-    const entry: CatalogueEntry = {
-      sha256: result.sha256,
-      origin: result.origin,
-      capture: result.capture,
-      utf8_bytes: result.bytes.length,
-      tool: toolOf(result.origin),
-      source: options.recall === undefined
-        ? { persisted: `tool-results/${result.sha256}.txt` }
-        : {
-          recall: {
-            ...options.recall,
-            ...(options.recall.arguments === undefined
-              ? {}
-              : { arguments: { ...options.recall.arguments } }),
-          },
-        },
-      ...(options.stamped ? { stored_at: Date.now() } : {}),
-      ...(options.media === undefined ? {} : {
-        media: {
-          block: { ...options.media.block },
-          field: options.media.field,
-        },
-      }),
-    };
-    await this.#writer.append({
-      seq: this.#position,
-      type: "results",
-      results: { [id]: entry },
-    });
-    this.#position = this.#writer.position;
+  /**
+   * Appends one record with a batch of entries after whatever the journal
+   * holds: under its lock, verifies what others appended since, gives the
+   * entries without an id the next free ids, seals the record on the last
+   * MAC; once committed, folds both. Answers the ids.
+   */
+  async #append(
+    entries: readonly (readonly [string | undefined, CatalogueEntry])[],
+  ): Promise<string[]> {
+    const catalogue = this.#catalogue;
+    for (let attempt = 0;; attempt += 1) {
+      let sealed: ReturnType<McpCatalogue["seal"]> | undefined;
+      let before: ReturnType<McpCatalogue["verify"]> | undefined;
+      try {
+        await this.#slot.journal.extend(catalogue.position, (tail) => {
+          before = catalogue.verify(tail.from, tail.records);
+          sealed = catalogue.seal(before, entries);
+          return [sealed.text];
+        });
+      } catch (error) {
+        if (
+          error instanceof StorageError &&
+          error.code === "journal_conflict" && attempt < CONFLICT_RETRIES
+        ) {
+          // A writer outside the lock (an older Loom) got in: read, retry.
+          this.#stats.conflicts += 1;
+          await this.#read();
+          continue;
+        }
+        throw error;
+      }
+      catalogue.apply(before!);
+      catalogue.apply(sealed!.tail);
+      this.#stats.appends += 1;
+      this.#stats.results += entries.length;
+      return sealed!.ids;
+    }
   }
 
-  /** Reads and verifies what others appended; a new writer continues there. */
-  async #sync(): Promise<void> {
-    const read = await readJournal(this.#slot.journal, this.#key, {
-      position: this.#position,
-      mac: this.#writer.mac,
+  /**
+   * Reads the journal from where this server stopped and folds what is
+   * new. A read asked for while one is under way waits for the next one
+   * (which starts after it), so concurrent callers share reads and each
+   * sees everything appended before it asked.
+   */
+  #read(): Promise<void> {
+    if (this.#queued !== undefined) return this.#queued;
+    if (this.#reading !== undefined) {
+      const queued = this.#reading.catch(() => {}).then(() => {
+        this.#queued = undefined;
+        return this.#startRead();
+      });
+      this.#queued = queued;
+      return queued;
+    }
+    return this.#startRead();
+  }
+
+  #startRead(): Promise<void> {
+    const reading = this.#readOnce();
+    this.#reading = reading;
+    reading.catch(() => {}).finally(() => {
+      if (this.#reading === reading) this.#reading = undefined;
     });
-    if (read.lines.length === 0) return;
-    const catalogue = new Map<string, CatalogueEntry>();
-    for (const { value, line } of read.lines) {
-      const results = value.type === "results" &&
-          typeof value.results === "object" && value.results !== null
-        ? value.results as Record<string, CatalogueEntry>
-        : undefined;
-      if (results === undefined) {
+    return reading;
+  }
+
+  async #readOnce(): Promise<void> {
+    this.#stats.reads += 1;
+    const catalogue = this.#catalogue;
+    const from = catalogue.position;
+    let records: readonly string[];
+    try {
+      records = (await this.#slot.journal.read(from)).records;
+    } catch (error) {
+      if (error instanceof SyntaxError) {
         throw new SessionError(
           "session_invalid",
-          `Session journal ${this.#slot.journal.where} is invalid at line ${line}: it is not a results record`,
-          { file: this.#slot.journal.where, line },
+          `Session journal ${catalogue.file} is not valid UTF-8`,
+          { file: catalogue.file, cause: error },
         );
       }
-      for (const [id, entry] of Object.entries(results)) {
-        catalogue.set(id, entry);
-      }
+      throw error;
     }
-    // The whole journal passes the schema once more before anything is used.
-    const parsed = mcpSession(
-      await parseAnySession(this.#slot, this.#key),
-      this.#slot,
-      this.#root,
-    );
-    const fresh = new Map(
-      [...parsed.catalogue].filter(([id]) => catalogue.has(id)),
-    );
-    const results = await verified(
-      this.#slot,
-      this.#root,
-      parsed.file,
-      fresh,
-    );
-    const added = recordsOf(fresh);
-    this.#records.push(...added);
-    // Ids of results kept as their call only are taken too.
-    this.#nextId = Math.max(this.#nextId, nextAfter(added));
-    for (const result of results) {
-      this.#written.add(result.sha256);
-      this.#undelivered.push(result);
-    }
-    this.#writer = await JournalWriter.continue(
-      this.#slot.journal,
-      this.#key,
-      parsed.text,
-    );
-    this.#position = this.#writer.position;
+    catalogue.apply(catalogue.verify(from, records));
   }
-}
-
-/** The MCP session of a parsed journal, refusing a slice's or another root's. */
-function mcpSession(
-  parsed: AnySession,
-  slot: SessionSlot,
-  root: string | null,
-): Extract<AnySession, { kind: "mcp" }> {
-  if (parsed.kind !== "mcp") {
-    throw new SessionError(
-      "session_invalid",
-      `Session journal ${parsed.file} is not the session of an MCP server (it is a slice's, written by loom run); give loom mcp its own --session`,
-      { file: parsed.file, line: 1 },
-    );
-  }
-  if (parsed.header.root !== root) {
-    const named = (r: string | null) =>
-      r === null ? "no root (an SDK adapter's store)" : `the root ${r}`;
-    throw new SessionError(
-      "session_invalid",
-      `Session ${slot.where} belongs to ${named(parsed.header.root)}, not ${
-        named(root)
-      }; give each its own session`,
-      { file: parsed.file, line: 1 },
-    );
-  }
-  return parsed;
-}
-
-/** The catalogued results, each body verified against its digest. */
-async function verified(
-  slot: SessionSlot,
-  root: string | null,
-  file: string,
-  catalogue: ReadonlyMap<string, CatalogueEntry>,
-): Promise<StoredResult[]> {
-  const results: StoredResult[] = [];
-  for (const [id, entry] of catalogue) {
-    // A gateway result kept as its call only has no body to verify.
-    if ("recall" in entry.source) continue;
-    if (!("persisted" in entry.source)) {
-      throw new SessionError(
-        "session_invalid",
-        `Session journal ${file} is invalid: ${id} of an MCP session must be persisted`,
-        { file },
-      );
-    }
-    // Only a re-read source reads the workspace, and an MCP session's
-    // results are all persisted (checked above).
-    const workspace = root ?? slot.where;
-    const bytes = await verifyBody({ slot, workspace, file }, id, entry);
-    if (typeof bytes === "string") {
-      throw new SessionError("result_corrupted", bytes, { file });
-    }
-    results.push(Object.freeze({
-      id,
-      bytes,
-      sha256: entry.sha256,
-      origin: entry.origin,
-      capture: entry.capture,
-    }));
-  }
-  return results;
-}
-
-/** The tool of an origin such as `inspect_files a.txt`: its first word. */
-function toolOf(origin: string): string {
-  return origin.split(/\s/, 1)[0] || "mcp";
-}
-
-function idNumber(id: string): number {
-  return Number(id.slice("result-".length));
-}
-
-function recallOf(
-  source: Extract<CatalogueEntry["source"], { recall: unknown }>,
-): McpRecall {
-  const { server, tool, part, arguments: args } = source.recall;
-  return {
-    server,
-    tool,
-    part,
-    ...(args === undefined ? {} : { arguments: args }),
-  };
-}
-
-/** The catalogue as records, in id order. */
-function recordsOf(
-  catalogue: ReadonlyMap<string, CatalogueEntry>,
-): McpSessionRecord[] {
-  const records: McpSessionRecord[] = [];
-  for (const [id, entry] of catalogue) {
-    records.push({
-      id,
-      sha256: entry.sha256,
-      origin: entry.origin,
-      capture: entry.capture,
-      utf8_bytes: entry.utf8_bytes,
-      ...(entry.stored_at === undefined ? {} : { stored_at: entry.stored_at }),
-      ...(entry.media === undefined ? {} : { media: entry.media }),
-      ...("recall" in entry.source ? { recall: recallOf(entry.source) } : {}),
-    });
-  }
-  return records.sort((a, b) => idNumber(a.id) - idNumber(b.id));
-}
-
-function nextAfter(results: readonly { id: string }[]): number {
-  let next = 1;
-  for (const result of results) next = Math.max(next, idNumber(result.id) + 1);
-  return next;
 }

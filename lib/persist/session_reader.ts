@@ -14,13 +14,9 @@ import type {
   StopReason,
 } from "../briefing/context_report.ts";
 import type { StoredResult } from "../store/result_store.ts";
-import {
-  openStorage,
-  readOnlySlot,
-  readOnlyStorage,
-  type SessionSlot,
-  type Storage,
-} from "../storage/storage.ts";
+import type { SessionSlot, Storage } from "../storage/storage.ts";
+import { openStorage } from "../storage/open_storage.ts";
+import { readOnlySlot, readOnlyStorage } from "../storage/read_only.ts";
 import { messageOf } from "../errors.ts";
 import { type AnySession, parseAnySession } from "./_read_session.ts";
 import type { CatalogueEntry } from "./_schema.ts";

@@ -11,7 +11,8 @@ import { placeSession } from "./_session_place.ts";
 import { SessionError } from "./session_error.ts";
 import type { ContextPolicy } from "../briefing/briefing.ts";
 import { JOURNAL_FILE, OLD_SESSION_FILE } from "../storage/file_storage.ts";
-import { openStorage, type Storage } from "../storage/storage.ts";
+import type { Storage } from "../storage/storage.ts";
+import { openStorage } from "../storage/open_storage.ts";
 
 /** One catalogued result as a listing shows it (no body). */
 export interface SessionResultSummary {

@@ -135,6 +135,20 @@ const NEXT = {
     "A bytes reference to the rest of the selection: read it to continue",
 };
 
+/** What a whole read of a stored image, audio or blob answers beside its content block. */
+const MEDIA = closedSchema(
+  {
+    type: { type: "string", enum: ["image", "audio", "resource"] },
+    mime_type: { type: "string" },
+    bytes: INDEX,
+  },
+  ["type", "bytes"],
+  {
+    description:
+      "The stored result is an image, audio or blob: the answer's content holds it as the content block it came as",
+  },
+);
+
 /**
  * The three retrieval tools, in the order hosts list them.
  *
@@ -151,7 +165,7 @@ export const RETRIEVAL_TOOLS: readonly RetrievalToolDefinition[] = [
     name: "read_result",
     title: "Read a stored result",
     description:
-      `Read part of a stored result by verified reference: the digest must match the stored content. Select the whole result, bytes, lines or one RFC 6901 JSON pointer. Answers {selected_text} or {selected_json}; a selection over ${MAX_READ_BYTES} bytes answers its first part with truncated: true, total_bytes and a next reference: read next to continue exactly where it stopped. A failure is a tool error whose text starts with its code (digest_mismatch, unknown_result, result_evicted, pointer_not_found, …).`,
+      `Read part of a stored result by verified reference: the digest must match the stored content. Select the whole result, bytes, lines or one RFC 6901 JSON pointer. Answers {selected_text} or {selected_json} (a whole read of a stored image, audio or blob answers it as its content block, with {media}); a selection over ${MAX_READ_BYTES} bytes answers its first part with truncated: true, total_bytes and a next reference: read next to continue exactly where it stopped. A failure is a tool error whose text starts with its code (digest_mismatch, unknown_result, result_evicted, pointer_not_found, …).`,
     inputSchema: closedSchema({ reference: REFERENCE_SCHEMA }, ["reference"]),
     outputSchema: closedSchema(
       {
@@ -160,6 +174,7 @@ export const RETRIEVAL_TOOLS: readonly RetrievalToolDefinition[] = [
         truncated: { type: "boolean", const: true },
         total_bytes: INDEX,
         next: NEXT,
+        media: MEDIA,
       },
       [],
       { minProperties: 1 },

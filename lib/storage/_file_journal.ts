@@ -1,26 +1,44 @@
 /**
- * A journal in a file, `DIR/journal.jsonl`: one record per line. An append
- * takes an exclusive lock on the file, checks that it still ends where
- * this writer last saw it end (otherwise another writer appended first:
- * `journal_conflict`), writes the records and flushes them before it
- * returns. A failed write is cut off again. Bytes after the last newline
- * are a torn write of an unacknowledged record: reads ignore them and
- * {@linkcode FileJournal.cutTorn} removes them.
+ * A journal in a file, `DIR/journal.jsonl`: one record per line. Every
+ * write takes an exclusive lock on the file (released by the kernel when
+ * its process dies) and flushes before it returns; a failed write is cut
+ * off again. `append` checks that the file still ends where this writer
+ * last saw it end (otherwise another writer appended first:
+ * `journal_conflict`); `extend` reads what others appended since, under
+ * the lock, and appends after it. Bytes after the last newline are a torn
+ * write of an unacknowledged record: reads ignore them, and the next write
+ * cuts them off (under the lock, a torn tail is a dead writer's). Reads
+ * continue from the byte where this writer last stopped, so a writer that
+ * keeps up reads only what is new.
  *
  * @module
  */
-import type { Journal, JournalRead } from "./storage.ts";
-import { journalConflict } from "./storage_error.ts";
+import type {
+  Journal,
+  JournalExtension,
+  JournalRead,
+  JournalTail,
+} from "./storage.ts";
+import { isNoRoom, journalConflict, storeFull } from "./storage_error.ts";
 import { writeAll } from "./_files.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
+/** The journal as this writer last saw it. */
+interface Seen {
+  /** Complete records. */
+  records: number;
+  /** Bytes of those records. */
+  bytes: number;
+  /** Bytes of a torn last line after them. */
+  torn: number;
+}
+
 /** A journal file (see the module doc). */
 export class FileJournal implements Journal {
   readonly where: string;
-  /** Records and bytes of the journal as this writer last saw it. */
-  #seen = { records: 0, bytes: 0, torn: 0 };
+  #seen: Seen = { records: 0, bytes: 0, torn: 0 };
 
   constructor(file: string) {
     this.where = file;
@@ -36,9 +54,9 @@ export class FileJournal implements Journal {
   }
 
   async read(from = 0): Promise<JournalRead> {
-    let bytes: Uint8Array;
+    let file: Deno.FsFile;
     try {
-      bytes = await Deno.readFile(this.where);
+      file = await Deno.open(this.where, { read: true });
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) {
         this.#seen = { records: 0, bytes: 0, torn: 0 };
@@ -46,29 +64,56 @@ export class FileJournal implements Journal {
       }
       throw error;
     }
-    const end = bytes.lastIndexOf(0x0a) + 1;
+    try {
+      const { records, seen } = await this.#readOpen(file, from);
+      return { records, end: seen.records, torn: seen.torn };
+    } finally {
+      file.close();
+    }
+  }
+
+  /**
+   * The records from `from` on, read from the byte where this writer last
+   * stopped when it can (it has seen the journal up to `from` or further,
+   * and the file has not shrunk), else from the start.
+   */
+  async #readOpen(
+    file: Deno.FsFile,
+    from: number,
+  ): Promise<{ records: string[]; seen: Seen }> {
+    const size = (await file.stat()).size;
+    const seen = this.#seen;
+    const resume = seen.records > 0 && seen.records <= from &&
+      seen.bytes <= size;
+    const start = resume ? seen.bytes : 0;
+    const bytes = new Uint8Array(size - start);
+    await file.seek(start, Deno.SeekMode.Start);
+    for (let offset = 0; offset < bytes.length;) {
+      const n = await file.read(bytes.subarray(offset));
+      if (n === null) break;
+      offset += n;
+    }
+    const complete = bytes.lastIndexOf(0x0a) + 1;
     let text: string;
     try {
-      text = decoder.decode(bytes.subarray(0, end));
+      text = decoder.decode(bytes.subarray(0, complete));
     } catch (error) {
       throw new SyntaxError(
         `Session journal ${this.where} is not valid UTF-8`,
-        {
-          cause: error,
-        },
+        { cause: error },
       );
     }
-    const lines = text.split("\n");
+    const lines = text === "" ? [] : text.split("\n");
     lines.pop();
+    const first = resume ? seen.records : 0;
     this.#seen = {
-      records: lines.length,
-      bytes: end,
-      torn: bytes.length - end,
+      records: first + lines.length,
+      bytes: start + complete,
+      torn: bytes.length - complete,
     };
     return {
-      records: from === 0 ? lines : lines.slice(from),
-      end: lines.length,
-      torn: bytes.length - end,
+      records: from <= first ? lines : lines.slice(from - first),
+      seen: this.#seen,
     };
   }
 
@@ -83,32 +128,81 @@ export class FileJournal implements Journal {
     if (position !== this.#seen.records) {
       throw journalConflict(this.where, position);
     }
-    using file = await Deno.open(this.where, { read: true, write: true });
-    await file.lock(true);
-    try {
+    await this.#locked(async (file) => {
       const size = (await file.stat()).size;
       if (size !== this.#seen.bytes + this.#seen.torn) {
         throw journalConflict(this.where, position);
       }
-      if (this.#seen.torn > 0) {
-        // A torn tail this writer knows of: cut it before appending.
-        await file.truncate(this.#seen.bytes);
-        this.#seen.torn = 0;
+      await this.#write(file, bytes, records.length);
+    });
+  }
+
+  async extend(
+    from: number,
+    build: (tail: JournalTail) => readonly string[],
+  ): Promise<JournalExtension> {
+    let created: JournalExtension | undefined;
+    if (from === 0 && this.#seen.records === 0) {
+      // A journal nobody has begun: the first record creates the file.
+      const appended = build({ from: 0, records: [] });
+      if (appended.length === 0) {
+        return { tail: { from: 0, records: [] }, appended, end: 0 };
       }
-      await file.seek(this.#seen.bytes, Deno.SeekMode.Start);
-      try {
-        await writeAll(file, bytes);
-        await file.syncData();
-      } catch (error) {
-        // Cut the partial line off again, so no later append follows it.
-        await file.truncate(this.#seen.bytes).catch(() => {});
-        throw error;
+      const bytes = encoder.encode(appended.map((r) => `${r}\n`).join(""));
+      if (await this.#create(bytes, appended.length)) {
+        created = {
+          tail: { from: 0, records: [] },
+          appended,
+          end: appended.length,
+        };
       }
-      this.#seen.records += records.length;
-      this.#seen.bytes += bytes.length;
+    }
+    if (created !== undefined) return created;
+    return await this.#locked(async (file) => {
+      const { records, seen } = await this.#readOpen(file, from);
+      if (seen.records < from) throw journalConflict(this.where, from);
+      const tail = { from, records };
+      const appended = build(tail);
+      const bytes = encoder.encode(appended.map((r) => `${r}\n`).join(""));
+      await this.#write(file, bytes, appended.length);
+      return { tail, appended, end: this.#seen.records };
+    });
+  }
+
+  /** Runs `fn` holding the exclusive lock of the (existing) journal file. */
+  async #locked<T>(fn: (file: Deno.FsFile) => Promise<T>): Promise<T> {
+    using file = await Deno.open(this.where, { read: true, write: true });
+    await file.lock(true);
+    try {
+      return await fn(file);
     } finally {
       await file.unlock().catch(() => {});
     }
+  }
+
+  /**
+   * Writes records after what this writer has seen (under the lock), first
+   * cutting off a torn tail, and flushes them; a failed write is cut off.
+   */
+  async #write(file: Deno.FsFile, bytes: Uint8Array, count: number) {
+    if (this.#seen.torn > 0) {
+      // Under the lock, a torn tail is a dead writer's, never acknowledged.
+      await file.truncate(this.#seen.bytes);
+      this.#seen.torn = 0;
+    }
+    if (count === 0) return;
+    await file.seek(this.#seen.bytes, Deno.SeekMode.Start);
+    try {
+      await writeAll(file, bytes);
+      await file.syncData();
+    } catch (error) {
+      // Cut the partial line off again, so no later append follows it.
+      await file.truncate(this.#seen.bytes).catch(() => {});
+      if (isNoRoom(error)) throw storeFull(this.where, error);
+      throw error;
+    }
+    this.#seen.records += count;
+    this.#seen.bytes += bytes.length;
   }
 
   /** Creates the journal with its first records; `false` when it exists. */
@@ -133,6 +227,7 @@ export class FileJournal implements Journal {
         await file.syncData();
       } catch (error) {
         await file.truncate(0).catch(() => {});
+        if (isNoRoom(error)) throw storeFull(this.where, error);
         throw error;
       }
       this.#seen = { records: count, bytes: bytes.length, torn: 0 };
@@ -145,20 +240,17 @@ export class FileJournal implements Journal {
   async cutTorn(): Promise<number> {
     const read = await this.read();
     if (read.torn === 0) return 0;
-    using file = await Deno.open(this.where, { read: true, write: true });
-    await file.lock(true);
-    try {
+    return await this.#locked(async (file) => {
       const size = (await file.stat()).size;
       if (size !== this.#seen.bytes + this.#seen.torn) {
         throw journalConflict(this.where, this.#seen.records);
       }
+      const torn = this.#seen.torn;
       await file.truncate(this.#seen.bytes);
       await file.syncData();
-    } finally {
-      await file.unlock().catch(() => {});
-    }
-    this.#seen.torn = 0;
-    return read.torn;
+      this.#seen.torn = 0;
+      return torn;
+    });
   }
 
   close(): Promise<void> {

@@ -12,10 +12,9 @@
  * @module
  */
 import { join } from "node:path";
-import process from "node:process";
 import type { Lease, LeaseOptions } from "./storage.ts";
 import { StorageError } from "./storage_error.ts";
-import { renewing } from "./_lease.ts";
+import { LEASE_TTL_MS, processGone, renewing } from "./_lease.ts";
 
 /** Name of the lock file inside a session folder. */
 export const LOCK_FILE = "lock";
@@ -41,7 +40,7 @@ export async function acquireFileLease(
   options: LeaseOptions = {},
 ): Promise<Lease> {
   const file = join(root, LOCK_FILE);
-  const ttlMs = options.ttlMs ?? 60_000;
+  const ttlMs = options.ttlMs ?? LEASE_TTL_MS;
   const holder = `pid ${Deno.pid} ${crypto.randomUUID()}`;
   const started = new Date(performance.timeOrigin).toISOString();
   const textUntil = (expires: number) =>
@@ -143,15 +142,7 @@ function staleness(owner: LockOwner): string | null {
       return `its lease expired at ${owner.expires}`;
     }
   }
-  if (owner.pid === Deno.pid) return null;
-  try {
-    process.kill(owner.pid, 0);
-    return null;
-  } catch (error) {
-    return (error as { code?: unknown }).code === "ESRCH"
-      ? "that process no longer exists"
-      : null;
-  }
+  return processGone(owner.pid) ? "that process no longer exists" : null;
 }
 
 /** Removes a stale lock unless another process replaced it meanwhile. */

@@ -1,13 +1,121 @@
 /**
- * The renewal side every back-end's lease shares: an unref'd timer renews
- * it every third of its ttl while the process lives; a failed renewal
- * marks the lease lost, and {@linkcode Lease.check} then throws before the
- * next write.
+ * What every back-end's lease shares: who a holder is (its pid, and the
+ * machine it runs on, so a holder on this machine whose process is gone is
+ * provably gone), the messages, and the renewal: an unref'd timer renews
+ * the lease every third of its ttl while the process lives; a failed
+ * renewal marks the lease lost, and {@linkcode Lease.check} then throws
+ * before the next write.
  *
  * @module
  */
+import process from "node:process";
 import type { Lease } from "./storage.ts";
 import { StorageError } from "./storage_error.ts";
+
+/** Default lease ttl: how long an unprovable holder blocks a session. */
+export const LEASE_TTL_MS = 60_000;
+
+let seenFrom: string | undefined;
+
+/**
+ * This machine, as far as a pid means the same process to both: its
+ * `/etc/machine-id` and host name (containers of one image share the
+ * first, not the second); `""` where either cannot be read. (The kernel's
+ * boot id and pid namespace would be exact, but Deno lets only
+ * `--allow-all` read `/proc`.)
+ */
+function seenFromHere(): string {
+  if (seenFrom !== undefined) return seenFrom;
+  const read = (path: string) => {
+    try {
+      return Deno.readTextFileSync(path).trim();
+    } catch {
+      return "";
+    }
+  };
+  let host = "";
+  try {
+    host = Deno.hostname();
+  } catch {
+    host = read("/etc/hostname");
+  }
+  const machine = read("/etc/machine-id");
+  seenFrom =
+    /^[0-9a-f]{32}$/.test(machine) && /^[A-Za-z0-9.-]{1,253}$/.test(host)
+      ? `${host}/${machine.slice(0, 12)}`
+      : "";
+  return seenFrom;
+}
+
+/**
+ * A new holder name for this process: `pid N on HOST/MACHINE TOKEN` (`on
+ * ?` where the machine cannot be told).
+ *
+ * @returns The holder.
+ */
+export function newHolder(): string {
+  return `pid ${Deno.pid} on ${seenFromHere() || "?"} ${crypto.randomUUID()}`;
+}
+
+/**
+ * Whether the process `pid` is gone: signal 0 finds no such process. A
+ * process this one may not signal, or no permission to try, counts as
+ * alive (unprovable).
+ *
+ * @param pid The process id.
+ * @returns `true` only when it provably does not exist.
+ */
+export function processGone(pid: number): boolean {
+  if (pid === Deno.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as { code?: unknown }).code === "ESRCH";
+  }
+}
+
+/**
+ * Why the holder named `holder` (by {@linkcode newHolder}) is provably
+ * gone — it ran on this machine and its process no longer exists — or
+ * `null` when it may still live.
+ *
+ * @param holder A holder name.
+ * @returns The reason, or `null`.
+ */
+export function holderGone(holder: string): string | null {
+  const match = /^pid (\d+) on (\S+) /.exec(holder);
+  const here = seenFromHere();
+  if (match === null || here === "" || match[2] !== here) return null;
+  return processGone(Number(match[1]))
+    ? `its process ${match[1]} no longer exists on this machine`
+    : null;
+}
+
+/** The `lease_held` error of a live or unprovable holder. */
+export function leaseHeld(
+  where: string,
+  holder: string | undefined,
+  until: Date | undefined,
+  why = "",
+): StorageError {
+  return new StorageError(
+    "lease_held",
+    `Session ${where} is leased by ${holder ?? "another holder"}${
+      until === undefined ? "" : ` until ${until.toISOString()}`
+    }${why}: wait for it to end or to expire`,
+    { location: where },
+  );
+}
+
+/** The `lease_lost` error of a holder whose lease another took. */
+export function leaseLost(where: string): StorageError {
+  return new StorageError(
+    "lease_lost",
+    `Lost the lease of session ${where}: it expired and another holder took it, or it was removed; nothing more is written`,
+    { location: where },
+  );
+}
 
 /** What a back-end provides for one held lease. */
 export interface LeaseParts {

@@ -20,6 +20,7 @@ import { sessionName } from "./storage.ts";
 import { FileJournal } from "./_file_journal.ts";
 import { acquireFileLease } from "./_file_lease.ts";
 import { exists, isTempName, writeAtomic } from "./_files.ts";
+import { isNoRoom, storeFull } from "./storage_error.ts";
 
 /** Name of the journal inside a session folder. */
 export const JOURNAL_FILE = "journal.jsonl";
@@ -54,8 +55,13 @@ class FileBodies implements BodyStore {
   async put(sha256: string, bytes: Uint8Array): Promise<boolean> {
     const file = this.#file(sha256);
     if (await exists(file)) return false;
-    await Deno.mkdir(this.#dir, { recursive: true, mode: 0o700 });
-    await writeAtomic(file, bytes);
+    try {
+      await Deno.mkdir(this.#dir, { recursive: true, mode: 0o700 });
+      await writeAtomic(file, bytes);
+    } catch (error) {
+      if (isNoRoom(error)) throw storeFull(this.#root, error);
+      throw error;
+    }
     return true;
   }
 

@@ -1,37 +1,48 @@
 /**
  * The PostgreSQL back-end, `postgres://user:password@host:port/db`: every
  * session of a store in one schema, `loom`, created on first use and
- * versioned in `loom.meta`, through the `postgres` npm client. Journals
- * are rows keyed by (session, position), so two writers at one position
- * cannot both commit; bodies are `bytea` rows keyed by digest, cut into
- * parts of 4 MiB, shared by every session that stored them; leases are
- * rows whose expiry the server's clock decides. Every append, body and
- * lease change is one statement or one transaction: whole or nothing.
+ * versioned in `loom.meta`, through the `postgres` npm client, laid out
+ * and used by the shared SQL implementation (`_sql_storage.ts`); this file
+ * holds only the driver and the dialect. Bodies are `bytea` rows cut into
+ * parts of 4 MiB. A journal's write lock is a transaction-level advisory
+ * lock. A lease is a row whose expiry the server's clock decides, backed by
+ * a session-level advisory lock held on a connection of its own: when the
+ * holder dies, its connection closes and the lock goes with it, so the
+ * next holder takes over at once. Every operation is bounded by a timeout:
+ * a server that stopped answering fails the call with
+ * `storage_unavailable`, naming the host and never the password.
  *
  * @module
  */
 import postgres from "postgres";
-import type {
-  BodyStore,
-  Collected,
-  Journal,
-  JournalRead,
-  Lease,
-  LeaseOptions,
-  SessionSlot,
-  Storage,
-} from "./storage.ts";
-import { sessionName } from "./storage.ts";
-import { journalConflict, StorageError } from "./storage_error.ts";
+import type { Lease, LeaseOptions, Storage } from "./storage.ts";
+import { isNoRoom, StorageError, storeFull } from "./storage_error.ts";
 import { redactUrl, scrubSecrets } from "./location.ts";
-import { renewing } from "./_lease.ts";
-import { messageOf } from "../errors.ts";
+import {
+  holderGone,
+  LEASE_TTL_MS,
+  leaseHeld,
+  leaseLost,
+  newHolder,
+  renewing,
+} from "./_lease.ts";
+import {
+  type SqlBackend,
+  type SqlRunner,
+  SqlSessions,
+  type SqlTable,
+  type SqlValue,
+} from "./_sql_storage.ts";
+import { isLoomError, messageOf } from "../errors.ts";
 
 /** The schema version this Loom writes and reads. */
 export const POSTGRES_SCHEMA_VERSION = 1;
 
 /** Bodies are stored in parts of at most this many bytes. */
 export const BODY_PART_BYTES = 4 * 1024 * 1024;
+
+/** Default bound of one operation, in milliseconds. */
+export const POSTGRES_TIMEOUT_MS = 10_000;
 
 const SCHEMA = [
   "CREATE SCHEMA IF NOT EXISTS loom",
@@ -44,6 +55,9 @@ const SCHEMA = [
 
 // An arbitrary key for the advisory lock that serialises schema creation.
 const SCHEMA_LOCK = 7_497_880_029;
+
+/** A lease holder backed by a session-level advisory lock ends with this. */
+const LOCKED = " (advisory lock)";
 
 type Sql = postgres.Sql;
 
@@ -76,314 +90,15 @@ function codeOf(error: unknown): string {
   return typeof code === "string" ? code : "";
 }
 
-/** One session's rows. */
-class PostgresSlot implements SessionSlot {
-  readonly name: string;
-  readonly where: string;
-  readonly paths: readonly string[] = [];
-  readonly journal: Journal;
-  readonly bodies: BodyStore;
-  readonly #store: PostgresStorage;
-
-  constructor(store: PostgresStorage, name: string) {
-    this.#store = store;
-    this.name = name;
-    this.where = `${store.location}#${name}`;
-    this.journal = new PostgresJournal(store, name, this.where);
-    this.bodies = new PostgresBodies(store, name);
-  }
-
-  outdated(): Promise<string | undefined> {
-    return Promise.resolve(undefined);
-  }
-
-  prepare(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  async acquireLease(options: LeaseOptions = {}): Promise<Lease> {
-    const ttlMs = options.ttlMs ?? 60_000;
-    const holder = `pid ${Deno.pid} ${crypto.randomUUID()}`;
-    const session = this.name;
-    const where = this.where;
-    const store = this.#store;
-    const prior = await store.run((sql) =>
-      sql<{ holder: string; expired: boolean; expires_at: Date }[]>`
-        SELECT holder, expires_at, expires_at <= now() AS expired
-        FROM loom.leases WHERE session = ${session}`
-    );
-    const won = await store.run((sql) =>
-      sql`
-        INSERT INTO loom.leases (session, holder, expires_at)
-        VALUES (${session}, ${holder}, now() + make_interval(secs => ${
-        ttlMs / 1000
-      }))
-        ON CONFLICT (session) DO UPDATE
-          SET holder = excluded.holder, expires_at = excluded.expires_at
-          WHERE loom.leases.expires_at <= now()
-        RETURNING holder`
-    );
-    if (won.count === 0) {
-      const now = await store.run((sql) =>
-        sql<{ holder: string; expires_at: Date }[]>`
-          SELECT holder, expires_at FROM loom.leases WHERE session = ${session}`
-      );
-      const held = now[0];
-      throw new StorageError(
-        "lease_held",
-        `Session ${where} is leased by ${held?.holder ?? "another holder"}${
-          held === undefined ? "" : ` until ${held.expires_at.toISOString()}`
-        }: wait for it to end or to expire`,
-        { location: where },
-      );
-    }
-    const before = prior[0];
-    return renewing({
-      holder,
-      tookOver: before === undefined
-        ? null
-        : `took over the expired lease of ${before.holder} (expired ${before.expires_at.toISOString()})`,
-      expiresAt: Date.now() + ttlMs,
-      ttlMs,
-      autoRenew: options.autoRenew ?? true,
-      renew: async () => {
-        const renewed = await store.run((sql) =>
-          sql`
-            UPDATE loom.leases
-            SET expires_at = now() + make_interval(secs => ${ttlMs / 1000})
-            WHERE session = ${session} AND holder = ${holder}`
-        );
-        if (renewed.count === 0) {
-          throw new StorageError(
-            "lease_lost",
-            `Lost the lease of session ${where}: it expired and another holder took it, or it was removed; nothing more is written`,
-            { location: where },
-          );
-        }
-        return Date.now() + ttlMs;
-      },
-      release: async () => {
-        await store.run((sql) =>
-          sql`DELETE FROM loom.leases WHERE session = ${session} AND holder = ${holder}`
-        ).catch(() => {});
-      },
-    });
-  }
-}
-
-class PostgresJournal implements Journal {
-  readonly where: string;
-  readonly #store: PostgresStorage;
-  readonly #session: string;
-
-  constructor(store: PostgresStorage, session: string, where: string) {
-    this.#store = store;
-    this.#session = session;
-    this.where = where;
-  }
-
-  async exists(): Promise<boolean> {
-    const rows = await this.#store.run((sql) =>
-      sql`SELECT 1 FROM loom.journal WHERE session = ${this.#session} AND seq = 0`
-    );
-    return rows.length > 0;
-  }
-
-  async read(from = 0): Promise<JournalRead> {
-    const rows = await this.#store.run((sql) =>
-      sql<{ seq: number; record: string }[]>`
-        SELECT seq, record FROM loom.journal
-        WHERE session = ${this.#session} AND seq >= ${from} ORDER BY seq`
-    );
-    if (rows.length > 0) {
-      return {
-        records: rows.map((row) => row.record),
-        end: Number(rows.at(-1)!.seq) + 1,
-        torn: 0,
-      };
-    }
-    const last = await this.#store.run((sql) =>
-      sql<{ last: number | null }[]>`
-        SELECT max(seq) AS last FROM loom.journal WHERE session = ${this.#session}`
-    );
-    const end = last[0]?.last;
-    return {
-      records: [],
-      end: end === null || end === undefined ? 0 : Number(end) + 1,
-      torn: 0,
-    };
-  }
-
-  async append(position: number, records: readonly string[]): Promise<void> {
-    if (records.length === 0) return;
-    const session = this.#session;
-    let inserted: number;
-    try {
-      inserted = await this.#store.run(async (sql) => {
-        if (records.length === 1) {
-          const result = await sql`
-            INSERT INTO loom.journal (session, seq, record)
-            SELECT ${session}, ${position}, ${records[0]!}
-            WHERE (SELECT coalesce(max(seq) + 1, 0) FROM loom.journal
-                   WHERE session = ${session}) = ${position}`;
-          return result.count;
-        }
-        return await sql.begin(async (tx) => {
-          const end = await tx<{ end: number }[]>`
-            SELECT coalesce(max(seq) + 1, 0) AS end FROM loom.journal
-            WHERE session = ${session}`;
-          if (Number(end[0]?.end) !== position) return 0;
-          for (const [i, record] of records.entries()) {
-            await tx`INSERT INTO loom.journal (session, seq, record)
-                     VALUES (${session}, ${position + i}, ${record})`;
-          }
-          return records.length;
-        }) as number;
-      }, true);
-    } catch (error) {
-      if (codeOf(error) === "23505") {
-        throw journalConflict(this.where, position);
-      }
-      throw error;
-    }
-    if (inserted === 0) throw journalConflict(this.where, position);
-  }
-
-  cutTorn(): Promise<number> {
-    return Promise.resolve(0);
-  }
-
-  close(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
-class PostgresBodies implements BodyStore {
-  readonly #store: PostgresStorage;
-  readonly #session: string;
-
-  constructor(store: PostgresStorage, session: string) {
-    this.#store = store;
-    this.#session = session;
-  }
-
-  async put(sha256: string, bytes: Uint8Array): Promise<boolean> {
-    const session = this.#session;
-    const size = bytes.length;
-    if (size <= BODY_PART_BYTES) {
-      // One statement: the link and the body commit together or not at all.
-      const result = await this.#store.run((sql) =>
-        sql`
-          WITH link AS (
-            INSERT INTO loom.session_bodies (session, sha256)
-            VALUES (${session}, ${sha256}) ON CONFLICT DO NOTHING)
-          INSERT INTO loom.bodies (sha256, part, size, data)
-          VALUES (${sha256}, 0, ${size}, ${bytes}) ON CONFLICT DO NOTHING`
-      );
-      return result.count > 0;
-    }
-    return await this.#store.run((sql) =>
-      sql.begin(async (tx) => {
-        await tx`INSERT INTO loom.session_bodies (session, sha256)
-                 VALUES (${session}, ${sha256}) ON CONFLICT DO NOTHING`;
-        let fresh = false;
-        for (let part = 0; part * BODY_PART_BYTES < size; part += 1) {
-          const data = bytes.subarray(
-            part * BODY_PART_BYTES,
-            Math.min(size, (part + 1) * BODY_PART_BYTES),
-          );
-          const result = await tx`
-            INSERT INTO loom.bodies (sha256, part, size, data)
-            VALUES (${sha256}, ${part}, ${size}, ${data}) ON CONFLICT DO NOTHING`;
-          if (part === 0) fresh = result.count > 0;
-        }
-        return fresh;
-      }) as Promise<boolean>
-    );
-  }
-
-  async get(sha256: string): Promise<Uint8Array | undefined> {
-    const rows = await this.#store.run((sql) =>
-      sql<{ part: number; size: string; data: Uint8Array }[]>`
-        SELECT part, size, data FROM loom.bodies
-        WHERE sha256 = ${sha256} ORDER BY part`
-    );
-    const first = rows[0];
-    if (first === undefined) return undefined;
-    if (rows.length === 1) return new Uint8Array(first.data);
-    const size = Number(first.size);
-    const out = new Uint8Array(size);
-    let offset = 0;
-    for (const row of rows) {
-      if (offset + row.data.length > size) break;
-      out.set(row.data, offset);
-      offset += row.data.length;
-    }
-    // Parts missing or of the wrong size: the caller's digest check refuses it.
-    return offset === size ? out : out.subarray(0, offset);
-  }
-
-  async has(sha256: string): Promise<boolean> {
-    const rows = await this.#store.run((sql) =>
-      sql`SELECT 1 FROM loom.bodies WHERE sha256 = ${sha256} AND part = 0`
-    );
-    return rows.length > 0;
-  }
-
-  async delete(sha256: string): Promise<boolean> {
-    const session = this.#session;
-    return await this.#store.run((sql) =>
-      sql.begin(async (tx) => {
-        const gone = await tx`DELETE FROM loom.session_bodies
-          WHERE session = ${session} AND sha256 = ${sha256}`;
-        await dropOrphans(tx, [sha256]);
-        return gone.count > 0;
-      }) as Promise<boolean>
-    );
-  }
-
-  async collect(
-    keep: ReadonlySet<string>,
-    dryRun: boolean,
-  ): Promise<Collected> {
-    const session = this.#session;
-    return await this.#store.run((sql) =>
-      sql.begin(async (tx) => {
-        const linked = await tx<{ sha256: string; size: string | null }[]>`
-          SELECT l.sha256, max(b.size) AS size
-          FROM loom.session_bodies l
-          LEFT JOIN loom.bodies b ON b.sha256 = l.sha256
-          WHERE l.session = ${session}
-          GROUP BY l.sha256 ORDER BY l.sha256`;
-        const doomed = linked.filter((row) => !keep.has(row.sha256));
-        if (!dryRun && doomed.length > 0) {
-          const digests = doomed.map((row) => row.sha256);
-          await tx`DELETE FROM loom.session_bodies
-            WHERE session = ${session} AND sha256 = ANY(${digests})`;
-          await dropOrphans(tx, digests);
-        }
-        return {
-          deleted: doomed.map((row) => `tool-results/${row.sha256}.txt`),
-          freedBytes: doomed.reduce(
-            (sum, row) => sum + Number(row.size ?? 0),
-            0,
-          ),
-          kept: linked.length - doomed.length,
-          ignored: [],
-        };
-      }) as Promise<Collected>
-    );
-  }
-}
-
-/** Deletes bodies no session links to any more. */
-async function dropOrphans(
-  sql: postgres.TransactionSql,
-  digests: readonly string[],
-): Promise<void> {
-  if (digests.length === 0) return;
-  await sql`DELETE FROM loom.bodies b WHERE b.sha256 = ANY(${digests as string[]})
-    AND NOT EXISTS (SELECT 1 FROM loom.session_bodies l WHERE l.sha256 = b.sha256)`;
+/** Options of {@linkcode PostgresStorage.open}. */
+export interface PostgresOptions {
+  /** The longest one operation may take, ms (default 10,000). */
+  readonly timeoutMs?: number;
+  /**
+   * Every transaction read-only, and the schema only checked (a database
+   * without it is refused).
+   */
+  readonly readOnly?: boolean;
 }
 
 /**
@@ -392,7 +107,7 @@ async function dropOrphans(
  * @example Unreachable at start: a typed error naming the host, not the password
  * ```ts
  * import { PostgresStorage } from "./postgres_storage.ts";
- * import { StorageError } from "./storage_error.ts";
+ * import { isNoRoom, StorageError, storeFull } from "./storage_error.ts";
  * import assert from "node:assert/strict";
  * await assert.rejects(
  *   PostgresStorage.open("postgres://loom:s3cret-pw@127.0.0.1:1/loom?connect_timeout=2"),
@@ -402,18 +117,15 @@ async function dropOrphans(
  * );
  * ```
  */
-export class PostgresStorage implements Storage {
+export class PostgresStorage extends SqlSessions implements Storage {
   readonly kind: "postgres" = "postgres";
   readonly location: string;
-  readonly #sql: Sql;
-  readonly #url: string;
-  readonly #host: string;
+  readonly #backend: PostgresBackend;
 
-  private constructor(url: string, sql: Sql, host: string) {
-    this.#url = url;
-    this.#sql = sql;
-    this.#host = host;
-    this.location = redactUrl(url);
+  private constructor(backend: PostgresBackend) {
+    super(backend);
+    this.#backend = backend;
+    this.location = backend.location;
   }
 
   /**
@@ -421,8 +133,7 @@ export class PostgresStorage implements Storage {
    * advisory lock, so two first users cannot race) or checks its version.
    *
    * @param url The store URL.
-   * @param options `readOnly`: every transaction read-only, and the
-   *   schema only checked (a database without it is refused).
+   * @param options The bound of one operation; read-only.
    * @returns The store.
    * @throws {StorageError} `storage_url_invalid`, `storage_unreachable`
    *   (naming the host and the cause, never the password),
@@ -430,9 +141,8 @@ export class PostgresStorage implements Storage {
    */
   static async open(
     url: string,
-    options: { readonly readOnly?: boolean } = {},
+    options: PostgresOptions = {},
   ): Promise<PostgresStorage> {
-    const readOnly = options.readOnly === true;
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -446,13 +156,18 @@ export class PostgresStorage implements Storage {
       );
     }
     const host = `${parsed.hostname || "localhost"}:${parsed.port || "5432"}`;
-    const timeout = Number(parsed.searchParams.get("connect_timeout") ?? 10);
+    const readOnly = options.readOnly === true;
+    const timeoutMs = options.timeoutMs ?? POSTGRES_TIMEOUT_MS;
+    const given = Number(parsed.searchParams.get("connect_timeout") ?? NaN);
+    const connectSeconds = Number.isFinite(given) && given > 0
+      ? given
+      : Math.max(1, Math.ceil(timeoutMs / 1000));
     let sql: Sql;
     try {
       sql = postgres(url, {
-        max: 4,
+        max: 10,
         onnotice: () => {},
-        connect_timeout: Number.isFinite(timeout) && timeout > 0 ? timeout : 10,
+        connect_timeout: connectSeconds,
         idle_timeout: 30,
         connection: readOnly
           ? { application_name: "loom", default_transaction_read_only: true }
@@ -467,7 +182,8 @@ export class PostgresStorage implements Storage {
         { location: redactUrl(url) },
       );
     }
-    const store = new PostgresStorage(url, sql, host);
+    const backend = new PostgresBackend(url, sql, host, timeoutMs);
+    const location = backend.location;
     try {
       await sql.begin(async (tx) => {
         if (readOnly) {
@@ -476,8 +192,8 @@ export class PostgresStorage implements Storage {
           if (found?.present !== true) {
             throw new StorageError(
               "storage_unreachable",
-              `Cannot read the store ${store.location}: it holds no Loom schema (nothing was ever stored there)`,
-              { location: store.location },
+              `Cannot read the store ${location}: it holds no Loom schema (nothing was ever stored there)`,
+              { location },
             );
           }
         } else {
@@ -496,8 +212,8 @@ export class PostgresStorage implements Storage {
         } else if (Number(found) > POSTGRES_SCHEMA_VERSION) {
           throw new StorageError(
             "storage_schema_newer",
-            `Cannot use the store ${store.location}: its schema version ${found} was written by a newer Loom (this one knows version ${POSTGRES_SCHEMA_VERSION})`,
-            { location: store.location },
+            `Cannot use the store ${location}: its schema version ${found} was written by a newer Loom (this one knows version ${POSTGRES_SCHEMA_VERSION})`,
+            { location },
           );
         }
       });
@@ -506,31 +222,73 @@ export class PostgresStorage implements Storage {
       if (error instanceof StorageError) throw error;
       throw new StorageError(
         "storage_unreachable",
-        `Cannot reach the PostgreSQL server at ${host} (store ${store.location}): ${
+        `Cannot reach the PostgreSQL server at ${host} (store ${location}): ${
           scrubSecrets(causeOf(error), url)
         }`,
-        { location: store.location },
+        { location },
       );
     }
-    return store;
+    return new PostgresStorage(backend);
+  }
+
+  async close(): Promise<void> {
+    await this.#backend.close();
+  }
+}
+
+/** The driver and dialect of a PostgreSQL database. */
+class PostgresBackend implements SqlBackend {
+  readonly location: string;
+  readonly paths: readonly string[] = [];
+  readonly bodyPartBytes = BODY_PART_BYTES;
+  readonly insertBodyPart =
+    "INSERT INTO loom.bodies (sha256, part, size, data) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING";
+  readonly selectBody =
+    "SELECT part, size, data FROM loom.bodies WHERE sha256 = $1 ORDER BY part";
+  readonly #sql: Sql;
+  readonly #url: string;
+  readonly #host: string;
+  readonly #timeoutMs: number;
+
+  constructor(url: string, sql: Sql, host: string, timeoutMs: number) {
+    this.#url = url;
+    this.#sql = sql;
+    this.#host = host;
+    this.#timeoutMs = timeoutMs;
+    this.location = redactUrl(url);
+  }
+
+  table(name: SqlTable): string {
+    return `loom.${name}`;
   }
 
   /**
-   * Runs queries, mapping a lost server to `storage_unavailable` (naming
-   * the host, never the password); with `passCodes`, database errors keep
-   * their own code for the caller to map.
+   * Runs `fn` within the timeout, mapping a lost or silent server to
+   * `storage_unavailable` (naming the host, never the password). Loom's
+   * own errors (thrown by the caller's code inside a transaction) and a
+   * duplicate key pass unchanged.
    */
-  async run<T>(
-    fn: (sql: Sql) => Promise<T> | postgres.PendingQuery<postgres.Row[]>,
-    passCodes = false,
-  ): Promise<T> {
+  async #call<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const work = fn(this.#sql);
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          new StorageError(
+            "storage_unavailable",
+            `The PostgreSQL server at ${this.#host} (store ${this.location}) did not answer within ${this.#timeoutMs} ms; nothing of this call was committed: retry once it answers`,
+            { location: this.location },
+          ),
+        );
+      }, this.#timeoutMs);
+    });
+    // What finishes after the timeout is nobody's concern any more.
+    work.catch(() => {});
     try {
-      return await (fn(this.#sql) as Promise<T>);
+      return await Promise.race([work, late]);
     } catch (error) {
-      if (error instanceof StorageError) throw error;
-      if (passCodes && /^[0-9A-Z]{5}$/.test(codeOf(error))) {
-        if (!CONNECTION_CODES.has(codeOf(error))) throw error;
-      }
+      if (isLoomError(error) || this.isDuplicate(error)) throw error;
+      if (isNoRoom(error)) throw storeFull(this.location, error);
       throw new StorageError(
         "storage_unavailable",
         `${
@@ -539,40 +297,259 @@ export class PostgresStorage implements Storage {
             : `The PostgreSQL store at ${this.#host} failed`
         } (store ${this.location}): ${
           scrubSecrets(causeOf(error), this.#url)
-        }; nothing of this step was committed`,
+        }; nothing of this call was committed: retry once the server answers`,
         { location: this.location },
       );
+    } finally {
+      clearTimeout(timer);
     }
   }
 
-  session(name: string): SessionSlot {
-    return new PostgresSlot(this, sessionName(name));
+  #runner(sql: Sql | postgres.TransactionSql): SqlRunner {
+    return {
+      rows: async <T>(text: string, params: readonly SqlValue[] = []) =>
+        // deno-lint-ignore no-explicit-any
+        (await sql.unsafe(text, params as any[])) as unknown as T[],
+      run: async (text: string, params: readonly SqlValue[] = []) =>
+        // deno-lint-ignore no-explicit-any
+        (await sql.unsafe(text, params as any[])).count,
+    };
   }
 
-  async listSessions(): Promise<string[]> {
-    const rows = await this.run((sql) =>
-      sql<{ session: string }[]>`
-        SELECT session FROM loom.journal WHERE seq = 0 ORDER BY session`
-    );
-    return rows.map((row) => row.session);
+  rows<T>(text: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return this.#call((sql) => this.#runner(sql).rows<T>(text, params));
   }
 
-  async deleteSession(name: string): Promise<void> {
-    const session = sessionName(name);
-    await this.run((sql) =>
-      sql.begin(async (tx) => {
-        const linked = await tx<{ sha256: string }[]>`
-          DELETE FROM loom.session_bodies WHERE session = ${session}
-          RETURNING sha256`;
-        await tx`DELETE FROM loom.journal WHERE session = ${session}`;
-        await tx`DELETE FROM loom.leases WHERE session = ${session}`;
-        await dropOrphans(tx, linked.map((row) => row.sha256));
-      })
+  run(text: string, params: readonly SqlValue[] = []): Promise<number> {
+    return this.#call((sql) => this.#runner(sql).run(text, params));
+  }
+
+  transaction<T>(fn: (tx: SqlRunner) => Promise<T>): Promise<T> {
+    return this.#call((sql) =>
+      sql.begin((tx) => fn(this.#runner(tx))) as Promise<T>
     );
+  }
+
+  async lockJournal(tx: SqlRunner, session: string): Promise<void> {
+    await tx.rows("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
+      `loom.journal:${session}`,
+    ]);
+  }
+
+  isDuplicate(error: unknown): boolean {
+    return codeOf(error) === "23505";
+  }
+
+  /**
+   * Takes the lease: first the session's advisory lock on a connection of
+   * the lease's own (refused at once while a live holder's connection has
+   * it), then the row. A row whose holder held the lock is stale the moment
+   * the lock is free; a row of an older Loom, which held none, only once it
+   * expired (or its process is gone from this machine).
+   */
+  async acquireLease(
+    session: string,
+    where: string,
+    options: LeaseOptions,
+  ): Promise<Lease> {
+    const ttlMs = options.ttlMs ?? LEASE_TTL_MS;
+    const holder = `${newHolder()}${LOCKED}`;
+    const lock = new SessionLock(this.#url, session, this.#timeoutMs);
+    if (!await this.#call(() => lock.take())) {
+      const [held] = await this.#leaseRow(session);
+      // A holder whose process is gone from this machine: the server has
+      // yet to see its connection close; wait for that, briefly. A holder
+      // whose connection lives on but which stopped renewing (a hung
+      // process) loses the session when its lease expires: its connection
+      // is ended, and the lock with it.
+      const dead = held !== undefined && holderGone(held.holder) !== null;
+      const taken = dead
+        ? await this.#call(() => lock.waitFor(this.#timeoutMs / 2))
+        : held?.expired === true &&
+          await this.#call(() => lock.takeFromHung());
+      if (!taken) {
+        throw leaseHeld(
+          where,
+          held?.holder,
+          held?.expires_at,
+          ", whose connection to the server holds the session's lock",
+        );
+      }
+    }
+    let tookOver: string | null;
+    try {
+      tookOver = await this.transaction(async (tx) => {
+        const [held] = await tx.rows<LeaseRow>(LEASE_ROW, [session]);
+        const gone = held === undefined
+          ? null
+          : held.expired
+          ? `its lease expired at ${held.expires_at.toISOString()}`
+          : held.holder.endsWith(LOCKED)
+          ? "its connection, and the session's lock with it, are gone"
+          : holderGone(held.holder);
+        if (held !== undefined && gone === null) {
+          throw leaseHeld(where, held.holder, held.expires_at);
+        }
+        await tx.run(
+          `INSERT INTO loom.leases (session, holder, expires_at)
+           VALUES ($1, $2, now() + make_interval(secs => $3))
+           ON CONFLICT (session) DO UPDATE
+             SET holder = excluded.holder, expires_at = excluded.expires_at`,
+          [session, holder, ttlMs / 1000],
+        );
+        return held === undefined
+          ? null
+          : `took over the lease of ${held.holder}: ${gone}`;
+      });
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
+    return renewing({
+      holder,
+      tookOver,
+      expiresAt: Date.now() + ttlMs,
+      ttlMs,
+      autoRenew: options.autoRenew ?? true,
+      renew: async () => {
+        // The lock dies with its connection (a restarted server): take it
+        // again unless another holder got it meanwhile.
+        if (!await this.#call(() => lock.keep())) throw leaseLost(where);
+        const renewed = await this.run(
+          `UPDATE loom.leases
+           SET expires_at = now() + make_interval(secs => $1)
+           WHERE session = $2 AND holder = $3`,
+          [ttlMs / 1000, session, holder],
+        );
+        if (renewed === 0) throw leaseLost(where);
+        return Date.now() + ttlMs;
+      },
+      release: async () => {
+        await this.run(
+          "DELETE FROM loom.leases WHERE session = $1 AND holder = $2",
+          [session, holder],
+        ).catch(() => {});
+        await lock.release();
+      },
+    });
+  }
+
+  #leaseRow(session: string): Promise<LeaseRow[]> {
+    return this.rows<LeaseRow>(LEASE_ROW, [session]);
   }
 
   async close(): Promise<void> {
     await this.#sql.end({ timeout: 5 }).catch(() => {});
+  }
+}
+
+interface LeaseRow {
+  readonly holder: string;
+  readonly expires_at: Date;
+  readonly expired: boolean;
+}
+
+const LEASE_ROW =
+  "SELECT holder, expires_at, expires_at <= now() AS expired FROM loom.leases WHERE session = $1";
+
+/**
+ * A session-level advisory lock on a connection of its own (a client of
+ * one connection that is never recycled): held until it is released or
+ * the connection ends (the holder died, the server restarted).
+ */
+class SessionLock {
+  readonly #url: string;
+  readonly #key: string;
+  readonly #timeoutSeconds: number;
+  #sql: Sql | undefined;
+
+  constructor(url: string, session: string, timeoutMs: number) {
+    this.#url = url;
+    this.#key = `loom.lease:${session}`;
+    this.#timeoutSeconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+  }
+
+  #client(): Sql {
+    // No idle timeout and no lifetime (0: never): the lock lives with it.
+    this.#sql ??= postgres(this.#url, {
+      max: 1,
+      max_lifetime: 0,
+      onnotice: () => {},
+      connect_timeout: this.#timeoutSeconds,
+      connection: { application_name: "loom lease" },
+    });
+    return this.#sql;
+  }
+
+  /** Takes the lock; `false` when another connection holds it. */
+  async take(): Promise<boolean> {
+    const [row] = await this.#client().unsafe(
+      "SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS got",
+      [this.#key],
+    );
+    return row?.got === true;
+  }
+
+  /** Waits up to `ms` for the lock; `false` when it is still held then. */
+  async waitFor(ms: number): Promise<boolean> {
+    const sql = this.#client();
+    try {
+      await sql.unsafe("SELECT set_config('lock_timeout', $1, false)", [
+        `${Math.max(1, Math.floor(ms))}ms`,
+      ]);
+      await sql.unsafe("SELECT pg_advisory_lock(hashtextextended($1, 0))", [
+        this.#key,
+      ]);
+      return true;
+    } catch (error) {
+      if ((error as { code?: unknown })?.code === "55P03") return false;
+      throw error;
+    } finally {
+      await sql.unsafe("SELECT set_config('lock_timeout', '0', false)")
+        .catch(() => {});
+    }
+  }
+
+  /**
+   * Ends the connection that holds the lock (its holder's lease expired),
+   * then takes the lock; `false` when that fails.
+   */
+  async takeFromHung(): Promise<boolean> {
+    await this.#client().unsafe(
+      `SELECT pg_terminate_backend(pid, 5000) FROM pg_locks
+       WHERE locktype = 'advisory' AND granted AND objsubid = 1
+         AND pid <> pg_backend_pid()
+         AND classid::bigint = (hashtextextended($1, 0) >> 32) & 4294967295
+         AND objid::bigint = hashtextextended($1, 0) & 4294967295`,
+      [this.#key],
+    );
+    return await this.take();
+  }
+
+  /**
+   * Whether this connection still holds the lock; a connection that died
+   * (and the lock with it) is replaced and the lock taken again, unless
+   * another holder has it now.
+   */
+  async keep(): Promise<boolean> {
+    const [row] = await this.#client().unsafe(
+      `SELECT count(*)::int AS held FROM pg_locks
+       WHERE locktype = 'advisory' AND granted AND objsubid = 1
+         AND pid = pg_backend_pid()
+         AND classid::bigint = (hashtextextended($1, 0) >> 32) & 4294967295
+         AND objid::bigint = hashtextextended($1, 0) & 4294967295`,
+      [this.#key],
+    );
+    return Number(row?.held) > 0 || await this.take();
+  }
+
+  /** Gives the lock up and closes its connection. */
+  async release(): Promise<void> {
+    const sql = this.#sql;
+    this.#sql = undefined;
+    if (sql === undefined) return;
+    // Closing the connection ends the lock with it.
+    await sql.end({ timeout: 1 }).catch(() => {});
   }
 }
 

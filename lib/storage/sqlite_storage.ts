@@ -1,29 +1,37 @@
 /**
  * The SQLite back-end, `sqlite:PATH`: every session of a store in one
  * database file through the runtime's built-in `node:sqlite` (no flag, no
- * native download). Journals are rows keyed by (session, position), so
- * two writers at one position cannot both commit; bodies are rows keyed by
- * digest, shared by every session that stored them; leases are rows with
- * an expiry. WAL mode, `synchronous=FULL`: a committed append survives a
- * crash, an interrupted one leaves nothing.
+ * native download), laid out and used by the shared SQL implementation
+ * (`_sql_storage.ts`); this file holds only the driver and the dialect.
+ * WAL mode, `synchronous=FULL`: a committed append survives a crash, an
+ * interrupted one leaves nothing. A write transaction (`BEGIN IMMEDIATE`)
+ * holds the database's write lock, which is also the journals' lock. The
+ * connection is synchronous, so this process runs one statement or
+ * transaction at a time on a file, in turn. A lease is a row with an
+ * expiry; a holder whose process is gone from this machine is taken over
+ * at once.
  *
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
 import { dirname, resolve } from "node:path";
-import type {
-  BodyStore,
-  Collected,
-  Journal,
-  JournalRead,
-  Lease,
-  LeaseOptions,
-  SessionSlot,
-  Storage,
-} from "./storage.ts";
-import { sessionName } from "./storage.ts";
-import { journalConflict, StorageError } from "./storage_error.ts";
-import { renewing } from "./_lease.ts";
+import type { Lease, LeaseOptions, Storage } from "./storage.ts";
+import { isNoRoom, StorageError, storeFull } from "./storage_error.ts";
+import {
+  holderGone,
+  LEASE_TTL_MS,
+  leaseHeld,
+  leaseLost,
+  newHolder,
+  renewing,
+} from "./_lease.ts";
+import {
+  type SqlBackend,
+  type SqlRunner,
+  SqlSessions,
+  type SqlTable,
+  type SqlValue,
+} from "./_sql_storage.ts";
 import { messageOf } from "../errors.ts";
 
 /** The schema version this Loom writes and reads. */
@@ -46,8 +54,22 @@ CREATE TABLE IF NOT EXISTS loom_leases (
 
 type Db = DatabaseSync;
 
+/**
+ * Turns per database file in this process. The connection is synchronous:
+ * a transaction that waits for anything (the caller's code runs inside it)
+ * would, if another connection of this process began one meanwhile, block
+ * the whole process on the file's lock. So every statement and transaction
+ * on a file takes its turn, whichever connection runs it.
+ */
+const TURNS = new Map<string, { last: Promise<unknown> }>();
+
+/** `$1` placeholders as SQLite numbers them (`?1`). */
+function sqliteText(text: string): string {
+  return text.replace(/\$(\d+)/g, "?$1");
+}
+
 /** Runs `fn` in a write transaction (`BEGIN IMMEDIATE`). */
-function transaction<T>(db: Db, fn: () => T): T {
+function transactionSync<T>(db: Db, fn: () => T): T {
   db.exec("BEGIN IMMEDIATE");
   try {
     const value = fn();
@@ -61,246 +83,6 @@ function transaction<T>(db: Db, fn: () => T): T {
     }
     throw error;
   }
-}
-
-/** One session's rows. */
-class SqliteSlot implements SessionSlot {
-  readonly name: string;
-  readonly where: string;
-  readonly paths: readonly string[];
-  readonly journal: Journal;
-  readonly bodies: BodyStore;
-  readonly #store: SqliteStorage;
-
-  constructor(store: SqliteStorage, name: string, path: string) {
-    this.#store = store;
-    this.name = name;
-    this.where = `sqlite:${path}#${name}`;
-    this.paths = [path, `${path}-wal`, `${path}-shm`, `${path}-journal`];
-    this.journal = new SqliteJournal(store, name, this.where);
-    this.bodies = new SqliteBodies(store, name);
-  }
-
-  outdated(): Promise<string | undefined> {
-    return Promise.resolve(undefined);
-  }
-
-  prepare(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  acquireLease(options: LeaseOptions = {}): Promise<Lease> {
-    const ttlMs = options.ttlMs ?? 60_000;
-    const holder = `pid ${Deno.pid} ${crypto.randomUUID()}`;
-    const session = this.name;
-    const where = this.where;
-    return this.#store.run((db) => {
-      const now = Date.now();
-      const tookOver = transaction(db, () => {
-        const held = db.prepare(
-          "SELECT holder, expires_at FROM loom_leases WHERE session = ?",
-        ).get(session) as { holder: string; expires_at: number } | undefined;
-        if (held !== undefined && held.expires_at > now) {
-          throw new StorageError(
-            "lease_held",
-            `Session ${where} is leased by ${held.holder} until ${
-              new Date(held.expires_at).toISOString()
-            }: wait for it to end or to expire`,
-            { location: where },
-          );
-        }
-        db.prepare(
-          "INSERT INTO loom_leases (session, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (session) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at",
-        ).run(session, holder, now + ttlMs);
-        return held === undefined
-          ? null
-          : `took over the expired lease of ${held.holder} (expired ${
-            new Date(held.expires_at).toISOString()
-          })`;
-      });
-      return renewing({
-        holder,
-        tookOver,
-        expiresAt: now + ttlMs,
-        ttlMs,
-        autoRenew: options.autoRenew ?? true,
-        renew: () =>
-          this.#store.run((db) => {
-            const expires = Date.now() + ttlMs;
-            const changed = db.prepare(
-              "UPDATE loom_leases SET expires_at = ? WHERE session = ? AND holder = ?",
-            ).run(expires, session, holder).changes;
-            if (Number(changed) === 0) {
-              throw new StorageError(
-                "lease_lost",
-                `Lost the lease of session ${where}: it expired and another holder took it, or it was removed; nothing more is written`,
-                { location: where },
-              );
-            }
-            return expires;
-          }),
-        release: () =>
-          this.#store.run((db) => {
-            db.prepare(
-              "DELETE FROM loom_leases WHERE session = ? AND holder = ?",
-            ).run(session, holder);
-          }).catch(() => {}),
-      });
-    });
-  }
-}
-
-class SqliteJournal implements Journal {
-  readonly where: string;
-  readonly #store: SqliteStorage;
-  readonly #session: string;
-
-  constructor(store: SqliteStorage, session: string, where: string) {
-    this.#store = store;
-    this.#session = session;
-    this.where = where;
-  }
-
-  exists(): Promise<boolean> {
-    return this.#store.run((db) =>
-      db.prepare("SELECT 1 FROM loom_journal WHERE session = ? AND seq = 0")
-        .get(this.#session) !== undefined
-    );
-  }
-
-  read(from = 0): Promise<JournalRead> {
-    return this.#store.run((db) => {
-      const rows = db.prepare(
-        "SELECT seq, record FROM loom_journal WHERE session = ? AND seq >= ? ORDER BY seq",
-      ).all(this.#session, from) as { seq: number; record: string }[];
-      const records: string[] = [];
-      for (const row of rows) {
-        // A gap can only be made by hand: the chain check reports it.
-        records.push(row.record);
-      }
-      const end = rows.length === 0
-        ? this.#end(db)
-        : Number(rows.at(-1)!.seq) + 1;
-      return { records, end, torn: 0 };
-    });
-  }
-
-  #end(db: Db): number {
-    const row = db.prepare(
-      "SELECT max(seq) AS last FROM loom_journal WHERE session = ?",
-    ).get(this.#session) as { last: number | null };
-    return row.last === null ? 0 : Number(row.last) + 1;
-  }
-
-  append(position: number, records: readonly string[]): Promise<void> {
-    return this.#store.run((db) => {
-      transaction(db, () => {
-        if (this.#end(db) !== position) {
-          throw journalConflict(this.where, position);
-        }
-        const insert = db.prepare(
-          "INSERT INTO loom_journal (session, seq, record) VALUES (?, ?, ?)",
-        );
-        records.forEach((record, i) =>
-          insert.run(this.#session, position + i, record)
-        );
-      });
-    });
-  }
-
-  cutTorn(): Promise<number> {
-    return Promise.resolve(0);
-  }
-
-  close(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
-class SqliteBodies implements BodyStore {
-  readonly #store: SqliteStorage;
-  readonly #session: string;
-
-  constructor(store: SqliteStorage, session: string) {
-    this.#store = store;
-    this.#session = session;
-  }
-
-  put(sha256: string, bytes: Uint8Array): Promise<boolean> {
-    return this.#store.run((db) =>
-      transaction(db, () => {
-        db.prepare(
-          "INSERT OR IGNORE INTO loom_session_bodies (session, sha256) VALUES (?, ?)",
-        ).run(this.#session, sha256);
-        return Number(
-          db.prepare(
-            "INSERT OR IGNORE INTO loom_bodies (sha256, size, data) VALUES (?, ?, ?)",
-          ).run(sha256, bytes.length, bytes).changes,
-        ) > 0;
-      })
-    );
-  }
-
-  get(sha256: string): Promise<Uint8Array | undefined> {
-    return this.#store.run((db) => {
-      const row = db.prepare("SELECT data FROM loom_bodies WHERE sha256 = ?")
-        .get(sha256) as { data: Uint8Array } | undefined;
-      return row?.data;
-    });
-  }
-
-  has(sha256: string): Promise<boolean> {
-    return this.#store.run((db) =>
-      db.prepare("SELECT 1 FROM loom_bodies WHERE sha256 = ?").get(sha256) !==
-        undefined
-    );
-  }
-
-  delete(sha256: string): Promise<boolean> {
-    return this.#store.run((db) =>
-      transaction(db, () => {
-        const unlinked = Number(
-          db.prepare(
-            "DELETE FROM loom_session_bodies WHERE session = ? AND sha256 = ?",
-          ).run(this.#session, sha256).changes,
-        ) > 0;
-        dropOrphans(db, [sha256]);
-        return unlinked;
-      })
-    );
-  }
-
-  collect(keep: ReadonlySet<string>, dryRun: boolean): Promise<Collected> {
-    return this.#store.run((db) =>
-      transaction(db, () => {
-        const linked = db.prepare(
-          "SELECT l.sha256 AS sha256, coalesce(b.size, 0) AS size FROM loom_session_bodies l LEFT JOIN loom_bodies b ON b.sha256 = l.sha256 WHERE l.session = ? ORDER BY l.sha256",
-        ).all(this.#session) as { sha256: string; size: number }[];
-        const doomed = linked.filter((row) => !keep.has(row.sha256));
-        if (!dryRun) {
-          const unlink = db.prepare(
-            "DELETE FROM loom_session_bodies WHERE session = ? AND sha256 = ?",
-          );
-          for (const row of doomed) unlink.run(this.#session, row.sha256);
-          dropOrphans(db, doomed.map((row) => row.sha256));
-        }
-        return {
-          deleted: doomed.map((row) => `tool-results/${row.sha256}.txt`),
-          freedBytes: doomed.reduce((sum, row) => sum + Number(row.size), 0),
-          kept: linked.length - doomed.length,
-          ignored: [],
-        };
-      })
-    );
-  }
-}
-
-/** Deletes bodies no session links to any more. */
-function dropOrphans(db: Db, digests: readonly string[]): void {
-  const drop = db.prepare(
-    "DELETE FROM loom_bodies WHERE sha256 = ? AND NOT EXISTS (SELECT 1 FROM loom_session_bodies WHERE sha256 = ?)",
-  );
-  for (const sha256 of digests) drop.run(sha256, sha256);
 }
 
 /**
@@ -318,17 +100,17 @@ function dropOrphans(db: Db, digests: readonly string[]): void {
  * await store.close();
  * ```
  */
-export class SqliteStorage implements Storage {
+export class SqliteStorage extends SqlSessions implements Storage {
   readonly kind: "sqlite" = "sqlite";
   readonly location: string;
-  readonly #path: string;
-  readonly #db: Db;
 
-  private constructor(path: string, db: Db) {
-    this.#path = path;
-    this.#db = db;
-    this.location = `sqlite:${path}`;
+  private constructor(backend: SqliteBackend) {
+    super(backend);
+    this.location = backend.location;
+    this.#backend = backend;
   }
+
+  readonly #backend: SqliteBackend;
 
   /**
    * Opens (or creates) the database file and its tables.
@@ -353,7 +135,7 @@ export class SqliteStorage implements Storage {
       db.exec("PRAGMA busy_timeout = 10000");
       db.exec("PRAGMA journal_mode = WAL");
       db.exec("PRAGMA synchronous = FULL");
-      transaction(db, () => {
+      transactionSync(db, () => {
         db.exec(SCHEMA);
         const row = db.prepare(
           "SELECT value FROM loom_meta WHERE key = 'schema_version'",
@@ -383,7 +165,7 @@ export class SqliteStorage implements Storage {
     } catch {
       // Not ours to change (another user's file we may use): leave it.
     }
-    return new SqliteStorage(file, db);
+    return new SqliteStorage(new SqliteBackend(file, db));
   }
 
   static #openReadOnly(file: string): SqliteStorage {
@@ -419,62 +201,182 @@ export class SqliteStorage implements Storage {
         { location: `sqlite:${file}`, cause: error },
       );
     }
-    return new SqliteStorage(file, db);
+    return new SqliteStorage(new SqliteBackend(file, db));
   }
 
-  /** Runs a statement function, mapping database failures to typed errors. */
-  run<T>(fn: (db: Db) => T): Promise<T> {
+  close(): Promise<void> {
+    return this.#backend.close();
+  }
+}
+
+/** The driver and dialect of a SQLite file. */
+class SqliteBackend implements SqlBackend {
+  readonly location: string;
+  readonly paths: readonly string[];
+  readonly bodyPartBytes = Infinity;
+  readonly insertBodyPart =
+    "INSERT INTO loom_bodies (sha256, size, data) VALUES (?1, ?3, ?4) ON CONFLICT DO NOTHING";
+  readonly selectBody =
+    "SELECT 0 AS part, size, data FROM loom_bodies WHERE sha256 = $1";
+  readonly #db: Db;
+  /** Whose turn it is on this database file, in this process. */
+  readonly #turns: { last: Promise<unknown> };
+
+  constructor(file: string, db: Db) {
+    this.#db = db;
+    this.location = `sqlite:${file}`;
+    this.paths = [file, `${file}-wal`, `${file}-shm`, `${file}-journal`];
+    let turns = TURNS.get(file);
+    if (turns === undefined) {
+      turns = { last: Promise.resolve() };
+      TURNS.set(file, turns);
+    }
+    this.#turns = turns;
+  }
+
+  table(name: SqlTable): string {
+    return `loom_${name}`;
+  }
+
+  /** Runs `fn` now, mapping database failures to typed errors. */
+  #sync<T>(fn: (db: Db) => T): T {
     try {
-      return Promise.resolve(fn(this.#db));
+      return fn(this.#db);
     } catch (error) {
       if (error instanceof StorageError || error instanceof TypeError) {
-        return Promise.reject(error);
+        throw error;
       }
-      return Promise.reject(
-        new StorageError(
-          "storage_unavailable",
-          `The store ${this.location} failed: ${messageOf(error)}`,
-          { location: this.location, cause: error },
-        ),
+      if (this.isDuplicate(error)) throw error;
+      if (isNoRoom(error)) throw storeFull(this.location, error);
+      throw new StorageError(
+        "storage_unavailable",
+        `The store ${this.location} failed: ${messageOf(error)}`,
+        { location: this.location, cause: error },
       );
     }
   }
 
-  session(name: string): SessionSlot {
-    return new SqliteSlot(this, sessionName(name), this.#path);
+  /** Runs `fn` once no transaction of this process is open. */
+  #inTurn<T>(fn: () => Promise<T> | T): Promise<T> {
+    const next = this.#turns.last.then(fn);
+    this.#turns.last = next.catch(() => {});
+    return next;
   }
 
-  listSessions(): Promise<string[]> {
-    return this.run((db) =>
-      (db.prepare(
-        "SELECT session FROM loom_journal WHERE seq = 0 ORDER BY session",
-      ).all() as { session: string }[]).map((row) => row.session)
-    );
+  #runner(): SqlRunner {
+    return {
+      rows: <T>(text: string, params: readonly SqlValue[] = []) =>
+        Promise.resolve(
+          this.#sync((db) =>
+            db.prepare(sqliteText(text)).all(...params) as T[]
+          ),
+        ),
+      run: (text: string, params: readonly SqlValue[] = []) =>
+        Promise.resolve(
+          this.#sync((db) =>
+            Number(db.prepare(sqliteText(text)).run(...params).changes)
+          ),
+        ),
+    };
   }
 
-  deleteSession(name: string): Promise<void> {
-    const session = sessionName(name);
-    return this.run((db) =>
-      transaction(db, () => {
-        const digests = (db.prepare(
-          "SELECT sha256 FROM loom_session_bodies WHERE session = ?",
-        ).all(session) as { sha256: string }[]).map((row) => row.sha256);
-        db.prepare("DELETE FROM loom_journal WHERE session = ?").run(session);
-        db.prepare("DELETE FROM loom_leases WHERE session = ?").run(session);
-        db.prepare("DELETE FROM loom_session_bodies WHERE session = ?").run(
-          session,
+  rows<T>(text: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return this.#inTurn(() => this.#runner().rows<T>(text, params));
+  }
+
+  run(text: string, params: readonly SqlValue[] = []): Promise<number> {
+    return this.#inTurn(() => this.#runner().run(text, params));
+  }
+
+  transaction<T>(fn: (tx: SqlRunner) => Promise<T>): Promise<T> {
+    return this.#inTurn(async () => {
+      this.#sync((db) => db.exec("BEGIN IMMEDIATE"));
+      try {
+        const value = await fn(this.#runner());
+        this.#sync((db) => db.exec("COMMIT"));
+        return value;
+      } catch (error) {
+        try {
+          this.#db.exec("ROLLBACK");
+        } catch {
+          // Already rolled back.
+        }
+        throw error;
+      }
+    });
+  }
+
+  lockJournal(): Promise<void> {
+    // BEGIN IMMEDIATE took the database's write lock already.
+    return Promise.resolve();
+  }
+
+  isDuplicate(error: unknown): boolean {
+    const text = messageOf(error);
+    return /UNIQUE constraint failed|constraint failed: .*PRIMARY/i.test(text);
+  }
+
+  async acquireLease(
+    session: string,
+    where: string,
+    options: LeaseOptions,
+  ): Promise<Lease> {
+    const ttlMs = options.ttlMs ?? LEASE_TTL_MS;
+    const holder = newHolder();
+    const tookOver = await this.transaction(async (tx) => {
+      const now = Date.now();
+      const [held] = await tx.rows<{ holder: string; expires_at: number }>(
+        "SELECT holder, expires_at FROM loom_leases WHERE session = $1",
+        [session],
+      );
+      const gone = held === undefined
+        ? null
+        : held.expires_at <= now
+        ? `its lease expired at ${new Date(held.expires_at).toISOString()}`
+        : holderGone(held.holder);
+      if (held !== undefined && gone === null) {
+        throw leaseHeld(where, held.holder, new Date(held.expires_at));
+      }
+      await tx.run(
+        `INSERT INTO loom_leases (session, holder, expires_at) VALUES ($1, $2, $3)
+         ON CONFLICT (session) DO UPDATE
+           SET holder = excluded.holder, expires_at = excluded.expires_at`,
+        [session, holder, now + ttlMs],
+      );
+      return held === undefined
+        ? null
+        : `took over the lease of ${held.holder}: ${gone}`;
+    });
+    return renewing({
+      holder,
+      tookOver,
+      expiresAt: Date.now() + ttlMs,
+      ttlMs,
+      autoRenew: options.autoRenew ?? true,
+      renew: async () => {
+        const expires = Date.now() + ttlMs;
+        const changed = await this.run(
+          "UPDATE loom_leases SET expires_at = $1 WHERE session = $2 AND holder = $3",
+          [expires, session, holder],
         );
-        dropOrphans(db, digests);
-      })
-    );
+        if (changed === 0) throw leaseLost(where);
+        return expires;
+      },
+      release: () =>
+        this.run(
+          "DELETE FROM loom_leases WHERE session = $1 AND holder = $2",
+          [session, holder],
+        ).then(() => {}, () => {}),
+    });
   }
 
   close(): Promise<void> {
-    try {
-      this.#db.close();
-    } catch {
-      // Already closed.
-    }
-    return Promise.resolve();
+    return this.#inTurn(() => {
+      try {
+        this.#db.close();
+      } catch {
+        // Already closed.
+      }
+    });
   }
 }

@@ -2,9 +2,10 @@
  * The one storage interface for what Loom keeps beyond one process: result
  * bodies by SHA-256, each session's journal (its catalogue is folded from
  * it) and the lease naming the session's one writer. Three back-ends sit
- * behind it, chosen by a URL: `file:DIR` (a folder per session, today's
- * format and the default), `sqlite:PATH` (one file, the runtime's built-in
- * `node:sqlite`) and `postgres://…` (the `postgres` npm client).
+ * behind it, chosen by a URL (`open_storage.ts`): `file:DIR` (a folder per
+ * session, today's format and the default), `sqlite:PATH` (one file, the
+ * runtime's built-in `node:sqlite`) and `postgres://…` (the `postgres` npm
+ * client). This module is the interface only: it imports no back-end.
  *
  * The storage layer moves bytes and records; it knows nothing of what they
  * mean. Sealing records into the HMAC chain, checking the chain, the schema
@@ -13,7 +14,6 @@
  * @module
  */
 import { StorageError } from "./storage_error.ts";
-import { redactUrl } from "./location.ts";
 
 /** Which back-end a store is. */
 export type StorageKind = "file" | "sqlite" | "postgres";
@@ -68,9 +68,34 @@ export interface JournalRead {
 }
 
 /**
+ * What {@linkcode Journal.extend} read under the journal's write lock: the
+ * records other writers appended since the caller last looked.
+ */
+export interface JournalTail {
+  /** The position of the first record read (the `from` asked for). */
+  readonly from: number;
+  /** The records from `from` to the end (one JSON line each). */
+  readonly records: readonly string[];
+}
+
+/** What {@linkcode Journal.extend} did. */
+export interface JournalExtension {
+  /** The tail it read before appending. */
+  readonly tail: JournalTail;
+  /** The records it appended, right after the tail. */
+  readonly appended: readonly string[];
+  /** The position after the appended records (= how many there are). */
+  readonly end: number;
+}
+
+/**
  * A session's append-only journal. Records are addressed by position
- * (0 for the header); an append names the position it expects to write
- * at and fails with `journal_conflict` when another writer got there first.
+ * (0 for the header). A writer appends in one of two ways: `append` names
+ * the position it expects to write at and fails with `journal_conflict`
+ * when another writer got there first (one writer holding the lease);
+ * `extend` appends after whatever is there, under the journal's write lock,
+ * having shown the writer what others appended since it last looked (many
+ * writers on one session: no conflict, no retry).
  */
 export interface Journal {
   /** Where the journal lives, for messages (a path or a redacted URL). */
@@ -86,6 +111,25 @@ export interface Journal {
    *   at `position` (another writer appended first); nothing was written.
    */
   append(position: number, records: readonly string[]): Promise<void>;
+  /**
+   * Appends after the end, under the journal's write lock: reads the
+   * records from `from` to the end, hands them to `build`, and appends
+   * what it returns right after them, durably, all or none. `build` runs
+   * while the lock is held: it must be quick and must not wait for
+   * anything; what it throws aborts the append (nothing is written) and is
+   * thrown here. A torn last line (a writer that died mid-append, the folder
+   * back-end only) was never acknowledged: it is cut off first.
+   *
+   * @param from The position the caller has read up to.
+   * @param build What to append, given the tail; `[]` appends nothing.
+   * @returns The tail read and what was appended.
+   * @throws {StorageError} `storage_unavailable`; `journal_conflict` when
+   *   `from` lies past the end (the caller saw records that are gone).
+   */
+  extend(
+    from: number,
+    build: (tail: JournalTail) => readonly string[],
+  ): Promise<JournalExtension>;
   /** Cuts a torn last line off; returns the bytes cut (0 for databases). */
   cutTorn(): Promise<number>;
   /** Releases what the journal holds open. */
@@ -101,8 +145,12 @@ export interface LeaseOptions {
 }
 
 /**
- * The lease of a session's one writer: it expires, so a crashed holder
- * does not block the session forever; renewal and loss are explicit.
+ * The lease of a session's one writer. A holder that is provably gone is
+ * taken over at once: on PostgreSQL its session-level advisory lock died
+ * with its connection; on SQLite and in a folder its process no longer
+ * exists on this machine. A holder that cannot be proven gone (another
+ * machine's process, a reused pid) blocks the session until its lease
+ * expires; renewal and loss are explicit.
  */
 export interface Lease {
   /** Who holds it: this process's id and a random token. */
@@ -161,7 +209,7 @@ export interface SessionSlot {
 
 /**
  * A store: sessions by name, each with its journal, bodies and lease.
- * Open one with {@linkcode openStorage}; close it when done.
+ * Open one with `openStorage` (`open_storage.ts`); close it when done.
  */
 export interface Storage {
   /** The back-end. */
@@ -214,175 +262,4 @@ export function sessionName(name: string): string {
     );
   }
   return name;
-}
-
-/** Options of {@linkcode openStorage}. */
-export interface OpenStorageOptions {
-  /**
-   * Open for reading only (`loom view`, `loom session show`): nothing is
-   * created or changed — no database file, schema or table; a database
-   * connection refuses writes. A database that holds no Loom tables is
-   * refused (`storage_unreachable`): there is nothing to read.
-   */
-  readonly readOnly?: boolean;
-}
-
-/**
- * Opens a store by URL: `file:DIR` (a folder holding one folder per
- * session), `sqlite:PATH` (one database file, created when missing) or
- * `postgres://user:password@host:port/db` (also `postgresql://`; one
- * schema, `loom`, created on first use and versioned). A bare path is not
- * a store URL: write `file:` before it.
- *
- * @param url The store URL.
- * @param options Read-only or not (default: read and write).
- * @returns The open store; call {@linkcode Storage.close}.
- * @throws {StorageError} `storage_url_invalid`; `storage_unreachable`
- *   when the database cannot be opened or reached (naming its host, never
- *   the password); `storage_schema_newer`.
- *
- * @example
- * ```ts
- * import { openStorage } from "./storage.ts";
- * import assert from "node:assert/strict";
- * const dir = await Deno.makeTempDir();
- * const store = await openStorage(`sqlite:${dir}/loom.db`);
- * const slot = store.session("demo");
- * await slot.journal.append(0, ['{"seq":0}']);
- * assert.deepEqual((await slot.journal.read()).records, ['{"seq":0}']);
- * assert.deepEqual(await store.listSessions(), ["demo"]);
- * await store.close();
- * ```
- */
-export async function openStorage(
-  url: string,
-  options: OpenStorageOptions = {},
-): Promise<Storage> {
-  const readOnly = options.readOnly === true;
-  if (typeof url !== "string") {
-    throw new StorageError(
-      "storage_url_invalid",
-      "Cannot open a store: its URL must be a string",
-    );
-  }
-  const guard = (store: Storage) => readOnly ? readOnlyStorage(store) : store;
-  if (url.startsWith("file:")) {
-    const dir = url.slice("file:".length).replace(/^\/\/(?=\/)/, "");
-    const { FileStorage } = await import("./file_storage.ts");
-    return guard(await FileStorage.open(required(dir, url)));
-  }
-  if (url.startsWith("sqlite:")) {
-    const path = url.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
-    const { SqliteStorage } = await import("./sqlite_storage.ts");
-    return guard(SqliteStorage.open(required(path, url), { readOnly }));
-  }
-  if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
-    const { PostgresStorage } = await import("./postgres_storage.ts");
-    return guard(await PostgresStorage.open(url, { readOnly }));
-  }
-  throw new StorageError(
-    "storage_url_invalid",
-    `Cannot open the store ${
-      redactUrl(url)
-    }: a store URL is file:DIR, sqlite:PATH or postgres://user:password@host:port/database`,
-    { location: redactUrl(url) },
-  );
-}
-
-function required(path: string, url: string): string {
-  if (path === "") {
-    throw new StorageError(
-      "storage_url_invalid",
-      `Cannot open the store ${redactUrl(url)}: it names no path`,
-      { location: redactUrl(url) },
-    );
-  }
-  return path;
-}
-
-/**
- * A store whose every write method refuses with `storage_read_only`
- * before reaching the back-end: the one guarantee of a read-only store
- * whatever the back-end (a folder has no read-only mode of its own).
- *
- * @param store The store to guard.
- * @returns The same store, for reading only.
- *
- * @example
- * ```ts
- * import { openStorage, readOnlyStorage } from "./storage.ts";
- * import assert from "node:assert/strict";
- * const store = readOnlyStorage(await openStorage(`file:${await Deno.makeTempDir()}`));
- * await assert.rejects(
- *   store.session("demo").journal.append(0, ["{}"]),
- *   (e: unknown) => (e as { code?: string }).code === "storage_read_only",
- * );
- * await store.close();
- * ```
- */
-export function readOnlyStorage(store: Storage): Storage {
-  return {
-    kind: store.kind,
-    location: store.location,
-    session: (name: string) => readOnlySlot(store.session(name)),
-    listSessions: () => store.listSessions(),
-    deleteSession: (name: string) =>
-      refuseWrite(store.location, `delete the session ${name}`),
-    close: () => store.close(),
-  };
-}
-
-/**
- * One session's slot whose every write method refuses with
- * `storage_read_only` (see {@linkcode readOnlyStorage}); for a session
- * folder given without a store.
- *
- * @param slot The slot to guard.
- * @returns The same slot, for reading only.
- *
- * @example
- * ```ts
- * import { readOnlySlot } from "./storage.ts";
- * import { folderSession } from "./file_storage.ts";
- * import assert from "node:assert/strict";
- * const slot = readOnlySlot(folderSession(await Deno.makeTempDir()));
- * await assert.rejects(slot.prepare(), /open for reading only/);
- * ```
- */
-export function readOnlySlot(slot: SessionSlot): SessionSlot {
-  const { journal, bodies, name } = slot;
-  const refuse = (what: string) => refuseWrite(slot.where, what);
-  return {
-    name,
-    where: slot.where,
-    paths: slot.paths,
-    journal: {
-      where: journal.where,
-      exists: () => journal.exists(),
-      read: (from?: number) => journal.read(from),
-      append: () => refuse(`append to the journal of ${name}`),
-      cutTorn: () => refuse(`cut the journal of ${name}`),
-      close: () => journal.close(),
-    },
-    bodies: {
-      get: (sha256: string) => bodies.get(sha256),
-      has: (sha256: string) => bodies.has(sha256),
-      put: () => refuse(`store a body of ${name}`),
-      delete: () => refuse(`delete a body of ${name}`),
-      collect: () => refuse(`collect the bodies of ${name}`),
-    },
-    outdated: () => slot.outdated(),
-    prepare: () => refuse(`prepare the session ${name}`),
-    acquireLease: () => refuse(`take the lease of ${name}`),
-  };
-}
-
-function refuseWrite(where: string, what: string): Promise<never> {
-  return Promise.reject(
-    new StorageError(
-      "storage_read_only",
-      `Cannot ${what} in ${where}: it is open for reading only`,
-      { location: where },
-    ),
-  );
 }

@@ -20,6 +20,7 @@ import { LoomError } from "../errors.ts";
  * - `journal_conflict`: Another writer appended to the journal first; nothing was written.
  * - `lease_held`: Another live holder has the session's lease.
  * - `lease_lost`: This holder's lease expired and was taken, or its record is gone.
+ * - `store_full`: The store has no room (its disk or its database is full); nothing was written, nothing stored before was touched.
  *
  * @example
  * ```ts
@@ -48,5 +49,38 @@ export function journalConflict(where: string, position: number): StorageError {
     "journal_conflict",
     `Cannot append record ${position} to ${where}: another writer appended to the journal first; nothing was written`,
     { location: where },
+  );
+}
+
+/**
+ * Whether an error of a file system or a database says it has no room:
+ * `ENOSPC`/`EDQUOT` (os errors 28 and 122), SQLite's `SQLITE_FULL`,
+ * PostgreSQL's `53100`.
+ *
+ * @param error What was thrown.
+ * @returns `true` for "no room".
+ */
+export function isNoRoom(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  if (code === "ENOSPC" || code === "EDQUOT" || code === "53100") return true;
+  const message = error instanceof Error ? error.message : String(error);
+  return /os error (28|122)\b|No space left on device|Disk quota exceeded|database or disk is full/i
+    .test(message);
+}
+
+/**
+ * The `store_full` error of a store with no room left.
+ *
+ * @param where The store (a path or a redacted URL).
+ * @param cause What the file system or database said.
+ * @returns The error; nothing was written.
+ */
+export function storeFull(where: string, cause: unknown): StorageError {
+  return new StorageError(
+    "store_full",
+    `Cannot write to the store ${where}: it has no room left (${
+      cause instanceof Error ? cause.message : String(cause)
+    }); nothing was written and nothing stored before was touched: free space, then retry`,
+    { location: where, cause },
   );
 }

@@ -2,6 +2,10 @@
  * The result store: immutable UTF-8 tool results kept out of the prompt,
  * addressed by `result-<n>` ids and SHA-256 digests, shown to the model as
  * descriptors with a bounded preview (wire-formats.md "Result descriptor").
+ * What it keeps and shows is typed in `result_types.ts`, what it holds is
+ * kept by `_holdings.ts`; this file is one job — the store's rules (ids,
+ * limits, eviction, a backing shared with other processes) — and most of
+ * its length is the runnable examples of its public methods.
  *
  * @module
  */
@@ -12,187 +16,50 @@ import { type DigestedUtf8, isDigestedUtf8 } from "./utf8_builder.ts";
 
 export { InvalidUtf8Error };
 import { cutUtf8, previewOf } from "./preview.ts";
+import { Holdings } from "./_holdings.ts";
+import {
+  CATALOGUE_ORIGIN_BYTES,
+  CATALOGUE_PAGE_BYTES,
+  CATALOGUE_PAGE_ITEMS,
+  type CataloguedResult,
+  type CatalogueItem,
+  type CataloguePage,
+  MAX_RESULT_BYTES,
+  MAX_RESULTS,
+  MAX_TOTAL_BYTES,
+  type PutOptions,
+  type ResultBacking,
+  type ResultDescriptor,
+  type ResultStoreOptions,
+  type ResultUnavailable,
+  type StoredResult,
+  wholeReference,
+} from "./result_types.ts";
 
-/** What part of a stored result a reference selects. */
-export type Selector =
-  | { kind: "whole" }
-  | { kind: "bytes"; start: number; end: number }
-  | { kind: "lines"; start: number; end: number }
-  | { kind: "json_pointer"; pointer: string };
-
-/** A verified reference to (part of) a stored result or archived event. */
-export interface ResultReference {
-  /** `result-<n>` (or `event-<n>` for history). */
-  result: string;
-  /** 64 lowercase hex digits: the digest of the whole stored content. */
-  sha256: string;
-  /** What to select. */
-  select: Selector;
-  /** `text` (default) or `json` (only for `json_pointer`). */
-  rendering?: "text" | "json";
-}
-
-/** How much of the producer's output a result holds. */
-export type Capture = "complete" | "partial";
-
-/** Why a result could not be kept: the store is full or it is too large. */
-export type ResultUnavailable = "store_full" | "too_large";
-
-/** The descriptor the legacy policy shows the model when a result is stored. */
-export interface ResultDescriptor {
-  /** The result id; absent when the result was not kept. */
-  result?: string;
-  /** SHA-256 of the content; absent when the result was not kept. */
-  sha256?: string;
-  /** What produced the result, e.g. `repository.inspect src/a.ts`. */
-  origin: string;
-  /** `complete`, or `partial` when the producer kept only a tail. */
-  capture: Capture;
-  /** Size of the content in UTF-8 bytes. */
-  utf8_bytes: number;
-  /** At most 1,024 bytes: the head (complete) or the tail (partial). */
-  preview: string;
-  /** Whether the preview leaves out part of the content. */
-  preview_truncated: boolean;
-  /** Offset of the preview's first byte in the content. */
-  preview_start_byte: number;
-  /** Offset just past the preview's last byte in the content. */
-  preview_end_byte: number;
-  /** A whole/text reference; absent when the result was not kept. */
-  reference?: ResultReference;
-  /** Present only when the result was not kept. */
-  result_unavailable?: ResultUnavailable;
-}
-
-/** The compact descriptor the bounded policy shows (no preview). */
-export interface CompactDescriptor {
-  /** The result id; absent when the result was not kept. */
-  result?: string;
-  /** SHA-256 of the content; absent when the result was not kept. */
-  sha256?: string;
-  /** What produced the result. */
-  origin: string;
-  /** `complete` or `partial`. */
-  capture: Capture;
-  /** Size of the content in UTF-8 bytes. */
-  utf8_bytes: number;
-  /** A whole/text reference; absent when the result was not kept. */
-  reference?: ResultReference;
-  /** Present only when the result was not kept. */
-  result_unavailable?: ResultUnavailable;
-}
-
-/** A result held by the store. Its `bytes` must never be modified. */
-export interface StoredResult {
-  /** `result-<n>`. */
-  readonly id: string;
-  /** The immutable UTF-8 content. */
-  readonly bytes: Uint8Array;
-  /** SHA-256 of `bytes`, lowercase hex. */
-  readonly sha256: string;
-  /** What produced the result. */
-  readonly origin: string;
-  /** `complete` or `partial`. */
-  readonly capture: Capture;
-}
-
-/** One entry of the result catalogue (`$list_results`). */
-export interface CatalogueItem {
-  /** The origin, cut to 256 bytes on a character boundary. */
-  origin: string;
-  /** Whether `origin` was cut. */
-  origin_truncated: boolean;
-  /** `complete` or `partial`. */
-  capture: Capture;
-  /** Size of the content in UTF-8 bytes. */
-  utf8_bytes: number;
-  /** A whole/text reference to the result. */
-  reference: ResultReference;
-}
-
-/** One page of the result catalogue: ≤ 8 items and ≤ 8 KiB of JSON. */
-export interface CataloguePage {
-  /** Items in id order. */
-  results: CatalogueItem[];
-  /** Offset of the next page, or `null` on the last page. */
-  next_offset: number | null;
-}
-
-/**
- * Where a store shared by several processes keeps its results (a shared
- * session of `loom mcp`): it assigns each new result its id, so ids are
- * unique across every process, and hands over results the others stored.
- */
-export interface ResultBacking {
-  /**
-   * Persists a new result and assigns its id; durable when it returns.
-   *
-   * @param result The result without an id.
-   * @param note What the caller of {@link ResultStore.put} gave as
-   *   {@link PutOptions.note}, unchanged (for example the gateway's call
-   *   behind a result whose body is not to be persisted).
-   * @returns The result with its id.
-   */
-  admit(
-    result: Omit<StoredResult, "id">,
-    note?: Readonly<Record<string, unknown>>,
-  ): Promise<StoredResult>;
-  /**
-   * Results other processes stored since the last call, verified, in id
-   * order.
-   *
-   * @returns The new results.
-   */
-  refresh(): Promise<readonly StoredResult[]>;
-}
-
-/** Limits of a {@link ResultStore}. */
-export interface ResultStoreOptions {
-  /**
-   * Share the results with other processes through a backing: new results
-   * get their ids there, and {@link ResultStore.refresh} takes in what the
-   * others stored (default: none, the store is this process's own).
-   */
-  backing?: ResultBacking;
-  /** Largest single result in bytes (default 16 MiB). */
-  maxResultBytes?: number;
-  /** Largest total of all results in bytes (default 64 MiB). */
-  maxTotalBytes?: number;
-  /** Most results kept (default 1,024). */
-  maxResults?: number;
-  /**
-   * Evict the oldest results to make room when a limit is reached (default
-   * `false`: a new result that does not fit is not kept, every earlier one
-   * stays). A reference to an evicted result is answered `result_evicted`.
-   */
-  evictOldest?: boolean;
-}
-
-/** What {@link ResultStore.put} needs besides the content. */
-export interface PutOptions {
-  /** What produced the result, e.g. `repository.inspect src/a.ts`. */
-  origin: string;
-  /** `complete`, or `partial` when only a tail was captured. */
-  capture: Capture;
-  /**
-   * What the store's backing records with the result besides it, handed to
-   * {@link ResultBacking.admit} unchanged; the store itself ignores it.
-   */
-  note?: Readonly<Record<string, unknown>>;
-}
-
-/** Default limit: 16 MiB per result. */
-export const MAX_RESULT_BYTES = 16 * 1024 * 1024;
-/** Default limit: 64 MiB for all results. */
-export const MAX_TOTAL_BYTES = 64 * 1024 * 1024;
-/** Default limit: 1,024 results. */
-export const MAX_RESULTS = 1024;
-/** Most items on a catalogue page. */
-export const CATALOGUE_PAGE_ITEMS = 8;
-/** Largest catalogue page, UTF-8 bytes of its JSON. */
-export const CATALOGUE_PAGE_BYTES = 8192;
-/** Longest origin shown in a catalogue item, in UTF-8 bytes. */
-export const CATALOGUE_ORIGIN_BYTES = 256;
+export type {
+  Capture,
+  CataloguedResult,
+  CatalogueItem,
+  CataloguePage,
+  CompactDescriptor,
+  PutOptions,
+  ResultBacking,
+  ResultDescriptor,
+  ResultReference,
+  ResultStoreOptions,
+  ResultUnavailable,
+  Selector,
+  StoredResult,
+} from "./result_types.ts";
+export {
+  CATALOGUE_ORIGIN_BYTES,
+  CATALOGUE_PAGE_BYTES,
+  CATALOGUE_PAGE_ITEMS,
+  compactDescriptor,
+  MAX_RESULT_BYTES,
+  MAX_RESULTS,
+  MAX_TOTAL_BYTES,
+} from "./result_types.ts";
 
 /**
  * A result handed to {@link ResultStore.restore} cannot be re-admitted:
@@ -222,47 +89,6 @@ export class ResultRestoreError
 const encoder = new TextEncoder();
 const ID_PATTERN = /^result-([1-9][0-9]*)$/;
 
-function wholeReference(id: string, sha256: string): ResultReference {
-  return { result: id, sha256, select: { kind: "whole" }, rendering: "text" };
-}
-
-/**
- * Reduces a descriptor to the compact form the bounded policy shows:
- * `result`, `sha256`, `origin`, `capture`, `utf8_bytes`, `reference` (and
- * `result_unavailable` when the result was not kept). No preview.
- *
- * @param descriptor A descriptor from {@link ResultStore.put}.
- * @returns The compact descriptor; fields absent from the input stay absent.
- *
- * @example
- * ```ts
- * import { ResultStore } from "@loom/loom/reference";
- * import { compactDescriptor } from "./result_store.ts";
- * import assert from "node:assert/strict";
- * const store = new ResultStore();
- * const d = await store.put("hello", { origin: "demo", capture: "complete" });
- * const c = compactDescriptor(d);
- * assert.deepEqual(Object.keys(c), ["result", "sha256", "origin", "capture", "utf8_bytes", "reference"]);
- * ```
- */
-export function compactDescriptor(
-  descriptor: ResultDescriptor,
-): CompactDescriptor {
-  const out: CompactDescriptor = {} as CompactDescriptor;
-  if (descriptor.result !== undefined) out.result = descriptor.result;
-  if (descriptor.sha256 !== undefined) out.sha256 = descriptor.sha256;
-  out.origin = descriptor.origin;
-  out.capture = descriptor.capture;
-  out.utf8_bytes = descriptor.utf8_bytes;
-  if (descriptor.reference !== undefined) {
-    out.reference = structuredClone(descriptor.reference);
-  }
-  if (descriptor.result_unavailable !== undefined) {
-    out.result_unavailable = descriptor.result_unavailable;
-  }
-  return out;
-}
-
 /**
  * Keeps immutable UTF-8 tool results for a run and describes them to the
  * model. Content is copied on `put`, so later changes by the caller do not
@@ -288,16 +114,12 @@ export function compactDescriptor(
  * ```
  */
 export class ResultStore {
-  #results = new Map<string, StoredResult>();
-  #order: StoredResult[] = [];
-  #orderSorted = true;
+  readonly #held = new Holdings();
   #next = 1;
-  #totalBytes = 0;
   #maxResultBytes: number;
   #maxTotalBytes: number;
   #maxResults: number;
   #evictOldest: boolean;
-  #evicted = new Set<string>();
   #backing: ResultBacking | undefined;
 
   /**
@@ -324,12 +146,15 @@ export class ResultStore {
 
   /** Number of results kept. */
   get count(): number {
-    return this.#results.size;
+    return this.#held.size;
   }
 
-  /** Total UTF-8 bytes of all results kept. */
+  /**
+   * Total UTF-8 bytes of all results kept (a body several ids hold is
+   * counted for each, though kept in memory once).
+   */
   get totalBytes(): number {
-    return this.#totalBytes;
+    return this.#held.totalBytes;
   }
 
   /**
@@ -399,11 +224,77 @@ export class ResultStore {
     if (this.#backing === undefined) return 0;
     let taken = 0;
     for (const result of await this.#backing.refresh()) {
-      if (this.#results.has(result.id)) continue;
-      this.restore(result);
+      if (this.#held.has(result.id) || this.#held.knows(result.id)) continue;
+      if ("bytes" in result) this.restore(result);
+      else this.#catalogue(result);
       taken += 1;
     }
     return taken;
+  }
+
+  /**
+   * Makes sure the result with that id is held: when it is not, and the
+   * store's backing catalogues it (another process stored it, or its bytes
+   * left memory to make room), loads it from there, verified against its
+   * digest. A no-op without a backing.
+   *
+   * @param id A result id.
+   * @returns Whether the store holds the result now.
+   * @throws {LoomError} What the backing throws when the bytes cannot be
+   *   read or do not match the digest (`result_missing`, `result_corrupted`,
+   *   `storage_unavailable`).
+   *
+   * @example
+   * ```ts
+   * import { ResultStore } from "@loom/loom/reference";
+   * import assert from "node:assert/strict";
+   * const other = new ResultStore();
+   * await other.put("kept elsewhere", { origin: "x", capture: "complete" });
+   * const [kept] = [...other.stored()];
+   * const store = new ResultStore({
+   *   backing: {
+   *     admit: () => Promise.reject(new Error("not in this example")),
+   *     refresh: () =>
+   *       Promise.resolve([{ ...kept!, bytes: undefined, utf8_bytes: 13 }].map(({ bytes: _, ...c }) => c)),
+   *     load: (id) => Promise.resolve(id === kept!.id ? kept : undefined),
+   *   },
+   * });
+   * await store.refresh();
+   * assert.equal(store.get("result-1"), undefined);
+   * assert.equal(await store.load("result-1"), true);
+   * assert.equal(store.get("result-1")?.sha256, kept!.sha256);
+   * ```
+   */
+  async load(id: string): Promise<boolean> {
+    if (this.#held.has(id)) return true;
+    const backing = this.#backing;
+    if (backing?.load === undefined || typeof id !== "string") return false;
+    // Not catalogued here yet: take in what the backing catalogued first.
+    if (!this.#held.knows(id)) await this.refresh();
+    if (this.#held.has(id)) return true;
+    const loaded = await backing.load(id);
+    if (this.#held.has(id)) return true;
+    if (loaded === undefined || loaded.id !== id) {
+      // Catalogued but its bytes are gone (never kept, or expired).
+      if (this.#held.forget(id)) this.#held.evict(id);
+      return false;
+    }
+    if (loaded.bytes.length > this.#maxResultBytes) return false;
+    this.#makeRoom(loaded.bytes.length);
+    if (
+      this.#held.size >= this.#maxResults ||
+      this.#held.totalBytes + loaded.bytes.length > this.#maxTotalBytes
+    ) return false;
+    // The backing verified the bytes against the digest.
+    this.#held.hold(Object.freeze({ ...loaded }));
+    return true;
+  }
+
+  /** Catalogues a result whose bytes the backing keeps. */
+  #catalogue(result: CataloguedResult): void {
+    this.#held.catalogue(result);
+    const match = ID_PATTERN.exec(result.id);
+    if (match !== null) this.#next = Math.max(this.#next, Number(match[1]) + 1);
   }
 
   #put(
@@ -454,8 +345,8 @@ export class ResultStore {
     if (size <= this.#maxResultBytes) this.#makeRoom(size);
     if (size > this.#maxResultBytes) unavailable = "too_large";
     else if (
-      this.#results.size >= this.#maxResults ||
-      this.#totalBytes + size > this.#maxTotalBytes
+      this.#held.size >= this.#maxResults ||
+      this.#held.totalBytes + size > this.#maxTotalBytes
     ) unavailable = "store_full";
     if (unavailable !== undefined) {
       return {
@@ -479,17 +370,33 @@ export class ResultStore {
     const backing = this.#backing;
     if (backing !== undefined) {
       return (async () => {
-        const stored = await backing.admit(
-          { bytes, sha256, origin, capture },
-          options.note,
-        );
-        await this.refresh();
-        if (!this.#results.has(stored.id)) this.restore(stored);
+        let stored: StoredResult;
+        try {
+          stored = await backing.admit(
+            { bytes, sha256, origin, capture },
+            options.note,
+          );
+        } catch (error) {
+          // The backing has no room: not kept, as when memory is full.
+          if ((error as { code?: unknown })?.code !== "store_full") throw error;
+          return {
+            origin,
+            capture,
+            utf8_bytes: size,
+            ...preview,
+            result_unavailable: "store_full",
+          };
+        }
+        if (!this.#held.has(stored.id)) {
+          // Its bytes and digest are the ones made here: no second check.
+          this.#makeRoom(size);
+          this.#held.hold(Object.freeze({ ...stored, bytes, sha256 }));
+        }
         return described(stored.id);
       })();
     }
     const id = `result-${this.#next++}`;
-    this.#admit(Object.freeze({ id, bytes, sha256, origin, capture }));
+    this.#held.hold(Object.freeze({ id, bytes, sha256, origin, capture }));
     return described(id);
   }
 
@@ -498,32 +405,15 @@ export class ResultStore {
     if (
       !this.#evictOldest || size > this.#maxTotalBytes || this.#maxResults <= 0
     ) return;
-    const order = this.#sorted();
+    const order = this.#held.heldInOrder();
     while (
       order.length > 0 &&
-      (this.#results.size >= this.#maxResults ||
-        this.#totalBytes + size > this.#maxTotalBytes)
-    ) this.#remove(order[0]!.id);
-  }
-
-  #admit(result: StoredResult): void {
-    this.#results.set(result.id, result);
-    const last = this.#order.at(-1);
-    if (last !== undefined && idNumber(last.id) > idNumber(result.id)) {
-      this.#orderSorted = false;
+      (this.#held.size >= this.#maxResults ||
+        this.#held.totalBytes + size > this.#maxTotalBytes)
+    ) {
+      // A result the backing can load again only leaves memory.
+      this.#held.release(order[0]!.id, this.#backing?.load !== undefined);
     }
-    this.#order.push(result);
-    this.#totalBytes += result.bytes.length;
-  }
-
-  #remove(id: string): void {
-    const result = this.#results.get(id);
-    if (result === undefined) return;
-    this.#results.delete(id);
-    const at = this.#order.indexOf(result);
-    if (at >= 0) this.#order.splice(at, 1);
-    this.#totalBytes -= result.bytes.length;
-    this.#evicted.add(id);
   }
 
   /**
@@ -545,8 +435,12 @@ export class ResultStore {
    * ```
    */
   evict(id: string): boolean {
-    if (!this.#results.has(id)) return false;
-    this.#remove(id);
+    if (this.#held.forget(id)) {
+      this.#held.evict(id);
+      return true;
+    }
+    if (!this.#held.has(id)) return false;
+    this.#held.release(id, false);
     return true;
   }
 
@@ -598,15 +492,7 @@ export class ResultStore {
    * ```
    */
   evicted(id: string): boolean {
-    return this.#evicted.has(id);
-  }
-
-  #sorted(): StoredResult[] {
-    if (!this.#orderSorted) {
-      this.#order.sort((a, b) => idNumber(a.id) - idNumber(b.id));
-      this.#orderSorted = true;
-    }
-    return this.#order;
+    return this.#held.evicted(id);
   }
 
   /**
@@ -627,7 +513,7 @@ export class ResultStore {
    * ```
    */
   get(id: string): StoredResult | undefined {
-    return this.#results.get(id);
+    return this.#held.get(id);
   }
 
   /**
@@ -658,7 +544,7 @@ export class ResultStore {
         `Cannot list results from offset ${offset}: the offset must be an integer >= 0`,
       );
     }
-    const all = this.#sorted();
+    const all = this.#held.listing();
     const results: CatalogueItem[] = [];
     // Bytes of `{"results":[],"next_offset":` plus the largest offset and `}`.
     let bytes = 30 + String(all.length).length;
@@ -694,7 +580,7 @@ export class ResultStore {
    * ```
    */
   *stored(): Iterable<StoredResult> {
-    yield* this.#sorted().slice();
+    yield* this.#held.heldInOrder().slice();
   }
 
   /**
@@ -733,7 +619,7 @@ export class ResultStore {
         }: a result id has the form result-<n>`,
       );
     }
-    if (this.#results.has(result.id)) {
+    if (this.#held.has(result.id)) {
       throw new ResultRestoreError(
         "duplicate_result",
         `Cannot restore ${result.id}: the store already holds a result with that id`,
@@ -772,15 +658,15 @@ export class ResultStore {
     }
     this.#makeRoom(bytes.length);
     if (
-      this.#results.size >= this.#maxResults ||
-      this.#totalBytes + bytes.length > this.#maxTotalBytes
+      this.#held.size >= this.#maxResults ||
+      this.#held.totalBytes + bytes.length > this.#maxTotalBytes
     ) {
       throw new ResultRestoreError(
         "store_full",
         `Cannot restore ${result.id}: the store is full`,
       );
     }
-    this.#admit(Object.freeze({
+    this.#held.hold(Object.freeze({
       id: result.id,
       bytes,
       sha256,
@@ -789,10 +675,6 @@ export class ResultStore {
     }));
     this.#next = Math.max(this.#next, Number(match[1]) + 1);
   }
-}
-
-function idNumber(id: string): number {
-  return Number(id.slice("result-".length));
 }
 
 function limit(value: number | undefined, fallback: number, name: string) {
@@ -805,13 +687,15 @@ function limit(value: number | undefined, fallback: number, name: string) {
   return value;
 }
 
-function catalogueItem(result: StoredResult): CatalogueItem {
+function catalogueItem(
+  result: StoredResult | CataloguedResult,
+): CatalogueItem {
   const { text, truncated } = cutUtf8(result.origin, CATALOGUE_ORIGIN_BYTES);
   return {
     origin: text,
     origin_truncated: truncated,
     capture: result.capture,
-    utf8_bytes: result.bytes.length,
+    utf8_bytes: "bytes" in result ? result.bytes.length : result.utf8_bytes,
     reference: wholeReference(result.id, result.sha256),
   };
 }

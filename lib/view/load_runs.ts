@@ -8,7 +8,8 @@
  */
 import { basename, join } from "node:path";
 import { SessionReader } from "../persist/session_reader.ts";
-import { openStorage, type Storage } from "../storage/storage.ts";
+import type { Storage } from "../storage/storage.ts";
+import { openStorage } from "../storage/open_storage.ts";
 import { JOURNAL_FILE } from "../storage/file_storage.ts";
 import {
   readRecordingFile,

@@ -169,7 +169,7 @@ Deno.test("McpSession writes the one journal format: loom session show reads it,
   );
 });
 
-Deno.test("shared McpSessions on one store assign each id once and hand each other's results over with the same digest", async () => {
+Deno.test("shared McpSessions on one store assign each id once and hand each other's results over, read on demand with the same digest", async () => {
   await using root = await tempDir();
   await using home = await tempDir();
   const keyFile = `${home.path}/key`;
@@ -186,10 +186,17 @@ Deno.test("shared McpSessions on one store assign each id once and hand each oth
       b.put("from two\n", put),
     ]);
     assert.notEqual(x.result, y.result);
-    // Each store takes in what the other stored (some already while storing).
+    // Each store takes in what the other catalogued; the body is read when
+    // the result is.
     await a.refresh();
     await b.refresh();
-    assert.equal(a.count + b.count, 4);
+    assert.equal(a.count + b.count, 2);
+    assert.deepEqual(a.list(0).results.map((r) => r.reference.result), [
+      "result-1",
+      "result-2",
+    ]);
+    assert.equal(await a.load(y.result!), true);
+    assert.equal(await b.load(x.result!), true);
     for (const store of [a, b]) {
       assert.equal(store.get(x.result!)?.sha256, x.sha256);
       assert.equal(store.get(y.result!)?.sha256, y.sha256);
@@ -292,7 +299,13 @@ Deno.test("a shared McpSession kept as its call only writes no body, and the oth
   await using home = await tempDir();
   const keyFile = `${home.path}/key`;
   const store = `sqlite:${home.path}/loom.db`;
-  const options = { root: root.path, keyFile, store, shared: true };
+  const options = {
+    root: root.path,
+    keyFile,
+    store,
+    shared: true,
+    bodies: "read",
+  } as const;
   const one = await McpSession.open("team", options);
   const two = await McpSession.open("team", options);
   try {
@@ -311,17 +324,32 @@ Deno.test("a shared McpSession kept as its call only writes no body, and the oth
     assert.equal(second.id, "result-2");
     assert.deepEqual(
       two.records.map((r) => [r.id, r.recall?.tool]),
-      [["result-1", "read_file"]],
+      [["result-1", "read_file"], ["result-2", undefined]],
     );
-    assert.deepEqual(await one.refresh(), [{ ...body, ...second }]);
+    assert.deepEqual(
+      (await one.refresh()).map((r) => [r.id, r.sha256, r.recall?.tool]),
+      [["result-1", body.sha256, "read_file"], [
+        "result-2",
+        body.sha256,
+        undefined,
+      ]],
+    );
+    assert.deepEqual(await one.refresh(), []);
+    assert.deepEqual(await one.load("result-2"), { ...body, ...second });
+    assert.equal(await one.load("result-1"), undefined, "no body to read");
   } finally {
     await one.close();
     await two.close();
   }
   const again = await McpSession.open("team", options);
   try {
-    assert.deepEqual(again.results.map((r) => r.id), ["result-2"]);
+    // Shared: nothing read at open but the journal.
+    assert.deepEqual(again.results, []);
     assert.deepEqual(again.records.map((r) => r.id), ["result-1", "result-2"]);
+    assert.equal(
+      (await again.load("result-2"))?.sha256,
+      again.records[1]!.sha256,
+    );
   } finally {
     await again.close();
   }

@@ -9,7 +9,7 @@
 import "../_session_key.ts";
 import assert from "node:assert/strict";
 import { createHash, createHmac } from "node:crypto";
-import { openStorage } from "../../lib/storage/storage.ts";
+import { openStorage } from "../../lib/storage/open_storage.ts";
 import { StorageError } from "../../lib/storage/storage_error.ts";
 import { SessionError } from "../../lib/persist/session_error.ts";
 import {
@@ -20,6 +20,8 @@ import {
 } from "../../lib/persist/session_store.ts";
 import { sliceSessionHooks } from "../../lib/persist/slice_session.ts";
 import { readJournal } from "../../lib/persist/_journal.ts";
+import { McpSession } from "../../lib/persist/mcp_session.ts";
+import { sha256Hex } from "../../lib/store/digest.ts";
 import { runSlice } from "../../lib/slice/run.ts";
 import { ScriptedProvider } from "../../lib/testing/scripted_provider.ts";
 import {
@@ -45,6 +47,12 @@ export interface Backend {
   writeRaw(url: string, name: string, records: string[]): Promise<void>;
   /** Deletes a body past Loom, whichever sessions share it. */
   deleteBodyRaw(url: string, name: string, sha256: string): Promise<void>;
+  /**
+   * Leaves a torn record at the end of the journal, as a writer killed in
+   * the middle of writing it would (the folder back-end only: a database
+   * commits whole records or none).
+   */
+  tearRaw?(url: string, name: string): Promise<void>;
   /** `Deno.test`, or the back-end's guarded variant. */
   test(name: string, fn: (t: Deno.TestContext) => Promise<void>): void;
 }
@@ -449,7 +457,7 @@ export function conformance(backend: Backend): void {
     );
   });
 
-  test("a writer killed during its appends leaves every acknowledged step, whole", async () => {
+  test("a writer killed during its appends leaves every acknowledged step, whole, and the next run takes the session over at once", async () => {
     await using layout = await tempLayout();
     const url = await backend.url(layout.base);
     const name = fresh("killed");
@@ -485,9 +493,6 @@ export function conformance(backend: Backend): void {
     child.kill("SIGKILL");
     await child.status;
     await reader.cancel();
-    // The killed holder's lease is stale once its process is gone (folder)
-    // or once it expires (databases): wait for the default ttl no longer
-    // than needed by taking it over with the verify path, which takes none.
     const verified = await verifySession(name, {
       keyFile: layout.keyFile,
       store: url,
@@ -501,6 +506,144 @@ export function conformance(backend: Backend): void {
       Array.from({ length: verified.state.steps }, (_, i) => i + 1),
     );
     assert.equal(verified.results.length, verified.state.steps);
+    // Its holder is provably gone (its process, on this machine; on
+    // PostgreSQL its connection and the lock with it): no wait for the
+    // lease's minute, no session_locked.
+    const resumed = await SessionStore.open(name, {
+      keyFile: layout.keyFile,
+      store: url,
+    });
+    try {
+      assert.match(
+        resumed.tookOverLock ?? "",
+        /no longer exists|connection, and the session's lock with it, are gone/,
+      );
+    } finally {
+      await resumed.close();
+    }
+  });
+
+  test("two servers of a shared session storing at once give every id once, read each other's results with their digests, and the session reopens valid", async () => {
+    await using layout = await tempLayout();
+    const url = await backend.url(layout.base);
+    const name = fresh("shared");
+    const options = {
+      root: layout.workspace,
+      keyFile: layout.keyFile,
+      store: url,
+      shared: true,
+    };
+    const servers = [
+      await McpSession.open(name, options),
+      await McpSession.open(name, options),
+    ];
+    const stored: { id: string; sha256: string }[] = [];
+    try {
+      // Calls arrive at both at once, and a little apart.
+      await Promise.all(Array.from({ length: 80 }, async (_, i) => {
+        await new Promise((resolve) => setTimeout(resolve, i % 7));
+        const bytes = new TextEncoder().encode(`result ${i}\n`.repeat(40));
+        const result = await servers[i % 2]!.admit({
+          bytes,
+          sha256: sha256Hex(bytes),
+          origin: `inspect_files ${i}.txt`,
+          capture: "complete",
+        });
+        stored.push(result);
+      }));
+      assert.equal(new Set(stored.map((r) => r.id)).size, 80);
+      for (const { id, sha256 } of stored) {
+        for (const server of servers) {
+          assert.equal((await server.load(id))?.sha256, sha256, id);
+        }
+      }
+    } finally {
+      for (const server of servers) await server.close();
+    }
+    const again = await McpSession.verify(name, options);
+    assert.deepEqual(
+      again.map((r) => r.id).sort(),
+      stored.map((r) => r.id).sort(),
+    );
+  });
+
+  test("a server of a shared session killed while appending costs the session nothing: every acknowledged result reads back through the other, which goes on storing", async () => {
+    await using layout = await tempLayout();
+    const url = await backend.url(layout.base);
+    const name = fresh("victim");
+    const options = {
+      root: layout.workspace,
+      keyFile: layout.keyFile,
+      store: url,
+      shared: true,
+    };
+    const survivor = await McpSession.open(name, options);
+    const acked = new Map<string, string>();
+    const store = async (n: number) => {
+      const bytes = new TextEncoder().encode(`survivor ${n}\n`.repeat(300));
+      const result = await survivor.admit({
+        bytes,
+        sha256: sha256Hex(bytes),
+        origin: "inspect_files survivor.txt",
+        capture: "complete",
+      });
+      acked.set(result.id, result.sha256);
+    };
+    const victim = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-read",
+        "--allow-write",
+        "--allow-env",
+        "--allow-net=127.0.0.1",
+        `${SCRIPT_DIR}../persist/_kill_admitter.ts`,
+        url,
+        name,
+        layout.workspace,
+        layout.keyFile,
+      ],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    try {
+      let text = "";
+      const reader = victim.stdout.pipeThrough(new TextDecoderStream())
+        .getReader();
+      let n = 0;
+      // Both store at once until the victim has had 12 results acknowledged.
+      while (
+        text.split("\n").filter((l) => l.startsWith("acked")).length < 12
+      ) {
+        const [read] = await Promise.all([reader.read(), store(n++)]);
+        if (read.done) break;
+        text += read.value;
+      }
+      victim.kill("SIGKILL");
+      await victim.status;
+      await reader.cancel();
+      for (const line of text.split("\n")) {
+        const [word, id, sha256] = line.split(" ");
+        if (word === "acked" && id !== undefined) acked.set(id, sha256!);
+      }
+      assert.ok(acked.size >= 12, `${acked.size} acknowledged`);
+      await backend.tearRaw?.(url, name);
+      for (let i = 0; i < 5; i += 1) await store(n++);
+      for (const [id, sha256] of acked) {
+        assert.equal((await survivor.load(id))?.sha256, sha256, id);
+      }
+    } finally {
+      try {
+        victim.kill("SIGKILL");
+      } catch {
+        // Already gone.
+      }
+      await victim.status;
+      await survivor.close();
+    }
+    const verified = await McpSession.verify(name, options);
+    const ids = new Map(verified.map((r) => [r.id, r.sha256]));
+    for (const [id, sha256] of acked) assert.equal(ids.get(id), sha256, id);
   });
 
   test("two processes race to append at one position: one wins, one gets a typed conflict, the chain stays valid", async () => {

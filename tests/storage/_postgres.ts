@@ -1,8 +1,11 @@
 /**
  * A throwaway PostgreSQL cluster for the tests that need one: `initdb` in a
  * temp folder, `pg_ctl` on 127.0.0.1 at a free port, removed afterwards;
- * one per test file ({@linkcode postgresCluster} starts it on first use and
- * `Deno.test.afterAll` stops it). As root (initdb refuses root) the
+ * one per test file ({@linkcode postgresCluster} starts it on first use;
+ * the `Deno.test.afterAll` that {@linkcode postgresTest} registers with the
+ * file's tests stops it). The folder lies in the run's root, whose watchdog
+ * stops the server and removes the folder when the test process ends
+ * without stopping it (interrupted, killed). As root (initdb refuses root) the
  * server runs as the `postgres` user through `runuser`. Where no
  * PostgreSQL binaries are found the tests are reported as ignored, with
  * one loud line saying why; with `LOOM_REQUIRE_POSTGRES=1` (CI) they run
@@ -36,6 +39,8 @@ function findBin(): string | undefined {
   }
   return undefined;
 }
+
+import "../_run_root.ts";
 
 const BIN = findBin();
 /** Whether PostgreSQL's server binaries are installed. */
@@ -143,6 +148,8 @@ async function start(): Promise<Cluster> {
     "--no-sync",
   ], { LC_ALL: "C" });
   const port = freePort();
+  // TCP only: a socket path under a deep temp folder can pass the 107
+  // bytes a Unix socket's path may have.
   const startServer = () =>
     run([
       `${BIN}/pg_ctl`,
@@ -152,20 +159,20 @@ async function start(): Promise<Cluster> {
       `${base}/log`,
       "-w",
       "-o",
-      `-p ${port} -k ${base} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60`,
+      `-p ${port} -c unix_socket_directories='' -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60`,
       "start",
     ]);
   await startServer();
   await run([
     `${BIN}/createdb`,
     "-h",
-    base,
+    "127.0.0.1",
     "-p",
     String(port),
     "-U",
     "loom",
     "loom",
-  ]);
+  ], { PGPASSWORD: PASSWORD });
   const stopServer = () =>
     run([`${BIN}/pg_ctl`, "-D", data, "-m", "fast", "-w", "stop"]);
   return {
@@ -181,16 +188,32 @@ async function start(): Promise<Cluster> {
 }
 
 let cluster: Promise<Cluster> | undefined;
+let stopRegistered = false;
 
-/** This test file's cluster, started on first use, stopped after all tests. */
+/**
+ * This test file's cluster, started on first use, stopped after all tests
+ * (by the hook {@linkcode postgresTest} registers; a hook registered from
+ * inside a running test would never run).
+ */
 export function postgresCluster(): Promise<Cluster> {
-  if (cluster === undefined) {
-    cluster = start();
-    Deno.test.afterAll(async () => {
-      await (await cluster!).stop();
-    });
+  if (!stopRegistered) {
+    throw new Error(
+      "postgresCluster() serves tests declared with postgresTest(), which stops the cluster after them",
+    );
   }
+  cluster ??= start();
   return cluster;
+}
+
+/** Stops this file's cluster after its tests (registered at declaration). */
+function stopAfterAll(): void {
+  if (stopRegistered) return;
+  stopRegistered = true;
+  Deno.test.afterAll(async () => {
+    const started = cluster;
+    cluster = undefined;
+    if (started !== undefined) await (await started).stop();
+  });
 }
 
 /** Whether the PostgreSQL tests run here (binaries found, or required). */
@@ -213,5 +236,6 @@ export function postgresTest(
       },
     );
   }
+  if (!ignore) stopAfterAll();
   Deno.test({ name, ignore, fn });
 }

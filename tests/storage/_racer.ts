@@ -4,7 +4,7 @@
  * appends one record sealed on what it read (`by` = `Deno.args[3]`) and
  * prints `won WHO` or `conflict CODE`.
  */
-import { openStorage } from "../../lib/storage/storage.ts";
+import { openStorage } from "../../lib/storage/open_storage.ts";
 import { keyOf, seal } from "./_conformance.ts";
 
 const [url, name, keyFile, who] = Deno.args as [string, string, string, string];

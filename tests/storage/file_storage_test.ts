@@ -17,6 +17,12 @@ conformance({
     ),
   deleteBodyRaw: (url, name, sha256) =>
     Deno.remove(`${url.slice(5)}/${name}/tool-results/${sha256}.txt`),
+  tearRaw: (url, name) =>
+    Deno.writeTextFile(
+      `${url.slice(5)}/${name}/journal.jsonl`,
+      '{"seq":999,"type":"results","resu',
+      { append: true },
+    ),
   test: (name, fn) => Deno.test(name, fn),
 });
 

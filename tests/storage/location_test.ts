@@ -2,7 +2,7 @@
 // and query secrets must never reach a message, a listing or a report.
 import assert from "node:assert/strict";
 import { redactUrl, scrubSecrets } from "../../lib/storage/location.ts";
-import { openStorage } from "../../lib/storage/storage.ts";
+import { openStorage } from "../../lib/storage/open_storage.ts";
 import { loom } from "../_kit.ts";
 
 const SECRET = "Hunter2-pw";

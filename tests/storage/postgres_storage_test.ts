@@ -44,7 +44,7 @@ postgresTest(
   "postgres: the schema is created once, versioned, and a newer one is refused",
   async () => {
     const { url } = await postgresCluster();
-    const { openStorage } = await import("../../lib/storage/storage.ts");
+    const { openStorage } = await import("../../lib/storage/open_storage.ts");
     await Promise.all(
       [1, 2, 3].map(async () => (await openStorage(url)).close()),
     );

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { conformance } from "./_conformance.ts";
-import { openStorage } from "../../lib/storage/storage.ts";
+import { openStorage } from "../../lib/storage/open_storage.ts";
 import { StorageError } from "../../lib/storage/storage_error.ts";
 
 function db(url: string): DatabaseSync {

@@ -470,15 +470,9 @@ export class Gateway {
       // Loom's own tools take in what other instances stored themselves.
       return await own.call(name, args);
     }
-    try {
-      // A store shared with other instances: take in what they stored.
-      await this.#options.store.refresh();
-    } catch (error) {
-      return toolError(
-        (error as { code?: string }).code ?? "storage_unavailable",
-        error instanceof Error ? error.message : String(error),
-      );
-    }
+    // The retrieval tools take in what other instances stored themselves;
+    // an upstream call needs nothing of theirs (its ids come from the
+    // session's journal as it is stored).
     const retrieved = await this.#retrieval.answer(name, args);
     if (retrieved !== undefined) return retrieved;
     const loom = this.#options.loomTools?.find((t) =>

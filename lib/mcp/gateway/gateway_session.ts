@@ -14,6 +14,9 @@
  * call the tool again (only a read-only, idempotent one) and keeps the
  * answer only when its digest matches. Results older than `--max-age` are
  * not restored: a reference to one with a body answers `result_evicted`.
+ * In a store, the session's results are only catalogued at start and as
+ * other instances store them; a body is read (and verified against its
+ * digest) when its result is first read.
  *
  * @module
  */
@@ -22,7 +25,11 @@ import {
   McpSession,
   type McpSessionRecord,
 } from "../../persist/mcp_session.ts";
-import type { ResultBacking, ResultStore } from "../../store/result_store.ts";
+import type {
+  CataloguedResult,
+  ResultBacking,
+  ResultStore,
+} from "../../store/result_store.ts";
 import type {
   GatewayNote,
   GatewayPersistence,
@@ -45,6 +52,11 @@ export interface GatewaySessionOptions {
    * gateway holds.
    */
   readonly store?: string;
+  /**
+   * The longest one operation of a database store may take (the call's
+   * deadline bounds it): past it the call fails with `storage_unavailable`.
+   */
+  readonly timeoutMs?: number;
 }
 
 /** Largest arguments kept to call a tool again, in characters of JSON. */
@@ -84,6 +96,8 @@ export class GatewaySession implements GatewayPersistence {
   readonly #missing = new Map<string, RecordedCall>();
   /** How many of the session's records have been taken in. */
   #seen = 0;
+  /** Results catalogued for the store, not yet handed to it. */
+  #pending: CataloguedResult[] = [];
   /** Media templates of restored results and of other instances' results. */
   readonly media: Map<string, MediaTemplate> = new Map();
 
@@ -109,9 +123,12 @@ export class GatewaySession implements GatewayPersistence {
     const session = await McpSession.open(dir, {
       root: options.root,
       ...(options.keyFile === undefined ? {} : { keyFile: options.keyFile }),
+      ...(options.timeoutMs === undefined
+        ? {}
+        : { timeoutMs: options.timeoutMs }),
       ...(options.store === undefined
         ? {}
-        : { store: options.store, shared: true }),
+        : { store: options.store, shared: true, bodies: "read" }),
     });
     return new GatewaySession(session, options.maxAgeMs ?? Infinity);
   }
@@ -123,11 +140,12 @@ export class GatewaySession implements GatewayPersistence {
 
   /**
    * Restores the session's results into the store: bodies kept are
-   * re-admitted (digest-checked), descriptor-only results are remembered for
+   * re-admitted (digest-checked) — or, in a store, catalogued, to be read
+   * when they are — descriptor-only results are remembered for
    * {@linkcode GatewaySession.missing}, and expired ones are evicted.
    *
    * @param store The gateway's store.
-   * @returns How many bodies were restored.
+   * @returns How many results with a body are restored or catalogued.
    */
   restore(store: ResultStore): number {
     const bodies = new Map(this.#session.results.map((r) => [r.id, r]));
@@ -136,7 +154,13 @@ export class GatewaySession implements GatewayPersistence {
       store.advancePast(record.id);
       if (record.recall !== undefined) continue;
       const body = bodies.get(record.id);
-      if (body === undefined || store.get(record.id) !== undefined) continue;
+      if (body === undefined) {
+        // A shared session: the store learns of it on its first refresh.
+        this.#pending.push(record);
+        if (!expired) restored += 1;
+        continue;
+      }
+      if (store.get(record.id) !== undefined) continue;
       try {
         store.restore(body);
       } catch {
@@ -152,7 +176,9 @@ export class GatewaySession implements GatewayPersistence {
    * The session as the backing of the gateway's store: each new result is
    * recorded with the call the gateway noted ({@linkcode GatewayNote}; its
    * body only when the note allows, or when there is no note — Loom's own
-   * root tools), and results other instances stored come in on refresh.
+   * root tools); results other instances stored come in on refresh, their
+   * catalogue entries only, and their bodies on load (none for a result
+   * older than `--max-age`, which then reads as evicted).
    *
    * @returns The backing.
    */
@@ -164,11 +190,25 @@ export class GatewaySession implements GatewayPersistence {
           saveOptions(note as GatewayNote | undefined),
         ),
       refresh: async () => {
-        const fresh = await this.#session.refresh();
-        this.#take();
-        return fresh;
+        await this.#session.sync();
+        for (const { record } of this.#take()) {
+          if (record.recall === undefined) {
+            this.#pending.push(record);
+          }
+        }
+        return this.#pending.splice(0);
+      },
+      load: async (id) => {
+        const record = this.#session.record(id);
+        if (record !== undefined && this.#expired(record)) return undefined;
+        return await this.#session.load(id);
       },
     };
+  }
+
+  #expired(record: McpSessionRecord): boolean {
+    return record.stored_at !== undefined &&
+      Date.now() - record.stored_at > this.#maxAgeMs;
   }
 
   /**
@@ -176,13 +216,11 @@ export class GatewaySession implements GatewayPersistence {
    * for a descriptor-only one the call to make again.
    */
   #take(): { record: McpSessionRecord; expired: boolean }[] {
-    const now = Date.now();
-    const records = this.#session.records;
+    const records = this.#session.recordsFrom(this.#seen);
+    this.#seen += records.length;
     const taken: { record: McpSessionRecord; expired: boolean }[] = [];
-    while (this.#seen < records.length) {
-      const record = records[this.#seen++]!;
-      const expired = record.stored_at !== undefined &&
-        now - record.stored_at > this.#maxAgeMs;
+    for (const record of records) {
+      const expired = this.#expired(record);
       if (record.media !== undefined) {
         this.media.set(record.id, record.media as MediaTemplate);
       }
@@ -213,6 +251,18 @@ export class GatewaySession implements GatewayPersistence {
    */
   missing(id: string): RecordedCall | undefined {
     return this.#missing.get(id);
+  }
+
+  /**
+   * One line on what this instance did with the session's journal: results
+   * recorded, appends (results stored at once share one), conflicts
+   * retried, reads of what other instances appended.
+   *
+   * @returns The line.
+   */
+  journalSummary(): string {
+    const s = this.#session.stats;
+    return `session ${this.dir}: ${s.results} results recorded in ${s.appends} appends, ${s.conflicts} journal conflicts retried, ${s.reads} reads of other instances' records`;
   }
 
   /** Closes the journal and releases the lease. */

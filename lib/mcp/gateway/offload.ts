@@ -591,7 +591,13 @@ function wellFormed(text: string): string {
   return text.isWellFormed() ? text : text.toWellFormed();
 }
 
-function base64Bytes(data: string): number {
+/**
+ * The decoded size of base64 text.
+ *
+ * @param data The base64 text.
+ * @returns How many bytes it decodes to.
+ */
+export function base64Bytes(data: string): number {
   const clean = data.replace(/\s/g, "");
   const pad = clean.endsWith("==") ? 2 : clean.endsWith("=") ? 1 : 0;
   return Math.max(0, Math.floor(clean.length * 3 / 4) - pad);

@@ -1,16 +1,22 @@
 /**
  * The gateway's answers to the retrieval tools (`read_result`,
- * `find_in_result`, `list_results`) over its one store: a reference to a
- * result a session kept as a descriptor only is brought back first (see
- * `refetch.ts`), a whole read of a stored image, audio or blob result is
- * answered as the media block it came as, and each answer is counted in
- * the `--report` figures.
+ * `find_in_result`, `list_results`) over its one store: a list first takes
+ * in what other instances stored; a read or a search first loads the
+ * result it names when the store has only its catalogue entry (another
+ * instance stored it, or its bytes left memory); a reference to a result a
+ * session kept as a descriptor only is brought back (see `refetch.ts`); a
+ * whole read of a stored image, audio or blob result is answered as the
+ * media block it came as, with `structuredContent` saying so (every answer
+ * of a tool with an `outputSchema` carries valid `structuredContent`); and
+ * each answer is counted in the `--report` figures.
  *
  * @module
  */
 import type { ResultStore } from "../../store/result_store.ts";
 import { Retrieval, type RetrievalAnswer } from "../../reference/retrieval.ts";
-import { mediaBlock, type MediaTemplate } from "./offload.ts";
+import { takeInFor } from "../../reference/referenced_results.ts";
+import { isLoomError } from "../../errors.ts";
+import { base64Bytes, mediaBlock, type MediaTemplate } from "./offload.ts";
 import type { RefetchRefusal } from "./refetch.ts";
 import type { ToolFigureBook } from "./tool_figures.ts";
 import { jsonBytes, type McpResult, toolError } from "./tool_result.ts";
@@ -34,7 +40,11 @@ export interface RetrievalAnswersOptions {
 
 type Answer =
   | RetrievalAnswer
-  | { readonly ok: true; readonly block: Record<string, unknown> };
+  | {
+    readonly ok: true;
+    readonly block: Record<string, unknown>;
+    readonly structured: Record<string, unknown>;
+  };
 
 /**
  * The retrieval tools over the gateway's store.
@@ -78,6 +88,12 @@ export class RetrievalAnswers {
     name: string,
     args: Record<string, unknown>,
   ): Promise<McpResult | undefined> {
+    if (
+      name !== "read_result" && name !== "find_in_result" &&
+      name !== "list_results"
+    ) return undefined;
+    const failed = await this.#takeIn(name, args);
+    if (failed !== undefined) return this.#retrieved(name, failed);
     switch (name) {
       case "read_result":
         return this.#retrieved(name, await this.#read(args));
@@ -85,6 +101,24 @@ export class RetrievalAnswers {
         return this.#retrieved(name, await this.#find(args));
       case "list_results":
         return this.#retrieved(name, this.#retrieval.list(args));
+    }
+  }
+
+  /**
+   * What a shared store must do before answering: a list takes in what
+   * other instances stored; a read or a search loads the result it names.
+   * A store that cannot be reached, or a body that does not verify, is the
+   * answer.
+   */
+  async #takeIn(
+    name: string,
+    args: Record<string, unknown>,
+  ): Promise<RetrievalAnswer | undefined> {
+    try {
+      await takeInFor(this.#options.store, name, args);
+    } catch (error) {
+      if (!isLoomError(error)) throw error;
+      return { ok: false, code: error.code, message: error.message };
     }
     return undefined;
   }
@@ -109,11 +143,20 @@ export class RetrievalAnswers {
             `The reference's sha256 does not match ${id}: it was not read`,
         };
       }
-      const block = mediaBlock(
-        template,
-        new TextDecoder().decode(stored.bytes),
-      );
-      return { ok: true as const, block };
+      const data = new TextDecoder().decode(stored.bytes);
+      const block = mediaBlock(template, data);
+      const type = String(block.type);
+      const mime = template.field === "data"
+        ? block.mimeType
+        : (block.resource as Record<string, unknown> | undefined)?.mimeType;
+      const structured = {
+        media: {
+          type: type === "image" || type === "audio" ? type : "resource",
+          ...(typeof mime === "string" ? { mime_type: mime } : {}),
+          bytes: base64Bytes(data),
+        },
+      };
+      return { ok: true as const, block, structured };
     }
     return this.#retrieval.read(args);
   }
@@ -134,7 +177,10 @@ export class RetrievalAnswers {
     if (!answer.ok) {
       result = toolError(answer.code, answer.message);
     } else if ("block" in answer) {
-      result = { content: [answer.block] };
+      result = {
+        content: [answer.block],
+        structuredContent: answer.structured,
+      };
     } else {
       result = {
         content: [{ type: "text", text: JSON.stringify(answer.structured) }],

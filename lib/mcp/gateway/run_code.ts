@@ -16,6 +16,7 @@
 import type { ResultStore } from "../../store/result_store.ts";
 import { jsonOutline } from "../../reference/outline.ts";
 import { Retrieval } from "../../reference/retrieval.ts";
+import { takeInFor } from "../../reference/referenced_results.ts";
 import { type CodeName, codeNames } from "../../code/code_names.ts";
 import { declareTools } from "../../code/declarations.ts";
 import {
@@ -264,7 +265,8 @@ export class RunCode {
           },
           read: async (reference) => {
             taint.persist = false;
-            await this.#o.store.refresh();
+            // A result another instance stored: its body comes from the store.
+            await takeInFor(this.#o.store, "read_result", { reference });
             const read = new Retrieval(this.#o.store).value(reference);
             if (read.ok) return read.value;
             throw failure(read.code, read.message);

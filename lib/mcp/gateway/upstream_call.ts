@@ -19,6 +19,7 @@ import type { ToolRoute } from "./tool_listing.ts";
 import { jsonBytes, type McpResult, toolError } from "./tool_result.ts";
 import { UpstreamFailure } from "./upstream.ts";
 import { offloadAttributes } from "../../telemetry/mcp.ts";
+import { isLoomError } from "../../errors.ts";
 
 /** The host side of a call: cancellation and progress. */
 export interface CallContext {
@@ -74,6 +75,13 @@ export async function callUpstream(
   const o = options;
   const figures = o.figures.figure(`${upstream.name}/${tool.name}`);
   figures.calls += 1;
+  /** A failure as the host's tool error, logged and counted. */
+  const failed = (error: { code: string; message: string }): McpResult => {
+    o.log(`${upstream.name}/${tool.name}: ${error.code}`);
+    const result = toolError(error.code, error.message);
+    figures.bytes_to_host += jsonBytes(result);
+    return result;
+  };
   const meta = { ...(context.meta ?? {}) };
   delete meta.progressToken;
   let answer;
@@ -94,10 +102,7 @@ export async function callUpstream(
     );
   } catch (error) {
     if (!(error instanceof UpstreamFailure)) throw error;
-    o.log(`${upstream.name}/${tool.name}: ${error.code}`);
-    const result = toolError(error.code, error.message);
-    figures.bytes_to_host += jsonBytes(result);
-    return result;
+    return failed(error);
   }
   const checked = o.sdk.types.CallToolResultSchema.safeParse(
     shapeOf(answer.result),
@@ -119,27 +124,35 @@ export async function callUpstream(
   const classification = toolClassification(upstream.entry, tool.name);
   // The seeds' rule: the self-reading check comes before any opt-in.
   const persist = !classification.selfReading && classification.persist;
-  const offloaded = await offloadResult(answer.result, {
-    server: upstream.name,
-    tool: tool.name,
-    store: o.store,
-    offloadBytes: o.offloadBytes,
-    maxResultBytes: o.maxResultBytes,
-    ...(answer.partialTotalBytes === undefined
-      ? {}
-      : { partialTotalBytes: answer.partialTotalBytes }),
-    outline: jsonOutline,
-    note: (part, media): GatewayNote => ({
-      call: {
-        server: upstream.name,
-        tool: tool.name,
-        part,
-        arguments: args,
-        ...(media === undefined ? {} : { media }),
-      },
-      persist,
-    }),
-  });
+  let offloaded;
+  try {
+    offloaded = await offloadResult(answer.result, {
+      server: upstream.name,
+      tool: tool.name,
+      store: o.store,
+      offloadBytes: o.offloadBytes,
+      maxResultBytes: o.maxResultBytes,
+      ...(answer.partialTotalBytes === undefined
+        ? {}
+        : { partialTotalBytes: answer.partialTotalBytes }),
+      outline: jsonOutline,
+      note: (part, media): GatewayNote => ({
+        call: {
+          server: upstream.name,
+          tool: tool.name,
+          part,
+          arguments: args,
+          ...(media === undefined ? {} : { media }),
+        },
+        persist,
+      }),
+    });
+  } catch (error) {
+    // The store could not keep the answer (unreachable, its journal no
+    // longer verifies): a typed tool error naming it, never a hang.
+    if (!isLoomError(error)) throw error;
+    return failed(error);
+  }
   figures.bytes_received += offloaded.upstreamBytes;
   if (!offloaded.offloaded) {
     figures.bytes_to_host += offloaded.upstreamBytes;

@@ -48,6 +48,15 @@ const TOOLS = [
   },
   { name: "small", description: "Answers a small result", inputSchema: object },
   {
+    name: "media",
+    description:
+      "Answers an audio clip and a blob resource, each `chars` base64 characters",
+    inputSchema: {
+      type: "object",
+      properties: { chars: { type: "integer" } },
+    },
+  },
+  {
     name: "meta",
     description:
       "Answers the params._meta it received (with `pad` bytes of padding)",
@@ -212,6 +221,29 @@ function handle(message: { id: number; method: string; params?: any }) {
           }),
       });
       return;
+    case "media": {
+      const data = "UklGRiQAAABXQVZFZm10IBAAAAABAAEA".repeat(
+        Math.ceil(Number(params.arguments?.chars ?? 4096) / 32),
+      );
+      out({
+        jsonrpc: "2.0",
+        id,
+        result: {
+          content: [
+            { type: "audio", mimeType: "audio/wav", data },
+            {
+              type: "resource",
+              resource: {
+                uri: "file:///clip.bin",
+                mimeType: "application/octet-stream",
+                blob: data,
+              },
+            },
+          ],
+        },
+      });
+      return;
+    }
     case "drift":
       out({
         jsonrpc: "2.0",

@@ -68,7 +68,14 @@ Deno.test("the gateway relays the host's capabilities, sampling, elicitation, ro
       assert.match(JSON.stringify(elicited), /decline/i);
       const roots = await gateway.call("everything__get-roots-list", {});
       assert.match(JSON.stringify(roots), /file:\/\/\/host\/root/);
-      assert.deepEqual(asked.sort(), ["elicitation", "roots", "sampling"]);
+      // server-everything asks for the roots on its own as it starts too; on
+      // a loaded machine that request reaches the host after these handlers
+      // are in place: each kind relayed, however often.
+      assert.deepEqual([...new Set(asked)].sort(), [
+        "elicitation",
+        "roots",
+        "sampling",
+      ]);
 
       const progress: unknown[] = [];
       const done = await gateway.client.callTool(

@@ -1,0 +1,45 @@
+/**
+ * A small suite that leaves everything running, for `cleanup_test.ts` to
+ * interrupt: one test starts a PostgreSQL cluster, a `loom mcp --http`
+ * server (whose executor runs in a sandbox where bubblewrap is installed)
+ * and temp folders, then fails without stopping any of them; the next
+ * starts more and waits to be interrupted. Not a `_test.ts` file: only run
+ * on purpose.
+ */
+import { startCluster } from "./storage/_postgres.ts";
+import { startHttp } from "./_kit/mcp.ts";
+import { RUN_ROOT_VARIABLE } from "./_run_root.ts";
+
+const withPostgres = Deno.env.get("LOOM_CLEANUP_POSTGRES") === "1";
+
+async function leaveRunning(): Promise<void> {
+  const root = await Deno.makeTempDir({ prefix: "loom-cleanup-" });
+  await Deno.writeTextFile(`${root}/a.txt`, "a\n");
+  if (withPostgres) await startCluster();
+  await startHttp(["--root", root], ["--insecure-no-token"]);
+}
+
+Deno.test({
+  name: "a test that fails with its cluster and server still running",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await leaveRunning();
+    throw new Error("failed on purpose, stopping nothing");
+  },
+});
+
+Deno.test({
+  name: "a test interrupted with its cluster and server still running",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await leaveRunning();
+    // Test output is shown only once a test ends: say so through a file.
+    await Deno.writeTextFile(
+      Deno.env.get("LOOM_CLEANUP_READY")!,
+      Deno.env.get(RUN_ROOT_VARIABLE)!,
+    );
+    await new Promise(() => {});
+  },
+});
