@@ -231,6 +231,7 @@ export class Gateway {
       catalogue: () => this.#listing.entries.map((e) => e.route),
       version: () => this.#listings,
       describe: () => this.#mode === "search" ? "search" : "declarations",
+      ...(options.location === undefined ? {} : { location: options.location }),
     });
   }
 
