@@ -152,13 +152,11 @@ Deno.test("retirements by the AI SDK adapter are events on the AI SDK's spans", 
 Deno.test("codeTool: a run is a span inside the AI SDK's tool span, each call the code makes an execute_tool span under it", async () => {
   exporter.reset();
   const label = tool({
-    description: "Labels for item ids",
-    inputSchema: jsonSchema<{ ids: number[] }>({
+    inputSchema: jsonSchema<{ id: number }>({
       type: "object",
-      properties: { ids: { type: "array", items: { type: "integer" } } },
-      required: ["ids"],
+      properties: { id: { type: "integer" } },
     }),
-    execute: ({ ids }) => ids.map((id) => `item-${id}`),
+    execute: ({ id }) => `item-${id}`,
   });
   const broken = tool({
     inputSchema: EMPTY,
@@ -172,7 +170,7 @@ Deno.test("codeTool: a run is a span inside the AI SDK's tool span, each call th
     store,
     unconfined: !HAVE_BWRAP,
   });
-  const code = `const labels = await tools.label({ ids: [1, 2] });
+  const code = `const labels = await tools.label({ id: 1 });
 try { await tools.broken({}); } catch {}
 return { labels, pad: "p".repeat(10000) };`;
   await using server = scriptedServer((body, wire) =>
@@ -182,7 +180,7 @@ return { labels, pad: "p".repeat(10000) };`;
   );
   const result = await generateText({
     model: model(server.url),
-    prompt: "Label items 1 and 2.",
+    prompt: "Label item 1.",
     tools: { run_code },
     stopWhen: stepCountIs(4),
   });
