@@ -19,8 +19,10 @@ export { CODE_INPUT_SCHEMA } from "../code/code_description.ts";
 import { codeAnswer, codeFailure } from "../code/code_answer.ts";
 import { CodeError } from "../code/code_error.ts";
 import type { AdapterOptions } from "./adapter_options.ts";
-import { Core } from "./_core.ts";
 import { takeInFor } from "../reference/referenced_results.ts";
+import { Core, utf8Bytes } from "./_core.ts";
+import { endToolSpan, startToolSpan } from "../telemetry/gen_ai.ts";
+import { errorTypeOf } from "../telemetry/tracing.ts";
 
 /** One developer tool, reduced to what the sandbox needs. */
 export interface BridgedTool {
@@ -108,7 +110,7 @@ export async function startCodeTool(
                   }),
                 );
               }
-              return bridged.call(args, callSignal);
+              return traceCall(bridged, args, callSignal);
             },
             read: async (reference) => {
               await takeInFor(core.store, "read_result", { reference });
@@ -121,16 +123,74 @@ export async function startCodeTool(
             store: (text) => core.storeDescribed(text, "run_code"),
           },
         });
-        return { ...await codeAnswer(outcome, store) };
+        const answer = await codeAnswer(outcome, store);
+        tellStored(core, answer, utf8Bytes(JSON.stringify(answer)));
+        return { ...answer };
       } catch (error) {
         if (!(error instanceof CodeError)) throw error;
-        throw new CodeError(
-          error.code,
-          (await codeFailure(error, store)).text,
-          { logs: error.logs, calls: error.calls, ms: error.ms },
-        );
+        const failed = await codeFailure(error, store);
+        tellStored(core, failed.details, utf8Bytes(failed.text));
+        throw new CodeError(error.code, failed.text, {
+          logs: error.logs,
+          calls: error.calls,
+          ms: error.ms,
+        });
       }
     },
     close: () => runner.close(),
   };
+}
+
+/**
+ * One call of a developer's tool from code, as the AI SDK would trace a
+ * tool it executes: an `execute_tool {name}` span, the child of the run's
+ * span (the arguments and the output only in `full` content mode).
+ */
+async function traceCall(
+  bridged: BridgedTool,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<unknown> {
+  const span = startToolSpan(undefined, { tool: bridged.name });
+  try {
+    const output = await bridged.call(args, signal);
+    endToolSpan(span, {
+      outcome: "ok",
+      content: {
+        arguments: () => args,
+        result: () => JSON.stringify(output) ?? "null",
+      },
+    });
+    return output;
+  } catch (error) {
+    const type = errorTypeOf(error);
+    // The tool's own message may quote its data: the span says only which.
+    endToolSpan(span, {
+      outcome: "error",
+      error: { type, message: `${bridged.name} failed (${type})` },
+    });
+    throw error;
+  }
+}
+
+/**
+ * A run's answer whose value or logs were stored, told as the adapters tell
+ * every offload: a `loom.offload` event inside the SDK's trace.
+ */
+function tellStored(
+  core: Core,
+  answer: { readonly result_stored?: unknown; readonly logs_stored?: unknown },
+  sentBytes: number,
+): void {
+  for (const part of [answer.result_stored, answer.logs_stored]) {
+    const d = part as Record<string, unknown> | undefined;
+    if (typeof d?.result !== "string" || typeof d.sha256 !== "string") continue;
+    core.tellOffload({
+      tool: "run_code",
+      result: d.result,
+      sha256: d.sha256,
+      bytes: typeof d.utf8_bytes === "number" ? d.utf8_bytes : 0,
+      sentBytes,
+    });
+  }
 }

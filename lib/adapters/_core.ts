@@ -216,16 +216,13 @@ export class Core {
     if (result === undefined) return undefined;
     const described = JSON.stringify(describe(tool, result));
     this.#state.offloaded.set(key, described);
-    // Seen inside the SDK's own trace: on the span active now, or else on
-    // the span of the request that carries the descriptor.
-    const facts = {
+    this.tellOffload({
       tool,
       result: result.id,
       sha256: result.sha256,
       bytes: result.bytes.length,
       sentBytes: utf8Bytes(described),
-    };
-    if (!offloadEvent(facts)) this.#state.untold.push(facts);
+    });
     return described;
   }
 
@@ -243,6 +240,17 @@ export class Core {
     output: unknown,
   ): Promise<string | undefined> {
     return this.offload(id ?? `call-${++this.#calls}`, tool, output);
+  }
+
+  /**
+   * Tells an offload inside the SDK's own trace: a `loom.offload` event on
+   * the span active now, or else on the span of the next request (the one
+   * that carries the descriptor).
+   *
+   * @param facts The tool, the result id and digest, and the sizes.
+   */
+  tellOffload(facts: OffloadFacts): void {
+    if (!offloadEvent(facts)) this.#state.untold.push(facts);
   }
 
   /**

@@ -51,6 +51,8 @@ export interface GatewayArguments {
   readonly offloadBytes?: number;
   /** `--call-timeout` in milliseconds. */
   readonly callTimeoutMs?: number;
+  /** `--start-timeout` in milliseconds. */
+  readonly startTimeoutMs?: number;
   /** `--max-age` in milliseconds. */
   readonly maxAgeMs?: number;
   /** `--report FILE`. */
@@ -188,6 +190,9 @@ async function gateway(
       offloadBytes: g.offloadBytes ?? 8192,
       maxResultBytes,
       callTimeoutMs: g.callTimeoutMs ?? 120_000,
+      ...(g.startTimeoutMs === undefined
+        ? {}
+        : { startTimeoutMs: g.startTimeoutMs }),
       env,
       log,
       ...(g.catalog === undefined ? {} : { catalog: g.catalog }),

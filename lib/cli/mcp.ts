@@ -111,6 +111,8 @@ find_in_result and list_results read it exactly. See docs/mcp.md.
                            the upstream definitions fit in 16 KiB
   --offload-bytes N        Store answers over N serialized bytes (default 8192)
   --call-timeout DURATION  Deadline of one upstream call (default 120s)
+  --start-timeout DURATION Deadline of an upstream's start: its process up
+                           and initialize answered (default 120s)
   --max-age DURATION       With --session: forget results older than this
   --report FILE            Write per-tool totals (JSON) when the gateway stops
   --code                   Offer run_code: TypeScript the model writes runs
@@ -175,6 +177,7 @@ export function parseMcpArguments(
     catalog: { type: "string" },
     "offload-bytes": { type: "string" },
     "call-timeout": { type: "string" },
+    "start-timeout": { type: "string" },
     "max-age": { type: "string" },
     report: { type: "string" },
     code: { type: "boolean" },
@@ -218,6 +221,7 @@ export function parseMcpArguments(
     "catalog",
     "offload-bytes",
     "call-timeout",
+    "start-timeout",
     "max-age",
     "report",
     "code",
@@ -244,6 +248,7 @@ export function parseMcpArguments(
     catalog: catalogMode(values.catalog),
     offloadBytes: positiveInteger(values["offload-bytes"], "--offload-bytes"),
     callTimeoutMs: parseDuration(values["call-timeout"], "--call-timeout"),
+    startTimeoutMs: parseDuration(values["start-timeout"], "--start-timeout"),
     maxAgeMs: parseDuration(values["max-age"], "--max-age"),
     report: values.report,
     code: values.code === true

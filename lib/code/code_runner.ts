@@ -25,6 +25,9 @@ import {
 } from "./_bridge.ts";
 import { type Confinement, type ProcessPlan, processPlan } from "./_process.ts";
 import { runtimeSource } from "./_runtime.ts";
+import { tracedBridge } from "./_traced_bridge.ts";
+import { CodeError } from "./code_error.ts";
+import { type CodeRunEnd, CodeRunSpan } from "../telemetry/code.ts";
 
 export type { CodeBridge, CodeOutcome };
 
@@ -218,6 +221,20 @@ export class CodeRunner implements AsyncDisposable {
     return this.#confinement.kind === "bwrap";
   }
 
+  /**
+   * How runs are confined, in the words answers and spans use:
+   * `bubblewrap`, `deno-flags-only` (`unconfined`), or `none` (the attack
+   * tests' unprotected runner).
+   */
+  get confinement(): "bubblewrap" | "deno-flags-only" | "none" {
+    const kind = this.#confinement.kind;
+    return kind === "bwrap"
+      ? "bubblewrap"
+      : kind === "unconfined"
+      ? "deno-flags-only"
+      : "none";
+  }
+
   /** The limits of every run. */
   get limits(): CodeLimits {
     return this.#limits;
@@ -238,7 +255,14 @@ export class CodeRunner implements AsyncDisposable {
     const signal = options.signal === undefined
       ? this.#closing.signal
       : AbortSignal.any([options.signal, this.#closing.signal]);
-    await this.#turn(signal);
+    // The run's span: its calls are its children (telemetry/code.ts).
+    const span = CodeRunSpan.start(this.confinement);
+    try {
+      await this.#turn(signal);
+    } catch (error) {
+      span.end(failureOf(error));
+      throw error;
+    }
     const requested = options.timeoutMs ?? this.#limits.defaultTimeoutMs;
     const limits: RunLimits = {
       timeoutMs: Math.max(1, Math.min(requested, this.#limits.maxTimeoutMs)),
@@ -247,21 +271,32 @@ export class CodeRunner implements AsyncDisposable {
       maxLogBytes: this.#limits.maxLogBytes,
       maxBodyBytes: MAX_BODY_BYTES,
     };
-    signal.throwIfAborted();
-    const running = executeRun({
-      sandbox: this.#sandbox(),
-      results: options.results ?? "mcp",
-      code,
-      tools: options.tools,
-      bridge: options.bridge,
-      limits,
-      signal,
-    });
-    this.#active.add(running);
+    span.began(limits.timeoutMs);
     try {
-      return await running;
+      signal.throwIfAborted();
+      const running = executeRun({
+        sandbox: this.#sandbox(),
+        results: options.results ?? "mcp",
+        code,
+        tools: options.tools,
+        bridge: span.recording
+          ? tracedBridge(options.bridge, span)
+          : options.bridge,
+        limits,
+        signal,
+      });
+      this.#active.add(running);
+      try {
+        const outcome = await running;
+        span.end(outcome);
+        return outcome;
+      } finally {
+        this.#active.delete(running);
+      }
+    } catch (error) {
+      span.end(failureOf(error));
+      throw error;
     } finally {
-      this.#active.delete(running);
       this.#running--;
       this.#waiting.shift()?.();
     }
@@ -328,6 +363,23 @@ export class CodeRunner implements AsyncDisposable {
       options,
     );
   }
+}
+
+/** How a run that threw ends its span: its code, or why it stopped. */
+function failureOf(error: unknown): CodeRunEnd {
+  if (error instanceof CodeError) {
+    return {
+      error: error.code,
+      message: error.message,
+      // A code_error quotes the code's own exception (or names the frame
+      // the run broke the protocol with): content, as the code is.
+      messageIsContent: error.code === "code_error",
+      calls: error.calls,
+      ms: error.ms,
+    };
+  }
+  const aborted = (error as { name?: unknown } | null)?.name === "AbortError";
+  return { error: aborted ? "cancelled" : "_OTHER" };
 }
 
 function positive(value: number, name: string): number {

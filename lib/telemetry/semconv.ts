@@ -213,6 +213,23 @@ export const ATTR_LOOM_BYTES_UPSTREAM = "loom.offload.bytes_upstream";
 export const ATTR_LOOM_BYTES_TO_HOST = "loom.offload.bytes_to_host";
 /** The upstream server of a gateway call. */
 export const ATTR_LOOM_UPSTREAM = "loom.upstream";
+/** Byte sizes of the results in `loom.result.ids`, in the same order. */
+export const ATTR_LOOM_RESULT_BYTES = "loom.result.bytes";
+
+/** The span of one `run_code` run (the sandbox executing the model's code). */
+export const SPAN_LOOM_CODE_RUN = "run_code";
+/** How a run is confined: `bubblewrap`, or `deno-flags-only` (`--code-unconfined`). */
+export const ATTR_LOOM_CODE_CONFINEMENT = "loom.code.confinement";
+/** The run's deadline in milliseconds. */
+export const ATTR_LOOM_CODE_TIMEOUT_MS = "loom.code.timeout_ms";
+/** Milliseconds the run waited for a turn (at most four run at once). */
+export const ATTR_LOOM_CODE_QUEUED_MS = "loom.code.queued_ms";
+/** Tool calls the run made. */
+export const ATTR_LOOM_CODE_CALLS = "loom.code.calls";
+/** The run's wall time in milliseconds, as its answer says (`ms`). */
+export const ATTR_LOOM_CODE_MS = "loom.code.ms";
+/** Bytes of console output the run wrote. */
+export const ATTR_LOOM_CODE_LOG_BYTES = "loom.code.log_bytes";
 
 /** Event: a retirement checkpoint of the briefing (or an adapter). */
 export const EVENT_LOOM_RETIREMENT = "loom.retirement";
@@ -220,6 +237,10 @@ export const EVENT_LOOM_RETIREMENT = "loom.retirement";
 export const EVENT_LOOM_TEST_RUN = "loom.test_run";
 /** Event: a tool result an adapter offloaded into the store. */
 export const EVENT_LOOM_OFFLOAD = "loom.offload";
+/** Event: a run's code stored a value (`loom.store`). */
+export const EVENT_LOOM_STORE = "loom.store";
+/** Event: a run's code read a reference (`loom.read`). */
+export const EVENT_LOOM_READ = "loom.read";
 /** Exit code of a test run. */
 export const ATTR_LOOM_TEST_EXIT_CODE = "loom.test.exit_code";
 /** Whether a test run timed out. */

@@ -8,7 +8,8 @@ import { loomTools, retrievalTools } from "../../lib/adapters/ai_sdk.ts";
 import type { ResultStore } from "../../lib/store/result_store.ts";
 import { turnResult } from "./_scenario.ts";
 
-const EMPTY = jsonSchema<Record<string, never>>({
+/** The input schema of a tool that takes nothing. */
+export const EMPTY = jsonSchema<Record<string, never>>({
   type: "object",
   properties: {},
   additionalProperties: false,

@@ -59,6 +59,32 @@ Deno.test("parseMcpArguments() takes --catalog full, search or auto, with --serv
   ]);
 });
 
+Deno.test("parseMcpArguments() takes the calls' and the servers' start deadlines apart, with --servers only", async (t) => {
+  await checkParser(t, parseMcpArguments, [
+    ["both", [
+      "--servers",
+      "s.json",
+      "--call-timeout",
+      "3s",
+      "--start-timeout",
+      "2m",
+    ], {
+      root: ".",
+      rootGiven: false,
+      gateway: {
+        servers: "s.json",
+        list: false,
+        callTimeoutMs: 3_000,
+        startTimeoutMs: 120_000,
+      },
+      limits: {},
+    }],
+    ["without --servers", ["--start-timeout", "1m"], {
+      usage: "--start-timeout needs --servers FILE",
+    }],
+  ]);
+});
+
 Deno.test("parseMcpArguments() takes --http only with a token, or without one only on a loopback address", async (t) => {
   await checkParser(t, parseMcpArguments, [
     ["--http with a token file", [

@@ -4,8 +4,19 @@
  * `OTEL_EXPORTER_OTLP_PROTOCOL=http/json`: `POST /v1/traces`, `/v1/metrics`
  * and `/v1/logs` with `application/json` bodies), the environment that
  * points a `loom` subprocess at it, and the received spans flattened.
- * Tests and the telemetry benchmark share it.
+ * Tests and the telemetry benchmark share it. And the gateway the MCP
+ * telemetry tests trace: `loom mcp --servers` over the tests' fault server,
+ * exporting here in `reference` mode with fake keys in its environment.
  */
+import assert from "node:assert/strict";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  connectGateway,
+  denoEntry,
+  FAULT,
+  type McpConnection,
+  serversFile,
+} from "../_kit/mcp.ts";
 
 /** An OTLP attribute value as JSON carries it. */
 type AnyValue = {
@@ -32,6 +43,9 @@ export interface ReceivedSpan {
   readonly status: { readonly code: number; readonly message?: string };
   readonly scope: string;
 }
+
+/** OTLP's span kinds, as `ReceivedSpan.kind` holds them. */
+export const KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3 } as const;
 
 /** A received metric: its name and the attributes of each data point. */
 export interface ReceivedMetric {
@@ -168,4 +182,79 @@ export function named(
   name: string,
 ): ReceivedSpan[] {
   return spans.filter((s) => s.name === name);
+}
+
+/** Fake keys in a traced gateway's environment: none may be exported. */
+export const FAKE_SECRETS: Readonly<Record<string, string>> = {
+  ANTHROPIC_API_KEY: "sk-ant-FAKE-gateway-secret-3b7e",
+  GITHUB_TOKEN: "ghp_FAKEgatewaySecret0c4d",
+};
+
+/** A gateway exporting to a receiver, and its session folder. */
+export interface TracedGateway extends AsyncDisposable {
+  readonly gateway: McpConnection;
+  readonly session: string;
+  /** `tools/call` as a host sends it, its trace context in `_meta`. */
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    meta: { readonly traceparent: string; readonly tracestate?: string },
+  ): Promise<Record<string, unknown>>;
+}
+
+/**
+ * `loom mcp --servers` over the fault server (as `fault`, persisted) with a
+ * session in `dir`, exporting to `receiver` in `reference` mode, with
+ * {@linkcode FAKE_SECRETS} in its environment.
+ *
+ * @param receiver Where it exports.
+ * @param dir A folder the test owns.
+ * @param extra More `loom mcp` flags.
+ */
+export async function tracedGateway(
+  receiver: OtlpReceiver,
+  dir: string,
+  extra: readonly string[] = [],
+): Promise<TracedGateway> {
+  const servers = await serversFile(dir, {
+    fault: { ...denoEntry(FAULT), persist: true },
+  });
+  const session = `${dir}/session`;
+  const gateway = await connectGateway(
+    servers,
+    ["--session", session, "--offload-bytes", "4096", ...extra],
+    {
+      env: {
+        ...receiver.env(),
+        ...FAKE_SECRETS,
+        LOOM_OTEL_CONTENT: "reference",
+      },
+    },
+  );
+  return {
+    gateway,
+    session,
+    call: async (name, args, meta) =>
+      await gateway.client.request({
+        method: "tools/call",
+        params: { name, arguments: args, _meta: { ...meta } },
+      }, CallToolResultSchema),
+    [Symbol.asyncDispose]: () => gateway[Symbol.asyncDispose](),
+  };
+}
+
+/**
+ * Asserts that none of `texts` (and no fake key) is in anything received.
+ *
+ * @param receiver The receiver.
+ * @param texts Content that must not be exported.
+ */
+export function assertNotExported(
+  receiver: OtlpReceiver,
+  texts: readonly string[] = [],
+): void {
+  const everything = receiver.bodies.join("\n");
+  for (const text of [...Object.values(FAKE_SECRETS), ...texts]) {
+    assert.ok(!everything.includes(text), `${text} was exported`);
+  }
 }

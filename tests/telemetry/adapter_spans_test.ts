@@ -11,23 +11,30 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import {
   generateText,
+  jsonSchema,
   registerTelemetry,
   stepCountIs,
+  tool,
   wrapLanguageModel,
 } from "ai";
 import { OpenTelemetry } from "@ai-sdk/otel";
 import { createAnthropic } from "@ai-sdk/anthropic";
-import { loomMiddleware } from "../../lib/adapters/ai_sdk.ts";
+import { codeTool, loomMiddleware } from "../../lib/adapters/ai_sdk.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
 import { sha256Hex } from "../../lib/store/digest.ts";
-import { scriptedServer } from "../adapters/_scripted_server.ts";
+import { scriptedServer, toolResults } from "../adapters/_scripted_server.ts";
+import { HAVE_BWRAP } from "../security/_bwrap.ts";
 import {
   bigDocument,
   bigDocumentModel,
   type Findings,
   longModel,
 } from "../adapters/_scenario.ts";
-import { catalogueTools, probeTools } from "../adapters/_ai_sdk_tools.ts";
+import {
+  catalogueTools,
+  EMPTY,
+  probeTools,
+} from "../adapters/_ai_sdk_tools.ts";
 
 const exporter = new InMemorySpanExporter();
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -115,4 +122,87 @@ Deno.test("retirements by the AI SDK adapter are events on the AI SDK's spans", 
     assert.equal(r.span, "chat claude-sonnet-4-5");
     assert.ok(r.retired >= 8, String(r.retired));
   }
+});
+
+Deno.test("codeTool: a run is a span inside the AI SDK's tool span, each call the code makes an execute_tool span under it", async () => {
+  exporter.reset();
+  const label = tool({
+    inputSchema: jsonSchema<{ id: number }>({
+      type: "object",
+      properties: { id: { type: "integer" } },
+    }),
+    execute: ({ id }) => `item-${id}`,
+  });
+  const broken = tool({
+    inputSchema: EMPTY,
+    execute: (): string => {
+      throw new Error("TOOL-CONTENT-0b7c");
+    },
+  });
+  const store = new ResultStore();
+  await using run_code = await codeTool({
+    tools: { label, broken },
+    store,
+    unconfined: !HAVE_BWRAP,
+  });
+  const code = `const labels = await tools.label({ id: 1 });
+try { await tools.broken({}); } catch {}
+return { labels, pad: "p".repeat(10000) };`;
+  await using server = scriptedServer((body, wire) =>
+    toolResults(body, wire).length === 0
+      ? { call: { name: "run_code", input: { code } } }
+      : { text: "done" }
+  );
+  const result = await generateText({
+    model: model(server.url),
+    prompt: "Label item 1.",
+    tools: { run_code },
+    stopWhen: stepCountIs(4),
+  });
+  assert.equal(result.text, "done");
+  const spans = exporter.getFinishedSpans();
+  const names = spans.map((s) => s.name);
+  const [run] = spans.filter((s) => s.name === "run_code");
+  assert.ok(run, names.join(", "));
+  const parent = spans.find((s) =>
+    s.spanContext().spanId === run.parentSpanContext?.spanId
+  );
+  assert.equal(parent?.name, "execute_tool run_code", names.join(", "));
+  assert.equal(
+    run.attributes["loom.code.confinement"],
+    HAVE_BWRAP ? "bubblewrap" : "deno-flags-only",
+  );
+  assert.equal(run.attributes["loom.code.calls"], 2);
+  const calls = spans.filter((s) =>
+    s.parentSpanContext?.spanId === run.spanContext().spanId
+  );
+  assert.deepEqual(calls.map((s) => s.name).sort(), [
+    "execute_tool broken",
+    "execute_tool label",
+  ]);
+  for (const call of calls) {
+    assert.equal(call.attributes["gen_ai.operation.name"], "execute_tool");
+    assert.equal(call.attributes["gen_ai.tool.type"], "function");
+  }
+  const failed = calls.find((s) => s.name === "execute_tool broken")!;
+  assert.equal(failed.attributes["error.type"], "_OTHER");
+  assert.equal(failed.status.code, 2);
+  // The stored answer: a loom.offload event inside the SDK's trace.
+  const offloads = spans.flatMap((s) =>
+    s.events.filter((e) => e.name === "loom.offload")
+  );
+  assert.equal(offloads.length, 1);
+  assert.deepEqual(offloads[0]!.attributes?.["gen_ai.tool.name"], "run_code");
+  const [id] = offloads[0]!.attributes?.["loom.result.ids"] as string[];
+  assert.equal(
+    offloads[0]!.attributes?.["loom.result.sha256"]?.toString(),
+    store.get(id!)?.sha256,
+  );
+  // No content outside full mode: not the code, not the tool's error.
+  const exported = JSON.stringify(spans.map((s) => [
+    s.attributes,
+    s.events,
+    s.status,
+  ]));
+  assert.ok(!exported.includes("TOOL-CONTENT-0b7c"));
 });

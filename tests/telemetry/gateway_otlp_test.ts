@@ -6,53 +6,34 @@
 // read_result, a tool error is error.type tool_error, and no secret of the
 // environment reaches the receiver.
 import assert from "node:assert/strict";
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { tempDir } from "../_kit.ts";
-import { connectGateway, denoEntry, FAULT, serversFile } from "../_kit/mcp.ts";
-import { named, otlpReceiver, type ReceivedSpan } from "./_otlp.ts";
+import {
+  assertNotExported,
+  KIND,
+  named,
+  otlpReceiver,
+  type ReceivedSpan,
+  tracedGateway,
+} from "./_otlp.ts";
 
-const SECRETS = {
-  ANTHROPIC_API_KEY: "sk-ant-FAKE-gateway-secret-3b7e",
-  GITHUB_TOKEN: "ghp_FAKEgatewaySecret0c4d",
-};
 const HOST_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const HOST_SPAN = "00f067aa0ba902b7";
-const KIND_SERVER = 2;
-const KIND_CLIENT = 3;
 
 Deno.test("a host's trace continues through the gateway into the upstream's params._meta, with offloads by reference", async () => {
   await using receiver = otlpReceiver();
   await using dir = await tempDir();
-  const servers = await serversFile(dir.path, {
-    fault: { ...denoEntry(FAULT), persist: true },
-  });
-  const session = `${dir.path}/session`;
   const received: unknown[] = [];
   let reference: Record<string, unknown> | undefined;
+  let session: string;
   {
-    await using gateway = await connectGateway(
-      servers,
-      ["--session", session, "--offload-bytes", "4096"],
-      {
-        env: {
-          ...receiver.env(),
-          ...SECRETS,
-          LOOM_OTEL_CONTENT: "reference",
-        },
-      },
-    );
-    const call = async (args: Record<string, unknown>) =>
-      await gateway.client.request({
-        method: "tools/call",
-        params: {
-          name: "fault__meta",
-          arguments: args,
-          _meta: {
-            traceparent: `00-${HOST_TRACE}-${HOST_SPAN}-01`,
-            tracestate: "rojo=00f067aa0ba902b7",
-          },
-        },
-      }, CallToolResultSchema);
+    await using traced = await tracedGateway(receiver, dir.path);
+    const { gateway } = traced;
+    session = traced.session;
+    const call = (args: Record<string, unknown>) =>
+      traced.call("fault__meta", args, {
+        traceparent: `00-${HOST_TRACE}-${HOST_SPAN}-01`,
+        tracestate: "rojo=00f067aa0ba902b7",
+      }) as Promise<{ content: { text: string }[] }>;
     // Small: relayed as it is.
     const small = await call({});
     received.push(
@@ -99,7 +80,7 @@ Deno.test("a host's trace continues through the gateway into the upstream's para
   // The SERVER spans continue the host's trace.
   const servers_ = named(spans, "tools/call fault__meta");
   for (const server of servers_) {
-    assert.equal(server.kind, KIND_SERVER);
+    assert.equal(server.kind, KIND.SERVER);
     assert.equal(server.traceId, HOST_TRACE);
     assert.equal(server.parentSpanId, HOST_SPAN);
     assert.equal(server.attributes["mcp.method.name"], "tools/call");
@@ -111,7 +92,7 @@ Deno.test("a host's trace continues through the gateway into the upstream's para
   // The CLIENT spans are their children, and the upstream got their context.
   const clients = named(spans, "tools/call meta");
   for (const [i, client] of clients.entries()) {
-    assert.equal(client.kind, KIND_CLIENT);
+    assert.equal(client.kind, KIND.CLIENT);
     const parent = servers_.find((s) => s.spanId === client.parentSpanId);
     assert.ok(parent, "a client span's parent is a server span");
     assert.equal(client.traceId, HOST_TRACE);
@@ -147,8 +128,5 @@ Deno.test("a host's trace continues through the gateway into the upstream's para
   assert.ok(metrics.has("mcp.server.operation.duration"), [...metrics].join());
   assert.ok(metrics.has("mcp.client.operation.duration"));
 
-  const everything = receiver.bodies.join("\n");
-  for (const secret of Object.values(SECRETS)) {
-    assert.ok(!everything.includes(secret), `${secret} was exported`);
-  }
+  assertNotExported(receiver);
 });

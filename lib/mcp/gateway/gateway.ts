@@ -103,6 +103,8 @@ export interface GatewayOptions {
   readonly maxResultBytes: number;
   /** `--call-timeout` in milliseconds. */
   readonly callTimeoutMs: number;
+  /** `--start-timeout` in milliseconds (default 120 s): a server's start. */
+  readonly startTimeoutMs?: number;
   /** The environment stdio upstreams start with. */
   readonly env: Readonly<Record<string, string>>;
   /** Diagnostics to standard error. */
@@ -231,6 +233,7 @@ export class Gateway {
       catalogue: () => this.#listing.entries.map((e) => e.route),
       version: () => this.#listings,
       describe: () => this.#mode === "search" ? "search" : "declarations",
+      ...(options.location === undefined ? {} : { location: options.location }),
     });
   }
 
@@ -313,6 +316,9 @@ export class Gateway {
         // Taken out as they stream in: always offloaded, so never relayed.
         largeStringBytes: Math.max(64 * 1024, o.offloadBytes + 1),
         callTimeoutMs: o.callTimeoutMs,
+        ...(o.startTimeoutMs === undefined
+          ? {}
+          : { startTimeoutMs: o.startTimeoutMs }),
         env: o.env,
         log: o.log,
         // A restarted server may list other tools: list it again.

@@ -14,6 +14,7 @@
  * @module
  */
 import type { ResultStore } from "../../store/result_store.ts";
+import { utf8Length } from "../../store/utf8.ts";
 import { jsonOutline } from "../../reference/outline.ts";
 import { Retrieval } from "../../reference/retrieval.ts";
 import { takeInFor } from "../../reference/referenced_results.ts";
@@ -41,6 +42,7 @@ import type { Sdk } from "./sdk.ts";
 import type { ToolFigureBook } from "./tool_figures.ts";
 import type { ListedTool } from "./tool_listing.ts";
 import { jsonBytes, type McpResult, toolError } from "./tool_result.ts";
+import { offloadAttributes } from "../../telemetry/mcp.ts";
 import type { CallContext } from "./upstream_call.ts";
 import {
   type Upstream,
@@ -83,6 +85,11 @@ export interface RunCodeOptions {
    * `search_tools` with `detail: "typescript"`).
    */
   readonly describe?: () => "declarations" | "search";
+  /**
+   * Where persisted results can be read back (the session folder or the
+   * store's redacted location), for telemetry's references.
+   */
+  readonly location?: string;
 }
 
 /** What the descriptor of a stored part names as its origin. */
@@ -276,24 +283,71 @@ export class RunCode {
         },
       });
       const answer = await codeAnswer(outcome, store);
-      return {
+      const answered = {
         content: [{ type: "text", text: JSON.stringify(answer) }],
         structuredContent: answer,
         _meta: meta,
       };
+      this.#tellStored(answer, answered, {
+        produced: utf8Length(outcome.resultJson) + outcome.logBytes,
+        persist: taint.persist,
+      });
+      return answered;
     } catch (error) {
       if (!(error instanceof CodeError)) {
         if (context.signal?.aborted === true) throw error;
         return { ...toolError("code_error", String(error)), _meta: meta };
       }
       const failed = await codeFailure(error, store);
-      return {
+      const answered = {
         content: [{ type: "text", text: failed.text }],
         structuredContent: failed.details,
         isError: true,
         _meta: meta,
       };
+      this.#tellStored(failed.details, answered, {
+        produced: error.logs.reduce((sum, log) => sum + utf8Length(log), 0),
+        persist: taint.persist,
+      });
+      return answered;
     }
+  }
+
+  /**
+   * Puts the stored parts of an answer (a value or logs too large to send)
+   * on the host's span, as every offloaded answer's are: their ids,
+   * digests and sizes, and in `reference` mode their references.
+   */
+  #tellStored(
+    answer: {
+      readonly result_stored?: unknown;
+      readonly logs_stored?: unknown;
+    },
+    answered: McpResult,
+    figures: { readonly produced: number; readonly persist: boolean },
+  ): void {
+    const stored = [answer.result_stored, answer.logs_stored].flatMap(
+      (part) => {
+        const d = part as Record<string, unknown> | undefined;
+        if (typeof d?.result !== "string") return [];
+        const kept = this.#o.store.get(d.result);
+        return [{
+          result: d.result,
+          sha256: kept?.sha256 ?? String(d.sha256),
+          bytes: kept?.bytes.length ?? 0,
+          media_type: String(d.media_type ?? "text/plain"),
+          ...(figures.persist && this.#o.location !== undefined
+            ? { location: this.#o.location }
+            : {}),
+        }];
+      },
+    );
+    if (stored.length === 0) return;
+    offloadAttributes({
+      stored,
+      bytesUpstream: figures.produced,
+      bytesToHost: jsonBytes(answered),
+    });
   }
 
   /** Stores through the gateway's offload path, with the run's persistence. */

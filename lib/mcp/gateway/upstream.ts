@@ -66,6 +66,14 @@ export interface UpstreamOptions {
   readonly largeStringBytes?: number;
   /** The deadline of one request, in milliseconds. */
   readonly callTimeoutMs: number;
+  /**
+   * The deadline of the server's start — its process up (or its URL
+   * reached) and `initialize` answered — in milliseconds (default
+   * {@linkcode DEFAULT_START_TIMEOUT_MS}). Apart from the calls' deadline:
+   * a server started by `npx` or `deno run npm:…` on a loaded machine can
+   * take seconds before it reads its input, however quick its calls are.
+   */
+  readonly startTimeoutMs?: number;
   /** The environment a stdio upstream starts with (the entry's `env` is added). */
   readonly env: Readonly<Record<string, string>>;
   /** Diagnostics to standard error. */
@@ -110,6 +118,9 @@ export interface UpstreamAnswer {
 
 const LOOSE = z.looseObject({});
 const MAX_BACKOFF_MS = 30_000;
+
+/** How long a server may take to start (`--start-timeout`), by default. */
+export const DEFAULT_START_TIMEOUT_MS = 120_000;
 
 /**
  * The gateway's connection to one upstream server.
@@ -424,18 +435,27 @@ export class Upstream {
     client.onerror = (error: Error) => {
       this.#options.log(`server ${server}: ${clean(error.message, 200)}`);
     };
+    const startTimeoutMs = this.#options.startTimeoutMs ??
+      DEFAULT_START_TIMEOUT_MS;
     try {
-      await client.connect(transport, {
-        timeout: this.#options.callTimeoutMs,
-      });
+      await client.connect(transport, { timeout: startTimeoutMs });
     } catch (error) {
       await client.close().catch(() => {});
       this.#noteFailure("it failed to start");
+      const timedOut = (error as { code?: unknown })?.code ===
+        ErrorCode.RequestTimeout;
       throw new UpstreamFailure(
         "upstream_unavailable",
         this.#describe(
           `failed to start: ${
-            clean(error instanceof Error ? error.message : String(error), 300)
+            timedOut
+              ? `it did not answer initialize within ${
+                startTimeoutMs / 1000
+              } s (--start-timeout)`
+              : clean(
+                error instanceof Error ? error.message : String(error),
+                300,
+              )
           }`,
         ),
       );

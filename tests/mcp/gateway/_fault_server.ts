@@ -1,7 +1,7 @@
 // A hostile stdio MCP server for the gateway's tests: it crashes, hangs,
 // writes garbage and malformed JSON-RPC, answers huge results, and lists
 // tools whose names collide or break the pattern. Raw JSON-RPC, no SDK.
-// Usage: deno run _fault_server.ts [--crash-on-start]
+// Usage: deno run _fault_server.ts [--crash-on-start] [--slow-start MS]
 import { stdinLines } from "./_stdin_lines.ts";
 
 const encoder = new TextEncoder();
@@ -15,6 +15,14 @@ const writeAll = (bytes: Uint8Array) => {
 if (Deno.args.includes("--crash-on-start")) {
   console.error("fault: cannot open the database at /nonexistent");
   Deno.exit(3);
+}
+// A server slow to start (a package fetched, a loaded machine): it reads
+// nothing for MS milliseconds.
+const slowStart = Deno.args.indexOf("--slow-start");
+if (slowStart >= 0) {
+  await new Promise((done) =>
+    setTimeout(done, Number(Deno.args[slowStart + 1]))
+  );
 }
 
 const object = { type: "object", properties: {} };
@@ -73,7 +81,7 @@ const TOOLS = [
   {
     name: "ask",
     description:
-      "Asks the client to sample (or, with what: elicitation, to elicit), answers what it got",
+      "Asks the client to sample (or, with what: elicitation or roots, to elicit or list its roots), answers what it got",
     inputSchema: {
       type: "object",
       properties: { what: { type: "string" } },
@@ -209,6 +217,8 @@ function handle(message: { id: number; method: string; params?: any }) {
               requestedSchema: { type: "object", properties: {} },
             },
           }
+          : params.arguments?.what === "roots"
+          ? { method: "roots/list", params: {} }
           : {
             method: "sampling/createMessage",
             params: {

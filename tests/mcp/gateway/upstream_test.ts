@@ -2,7 +2,8 @@
 // Streamable HTTP (the SDK's server transport, on 127.0.0.1, behind a
 // token), configured with "type": "http", its URL and headers expanded from
 // the gateway's environment. Its large answer is offloaded as a stdio
-// upstream's is, and a small one passes through unchanged.
+// upstream's is, and a small one passes through unchanged. And a server's
+// start: bounded by --start-timeout, not by the calls' --call-timeout.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -10,7 +11,9 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { tempDir } from "../../_kit.ts";
 import {
   connectGateway,
+  denoEntry,
   descriptorOf,
+  FAULT,
   readArgs,
   serversFile,
 } from "../../_kit/mcp.ts";
@@ -106,4 +109,28 @@ Deno.test("a remote upstream over Streamable HTTP, its URL and headers expanded 
     await mcp.close();
     await server.shutdown();
   }
+});
+
+Deno.test("a server slower to start than --call-timeout is still listed and called; one slower than --start-timeout is left out, saying which deadline", async () => {
+  await using dir = await tempDir();
+  // The fault server reads nothing for 3 s, then answers at once.
+  const servers = await serversFile(dir.path, {
+    slow: denoEntry(FAULT, ["--slow-start", "3000"]),
+  });
+  const [patient, impatient] = await Promise.all([
+    connectGateway(servers, ["--catalog", "full", "--call-timeout", "2s"]),
+    connectGateway(servers, ["--catalog", "full", "--start-timeout", "1s"]),
+  ]);
+  await using _patient = patient;
+  await using _impatient = impatient;
+  const listed = (await patient.tools()).map((tool) => tool.name);
+  assert.ok(listed.includes("slow__small"), listed.join(", "));
+  const small = await patient.call("slow__small", {});
+  assert.equal(small.isError, undefined, JSON.stringify(small));
+  const refused = (await impatient.tools()).map((tool) => tool.name);
+  assert.ok(!refused.includes("slow__small"), refused.join(", "));
+  assert.match(
+    impatient.stderr(),
+    /server slow: no tools listed: Server slow failed to start: it did not answer initialize within 1 s \(--start-timeout\)/,
+  );
 });
