@@ -354,29 +354,18 @@ function renderDiff(box, now, before, i) {
     );
     return;
   }
-  const count = (list) => {
-    const m = new Map();
-    for (const x of list) m.set(x, (m.get(x) || 0) + 1);
-    return m;
+  // Multiset differences: a block in both counts once against the other.
+  const minus = (list, other) => {
+    const left = new Map();
+    for (const x of other) left.set(x, (left.get(x) || 0) + 1);
+    return list.filter((x) => {
+      const k = left.get(x) || 0;
+      if (k > 0) left.set(x, k - 1);
+      return k === 0;
+    });
   };
-  const left = count(a);
-  const right = count(b);
-  const appended = b.filter((x) => {
-    const k = left.get(x) || 0;
-    if (k > 0) {
-      left.set(x, k - 1);
-      return false;
-    }
-    return true;
-  });
-  const retired = a.filter((x) => {
-    const k = right.get(x) || 0;
-    if (k > 0) {
-      right.set(x, k - 1);
-      return false;
-    }
-    return true;
-  });
+  const appended = minus(b, a);
+  const retired = minus(a, b);
   const bytes = (list) =>
     list.reduce(
       (n, x) => n + encoder.encode(x.split("\u0000")[1]).byteLength,
