@@ -6,6 +6,7 @@
  * points a `loom` subprocess at it, and the received spans flattened.
  * Tests and the telemetry benchmark share it.
  */
+import { localServer } from "../_kit/local_server.ts";
 
 /** An OTLP attribute value as JSON carries it. */
 type AnyValue = {
@@ -86,8 +87,7 @@ export function otlpReceiver(): OtlpReceiver {
   const metrics: ReceivedMetric[] = [];
   const waiters: { ready: (s: ReceivedSpan[]) => boolean; done: () => void }[] =
     [];
-  const server = Deno.serve(
-    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+  const server = localServer(
     async (request) => {
       const text = await request.text();
       bodies.push(text);
@@ -138,7 +138,7 @@ export function otlpReceiver(): OtlpReceiver {
       return Response.json({});
     },
   );
-  const url = `http://127.0.0.1:${server.addr.port}`;
+  const url = server.url;
   return {
     url,
     bodies,
@@ -157,7 +157,7 @@ export function otlpReceiver(): OtlpReceiver {
         waiters.push({ ready, done });
       }),
     async [Symbol.asyncDispose]() {
-      await server.shutdown();
+      await server[Symbol.asyncDispose]();
     },
   };
 }
