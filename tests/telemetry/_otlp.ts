@@ -6,6 +6,7 @@
  * points a `loom` subprocess at it, and the received spans flattened.
  * Tests and the telemetry benchmark share it.
  */
+import assert from "node:assert/strict";
 import { localServer } from "../_kit/local_server.ts";
 
 /** An OTLP attribute value as JSON carries it. */
@@ -168,4 +169,21 @@ export function named(
   name: string,
 ): ReceivedSpan[] {
   return spans.filter((s) => s.name === name);
+}
+
+/**
+ * Asserts that nothing the receiver got (spans, metrics, logs) carries any
+ * of `secrets`, the environment's values the run was given.
+ *
+ * @param receiver The receiver, after the run.
+ * @param secrets Values no export may carry, by variable name.
+ */
+export function assertExportsNone(
+  receiver: OtlpReceiver,
+  secrets: Readonly<Record<string, string>>,
+): void {
+  const everything = receiver.bodies.join("\n");
+  for (const secret of Object.values(secrets)) {
+    assert.ok(!everything.includes(secret), `${secret} was exported`);
+  }
 }
