@@ -56,6 +56,11 @@ export interface OtlpReceiver extends AsyncDisposable {
   metrics(): ReceivedMetric[];
   /** Resolves once `ready()` holds of the spans (checked on every export). */
   until(ready: (spans: ReceivedSpan[]) => boolean): Promise<void>;
+  /**
+   * Asserts that nothing received (spans, metrics, logs) carries any of
+   * `secrets`, the environment's values the run was given.
+   */
+  assertExportsNone(secrets: Readonly<Record<string, string>>): void;
 }
 
 function plain(value: AnyValue | undefined): unknown {
@@ -153,6 +158,12 @@ export function otlpReceiver(): OtlpReceiver {
     }),
     spans: () => [...spans],
     metrics: () => [...metrics],
+    assertExportsNone: (secrets) => {
+      const everything = bodies.join("\n");
+      for (const secret of Object.values(secrets)) {
+        assert.ok(!everything.includes(secret), `${secret} was exported`);
+      }
+    },
     until: (ready) =>
       ready(spans) ? Promise.resolve() : new Promise<void>((done) => {
         waiters.push({ ready, done });
@@ -169,21 +180,4 @@ export function named(
   name: string,
 ): ReceivedSpan[] {
   return spans.filter((s) => s.name === name);
-}
-
-/**
- * Asserts that nothing the receiver got (spans, metrics, logs) carries any
- * of `secrets`, the environment's values the run was given.
- *
- * @param receiver The receiver, after the run.
- * @param secrets Values no export may carry, by variable name.
- */
-export function assertExportsNone(
-  receiver: OtlpReceiver,
-  secrets: Readonly<Record<string, string>>,
-): void {
-  const everything = receiver.bodies.join("\n");
-  for (const secret of Object.values(secrets)) {
-    assert.ok(!everything.includes(secret), `${secret} was exported`);
-  }
 }

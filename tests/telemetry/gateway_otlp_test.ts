@@ -9,12 +9,7 @@ import assert from "node:assert/strict";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { tempDir } from "../_kit.ts";
 import { connectGateway, denoEntry, FAULT, serversFile } from "../_kit/mcp.ts";
-import {
-  assertExportsNone,
-  named,
-  otlpReceiver,
-  type ReceivedSpan,
-} from "./_otlp.ts";
+import { named, otlpReceiver, type ReceivedSpan } from "./_otlp.ts";
 
 const SECRETS = {
   ANTHROPIC_API_KEY: "sk-ant-FAKE-gateway-secret-3b7e",
@@ -152,5 +147,5 @@ Deno.test("a host's trace continues through the gateway into the upstream's para
   assert.ok(metrics.has("mcp.server.operation.duration"), [...metrics].join());
   assert.ok(metrics.has("mcp.client.operation.duration"));
 
-  assertExportsNone(receiver, SECRETS);
+  receiver.assertExportsNone(SECRETS);
 });

@@ -11,12 +11,7 @@ import {
   recordedRunArgs,
   recordingPath,
 } from "../e2e/_workspace.ts";
-import {
-  assertExportsNone,
-  named,
-  otlpReceiver,
-  type ReceivedSpan,
-} from "./_otlp.ts";
+import { named, otlpReceiver, type ReceivedSpan } from "./_otlp.ts";
 
 /** Values no export may carry. */
 const SECRETS = {
@@ -161,7 +156,7 @@ Deno.test("loom run exports the bug-fix slice's trace by the GenAI conventions, 
   assert.ok(metrics.has("gen_ai.execute_tool.duration"));
 
   // No secret of the environment anywhere in what the receiver got.
-  assertExportsNone(receiver, SECRETS);
+  receiver.assertExportsNone(SECRETS);
 });
 
 Deno.test("LOOM_OTEL_CONTENT=full puts the conversation on the spans as the conventions shape it, and still no secret", async () => {
@@ -211,7 +206,7 @@ Deno.test("LOOM_OTEL_CONTENT=full puts the conversation on the spans as the conv
       `${REPO_ROOT}/fixtures/workspaces/bugfix/src/stats.ts`,
     ),
   );
-  assertExportsNone(receiver, SECRETS);
+  receiver.assertExportsNone(SECRETS);
 });
 
 Deno.test("loom refuses a LOOM_OTEL_CONTENT it does not know", async () => {
