@@ -233,6 +233,19 @@ export async function tempDir(): Promise<TempDir> {
   };
 }
 
+/**
+ * The names in a directory, sorted: a before/after check that a command
+ * left nothing behind.
+ *
+ * @param dir The directory.
+ * @returns Its entries' names.
+ */
+export async function dirNames(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+  return names.sort();
+}
+
 // Whether a path exists itself (lstat: a dangling symlink an attack left
 // behind counts): the folder back-end's own check.
 export { exists } from "../lib/storage/_files.ts";

@@ -13,6 +13,11 @@ import type { WorkspaceExecutorOptions } from "./workspace_answers.ts";
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 
+/** Survey helpers: one per core beside the worker's own, at most three. */
+export function spareCores(): number {
+  return Math.max(0, Math.min(3, (navigator.hardwareConcurrency ?? 1) - 1));
+}
+
 /** The workspace's real path; refuses one that is not a readable directory. */
 export async function realWorkspace(workspace: string): Promise<string> {
   let real: string;

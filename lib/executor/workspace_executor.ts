@@ -32,6 +32,7 @@ import {
   describe,
   overreach,
   realWorkspace,
+  spareCores,
   testPlan,
 } from "./_executor_setup.ts";
 import { usableBwrap } from "./bubblewrap.ts";
@@ -58,11 +59,6 @@ const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024;
 const DIGEST_FILE_BYTES = 64 * 1024 * 1024;
 const DRAIN_MS = 1_000;
 const SHARED_FROM = 4096;
-
-/** One helper per core beside the worker's own, at most three. */
-function spareCores(): number {
-  return Math.max(0, Math.min(3, (navigator.hardwareConcurrency ?? 1) - 1));
-}
 
 /**
  * Runs a slice's effects: file effects in a permission-scoped Deno Worker,

@@ -9,14 +9,13 @@
  * @module
  */
 import { messageOf } from "../errors.ts";
-import type { RequestPart } from "../briefing/context_report.ts";
-import type { TurnRequest } from "../briefing/turn_request.ts";
 import type {
   ModelCall,
   ModelProvider,
   ModelReply,
   ModelUsage,
 } from "./model_provider.ts";
+import { WrappingProvider } from "./_wrapping_provider.ts";
 import { ProviderError } from "./provider_error.ts";
 
 interface RecordedLine {
@@ -53,12 +52,7 @@ interface RecordedLine {
  * await Deno.remove(path);
  * ```
  */
-export class RecordingProvider implements ModelProvider {
-  /** The wrapped provider's spec. */
-  readonly spec: string;
-  /** Where the recording is written. */
-  readonly path: string;
-  readonly #inner: ModelProvider;
+export class RecordingProvider extends WrappingProvider {
   readonly #calls: RecordedLine[] = [];
 
   /**
@@ -68,17 +62,8 @@ export class RecordingProvider implements ModelProvider {
    * @param path The recording file (replaced after every call).
    */
   constructor(inner: ModelProvider, path: string) {
-    this.#inner = inner;
-    this.spec = inner.spec;
-    this.path = path;
-    if (inner.requestParts !== undefined) {
-      const parts = inner.requestParts.bind(inner);
-      this.requestParts = (request: TurnRequest) => parts(request);
-    }
+    super(inner, path);
   }
-
-  /** The wrapped provider's body parts, when it has any. */
-  requestParts?: (request: TurnRequest) => readonly RequestPart[];
 
   /**
    * Calls the wrapped provider and records its reply.
@@ -88,8 +73,8 @@ export class RecordingProvider implements ModelProvider {
    * @throws {ProviderError} The wrapped provider's failures, and
    *   `recording_unwritable` when the file cannot be written.
    */
-  async call(call: ModelCall): Promise<ModelReply> {
-    const reply = await this.#inner.call(call);
+  override async call(call: ModelCall): Promise<ModelReply> {
+    const reply = await this.inner.call(call);
     const usage: Partial<Record<keyof ModelUsage, number>> = {};
     for (const [key, value] of Object.entries(reply.usage)) {
       if (typeof value === "number") {

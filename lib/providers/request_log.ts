@@ -19,12 +19,9 @@
  * @module
  */
 import { messageOf } from "../errors.ts";
-import type { RequestPart } from "../briefing/context_report.ts";
-import {
-  serializeTurnRequest,
-  type TurnRequest,
-} from "../briefing/turn_request.ts";
+import { serializeTurnRequest } from "../briefing/turn_request.ts";
 import type { ModelCall, ModelProvider, ModelReply } from "./model_provider.ts";
+import { WrappingProvider } from "./_wrapping_provider.ts";
 import { ProviderError } from "./provider_error.ts";
 
 /** The header line's format tag. */
@@ -69,12 +66,7 @@ const encoder = new TextEncoder();
  * await Deno.remove(path);
  * ```
  */
-export class RequestLogProvider implements ModelProvider {
-  /** The wrapped provider's spec. */
-  readonly spec: string;
-  /** Where the requests are appended. */
-  readonly path: string;
-  readonly #inner: ModelProvider;
+export class RequestLogProvider extends WrappingProvider {
   #line: number;
   readonly #append: boolean;
   #started = false;
@@ -92,19 +84,10 @@ export class RequestLogProvider implements ModelProvider {
     path: string,
     options: RequestLogOptions = {},
   ) {
-    this.#inner = inner;
-    this.spec = inner.spec;
-    this.path = path;
+    super(inner, path);
     this.#line = options.startAtLine ?? 0;
     this.#append = this.#line > 0;
-    if (inner.requestParts !== undefined) {
-      const parts = inner.requestParts.bind(inner);
-      this.requestParts = (request: TurnRequest) => parts(request);
-    }
   }
-
-  /** The wrapped provider's body parts, when it has any. */
-  requestParts?: (request: TurnRequest) => readonly RequestPart[];
 
   /**
    * Calls the wrapped provider, then logs the request — also when the call
@@ -116,9 +99,9 @@ export class RequestLogProvider implements ModelProvider {
    * @throws {ProviderError} The wrapped provider's failures, and
    *   `request_log_unwritable` when the file cannot be written.
    */
-  async call(call: ModelCall): Promise<ModelReply> {
+  override async call(call: ModelCall): Promise<ModelReply> {
     try {
-      const reply = await this.#inner.call(call);
+      const reply = await this.inner.call(call);
       await this.#log(call);
       return reply;
     } catch (error) {

@@ -5,7 +5,7 @@ import type {
   ContextReportTest,
 } from "../briefing/context_report.ts";
 import type { ContextPolicy } from "../briefing/briefing.ts";
-import type { StopReason } from "../briefing/context_report.ts";
+import { roundMs, type StopReason } from "../briefing/context_report.ts";
 import type { ActionRecord } from "../briefing/report.ts";
 import { WorkingState } from "../briefing/working_state.ts";
 import type { SliceOutcome } from "./outcome.ts";
@@ -58,8 +58,8 @@ export function sliceOutcome(
     checkpoints: s.checkpoints,
     retrievals: s.retrievals,
     request_bytes: { total: s.bytesTotal, peak: s.bytesPeak },
-    elapsed_ms: round(facts.elapsedMs),
-    model_ms: round(s.modelMs),
+    elapsed_ms: roundMs(facts.elapsedMs),
+    model_ms: roundMs(s.modelMs),
     summary: stop === "completed" ? facts.summary : null,
     context_report: facts.contextReport,
   };
@@ -121,14 +121,4 @@ function testRuns(records: readonly ActionRecord[]): ContextReportTest[] {
     });
   }
   return runs;
-}
-
-/**
- * Rounds milliseconds to microseconds.
- *
- * @param ms Milliseconds.
- * @returns The rounded value.
- */
-export function round(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
 }

@@ -2,7 +2,7 @@
 import type { ExecutionReport } from "../briefing/report.ts";
 import { displayText, formatDuration } from "../display.ts";
 import { DEFAULT_MODEL_TIMEOUT_MS } from "../providers/create_provider.ts";
-import { round } from "./_finish.ts";
+import { roundMs } from "../briefing/context_report.ts";
 import type { RunOptions, SliceRequest, StepProgress } from "./request.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
 
@@ -119,6 +119,6 @@ export function waitingNotice(
         elapsedMs,
         timeoutMs,
       }),
-      { step: step(), phase, elapsed_ms: round(elapsedMs) },
+      { step: step(), phase, elapsed_ms: roundMs(elapsedMs) },
     );
 }

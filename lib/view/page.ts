@@ -11,8 +11,38 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import SCRIPT from "./page/view.js" with { type: "text" };
+import DOM from "./page/dom.js" with { type: "text" };
+import SOURCE from "./page/source.js" with { type: "text" };
+import TIMELINE from "./page/timeline.js" with { type: "text" };
+import VIEW from "./page/view.js" with { type: "text" };
 import STYLE from "./page/view.css" with { type: "text" };
+
+/**
+ * The page's one inline script. Its parts are modules in the repository, so
+ * each is linted with what it imports; here they are joined, in dependency
+ * order, into one function's body, their imports dropped and their exports
+ * made local, so the page runs one script the CSP names by its hash.
+ *
+ * @param parts The parts' texts, each after the ones it imports.
+ * @returns The script.
+ * @throws {SyntaxError} When a part imports or exports in another form.
+ */
+function joinedScript(parts: readonly string[]): string {
+  const body = parts.map((part) =>
+    part
+      .replace(/^import \{[^}]*\} from "\.\/\w+\.js";\n/gm, "")
+      .replace(/^export (?=(?:async function|function|const|let) )/gm, "")
+  ).join("\n");
+  const left = /^(?:import|export)\b.*$/m.exec(body);
+  if (left !== null) {
+    throw new SyntaxError(
+      `Cannot join the page's script: a part still says ${left[0]}`,
+    );
+  }
+  return `"use strict";\n(function () {\n${body}})();\n`;
+}
+
+const SCRIPT = joinedScript([DOM, SOURCE, TIMELINE, VIEW]);
 
 /** A page and the policy it must be served with. */
 export interface ViewPage {

@@ -16,6 +16,7 @@
  */
 import { join } from "node:path";
 import { REPO_ROOT } from "./repo.ts";
+import { type TestBody, testsNeeding } from "./needs.ts";
 
 /** Where chromium is (`LOOM_CHROMIUM` overrides Debian's path). */
 export const CHROMIUM: string = Deno.env.get("LOOM_CHROMIUM") ??
@@ -34,26 +35,17 @@ function haveChromium(): boolean {
 /** Whether the browser tests run here (chromium found, or required). */
 export const BROWSER_RUNS: boolean = haveChromium() || REQUIRED;
 
-let warned = false;
+const browserTests = testsNeeding({
+  runs: BROWSER_RUNS,
+  ignored:
+    `!!! chromium (${CHROMIUM}) is not installed here: the browser tests are IGNORED; apt-get install -y chromium, or set LOOM_REQUIRE_BROWSER=1 to make them fail`,
+  present: haveChromium,
+  presentAfterAll: "chromium is installed after all: rerun the tests",
+});
 
 /** `Deno.test` that is ignored (loudly) without chromium, unless required. */
-export function browserTest(
-  name: string,
-  fn: (t: Deno.TestContext) => Promise<void>,
-): void {
-  const ignore = !BROWSER_RUNS;
-  if (ignore && !warned) {
-    warned = true;
-    Deno.test(
-      `!!! chromium (${CHROMIUM}) is not installed here: the browser tests are IGNORED; apt-get install -y chromium, or set LOOM_REQUIRE_BROWSER=1 to make them fail`,
-      () => {
-        if (haveChromium()) {
-          throw new Error("chromium is installed after all: rerun the tests");
-        }
-      },
-    );
-  }
-  Deno.test({ name, ignore, fn });
+export function browserTest(name: string, fn: TestBody): void {
+  browserTests(name, fn);
 }
 
 /** What a page did that it must not: errors, dialogs, requests. */

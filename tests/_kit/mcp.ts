@@ -9,6 +9,7 @@
 // cli.ts with the test task's permissions and knows the tests' own fault
 // server; a user testing their host against Loom runs `loom mcp` itself and
 // the SDK client is their kit. Free of side effects, like `repo.ts`.
+import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -545,6 +546,30 @@ export function textOf(answer: unknown): string {
   const content = (answer as { content?: { type: string; text?: string }[] })
     .content ?? [];
   return content.map((c) => c.text ?? "").join("");
+}
+
+/**
+ * Asserts that a `tools/call` answer is a tool error (`isError`) whose text
+ * says what `pattern` expects.
+ *
+ * @param answer The answer.
+ * @param pattern Its text, e.g. `/^digest_mismatch: /`.
+ * @param message Shown when an assertion fails (default: the answer's text).
+ * @returns The text, for further checks.
+ */
+export function assertToolError(
+  answer: unknown,
+  pattern: RegExp,
+  message?: string,
+): string {
+  const text = textOf(answer);
+  assert.equal(
+    (answer as { isError?: unknown }).isError,
+    true,
+    message ?? text,
+  );
+  assert.match(text, pattern, message);
+  return text;
 }
 
 /**

@@ -8,6 +8,7 @@
  * (`/v1/chat/completions`).
  */
 import { refusal } from "../providers/_strict.ts";
+import { localServer } from "../_kit/local_server.ts";
 
 /** The three wires. */
 export type Wire = "anthropic" | "responses" | "chat";
@@ -53,8 +54,7 @@ export function scriptedServer(
   const received: Received[] = [];
   const refused: { body: unknown; error: unknown }[] = [];
   let n = 0;
-  const server = Deno.serve(
-    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+  const server = localServer(
     async (request) => {
       const text = await request.text();
       const path = new URL(request.url).pathname;
@@ -81,11 +81,11 @@ export function scriptedServer(
     },
   );
   return {
-    url: `http://127.0.0.1:${server.addr.port}`,
+    url: server.url,
     received,
     refused,
     async [Symbol.asyncDispose]() {
-      await server.shutdown();
+      await server[Symbol.asyncDispose]();
     },
   };
 }

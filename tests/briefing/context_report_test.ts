@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
-import {
-  commonPrefixLength,
-  ContextReportBuilder,
-  neutralRequestParts,
-} from "../../lib/briefing/context_report.ts";
+import { ContextReportBuilder } from "../../lib/briefing/context_report.ts";
 import {
   serializeTurnRequest,
   type TurnRequest,
 } from "../../lib/briefing/turn_request.ts";
 import { CONTEXT_REPORT_KEYS } from "../_kit.ts";
+import {
+  commonPrefixLength,
+  neutralRequestParts,
+} from "../../lib/briefing/request_prefix.ts";
 
 const encoder = new TextEncoder();
 

@@ -16,6 +16,7 @@ import {
   recordingPath,
 } from "../e2e/_workspace.ts";
 import { type ActionRun, runAction, type RunnerOptions } from "./_runner.ts";
+import { localServer } from "../_kit/local_server.ts";
 
 const VERSION = (JSON.parse(
   await Deno.readTextFile(join(REPO_ROOT, "deno.json")),
@@ -45,8 +46,7 @@ function serveRelease(
 ): Release {
   const token = crypto.randomUUID();
   const requests: string[] = [];
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+  const server = localServer(
     (request) => {
       const path = new URL(request.url).pathname;
       const prefix = `/${token}/`;
@@ -60,9 +60,9 @@ function serveRelease(
     },
   );
   return {
-    base: `http://127.0.0.1:${server.addr.port}/${token}`,
+    base: `${server.url}/${token}`,
     requests,
-    [Symbol.asyncDispose]: () => server.shutdown(),
+    [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
   };
 }
 

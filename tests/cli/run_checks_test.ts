@@ -1,14 +1,8 @@
 import assert from "node:assert/strict";
 import { join, resolve } from "node:path";
-import { loomIn } from "../_kit.ts";
+import { dirNames, loomIn } from "../_kit.ts";
 
 const RECORDING = resolve("fixtures/recordings/bugfix.json");
-
-async function snapshot(dir: string): Promise<string[]> {
-  const names: string[] = [];
-  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
-  return names.sort();
-}
 
 Deno.test("loom run checks every flag and file before the first effect and exits 2", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "loom-run-checks-" });
@@ -144,15 +138,15 @@ Deno.test("loom run checks every flag and file before the first effect and exits
   try {
     for (const [name, args, expected] of cases) {
       await t.step(name, async () => {
-        const before = await snapshot(dir);
+        const before = await dirNames(dir);
         const { code, stdout, stderr } = await loomIn(...args);
         assert.equal(code, 2, stderr);
         assert.equal(stdout, "");
         assert.match(stderr, expected);
         assert.ok(!/os error/.test(stderr), stderr);
         // Nothing happened: no session, no report, the workspace untouched.
-        assert.deepEqual(await snapshot(dir), before);
-        assert.deepEqual(await snapshot(workspace), ["a.txt"]);
+        assert.deepEqual(await dirNames(dir), before);
+        assert.deepEqual(await dirNames(workspace), ["a.txt"]);
         await assert.rejects(Deno.stat(session));
         await assert.rejects(Deno.stat(report));
       });

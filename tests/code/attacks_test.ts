@@ -271,11 +271,17 @@ bwrapTest(
         assert.ok(run.logs.length > 1000 && run.logs.length <= 1049);
       },
     );
+    // Code that calls the tool s/t, answered by `bridge`.
+    const callingThrough = (bridge: ReturnType<typeof recordingBridge>) => ({
+      bridge,
+      tools: toolNames(["s/t"]),
+      ...long,
+    });
     const calls = recordingBridge({ "s/t": () => ({ content: [] }) });
     await limit(
       "10,000 calls end at the 500th (code_calls), and no call past it reaches a tool",
       "for (let i = 0; i < 10000; i++) await tools.s.t({ i });",
-      { bridge: calls, tools: toolNames(["s/t"]), ...long },
+      callingThrough(calls),
       (run) => {
         assert.equal(codeOf(run), "code_calls");
         assert.equal(calls.calls.length, 500);
@@ -288,7 +294,7 @@ bwrapTest(
     await limit(
       "1,000 concurrent calls reach the tools 16 at a time, and end at the 500th",
       "await Promise.all(Array.from({ length: 1000 }, (_, i) => tools.s.t({ i })));",
-      { bridge: slow, tools: toolNames(["s/t"]), ...long },
+      callingThrough(slow),
       (run) => {
         assert.equal(codeOf(run), "code_calls");
         assert.equal(slow.peak(), 16);

@@ -7,7 +7,7 @@ import {
   WorkspaceExecutor,
   type WorkspaceExecutorOptions,
 } from "../../lib/executor/workspace_executor.ts";
-import { tempDir } from "../_kit.ts";
+import { dirNames, tempDir } from "../_kit.ts";
 
 type ExecutorOptions = Omit<WorkspaceExecutorOptions, "workspace">;
 
@@ -56,12 +56,6 @@ async function testRun(
 function envVar(name: string, value: string): Disposable {
   Deno.env.set(name, value);
   return { [Symbol.dispose]: () => Deno.env.delete(name) };
-}
-
-async function listing(dir: string): Promise<string[]> {
-  const names: string[] = [];
-  for await (const entry of Deno.readDir(dir)) names.push(entry.name);
-  return names.sort();
 }
 
 Deno.test("WorkspaceExecutor.inspect() reads UTF-8 text and explains every other case", async (t) => {
@@ -171,7 +165,7 @@ Deno.test("WorkspaceExecutor.edit() writes files atomically", async (t) => {
     async () => {
       await Deno.writeFile(`${workspace}/old.bin`, old);
       await Deno.mkdir(`${workspace}/blocker`);
-      const before = await listing(workspace);
+      const before = await dirNames(workspace);
       await assert.rejects(
         executor.edit([
           { path: "old.bin", contents: "replaced\n" },
@@ -187,7 +181,7 @@ Deno.test("WorkspaceExecutor.edit() writes files atomically", async (t) => {
       );
       assert.deepEqual(await Deno.readFile(`${workspace}/old.bin`), old);
       // No temp files, no half-made directories.
-      assert.deepEqual(await listing(workspace), before);
+      assert.deepEqual(await dirNames(workspace), before);
     },
   );
 
@@ -208,7 +202,7 @@ Deno.test("WorkspaceExecutor.edit() writes files atomically", async (t) => {
 
 /** The names in `dir` that match `pattern`. */
 async function matching(dir: string, pattern: RegExp): Promise<string[]> {
-  return (await listing(dir)).filter((name) => pattern.test(name));
+  return (await dirNames(dir)).filter((name) => pattern.test(name));
 }
 
 /**
@@ -272,7 +266,7 @@ for (const sandbox of [null, undefined] as const) {
           await Deno.readTextFile(`${workspace}/dir/b.txt`),
           "old b\n",
         );
-        assert.deepEqual(await listing(workspace), ["dir", "link"]);
+        assert.deepEqual(await dirNames(workspace), ["dir", "link"]);
         // And what could not is really there: the report told the truth.
         const stray = await matching(
           `${workspace}/dir`,
@@ -295,7 +289,7 @@ for (const sandbox of [null, undefined] as const) {
           "link/new/c.txt",
           '"link/new/c.txt", "link/new/"',
         );
-        assert.deepEqual(await listing(`${workspace}/dir`), [
+        assert.deepEqual(await dirNames(`${workspace}/dir`), [
           "b.txt",
           "new",
         ]);

@@ -4,6 +4,7 @@
  * answered with that service's own 400 (`_strict.ts`), not a canned response.
  */
 import { refusal } from "./_strict.ts";
+import { localServer } from "../_kit/local_server.ts";
 
 export interface ReceivedRequest {
   readonly method: string;
@@ -30,8 +31,7 @@ export interface FakeServer extends AsyncDisposable {
  */
 export function fakeServer(responses: readonly CannedResponse[]): FakeServer {
   const received: ReceivedRequest[] = [];
-  const server = Deno.serve(
-    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+  const server = localServer(
     async (request) => {
       const text = await request.text();
       const path = new URL(request.url).pathname;
@@ -55,23 +55,18 @@ export function fakeServer(responses: readonly CannedResponse[]): FakeServer {
     },
   );
   return {
-    url: `http://127.0.0.1:${server.addr.port}`,
+    url: server.url,
     received,
     async [Symbol.asyncDispose]() {
-      await server.shutdown();
+      await server[Symbol.asyncDispose]();
     },
   };
 }
 
 /** A port on 127.0.0.1 where nothing listens (a server started and shut down). */
 export async function closedPortUrl(): Promise<string> {
-  const server = Deno.serve(
-    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
-    () => new Response(),
-  );
-  const url = `http://127.0.0.1:${server.addr.port}`;
-  await server.shutdown();
-  return url;
+  await using server = localServer(() => new Response());
+  return server.url;
 }
 
 /** Fast-retry headers: the SDKs honour `retry-after-ms`. */

@@ -6,6 +6,7 @@
  * with that service's own 400 (`_strict.ts`) before the handler sees it.
  */
 import { refusal } from "./_strict.ts";
+import { localServer } from "../_kit/local_server.ts";
 
 /** What a handler gets besides the request. */
 export interface HostileContext {
@@ -32,8 +33,7 @@ export interface HostileServer extends AsyncDisposable {
 export function hostileServer(handler: HostileHandler): HostileServer {
   const closing = new AbortController();
   let requests = 0;
-  const server = Deno.serve(
-    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+  const server = localServer(
     async (request) => {
       const text = await request.text();
       requests += 1;
@@ -45,13 +45,13 @@ export function hostileServer(handler: HostileHandler): HostileServer {
     },
   );
   return {
-    url: `http://127.0.0.1:${server.addr.port}`,
+    url: server.url,
     get requests() {
       return requests;
     },
     async [Symbol.asyncDispose]() {
       closing.abort();
-      await server.shutdown();
+      await server[Symbol.asyncDispose]();
     },
   };
 }

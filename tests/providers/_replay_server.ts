@@ -10,6 +10,7 @@
  * takes a `step`, as a model answering that tool does.
  */
 import { refusal } from "./_strict.ts";
+import { localServer } from "../_kit/local_server.ts";
 
 /** Which wire format the server speaks. */
 export type ReplayWire = "anthropic" | "openai";
@@ -51,8 +52,7 @@ export async function replayServer(
   }).calls;
   const bodies: string[] = [];
   let served = 0;
-  const server = Deno.serve(
-    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+  const server = localServer(
     async (request) => {
       const text = await request.text();
       bodies.push(text);
@@ -78,10 +78,10 @@ export async function replayServer(
     },
   );
   return {
-    url: `http://127.0.0.1:${server.addr.port}`,
+    url: server.url,
     bodies,
     async [Symbol.asyncDispose]() {
-      await server.shutdown();
+      await server[Symbol.asyncDispose]();
     },
   };
 }

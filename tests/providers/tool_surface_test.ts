@@ -4,10 +4,7 @@
  * wire formats, captured on a local replay server.
  */
 import assert from "node:assert/strict";
-import {
-  commonPrefixLength,
-  type ContextReport,
-} from "../../lib/briefing/context_report.ts";
+import type { ContextReport } from "../../lib/briefing/context_report.ts";
 import { providerRequestParts } from "../../lib/providers/request_parts.ts";
 import { runSlice } from "../../lib/slice/run.ts";
 import { replayRecording } from "../../lib/cost/replay.ts";
@@ -19,6 +16,7 @@ import {
 import { fixtureCopy } from "../_kit.ts";
 import { replayServer, type ReplayWire } from "./_replay_server.ts";
 import type { ContextPolicy } from "../../lib/briefing/briefing.ts";
+import { commonPrefixLength } from "../../lib/briefing/request_prefix.ts";
 
 const encoder = new TextEncoder();
 

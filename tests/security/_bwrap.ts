@@ -3,6 +3,7 @@
  * reported as ignored, with one loud line saying why; with
  * `LOOM_REQUIRE_BWRAP=1` (CI) they run anyway and fail.
  */
+import { type TestBody, testsNeeding } from "../_kit/needs.ts";
 
 function probe(): boolean {
   try {
@@ -30,26 +31,16 @@ function probe(): boolean {
 /** Whether bubblewrap works here. */
 export const HAVE_BWRAP: boolean = probe();
 const REQUIRED = Deno.env.get("LOOM_REQUIRE_BWRAP") === "1";
-let warned = false;
+
+const bwrapTests = testsNeeding({
+  runs: HAVE_BWRAP || REQUIRED,
+  ignored:
+    "!!! bubblewrap (bwrap) cannot sandbox here: the tests that need it are IGNORED; install bubblewrap, or set LOOM_REQUIRE_BWRAP=1 to make them fail",
+  present: probe,
+  presentAfterAll: "bubblewrap works after all: rerun the tests",
+});
 
 /** `Deno.test` that is ignored (loudly) without bubblewrap, unless required. */
-export function bwrapTest(
-  name: string,
-  fn: (t: Deno.TestContext) => Promise<void>,
-): void {
-  const ignore = !HAVE_BWRAP && !REQUIRED;
-  if (ignore && !warned) {
-    warned = true;
-    // One loud line in the test report (`deno test --quiet` drops plain
-    // console output made before the tests start).
-    Deno.test(
-      "!!! bubblewrap (bwrap) cannot sandbox here: the tests that need it are IGNORED; install bubblewrap, or set LOOM_REQUIRE_BWRAP=1 to make them fail",
-      () => {
-        if (probe()) {
-          throw new Error("bubblewrap works after all: rerun the tests");
-        }
-      },
-    );
-  }
-  Deno.test({ name, ignore, fn });
+export function bwrapTest(name: string, fn: TestBody): void {
+  bwrapTests(name, fn);
 }

@@ -17,6 +17,7 @@ import {
   type McpConnection,
   serversFile,
 } from "../_kit/mcp.ts";
+import { localServer } from "../_kit/local_server.ts";
 
 /** An OTLP attribute value as JSON carries it. */
 type AnyValue = {
@@ -68,6 +69,13 @@ export interface OtlpReceiver extends AsyncDisposable {
   metrics(): ReceivedMetric[];
   /** Resolves once `ready()` holds of the spans (checked on every export). */
   until(ready: (spans: ReceivedSpan[]) => boolean): Promise<void>;
+  /**
+   * Asserts that nothing received (spans, metrics, logs) carries any of
+   * `secrets`, the environment's values the run was given.
+   */
+  assertExportsNone(
+    secrets: Readonly<Record<string, string>> | readonly string[],
+  ): void;
 }
 
 function plain(value: AnyValue | undefined): unknown {
@@ -100,8 +108,7 @@ export function otlpReceiver(): OtlpReceiver {
   const metrics: ReceivedMetric[] = [];
   const waiters: { ready: (s: ReceivedSpan[]) => boolean; done: () => void }[] =
     [];
-  const server = Deno.serve(
-    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+  const server = localServer(
     async (request) => {
       const text = await request.text();
       bodies.push(text);
@@ -152,7 +159,7 @@ export function otlpReceiver(): OtlpReceiver {
       return Response.json({});
     },
   );
-  const url = `http://127.0.0.1:${server.addr.port}`;
+  const url = server.url;
   return {
     url,
     bodies,
@@ -166,12 +173,19 @@ export function otlpReceiver(): OtlpReceiver {
     }),
     spans: () => [...spans],
     metrics: () => [...metrics],
+    assertExportsNone: (secrets) => {
+      const everything = bodies.join("\n");
+      const texts = Array.isArray(secrets) ? secrets : Object.values(secrets);
+      for (const secret of texts) {
+        assert.ok(!everything.includes(secret), `${secret} was exported`);
+      }
+    },
     until: (ready) =>
       ready(spans) ? Promise.resolve() : new Promise<void>((done) => {
         waiters.push({ ready, done });
       }),
     async [Symbol.asyncDispose]() {
-      await server.shutdown();
+      await server[Symbol.asyncDispose]();
     },
   };
 }
@@ -253,8 +267,5 @@ export function assertNotExported(
   receiver: OtlpReceiver,
   texts: readonly string[] = [],
 ): void {
-  const everything = receiver.bodies.join("\n");
-  for (const text of [...Object.values(FAKE_SECRETS), ...texts]) {
-    assert.ok(!everything.includes(text), `${text} was exported`);
-  }
+  receiver.assertExportsNone([...Object.values(FAKE_SECRETS), ...texts]);
 }

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { REPO_ROOT, tempDir } from "../../_kit.ts";
 import {
+  assertToolError,
   connectGateway,
   connectHttp,
   denoEntry,
@@ -197,8 +198,7 @@ Deno.test("loom mcp --catalog search: a constant listing, searches that find, ca
       name: "fs__write_file",
       arguments: { path: `${root}/x`, content: "x" },
     });
-    assert.equal(refused.isError, true);
-    assert.match(refused.content[0].text, /^unknown_tool: /);
+    assertToolError(refused, /^unknown_tool: /);
     await assert.rejects(Deno.stat(`${root}/x`));
   });
 

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { tempDir } from "../../_kit.ts";
 import {
+  assertToolError,
   connectGateway,
   denoEntry,
   type Descriptor,
@@ -88,8 +89,7 @@ async function checkSession(
   assert.equal(refetched.isError, undefined, JSON.stringify(refetched));
   assert.match(refetched.structuredContent.selected_text, /^0123456789abcdef/);
   const drifted = await read("kept__drift");
-  assert.equal(drifted.isError, true);
-  assert.match(drifted.content[0].text, /^digest_mismatch: /);
+  assertToolError(drifted, /^digest_mismatch: /);
   // New results do not take the ids of the descriptor-only ones.
   const fresh = descriptorOf(
     await gateway.call("kept__big", { bytes: 9000 }),
@@ -106,6 +106,5 @@ async function checkSession(
   const expired = await aged.call("read_result", {
     reference: descriptors["kept__big"]!.reference,
   });
-  assert.equal(expired.isError, true);
-  assert.match(expired.content[0].text, /^result_evicted: /);
+  assertToolError(expired, /^result_evicted: /);
 }

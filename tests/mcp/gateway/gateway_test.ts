@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { tempDir } from "../../_kit.ts";
 import {
+  assertToolError,
   connectGateway,
   connectStdio,
   denoEntry,
@@ -147,8 +148,7 @@ Deno.test("loom mcp --servers offloads, reads exactly, relays faithfully and sur
     const wrong = await gateway.call("read_result", {
       reference: { ...descriptor.reference, sha256: "0".repeat(64) },
     });
-    assert.equal(wrong.isError, true);
-    assert.match(wrong.content[0].text, /^digest_mismatch: /);
+    assertToolError(wrong, /^digest_mismatch: /);
   });
 
   await t.step(
@@ -184,11 +184,7 @@ Deno.test("loom mcp --servers offloads, reads exactly, relays faithfully and sur
     "a crash answers a tool error naming the server and its stderr, and the next call restarts it",
     async () => {
       const crashed = await gateway.call("fault__crash", {});
-      assert.equal(crashed.isError, true);
-      assert.match(
-        crashed.content[0].text,
-        /^upstream_unavailable: Server fault stopped/,
-      );
+      assertToolError(crashed, /^upstream_unavailable: Server fault stopped/);
       assert.match(crashed.content[0].text, /segmentation fault/);
       const again = await gateway.call("fault__small", {});
       assert.equal(again.isError, undefined);
@@ -200,11 +196,7 @@ Deno.test("loom mcp --servers offloads, reads exactly, relays faithfully and sur
     "a hang answers upstream_timeout after --call-timeout; other servers keep working",
     async () => {
       const hung = await gateway.call("fault__hang", {});
-      assert.equal(hung.isError, true);
-      assert.match(
-        hung.content[0].text,
-        /^upstream_timeout: Server fault did not answer/,
-      );
+      assertToolError(hung, /^upstream_timeout: Server fault did not answer/);
       const echo = await gateway.call("everything__echo", {
         message: "still here",
       });
@@ -218,11 +210,7 @@ Deno.test("loom mcp --servers offloads, reads exactly, relays faithfully and sur
       const after = await gateway.call("fault__garbage", {});
       assert.equal(after.content[0].text, "after garbage");
       const malformed = await gateway.call("fault__malformed", {});
-      assert.equal(malformed.isError, true);
-      assert.match(
-        malformed.content[0].text,
-        /^upstream_malformed: Server fault/,
-      );
+      assertToolError(malformed, /^upstream_malformed: Server fault/);
     },
   );
 

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { tempDir } from "../../_kit.ts";
 import {
+  assertToolError,
   connectGateway,
   denoEntry,
   descriptorOf,
@@ -138,8 +139,7 @@ bwrapTest(
             JSON.stringify(descriptor.reference)
           }, sha256: "${"0".repeat(64)}" });`,
         );
-        assert.equal(forged.isError, true);
-        assert.match(textOf(forged), /digest_mismatch|does not match/);
+        assertToolError(forged, /digest_mismatch|does not match/);
       },
     );
 
@@ -185,9 +185,8 @@ bwrapTest(
         const uncaught = await run(
           `console.log("about to fail");\nawait tools.fs.read_text_file({ path: "/nowhere/at/all" });`,
         );
-        assert.equal(uncaught.isError, true);
-        assert.match(
-          textOf(uncaught),
+        assertToolError(
+          uncaught,
           /^code_error: ToolError: .*\n\s+at async run_code \(code:2:/,
         );
         assert.match(textOf(uncaught), /about to fail/);
@@ -226,8 +225,7 @@ bwrapTest(
         ];
         for (const [code, extra, expected] of attacks) {
           const answer = await run(code, extra);
-          assert.equal(answer.isError, true, code);
-          assert.match(textOf(answer), expected);
+          assertToolError(answer, expected, code);
           const echo = await gateway.call("everything__echo", {
             message: "still here",
           });

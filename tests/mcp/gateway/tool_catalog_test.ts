@@ -11,6 +11,7 @@ import {
 } from "../../../lib/mcp/gateway/tool_catalog.ts";
 import type { CatalogEntry } from "../../../lib/mcp/gateway/tool_listing.ts";
 import { STRICT_TOOL } from "./_catalog_tools.ts";
+import { assertToolError } from "../../_kit/mcp.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text).length;
 
@@ -172,8 +173,7 @@ Deno.test("search_tools answers the detail asked for, schemas within 32 KiB", as
         ] as const
       ) {
         const result = catalog.search(args as Record<string, unknown>);
-        assert.equal(result.isError, true);
-        assert.match(result.content[0].text, /^invalid_arguments: /);
+        assertToolError(result, /^invalid_arguments: /);
         assert.match(result.content[0].text, pattern);
       }
     },

@@ -17,6 +17,7 @@ import {
   readArgs,
   serversFile,
 } from "../../_kit/mcp.ts";
+import { localServer } from "../../_kit/local_server.ts";
 
 Deno.test("a remote upstream over Streamable HTTP, its URL and headers expanded from the environment, is offloaded like a stdio one", async () => {
   const token = crypto.randomUUID();
@@ -42,8 +43,7 @@ Deno.test("a remote upstream over Streamable HTTP, its URL and headers expanded 
   });
   await mcp.connect(transport);
   const refused: string[] = [];
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+  const server = localServer(
     (request) => {
       // A listener needs a token; the fallback header shows ${VAR:-default}.
       if (
@@ -70,7 +70,7 @@ Deno.test("a remote upstream over Streamable HTTP, its URL and headers expanded 
     });
     await using gateway = await connectGateway(servers, [], {
       env: {
-        LOOM_TEST_REMOTE_PORT: String(server.addr.port),
+        LOOM_TEST_REMOTE_PORT: String(server.port),
         LOOM_TEST_REMOTE_TOKEN: token,
       },
       denoFlags: ["--allow-net=127.0.0.1"],
@@ -107,7 +107,7 @@ Deno.test("a remote upstream over Streamable HTTP, its URL and headers expanded 
     assert.deepEqual(refused, []);
   } finally {
     await mcp.close();
-    await server.shutdown();
+    await server[Symbol.asyncDispose]();
   }
 });
 

@@ -1,0 +1,48 @@
+/**
+ * Tests that need something the machine may lack (bubblewrap, chromium,
+ * PostgreSQL): where it is missing they are reported as ignored, with one
+ * loud line per test file saying what is missing and how to get it; where
+ * CI requires it (`LOOM_REQUIRE_…=1`) they run and fail instead. The line
+ * itself fails when the thing turns out to be there after all.
+ *
+ * @module
+ */
+
+/** A test's body. */
+export type TestBody = (t: Deno.TestContext) => Promise<void>;
+
+/** What a kind of test needs, and what to say without it. */
+export interface Need {
+  /** Whether these tests run here (the thing is there, or it is required). */
+  readonly runs: boolean;
+  /** The loud line: what is missing, that the tests are IGNORED, and how to get it. */
+  readonly ignored: string;
+  /** Whether the thing is there after all. */
+  readonly present: () => boolean;
+  /** What the loud line throws then. */
+  readonly presentAfterAll: string;
+}
+
+/**
+ * A `Deno.test` for tests that need `need`.
+ *
+ * @param need What they need.
+ * @returns The test function: ignored, loudly, where they cannot run.
+ */
+export function testsNeeding(
+  need: Need,
+): (name: string, fn: TestBody) => void {
+  let warned = false;
+  return (name, fn) => {
+    const ignore = !need.runs;
+    if (ignore && !warned) {
+      warned = true;
+      // One loud line in the test report (`deno test --quiet` drops plain
+      // console output made before the tests start).
+      Deno.test(need.ignored, () => {
+        if (need.present()) throw new Error(need.presentAfterAll);
+      });
+    }
+    Deno.test({ name, ignore, fn });
+  };
+}
