@@ -45,8 +45,8 @@ import {
   recordOf,
   verified,
 } from "./_mcp_records.ts";
-import { isWithin, realish, refuseOverlap } from "./_session_util.ts";
-import { loadSessionKey, sessionKeyPath } from "./_session_key.ts";
+import { refuseOverlap } from "./_session_util.ts";
+import { sessionKeyFor } from "./_session_key.ts";
 import { SessionError } from "./session_error.ts";
 import type { McpCatalogue } from "./_mcp_catalogue.ts";
 import { GroupCommit } from "./_group_commit.ts";
@@ -272,18 +272,10 @@ export class McpSession {
       if (root !== null) {
         for (const path of place.forbidden) refuseOverlap(path, root);
       }
-      const keyFile = realish(options.keyFile ?? sessionKeyPath());
-      if (
-        (root !== null && isWithin(keyFile, root)) ||
-        place.forbidden.some((path) => isWithin(keyFile, path))
-      ) {
-        throw new SessionError(
-          "session_key_invalid",
-          `Cannot use the session key ${keyFile}: it lies inside the server's root or the session, where it could be read`,
-          { file: keyFile },
-        );
-      }
-      const key = await loadSessionKey(keyFile);
+      const key = await sessionKeyFor(
+        options.keyFile,
+        root === null ? place.forbidden : [root, ...place.forbidden],
+      );
       await slot.prepare();
       if (options.shared !== true) lease = await takeLease(slot);
       if (
@@ -329,8 +321,7 @@ export class McpSession {
   ): Promise<StoredResult[]> {
     const place = await placeSession(dir, options.store);
     try {
-      const keyFile = realish(options.keyFile ?? sessionKeyPath());
-      const key = await loadSessionKey(keyFile);
+      const key = await sessionKeyFor(options.keyFile, []);
       const parsed = mcpSession(
         await parseAnySession(place.slot, key),
         place.slot,

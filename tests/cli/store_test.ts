@@ -272,8 +272,11 @@ postgresTest(
   "a store lost mid-run stops the step with a typed error and loses nothing committed",
   async () => {
     const cluster = await postgresCluster();
-    const { SessionStore, saveSnapshot, verifySession } = await import(
+    const { SessionStore, saveSnapshot } = await import(
       "../../lib/persist/session_store.ts"
+    );
+    const { verifySession } = await import(
+      "../../lib/persist/session_verify.ts"
     );
     const { sampleRun, RUN, tempLayout } = await import(
       "../persist/_session.ts"

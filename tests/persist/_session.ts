@@ -4,13 +4,12 @@ import type {
   ResultDescriptor,
   ResultStore,
 } from "../../lib/store/result_store.ts";
-import {
-  type LoadedSession,
-  saveSnapshot,
-  type SessionRun,
-  type SessionSaveInfo,
-  SessionStore,
-} from "../../lib/persist/session_store.ts";
+import { saveSnapshot, SessionStore } from "../../lib/persist/session_store.ts";
+import type {
+  LoadedSession,
+  SessionRun,
+  SessionSaveInfo,
+} from "../../lib/persist/session_types.ts";
 import type { PersistenceOverrides } from "../../lib/persist/tool_policy.ts";
 import type { SliceSnapshot } from "../../lib/slice/run_state.ts";
 import { storeWith, testsRunRecord } from "../_factories.ts";

@@ -7,12 +7,8 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { SessionError } from "../../lib/persist/session_error.ts";
-import {
-  runStateOf,
-  saveSnapshot,
-  SessionStore,
-  verifySession,
-} from "../../lib/persist/session_store.ts";
+import { saveSnapshot, SessionStore } from "../../lib/persist/session_store.ts";
+import { runStateOf, verifySession } from "../../lib/persist/session_verify.ts";
 import { listSessions } from "../../lib/persist/session_summary.ts";
 import {
   createSession,

@@ -12,12 +12,8 @@ import { createHash, createHmac } from "node:crypto";
 import { openStorage } from "../../lib/storage/open_storage.ts";
 import { StorageError } from "../../lib/storage/storage_error.ts";
 import { SessionError } from "../../lib/persist/session_error.ts";
-import {
-  runStateOf,
-  saveSnapshot,
-  SessionStore,
-  verifySession,
-} from "../../lib/persist/session_store.ts";
+import { saveSnapshot, SessionStore } from "../../lib/persist/session_store.ts";
+import { runStateOf, verifySession } from "../../lib/persist/session_verify.ts";
 import { sliceSessionHooks } from "../../lib/persist/slice_session.ts";
 import { readJournal } from "../../lib/persist/_journal.ts";
 import { McpSession } from "../../lib/persist/mcp_session.ts";
