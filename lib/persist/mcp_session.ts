@@ -34,7 +34,7 @@ import type { Lease, SessionSlot, Storage } from "../storage/storage.ts";
 import { StorageError } from "../storage/storage_error.ts";
 import { parseAnySession } from "./_read_session.ts";
 import type { CatalogueEntry } from "./_schema.ts";
-import { placeSession, takeLease } from "./_session_place.ts";
+import { openingAt, placeSession } from "./_session_place.ts";
 import { verifyBody } from "./_session_results.ts";
 import {
   createHeader,
@@ -267,8 +267,7 @@ export class McpSession {
       options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
     );
     const { slot } = place;
-    let lease: Lease | undefined;
-    try {
+    return await openingAt(place, async (take) => {
       if (root !== null) {
         for (const path of place.forbidden) refuseOverlap(path, root);
       }
@@ -277,7 +276,7 @@ export class McpSession {
         root === null ? place.forbidden : [root, ...place.forbidden],
       );
       await slot.prepare();
-      if (options.shared !== true) lease = await takeLease(slot);
+      const lease = options.shared === true ? undefined : await take();
       if (
         !(await slot.journal.exists()) && (await slot.outdated()) === undefined
       ) {
@@ -297,11 +296,7 @@ export class McpSession {
         results,
         lazy,
       });
-    } catch (error) {
-      await lease?.release();
-      await place.owned?.close();
-      throw error;
-    }
+    });
   }
 
   /**

@@ -18,7 +18,7 @@ import type { ParsedSession } from "./_read_session.ts";
 import { JOURNAL_FORMAT } from "./_schema.ts";
 import { SaveCursor } from "./_session_save.ts";
 import { sessionKeyFor } from "./_session_key.ts";
-import { placeSession, takeLease } from "./_session_place.ts";
+import { openingAt, placeSession } from "./_session_place.ts";
 import { finiteOverrides, realish, refuseOverlap } from "./_session_util.ts";
 import { EphemeralSession } from "./ephemeral_session.ts";
 import { SessionError } from "./session_error.ts";
@@ -168,8 +168,7 @@ export class SessionStore {
     const workspace = await Deno.realPath(options.workspace);
     const place = await placeSession(root, options.store);
     const { slot } = place;
-    let lock: Lease | undefined;
-    try {
+    return await openingAt(place, async (lease) => {
       for (const path of place.forbidden) refuseOverlap(path, workspace);
       const old = await slot.outdated();
       if (old !== undefined || await slot.journal.exists()) {
@@ -197,7 +196,7 @@ export class SessionStore {
         ...forbidden,
         workspace,
       ]);
-      lock = await takeLease(slot);
+      const lock = await lease();
       const run = options.run;
       const session = options.session ?? slot.name;
       const overrides = finiteOverrides(run.overrides ?? {});
@@ -243,11 +242,7 @@ export class SessionStore {
         maxSteps: run.maxSteps,
         overrides,
       });
-    } catch (error) {
-      await lock?.release();
-      await place.owned?.close();
-      throw error;
-    }
+    });
   }
 
   /**
@@ -280,10 +275,9 @@ export class SessionStore {
   ): Promise<SessionStore> {
     const place = await placeSession(root, options.store);
     const { slot } = place;
-    let lock: Lease | undefined;
-    try {
+    return await openingAt(place, async (lease) => {
       const key = await journalKey(slot, place.forbidden, options.keyFile);
-      lock = await takeLease(slot);
+      const lock = await lease();
       const { parsed, workspace } = await parseAt(slot, place.forbidden, key);
       const writer = await JournalWriter.continue(
         slot.journal,
@@ -302,11 +296,7 @@ export class SessionStore {
         maxSteps: parsed.maxSteps,
         overrides: parsed.overrides,
       });
-    } catch (error) {
-      await lock?.release();
-      await place.owned?.close();
-      throw error;
-    }
+    });
   }
 
   /**
