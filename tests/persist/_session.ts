@@ -404,3 +404,31 @@ export function assertKeptSteps(loaded: LoadedSession, acked: number): void {
   );
   assert.equal(loaded.results.length, loaded.state.steps);
 }
+
+/** The sample's failing test output, forged to pass. */
+export const FORGED_OUTPUT = TEST_OUTPUT.replace(
+  "expected 3, got 4",
+  "all passed",
+);
+
+/**
+ * Points the sample's test record (record 2, `result-3`) at a forged body
+ * with its recomputed digest and a passing exit code: what an attacker
+ * who can write the session but has no key would do.
+ *
+ * @param records The journal's parsed lines (changed in place).
+ * @param digest The forged body's SHA-256.
+ * @returns The records.
+ */
+export function pointAtForged(
+  records: JournalLine[],
+  digest: string,
+): JournalLine[] {
+  const entry = records[2]!.results["result-3"];
+  entry.sha256 = digest;
+  entry.utf8_bytes = new TextEncoder().encode(FORGED_OUTPUT).length;
+  entry.source.persisted = `tool-results/${digest}.txt`;
+  records[2]!.records[0].report.output.sha256 = digest;
+  records[2]!.records[0].report.exit_code = 0;
+  return records;
+}

@@ -15,9 +15,12 @@ import {
   CHANGED_RECORDS,
   createSession,
   exists,
+  FORGED_OUTPUT,
+  type JournalTamper,
   killWriterAfter,
   type Layout,
   openSession,
+  pointAtForged,
   reload,
   REORDERED_RECORDS,
   rewriteJournal,
@@ -25,7 +28,6 @@ import {
   snapshotOf,
   snapshotTree,
   tempLayout,
-  TEST_OUTPUT,
 } from "./_session.ts";
 
 // deno-lint-ignore no-explicit-any -- free-form edits of parsed JSON
@@ -71,8 +73,12 @@ async function refused(layout: Layout, check: (e: unknown) => boolean) {
   assert.deepEqual(await snapshotTree(layout.base), before, "nothing changed");
 }
 
-Deno.test("a record changed without the key is refused as session_tampered, naming it", async (t) => {
-  for (const [what, bad, edit] of CHANGED_RECORDS) {
+/** One step per edit: the edited journal is refused, naming the record. */
+async function refusesEach(
+  t: Deno.TestContext,
+  edits: readonly JournalTamper[],
+): Promise<void> {
+  for (const [what, bad, edit] of edits) {
     await t.step(what, async () => {
       await using layout = await rewritten(edit);
       await refused(
@@ -85,26 +91,24 @@ Deno.test("a record changed without the key is refused as session_tampered, nami
       );
     });
   }
+}
+
+Deno.test("a record changed without the key is refused as session_tampered, naming it", async (t) => {
+  await refusesEach(t, CHANGED_RECORDS);
 
   await t.step(
     "a result body replaced together with its recomputed SHA-256 digest",
     async () => {
       await using layout = await savedSample({ stepwise: true });
-      const forged = TEST_OUTPUT.replace("expected 3, got 4", "all passed");
-      const digest = sha(forged);
+      const digest = sha(FORGED_OUTPUT);
       await Deno.writeTextFile(
         `${layout.root}/tool-results/${digest}.txt`,
-        forged,
+        FORGED_OUTPUT,
       );
-      await rewriteJournal(layout.root, (records) => {
-        const entry = records[2]!.results["result-3"];
-        entry.sha256 = digest;
-        entry.utf8_bytes = new TextEncoder().encode(forged).length;
-        entry.source.persisted = `tool-results/${digest}.txt`;
-        records[2]!.records[0].report.output.sha256 = digest;
-        records[2]!.records[0].report.exit_code = 0;
-        return records;
-      });
+      await rewriteJournal(
+        layout.root,
+        (records) => pointAtForged(records, digest),
+      );
       await refused(layout, isError("session_tampered", /record 2/, 3));
     },
   );
@@ -120,15 +124,7 @@ Deno.test("a record changed without the key is refused as session_tampered, nami
 });
 
 Deno.test("reordered, dropped and duplicated records are refused", async (t) => {
-  for (const [what, bad, edit] of REORDERED_RECORDS) {
-    await t.step(what, async () => {
-      await using layout = await rewritten(edit);
-      await refused(
-        layout,
-        isError("session_tampered", new RegExp(`record ${bad} `), bad + 1),
-      );
-    });
-  }
+  await refusesEach(t, REORDERED_RECORDS);
 });
 
 Deno.test("a malformed journal is a typed error naming file and line", async (t) => {

@@ -55,6 +55,15 @@ export interface ToolSettings extends Partial<ToolClassification> {
   readonly code?: boolean;
 }
 
+/** Every setting a tool may have of its own, each a boolean. */
+const TOOL_SETTING_NAMES = [
+  "persist",
+  "selfReading",
+  "alwaysLoad",
+  "disabled",
+  "code",
+] as const satisfies readonly (keyof ToolSettings)[];
+
 /** Where the catalogue puts one upstream tool (the servers file decides). */
 export interface ToolPlacement {
   /** Listed in `tools/list` even in `search` mode. */
@@ -273,15 +282,7 @@ export function parseGatewayConfig(
         if (!isObject(value)) fail(`${at(`tools.${tool}`)} is not an object`);
         const v = value as Record<string, unknown>;
         const settings: Record<string, boolean> = {};
-        for (
-          const key of [
-            "persist",
-            "selfReading",
-            "alwaysLoad",
-            "disabled",
-            "code",
-          ]
-        ) {
+        for (const key of TOOL_SETTING_NAMES) {
           const value = flag(v[key], `tools.${tool}.${key}`);
           if (value !== undefined) settings[key] = value;
         }
