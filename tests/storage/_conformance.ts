@@ -75,6 +75,31 @@ function isCode(code: string, message?: RegExp) {
 
 const SCRIPT_DIR = new URL(".", import.meta.url).pathname;
 
+/**
+ * A helper script of these tests (relative to this folder) in a process of
+ * its own, with a store's permissions; it reports on its standard output.
+ */
+function helperProcess(
+  script: string,
+  args: readonly string[],
+  stdin: "null" | "piped" = "null",
+): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-net=127.0.0.1",
+      `${SCRIPT_DIR}${script}`,
+      ...args,
+    ],
+    stdin,
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+}
+
 /** Runs the whole suite against one back-end. */
 export function conformance(backend: Backend): void {
   const test = (name: string, fn: (t: Deno.TestContext) => Promise<void>) =>
@@ -112,9 +137,8 @@ export function conformance(backend: Backend): void {
   });
 
   test("a store opened read-only reads what was written and refuses every write, changing nothing", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("readonly");
+    await using layout = await freshPlace("readonly");
+    const { url, name } = layout;
     const bytes = new TextEncoder().encode("kept body\n");
     const writer = await openStorage(url);
     try {
@@ -147,9 +171,8 @@ export function conformance(backend: Backend): void {
   });
 
   test("an append at a position another writer took is a typed conflict that writes nothing", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("conflict");
+    await using layout = await freshPlace("conflict");
+    const { url, name } = layout;
     const one = await openStorage(url);
     const two = await openStorage(url);
     try {
@@ -195,9 +218,8 @@ export function conformance(backend: Backend): void {
   });
 
   test("a lease expires, is renewed explicitly, and its loss is typed", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("lease");
+    await using layout = await freshPlace("lease");
+    const { url, name } = layout;
     const store = await openStorage(url);
     try {
       const slot = store.session(name);
@@ -224,6 +246,14 @@ export function conformance(backend: Backend): void {
       await store.close();
     }
   });
+
+  /** A temp layout, a store of this back-end in it and a fresh session name. */
+  async function freshPlace(
+    tag: string,
+  ): Promise<Layout & { url: string; name: string }> {
+    const layout = await tempLayout();
+    return { ...layout, url: await backend.url(layout.base), name: fresh(tag) };
+  }
 
   /** The sample run saved stepwise (header + 3 steps) in a store. */
   async function savedSample(
@@ -354,9 +384,8 @@ export function conformance(backend: Backend): void {
   });
 
   test("a slice stopped by its step budget resumes with the same ids and digests", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("slice");
+    await using layout = await freshPlace("slice");
+    const { url, name } = layout;
     const run = {
       intent: "Read the readme",
       policy: "bounded",
@@ -433,9 +462,8 @@ export function conformance(backend: Backend): void {
   });
 
   test("a writer killed during its appends leaves every acknowledged step, whole, and the next run takes the session over at once", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("killed");
+    await using layout = await freshPlace("killed");
+    const { url, name } = layout;
     const acked = await killWriterAfter(4, 2, [
       name,
       layout.workspace,
@@ -465,9 +493,8 @@ export function conformance(backend: Backend): void {
   });
 
   test("two servers of a shared session storing at once give every id once, read each other's results with their digests, and the session reopens valid", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("shared");
+    await using layout = await freshPlace("shared");
+    const { url, name } = layout;
     const options = {
       root: layout.workspace,
       keyFile: layout.keyFile,
@@ -509,9 +536,8 @@ export function conformance(backend: Backend): void {
   });
 
   test("a server of a shared session killed while appending costs the session nothing: every acknowledged result reads back through the other, which goes on storing", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("victim");
+    await using layout = await freshPlace("victim");
+    const { url, name } = layout;
     const options = {
       root: layout.workspace,
       keyFile: layout.keyFile,
@@ -530,23 +556,12 @@ export function conformance(backend: Backend): void {
       });
       acked.set(result.id, result.sha256);
     };
-    const victim = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-read",
-        "--allow-write",
-        "--allow-env",
-        "--allow-net=127.0.0.1",
-        `${SCRIPT_DIR}../persist/_kill_admitter.ts`,
-        url,
-        name,
-        layout.workspace,
-        layout.keyFile,
-      ],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
+    const victim = helperProcess("../persist/_kill_admitter.ts", [
+      url,
+      name,
+      layout.workspace,
+      layout.keyFile,
+    ]);
     try {
       let text = "";
       const reader = victim.stdout.pipeThrough(new TextDecoderStream())
@@ -588,9 +603,8 @@ export function conformance(backend: Backend): void {
   });
 
   test("two processes race to append at one position: one wins, one gets a typed conflict, the chain stays valid", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("race");
+    await using layout = await freshPlace("race");
+    const { url, name } = layout;
     const key = await keyOf(layout.keyFile);
     const store = await openStorage(url);
     const slot = store.session(name);
@@ -598,23 +612,7 @@ export function conformance(backend: Backend): void {
     const header = seal(key, "", { seq: 0, type: "header" });
     await slot.journal.append(0, [header.text]);
     const racers = ["a", "b"].map((who) =>
-      new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "--allow-read",
-          "--allow-write",
-          "--allow-env",
-          "--allow-net=127.0.0.1",
-          `${SCRIPT_DIR}_racer.ts`,
-          url,
-          name,
-          layout.keyFile,
-          who,
-        ],
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "inherit",
-      }).spawn()
+      helperProcess("_racer.ts", [url, name, layout.keyFile, who], "piped")
     );
     const readers = racers.map((r) =>
       r.stdout.pipeThrough(new TextDecoderStream()).getReader()
