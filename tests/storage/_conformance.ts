@@ -255,6 +255,27 @@ export function conformance(backend: Backend): void {
     return { ...layout, url: await backend.url(layout.base), name: fresh(tag) };
   }
 
+  /** How each server of a place's shared session opens it. */
+  function sharedSession(place: Layout & { url: string }) {
+    return {
+      root: place.workspace,
+      keyFile: place.keyFile,
+      store: place.url,
+      shared: true,
+    };
+  }
+
+  /** Stores `text` through a server of a shared session, complete. */
+  function admitText(session: McpSession, text: string, origin: string) {
+    const bytes = new TextEncoder().encode(text);
+    return session.admit({
+      bytes,
+      sha256: sha256Hex(bytes),
+      origin,
+      capture: "complete",
+    });
+  }
+
   /** The sample run saved stepwise (header + 3 steps) in a store. */
   async function savedSample(
     layout: Layout,
@@ -494,13 +515,8 @@ export function conformance(backend: Backend): void {
 
   test("two servers of a shared session storing at once give every id once, read each other's results with their digests, and the session reopens valid", async () => {
     await using layout = await freshPlace("shared");
-    const { url, name } = layout;
-    const options = {
-      root: layout.workspace,
-      keyFile: layout.keyFile,
-      store: url,
-      shared: true,
-    };
+    const { name } = layout;
+    const options = sharedSession(layout);
     const servers = [
       await McpSession.open(name, options),
       await McpSession.open(name, options),
@@ -510,13 +526,11 @@ export function conformance(backend: Backend): void {
       // Calls arrive at both at once, and a little apart.
       await Promise.all(Array.from({ length: 80 }, async (_, i) => {
         await new Promise((resolve) => setTimeout(resolve, i % 7));
-        const bytes = new TextEncoder().encode(`result ${i}\n`.repeat(40));
-        const result = await servers[i % 2]!.admit({
-          bytes,
-          sha256: sha256Hex(bytes),
-          origin: `inspect_files ${i}.txt`,
-          capture: "complete",
-        });
+        const result = await admitText(
+          servers[i % 2]!,
+          `result ${i}\n`.repeat(40),
+          `inspect_files ${i}.txt`,
+        );
         stored.push(result);
       }));
       assert.equal(new Set(stored.map((r) => r.id)).size, 80);
@@ -538,22 +552,15 @@ export function conformance(backend: Backend): void {
   test("a server of a shared session killed while appending costs the session nothing: every acknowledged result reads back through the other, which goes on storing", async () => {
     await using layout = await freshPlace("victim");
     const { url, name } = layout;
-    const options = {
-      root: layout.workspace,
-      keyFile: layout.keyFile,
-      store: url,
-      shared: true,
-    };
+    const options = sharedSession(layout);
     const survivor = await McpSession.open(name, options);
     const acked = new Map<string, string>();
     const store = async (n: number) => {
-      const bytes = new TextEncoder().encode(`survivor ${n}\n`.repeat(300));
-      const result = await survivor.admit({
-        bytes,
-        sha256: sha256Hex(bytes),
-        origin: "inspect_files survivor.txt",
-        capture: "complete",
-      });
+      const result = await admitText(
+        survivor,
+        `survivor ${n}\n`.repeat(300),
+        "inspect_files survivor.txt",
+      );
       acked.set(result.id, result.sha256);
     };
     const victim = helperProcess("../persist/_kill_admitter.ts", [
