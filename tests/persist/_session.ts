@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
-import type {
-  ResultDescriptor,
+import {
+  type ResultDescriptor,
   ResultStore,
 } from "../../lib/store/result_store.ts";
 import { saveSnapshot, SessionStore } from "../../lib/persist/session_store.ts";
@@ -431,4 +431,35 @@ export function pointAtForged(
   records[2]!.records[0].report.output.sha256 = digest;
   records[2]!.records[0].report.exit_code = 0;
   return records;
+}
+
+/**
+ * A run of as many steps as a writer saves (a killed writer, the storage
+ * benchmark): step N is a failing or passing `tests.run` whose output is
+ * large enough to go to `tool-results/`.
+ */
+export class EndlessRun {
+  readonly #results = new ResultStore({
+    maxResults: 1_000_000,
+    maxTotalBytes: 2 ** 40,
+  });
+  readonly #records: ActionRecord[] = [];
+
+  /** How the session runs: the sample's, with a step budget never reached. */
+  static readonly RUN: SessionRun = { ...RUN, maxSteps: 1_000_000 };
+
+  /**
+   * Adds step `n` (the next) and returns the run's state after it.
+   *
+   * @param n The step's number.
+   * @returns The snapshot to save.
+   */
+  async step(n: number): Promise<SliceSnapshot> {
+    const output = await this.#results.put(`step ${n}\n`.repeat(4_000), {
+      origin: "tests.run x",
+      capture: "complete",
+    });
+    this.#records.push(testsRecord(n, output, n % 2));
+    return snapshotOf(this.#results, this.#records);
+  }
 }

@@ -276,6 +276,11 @@ export function conformance(backend: Backend): void {
     });
   }
 
+  /** A session's journal lines as stored, parsed. */
+  async function journalOf(url: string, name: string): Promise<Json[]> {
+    return (await backend.readRaw(url, name)).map((l) => JSON.parse(l));
+  }
+
   /** The sample run saved stepwise (header + 3 steps) in a store. */
   async function savedSample(
     layout: Layout,
@@ -308,9 +313,7 @@ export function conformance(backend: Backend): void {
       await t.step(what, async () => {
         await using layout = await tempLayout();
         const { url, name } = await savedSample(layout);
-        const raw = (await backend.readRaw(url, name)).map((l) =>
-          JSON.parse(l) as Json
-        );
+        const raw = await journalOf(url, name);
         const edited = edit(raw) ?? raw;
         await backend.writeRaw(
           url,
@@ -345,9 +348,7 @@ export function conformance(backend: Backend): void {
           new TextEncoder().encode(FORGED_OUTPUT),
         );
         await store.close();
-        const raw = (await backend.readRaw(url, name)).map((l) =>
-          JSON.parse(l) as Json
-        );
+        const raw = await journalOf(url, name);
         const forged = pointAtForged(raw, digest);
         await backend.writeRaw(url, name, forged.map((r) => JSON.stringify(r)));
         await assert.rejects(
@@ -374,9 +375,7 @@ export function conformance(backend: Backend): void {
       async () => {
         await using layout = await tempLayout();
         const { url, name } = await savedSample(layout);
-        const raw = (await backend.readRaw(url, name)).map((l) =>
-          JSON.parse(l) as Json
-        );
+        const raw = await journalOf(url, name);
         const digest = raw[2]!.results["result-3"].sha256 as string;
         await backend.deleteBodyRaw(url, name, digest);
         const session = await SessionStore.open(name, {
