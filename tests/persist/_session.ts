@@ -218,6 +218,23 @@ export async function catalogueOf(
 }
 
 /**
+ * Seals a record the way the journal does (written here again, apart from
+ * lib/, so that the tests pin the format: the HMAC-SHA256 of the previous
+ * MAC, a newline and the record, appended as its last key).
+ */
+export function seal(
+  key: Uint8Array,
+  previous: string,
+  value: Record<string, unknown>,
+): { text: string; mac: string } {
+  const body = JSON.stringify(value);
+  const mac = createHmac("sha256", key).update(`${previous}\n${body}`).digest(
+    "hex",
+  );
+  return { text: `${body.slice(0, -1)},"mac":"${mac}"}`, mac };
+}
+
+/**
  * Rewrites the journal's records. Without a key the MACs stay as they were
  * (what anyone who can write the folder can do); with the key the whole
  * chain is sealed again (what only the key's owner can do), so checks
@@ -239,11 +256,9 @@ export async function rewriteJournal(
   for (const record of records) {
     if (key !== undefined) {
       const { mac: _, ...rest } = record;
-      const body = JSON.stringify(rest);
-      const mac = createHmac("sha256", key).update(`${previous}\n${body}`)
-        .digest("hex");
-      text += `${body.slice(0, -1)},"mac":"${mac}"}\n`;
-      previous = mac;
+      const sealed = seal(key, previous, rest);
+      text += `${sealed.text}\n`;
+      previous = sealed.mac;
     } else {
       text += `${JSON.stringify(record)}\n`;
     }

@@ -8,7 +8,7 @@
  */
 import "../_session_key.ts";
 import assert from "node:assert/strict";
-import { createHash, createHmac } from "node:crypto";
+import { createHash } from "node:crypto";
 import { openStorage } from "../../lib/storage/open_storage.ts";
 import { StorageError } from "../../lib/storage/storage_error.ts";
 import { SessionError } from "../../lib/persist/session_error.ts";
@@ -30,6 +30,7 @@ import {
   REORDERED_RECORDS,
   RUN,
   sampleRun,
+  seal,
   tempLayout,
 } from "../persist/_session.ts";
 
@@ -419,18 +420,22 @@ export function conformance(backend: Backend): void {
       run,
       store: url,
     });
-    const first = await runSlice(
-      {
+    /** The slice over the session, answered by `replies`. */
+    const slice = (
+      maxSteps: number,
+      replies: ConstructorParameters<typeof ScriptedProvider>[0],
+      hooks: ReturnType<typeof sliceSessionHooks>,
+    ) =>
+      runSlice({
         intent: run.intent,
         workspace: layout.workspace,
-        maxSteps: 1,
-        provider: new ScriptedProvider([
-          { arguments: { action: "repository.inspect" } },
-          { arguments: { paths: ["README.md"] } },
-        ]),
-      },
-      { contextPolicy: "bounded", session: sliceSessionHooks(session) },
-    );
+        maxSteps,
+        provider: new ScriptedProvider(replies),
+      }, { contextPolicy: "bounded", session: hooks });
+    const first = await slice(1, [
+      { arguments: { action: "repository.inspect" } },
+      { arguments: { paths: ["README.md"] } },
+    ], sliceSessionHooks(session));
     await session.close();
     assert.equal(first.stop, "step_budget");
     const reopened = await SessionStore.open(name, {
@@ -448,21 +453,10 @@ export function conformance(backend: Backend): void {
       isCode("session_locked"),
     );
     await reopened.updateSettings({ maxSteps: 3, overrides: {} });
-    const second = await runSlice(
-      {
-        intent: run.intent,
-        workspace: layout.workspace,
-        maxSteps: 3,
-        provider: new ScriptedProvider([
-          { arguments: { action: "slice.complete" } },
-          { arguments: { summary: "Read it" } },
-        ]),
-      },
-      {
-        contextPolicy: "bounded",
-        session: sliceSessionHooks(reopened, { resume: loaded }),
-      },
-    );
+    const second = await slice(3, [
+      { arguments: { action: "slice.complete" } },
+      { arguments: { summary: "Read it" } },
+    ], sliceSessionHooks(reopened, { resume: loaded }));
     await reopened.close();
     assert.equal(second.stop, "completed");
     const done = await verifySession(name, {
@@ -663,17 +657,4 @@ export async function keyOf(file: string): Promise<Uint8Array> {
     "../../lib/persist/_session_key.ts"
   );
   return await loadSessionKey(file);
-}
-
-/** Seals a record the way the journal does. */
-export function seal(
-  key: Uint8Array,
-  previous: string,
-  value: Record<string, unknown>,
-): { text: string; mac: string } {
-  const body = JSON.stringify(value);
-  const mac = createHmac("sha256", key).update(`${previous}\n${body}`).digest(
-    "hex",
-  );
-  return { text: `${body.slice(0, -1)},"mac":"${mac}"}`, mac };
 }
