@@ -64,9 +64,17 @@ function uniqueIdentifiers(names: readonly string[]): string[] {
     taken.add(id);
     out[i] = id;
   };
-  // Names that are identifiers as they are go first, then the rewritten ones.
-  for (const [i, name] of names.entries()) if (ids[i] === name) assign(i);
-  for (const [i, name] of names.entries()) if (ids[i] !== name) assign(i);
+  // The first of each name that is an identifier as it is keeps it; then
+  // repeats and rewritten names are numbered around those, in order (a
+  // repeated `x` must not take the `x_2` a tool of that name owns).
+  const kept = new Set<number>();
+  for (const [i, name] of names.entries()) {
+    if (ids[i] === name && !taken.has(name)) {
+      assign(i);
+      kept.add(i);
+    }
+  }
+  for (const i of names.keys()) if (!kept.has(i)) assign(i);
   return out;
 }
 

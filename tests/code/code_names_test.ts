@@ -43,6 +43,17 @@ Deno.test("codeNames() numbers colliding tools _2, _3 in order, and a name that 
   });
 });
 
+Deno.test("codeNames(): a repeated name never takes the name a tool of that name owns", () => {
+  // fast-check's counterexample: the repeated `x` took `x_2`, and the tool
+  // called `x_2` became `x_2_2`.
+  const names = codeNames([
+    { server: "1", tool: "x" },
+    { server: "1", tool: "x" },
+    { server: "1", tool: "x_2" },
+  ]);
+  assert.deepEqual(names.map((n) => n.toolName), ["x", "x_3", "x_2"]);
+});
+
 Deno.test("codeNames() names servers by the same rule, in the order they first appear", () => {
   const names = codeNames([
     { server: "my-fs", tool: "x" },
