@@ -362,20 +362,36 @@ export function parseGatewayConfig(
  * @returns Whether its results may be persisted, whether it reads arbitrary
  *   paths, whether it is always listed or left out, whether code may call it.
  *
- * @example
+ * @example Persistence: the tool's own over its server's
  * ```ts
  * import { parseGatewayConfig, toolSettings } from "./gateway_config.ts";
  * import assert from "node:assert/strict";
  * const { servers: [fs] } = parseGatewayConfig(JSON.stringify({ mcpServers: { fs: {
- *   command: "x", persist: true, alwaysLoad: true,
- *   tools: { read_file: { selfReading: true }, delete: { disabled: true, code: false } } } } }),
- *   { file: "f", env: {} });
- * assert.deepEqual(toolSettings(fs!, "read_file"), {
- *   persist: true, selfReading: true, alwaysLoad: true, disabled: false, code: true,
- * });
- * assert.deepEqual(toolSettings(fs!, "delete"), {
- *   persist: true, selfReading: false, alwaysLoad: true, disabled: true, code: false,
- * });
+ *   command: "x", persist: true, tools: { read_file: { selfReading: true } } } } }), { file: "f", env: {} });
+ * assert.equal(toolSettings(fs!, "read_file").persist, true);
+ * assert.equal(toolSettings(fs!, "read_file").selfReading, true);
+ * assert.equal(toolSettings(fs!, "list").selfReading, false);
+ * ```
+ *
+ * @example Placement: `alwaysLoad` over the server's, `disabled` the tool's own
+ * ```ts
+ * import { parseGatewayConfig, toolSettings } from "./gateway_config.ts";
+ * import assert from "node:assert/strict";
+ * const { servers: [gh] } = parseGatewayConfig(JSON.stringify({ mcpServers: { gh: {
+ *   command: "x", alwaysLoad: true, tools: { delete_repo: { disabled: true } } } } }), { file: "f", env: {} });
+ * assert.equal(toolSettings(gh!, "delete_repo").disabled, true);
+ * assert.equal(toolSettings(gh!, "get_issue").disabled, false);
+ * assert.equal(toolSettings(gh!, "get_issue").alwaysLoad, true);
+ * ```
+ *
+ * @example Code: `"code": false` keeps a tool out of `run_code`'s reach
+ * ```ts
+ * import { parseGatewayConfig, toolSettings } from "./gateway_config.ts";
+ * import assert from "node:assert/strict";
+ * const { servers: [fs] } = parseGatewayConfig(JSON.stringify({ mcpServers: { fs: {
+ *   command: "x", tools: { write_file: { code: false } } } } }), { file: "f", env: {} });
+ * assert.equal(toolSettings(fs!, "write_file").code, false);
+ * assert.equal(toolSettings(fs!, "read_file").code, true);
  * ```
  */
 export function toolSettings(
