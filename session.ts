@@ -19,15 +19,15 @@
 export { SessionError } from "./lib/persist/session_error.ts";
 export { StorageError } from "./lib/storage/storage_error.ts";
 export { EphemeralSession } from "./lib/persist/ephemeral_session.ts";
+export { SessionStore } from "./lib/persist/session_store.ts";
 export {
   type CreateSessionOptions,
   type LoadedSession,
   type OpenSessionOptions,
   type SessionRun,
   type SessionSaveInfo,
-  SessionStore,
-  verifySession,
-} from "./lib/persist/session_store.ts";
+} from "./lib/persist/session_types.ts";
+export { verifySession } from "./lib/persist/session_verify.ts";
 export {
   type EphemeralScope,
   openSession,

@@ -19,22 +19,27 @@ async function leaveRunning(): Promise<void> {
   await startHttp(["--root", root], ["--insecure-no-token"]);
 }
 
-Deno.test({
-  name: "a test that fails with its cluster and server still running",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: async () => {
-    await leaveRunning();
-    throw new Error("failed on purpose, stopping nothing");
-  },
+/** A test that starts a cluster and a server, then `fn`, stopping nothing. */
+function leaving(name: string, fn: () => Promise<void>): void {
+  Deno.test({
+    name,
+    // What it leaves running is the point: the suite's clean-up must stop it.
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: async () => {
+      await leaveRunning();
+      await fn();
+    },
+  });
+}
+
+leaving("a test that fails with its cluster and server still running", () => {
+  throw new Error("failed on purpose, stopping nothing");
 });
 
-Deno.test({
-  name: "a test interrupted with its cluster and server still running",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: async () => {
-    await leaveRunning();
+leaving(
+  "a test interrupted with its cluster and server still running",
+  async () => {
     // Test output is shown only once a test ends: say so through a file.
     await Deno.writeTextFile(
       Deno.env.get("LOOM_CLEANUP_READY")!,
@@ -42,4 +47,4 @@ Deno.test({
     );
     await new Promise(() => {});
   },
-});
+);

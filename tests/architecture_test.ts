@@ -156,12 +156,6 @@ Deno.test("docs/architecture.md names every room of lib/, its layer and what it 
   }
 });
 
-/**
- * Import circles still in lib/, each with what removes it. A circle not
- * listed fails the test below; the list only shrinks.
- */
-const KNOWN_CIRCLES: readonly string[] = [];
-
 /** The strongly connected groups of more than one module (Tarjan). */
 function circles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   const order = new Map<string, number>();
@@ -205,10 +199,7 @@ Deno.test("lib/ has no import circle", async () => {
     );
     graph.set(relative(ROOT, file), targets.map((t) => relative(ROOT, t)));
   }
-  const unknown = circles(graph).filter((group) =>
-    !group.some((file) => KNOWN_CIRCLES.includes(file))
-  );
-  assert.deepEqual(unknown, []);
+  assert.deepEqual(circles(graph), []);
 });
 
 /** Each SDK, and the one file of lib/ that may import it. */

@@ -25,10 +25,8 @@ import { createHash } from "node:crypto";
 import postgres from "postgres";
 import { openStorage } from "../lib/storage/open_storage.ts";
 import { saveSnapshot, SessionStore } from "../lib/persist/session_store.ts";
-import { ResultStore } from "../lib/store/result_store.ts";
-import type { ActionRecord } from "../lib/briefing/report.ts";
 import { HAVE_POSTGRES, startCluster } from "../tests/storage/_postgres.ts";
-import { RUN, snapshotOf, testsRecord } from "../tests/persist/_session.ts";
+import { EndlessRun } from "../tests/persist/_session.ts";
 import { elapsed as timed, median } from "../tests/_kit/measure.ts";
 
 const BODIES = 200;
@@ -129,22 +127,13 @@ async function stepCost(
   const store = await SessionStore.create(name, {
     workspace,
     keyFile,
-    run: { ...RUN, maxSteps: 1_000_000 },
+    run: EndlessRun.RUN,
     store: url,
   });
-  const results = new ResultStore({
-    maxResults: 1_000_000,
-    maxTotalBytes: 2 ** 40,
-  });
-  const records: ActionRecord[] = [];
+  const run = new EndlessRun();
   let inSave = 0;
   for (let step = 1; step <= steps; step += 1) {
-    const output = await results.put(`step ${step}\n`.repeat(4_000), {
-      origin: "tests.run x",
-      capture: "complete",
-    });
-    records.push(testsRecord(step, output, step % 2));
-    const snapshot = snapshotOf(results, records);
+    const snapshot = await run.step(step);
     const start = performance.now();
     await saveSnapshot(store, snapshot);
     inSave += performance.now() - start;

@@ -58,7 +58,8 @@ export const contextReportRequestSchema: z.ZodType<
   cache_breakpoints: z.array(count).exactOptional(),
 });
 
-const STOP_REASONS = [
+/** Every {@linkcode StopReason}: how a report and a session journal end. */
+export const STOP_REASONS = [
   "completed",
   "step_budget",
   "refused",

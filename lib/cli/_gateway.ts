@@ -13,11 +13,9 @@ import { resolve } from "node:path";
 import { CodeRunner } from "../code/code_runner.ts";
 import { ConfinementUnavailableError } from "../executor/confinement_unavailable.ts";
 import {
-  codeCallable,
   GatewayConfigError,
   parseGatewayConfig,
-  toolClassification,
-  toolPlacement,
+  toolSettings,
 } from "../mcp/gateway/gateway_config.ts";
 import {
   AUTO_FULL_BYTES,
@@ -303,10 +301,9 @@ function listing(
       const name = routes.find((r) =>
         r.server === entry.name && r.tool === tool.name
       )?.name;
-      const c = toolClassification(entry, tool.name);
-      const placement = toolPlacement(entry, tool.name);
+      const c = toolSettings(entry, tool.name);
       const hints = (tool.annotations ?? {}) as Record<string, unknown>;
-      if (placement.disabled) {
+      if (c.disabled) {
         lines.push(`  ${tool.name}: disabled by the servers file`);
         continue;
       }
@@ -315,7 +312,7 @@ function listing(
           ? "left out"
           : !search
           ? `as ${name}`
-          : placement.alwaysLoad
+          : c.alwaysLoad
           ? `as ${name}, always listed (alwaysLoad)`
           : `as ${name}, in the catalogue (search_tools, call_tool)`,
         "answers over the threshold offloaded",
@@ -330,9 +327,7 @@ function listing(
         ...(hints.readOnlyHint === true && hints.idempotentHint === true
           ? ["re-fetched on resume"]
           : []),
-        ...(codeCallable(entry, tool.name)
-          ? []
-          : ['not callable from run_code ("code": false)']),
+        ...(c.code ? [] : ['not callable from run_code ("code": false)']),
       ];
       lines.push(`  ${tool.name}: ${treatment.join("; ")}`);
     }

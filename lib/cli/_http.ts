@@ -29,6 +29,13 @@ const MAX_TOKEN_FILE_BYTES = 4096;
 /** Shortest token accepted, in characters. */
 const MIN_TOKEN_CHARS = 16;
 
+/** The flags {@linkcode parseHttpFlags} reads (`--http`, the token's). */
+export const HTTP_OPTIONS = {
+  http: { type: "string" },
+  "token-file": { type: "string" },
+  "insecure-no-token": { type: "boolean" },
+} as const;
+
 /**
  * Checks `--http`, `--token-file` and `--insecure-no-token`; reads nothing.
  *

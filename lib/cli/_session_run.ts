@@ -16,7 +16,8 @@ import {
 import { SessionError } from "../persist/session_error.ts";
 import { StorageError } from "../storage/storage_error.ts";
 import { errorCategory } from "../errors.ts";
-import { type LoadedSession, SessionStore } from "../persist/session_store.ts";
+import { SessionStore } from "../persist/session_store.ts";
+import type { LoadedSession } from "../persist/session_types.ts";
 import { sliceSessionHooks } from "../persist/slice_session.ts";
 import type { RunOptions, SliceRequest, SliceTest } from "../slice/request.ts";
 import type { SliceSessionHooks } from "../slice/run_state.ts";

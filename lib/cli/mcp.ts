@@ -31,6 +31,7 @@ import {
 } from "./_args.ts";
 import { type GatewayArguments, serveGateway } from "./_gateway.ts";
 import {
+  HTTP_OPTIONS,
   type HttpArguments,
   parseHttpFlags,
   readTokenFile,
@@ -160,6 +161,26 @@ export interface McpArguments {
   readonly http?: HttpArguments;
 }
 
+/** The gateway's flags: each needs `--servers FILE`. */
+const GATEWAY_OPTIONS = {
+  list: { type: "boolean" },
+  catalog: { type: "string" },
+  "offload-bytes": { type: "string" },
+  "call-timeout": { type: "string" },
+  "start-timeout": { type: "string" },
+  "max-age": { type: "string" },
+  report: { type: "string" },
+  code: { type: "boolean" },
+} as const;
+
+/** `run_code`'s limits: each needs `--code`. */
+const CODE_OPTIONS = {
+  "code-memory": { type: "string" },
+  "code-timeout": { type: "string" },
+  "code-max-calls": { type: "string" },
+  "code-unconfined": { type: "boolean" },
+} as const;
+
 /**
  * Parses `loom mcp` arguments; reads nothing.
  *
@@ -173,27 +194,15 @@ export function parseMcpArguments(
 ): Parsed<McpArguments> {
   const { values } = parseFlags(args, {
     servers: { type: "string" },
-    list: { type: "boolean" },
-    catalog: { type: "string" },
-    "offload-bytes": { type: "string" },
-    "call-timeout": { type: "string" },
-    "start-timeout": { type: "string" },
-    "max-age": { type: "string" },
-    report: { type: "string" },
-    code: { type: "boolean" },
-    "code-memory": { type: "string" },
-    "code-timeout": { type: "string" },
-    "code-max-calls": { type: "string" },
-    "code-unconfined": { type: "boolean" },
+    ...GATEWAY_OPTIONS,
+    ...CODE_OPTIONS,
     root: { type: "string" },
     session: { type: "string" },
     store: { type: "string" },
     "max-result-bytes": { type: "string" },
     "max-total-bytes": { type: "string" },
     "max-results": { type: "string" },
-    http: { type: "string" },
-    "token-file": { type: "string" },
-    "insecure-no-token": { type: "boolean" },
+    ...HTTP_OPTIONS,
   });
   if (values.help) return help(USAGE);
   const http = parseHttpFlags({
@@ -207,26 +216,15 @@ export function parseMcpArguments(
       "--list prints the servers' tools and exits: it serves nothing, over --http or otherwise",
     );
   }
-  const codeOnly = [
-    "code-memory",
-    "code-timeout",
-    "code-max-calls",
-    "code-unconfined",
-  ].filter((flag) => values[flag as "code-memory"] !== undefined);
+  const codeOnly = Object.keys(CODE_OPTIONS)
+    .filter((flag) => values[flag as keyof typeof CODE_OPTIONS] !== undefined);
   if (values.code !== true && codeOnly.length > 0) {
     throw new UsageError("usage", `--${codeOnly[0]} needs --code`);
   }
-  const gatewayOnly = [
-    "list",
-    "catalog",
-    "offload-bytes",
-    "call-timeout",
-    "start-timeout",
-    "max-age",
-    "report",
-    "code",
-  ]
-    .filter((flag) => values[flag as "list"] !== undefined);
+  const gatewayOnly = Object.keys(GATEWAY_OPTIONS)
+    .filter((flag) =>
+      values[flag as keyof typeof GATEWAY_OPTIONS] !== undefined
+    );
   if (values.servers === undefined && gatewayOnly.length > 0) {
     throw new UsageError(
       "usage",

@@ -10,7 +10,7 @@ import { collectGarbage } from "../persist/session_gc.ts";
 import { McpSession } from "../persist/mcp_session.ts";
 import { SessionError } from "../persist/session_error.ts";
 import { StorageError } from "../storage/storage_error.ts";
-import { verifySession } from "../persist/session_store.ts";
+import { verifySession } from "../persist/session_verify.ts";
 import {
   listSessions,
   type SessionSummary,

@@ -67,9 +67,11 @@ export class IdPool {
     return IdPool.#shared;
   }
 
+  /** The longest ids the pool grows to. */
+  readonly maxLength: number;
+  /** The seed (as an unsigned 32-bit integer). */
+  readonly seed: number;
   #length: number;
-  readonly #maxLength: number;
-  readonly #seed: number;
   #size: number;
   #keys: Uint32Array;
   #counter = 0;
@@ -106,26 +108,16 @@ export class IdPool {
         `Cannot create an id pool growing to length ${maxLength}: maxLength must be an integer from length (${length}) to ${MAX_LENGTH}`,
       );
     }
-    this.#seed = seed >>> 0;
-    this.#maxLength = maxLength;
+    this.seed = seed >>> 0;
+    this.maxLength = maxLength;
     this.#length = length;
     this.#size = BASE ** length;
-    this.#keys = roundKeys(this.#seed, length);
+    this.#keys = roundKeys(this.seed, length);
   }
 
   /** Characters of the ids `next()` hands out now (grows when they run out). */
   get length(): number {
     return this.#length;
-  }
-
-  /** The longest ids the pool grows to. */
-  get maxLength(): number {
-    return this.#maxLength;
-  }
-
-  /** The seed (as an unsigned 32-bit integer). */
-  get seed(): number {
-    return this.#seed;
   }
 
   /** How many ids of the current length there are: `31 ** length`. */
@@ -149,12 +141,12 @@ export class IdPool {
     let id: string | undefined;
     if (
       this.#counter === this.#size && this.#head === this.#queue.length &&
-      this.#length < this.#maxLength
+      this.#length < this.maxLength
     ) {
       // Every id is in use: move on to ids one character longer.
       this.#length += 1;
       this.#size = BASE ** this.#length;
-      this.#keys = roundKeys(this.#seed, this.#length);
+      this.#keys = roundKeys(this.seed, this.#length);
       this.#counter = 0;
     }
     if (this.#counter < this.#size) {
@@ -171,7 +163,7 @@ export class IdPool {
     if (id === undefined) {
       throw new IdPoolExhaustedError(
         "ids_exhausted",
-        `The id pool is exhausted: all ${this.#size} ids of length ${this.#length} are in use and maxLength is ${this.#maxLength}; release some or allow longer ids`,
+        `The id pool is exhausted: all ${this.#size} ids of length ${this.#length} are in use and maxLength is ${this.maxLength}; release some or allow longer ids`,
       );
     }
     this.#out.add(id);

@@ -80,16 +80,6 @@ export class McpCatalogue {
     return this.#position;
   }
 
-  /** The MAC of the last folded record. */
-  get mac(): string {
-    return this.#mac;
-  }
-
-  /** The next free id number. */
-  get nextId(): number {
-    return this.#nextId;
-  }
-
   /** The header, once folded. */
   get header(): McpHeaderRecord | undefined {
     return this.#header;

@@ -1,5 +1,8 @@
 import { z } from "zod";
-import { contextReportRequestSchema } from "../briefing/context_report_schema.ts";
+import {
+  contextReportRequestSchema,
+  STOP_REASONS,
+} from "../briefing/context_report_schema.ts";
 import { SLICE_COUNTERS } from "../slice/run_state.ts";
 import { TOOL_DECLARATIONS } from "./tool_policy.ts";
 import { SessionError } from "./session_error.ts";
@@ -223,16 +226,7 @@ const stepSchema = z.strictObject({
   revision: z.string().nullable(),
   notes: z.array(z.string()),
   last_turn: lastTurn.nullable(),
-  stop: z.enum([
-    "completed",
-    "step_budget",
-    "refused",
-    "suspended",
-    "capacity",
-    "confinement_unavailable",
-    "provider_error",
-    "interrupted",
-  ]).nullable(),
+  stop: z.enum(STOP_REASONS).nullable(),
   records: z.array(record),
   requests: z.array(contextReportRequestSchema),
   results: z.record(resultId, catalogueEntry),

@@ -14,6 +14,7 @@
 import { dirname, join } from "node:path";
 import { messageOf } from "../errors.ts";
 import { SessionError } from "./session_error.ts";
+import { isWithin, realish } from "./_session_util.ts";
 
 /** The environment variable that overrides the key file's location. */
 const SESSION_KEY_ENV = "LOOM_SESSION_KEY_FILE";
@@ -68,6 +69,33 @@ export async function loadSessionKey(
     );
   }
   return Uint8Array.from(hex.match(/../g)!, (byte) => parseInt(byte, 16));
+}
+
+/**
+ * The session key, refused when it lies inside one of the `forbidden`
+ * paths (a session folder, a database file, the workspace, a server's
+ * root), where the session's writer or the model could read it.
+ *
+ * @param keyFile The key file (default {@linkcode sessionKeyPath}).
+ * @param forbidden Paths the key must not lie inside.
+ * @returns The key.
+ * @throws {SessionError} `session_key_invalid`.
+ */
+export async function sessionKeyFor(
+  keyFile: string | undefined,
+  forbidden: readonly string[],
+): Promise<Uint8Array> {
+  const path = realish(keyFile ?? sessionKeyPath());
+  for (const dir of forbidden) {
+    if (isWithin(path, dir)) {
+      throw new SessionError(
+        "session_key_invalid",
+        `Cannot use the session key ${path}: it lies inside ${dir}, where the session's writer or the model could read it`,
+        { file: path },
+      );
+    }
+  }
+  return await loadSessionKey(path);
 }
 
 async function readOwnerOnly(path: string): Promise<string> {

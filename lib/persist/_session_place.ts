@@ -84,3 +84,27 @@ export async function takeLease(
     throw error;
   }
 }
+
+/**
+ * Opens a session handle at `place`: `open` takes the session's lease
+ * through `lease()` when it needs it. When `open` fails, the lease it took
+ * is released and a store opened for the session closed: a failed open
+ * holds nothing.
+ *
+ * @param place Where the session lives.
+ * @param open Makes the handle.
+ * @returns What `open` returns.
+ */
+export async function openingAt<T>(
+  place: SessionPlace,
+  open: (lease: () => Promise<Lease>) => Promise<T>,
+): Promise<T> {
+  let taken: Lease | undefined;
+  try {
+    return await open(async () => taken = await takeLease(place.slot));
+  } catch (error) {
+    await taken?.release();
+    await place.owned?.close();
+    throw error;
+  }
+}

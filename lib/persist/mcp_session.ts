@@ -34,7 +34,7 @@ import type { Lease, SessionSlot, Storage } from "../storage/storage.ts";
 import { StorageError } from "../storage/storage_error.ts";
 import { parseAnySession } from "./_read_session.ts";
 import type { CatalogueEntry } from "./_schema.ts";
-import { placeSession, takeLease } from "./_session_place.ts";
+import { openingAt, placeSession } from "./_session_place.ts";
 import { verifyBody } from "./_session_results.ts";
 import {
   createHeader,
@@ -45,8 +45,8 @@ import {
   recordOf,
   verified,
 } from "./_mcp_records.ts";
-import { isWithin, realish, refuseOverlap } from "./_session_util.ts";
-import { loadSessionKey, sessionKeyPath } from "./_session_key.ts";
+import { refuseOverlap } from "./_session_util.ts";
+import { sessionKeyFor } from "./_session_key.ts";
 import { SessionError } from "./session_error.ts";
 import type { McpCatalogue } from "./_mcp_catalogue.ts";
 import { GroupCommit } from "./_group_commit.ts";
@@ -267,25 +267,16 @@ export class McpSession {
       options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
     );
     const { slot } = place;
-    let lease: Lease | undefined;
-    try {
+    return await openingAt(place, async (take) => {
       if (root !== null) {
         for (const path of place.forbidden) refuseOverlap(path, root);
       }
-      const keyFile = realish(options.keyFile ?? sessionKeyPath());
-      if (
-        (root !== null && isWithin(keyFile, root)) ||
-        place.forbidden.some((path) => isWithin(keyFile, path))
-      ) {
-        throw new SessionError(
-          "session_key_invalid",
-          `Cannot use the session key ${keyFile}: it lies inside the server's root or the session, where it could be read`,
-          { file: keyFile },
-        );
-      }
-      const key = await loadSessionKey(keyFile);
+      const key = await sessionKeyFor(
+        options.keyFile,
+        root === null ? place.forbidden : [root, ...place.forbidden],
+      );
       await slot.prepare();
-      if (options.shared !== true) lease = await takeLease(slot);
+      const lease = options.shared === true ? undefined : await take();
       if (
         !(await slot.journal.exists()) && (await slot.outdated()) === undefined
       ) {
@@ -305,11 +296,7 @@ export class McpSession {
         results,
         lazy,
       });
-    } catch (error) {
-      await lease?.release();
-      await place.owned?.close();
-      throw error;
-    }
+    });
   }
 
   /**
@@ -329,8 +316,7 @@ export class McpSession {
   ): Promise<StoredResult[]> {
     const place = await placeSession(dir, options.store);
     try {
-      const keyFile = realish(options.keyFile ?? sessionKeyPath());
-      const key = await loadSessionKey(keyFile);
+      const key = await sessionKeyFor(options.keyFile, []);
       const parsed = mcpSession(
         await parseAnySession(place.slot, key),
         place.slot,

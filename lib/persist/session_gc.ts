@@ -9,7 +9,7 @@
  */
 import { parseAnySession, requireJournal } from "./_read_session.ts";
 import { placeSession, takeLease } from "./_session_place.ts";
-import { sessionKeyFor } from "./session_store.ts";
+import { sessionKeyFor } from "./_session_key.ts";
 
 /** What {@linkcode collectGarbage} did (or would do, in a dry run). */
 export interface GarbageReport {

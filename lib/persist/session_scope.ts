@@ -9,7 +9,8 @@
  */
 import { placeSession } from "./_session_place.ts";
 import { EphemeralSession } from "./ephemeral_session.ts";
-import { type SessionRun, SessionStore } from "./session_store.ts";
+import { SessionStore } from "./session_store.ts";
+import type { SessionRun } from "./session_types.ts";
 
 /** The scope of a run that owns its storage root. */
 export interface OwnerScope {

@@ -10,138 +10,26 @@
  *
  * @module
  */
-import type { StopReason } from "../briefing/context_report.ts";
-import type { ActionRecord } from "../briefing/report.ts";
-import type { StoredResult } from "../store/result_store.ts";
-import type { ContextPolicy } from "../briefing/briefing.ts";
-import type {
-  SliceCounters,
-  SliceSnapshot,
-  SliceState,
-  UnavailableResult,
-} from "../slice/run_state.ts";
-import type { SliceTest } from "../slice/request.ts";
+import type { SliceSnapshot } from "../slice/run_state.ts";
 import { sha256Hex } from "../store/digest.ts";
-import { JournalWriter } from "./_journal.ts";
-import {
-  type ParsedSession,
-  parseSession,
-  requireJournal,
-} from "./_read_session.ts";
 import type { Lease, SessionSlot, Storage } from "../storage/storage.ts";
-import { placeSession, takeLease } from "./_session_place.ts";
-import {
-  type CatalogueEntry,
-  describeIssue,
-  JOURNAL_FORMAT,
-  laterSchema,
-} from "./_schema.ts";
-import {
-  classify,
-  expandRecord,
-  type ResultOrigin,
-  stepRecord,
-} from "./_session_records.ts";
-import { catalogueResult, verifyBody } from "./_session_results.ts";
-import {
-  finiteOverrides,
-  isWithin,
-  realish,
-  refuseOverlap,
-} from "./_session_util.ts";
+import { JournalWriter } from "./_journal.ts";
+import type { ParsedSession } from "./_read_session.ts";
+import { JOURNAL_FORMAT } from "./_schema.ts";
+import { SaveCursor } from "./_session_save.ts";
+import { sessionKeyFor } from "./_session_key.ts";
+import { openingAt, placeSession } from "./_session_place.ts";
+import { finiteOverrides, realish, refuseOverlap } from "./_session_util.ts";
 import { EphemeralSession } from "./ephemeral_session.ts";
 import { SessionError } from "./session_error.ts";
-import { loadSessionKey, sessionKeyPath } from "./_session_key.ts";
+import type {
+  CreateSessionOptions,
+  LoadedSession,
+  OpenSessionOptions,
+  SessionSaveInfo,
+} from "./session_types.ts";
+import { journalKey, parseAt, verifyParsed } from "./session_verify.ts";
 import type { PersistenceOverrides } from "./tool_policy.ts";
-
-/** How a session's slice runs: written once, in the journal's header. */
-export interface SessionRun {
-  /** The slice's intent. */
-  readonly intent: string;
-  /** The context policy. */
-  readonly policy: ContextPolicy;
-  /** The model spec the session resumes with, e.g. `recorded:PATH`. */
-  readonly model: string;
-  /** The test command, or `null` when none was configured. */
-  readonly test: SliceTest | null;
-  /** The step budget. */
-  readonly maxSteps: number;
-  /** Threshold overrides in force. */
-  readonly overrides?: PersistenceOverrides;
-}
-
-/** Options of {@linkcode SessionStore.create}. */
-export interface CreateSessionOptions {
-  /** The workspace the session belongs to; the root must lie outside it. */
-  readonly workspace: string;
-  /**
-   * The store's URL (`file:DIR`, `sqlite:PATH`, `postgres://…`); the root
-   * then names a session in it. Default: the root is a session folder.
-   */
-  readonly store?: string;
-  /** The session name (default: the root's base name). */
-  readonly session?: string;
-  /** The session key file (default {@linkcode sessionKeyPath}). */
-  readonly keyFile?: string;
-  /** How the slice runs. */
-  readonly run: SessionRun;
-}
-
-/** Options of {@linkcode SessionStore.open}. */
-export interface OpenSessionOptions {
-  /** The session key file (default {@linkcode sessionKeyPath}). */
-  readonly keyFile?: string;
-  /**
-   * The store's URL (`file:DIR`, `sqlite:PATH`, `postgres://…`); the root
-   * then names a session in it. Default: the root is a session folder.
-   */
-  readonly store?: string;
-}
-
-/** What one save of a session did (after every acknowledged step). */
-export interface SessionSaveInfo {
-  /** Result files written by this save (new digests only). */
-  readonly written: number;
-  /** New results catalogued as persisted files. */
-  readonly persisted: number;
-  /** New results of externally bounded tools kept inline in the journal. */
-  readonly inline: number;
-  /** New results of self-bounding tools, catalogued by path and digest. */
-  readonly reread: number;
-  /**
-   * New results left out: produced by no acknowledged record, by an
-   * undeclared tool, or by a self-bounding tool without a re-readable path.
-   */
-  readonly skipped: readonly string[];
-}
-
-/**
- * A verified session, ready to continue: pass it to `sliceSessionHooks`
- * as `resume`.
- */
-export interface LoadedSession extends Omit<SessionRun, "overrides"> {
-  /** The session root (real path), or `URL#name` in a store. */
-  readonly root: string;
-  /** The session name. */
-  readonly session: string;
-  /** The workspace (real path). */
-  readonly workspace: string;
-  /** Threshold overrides in force. */
-  readonly overrides: Readonly<Record<string, number>>;
-  /** How the run ended, or `null` while it can continue. */
-  readonly stop: StopReason | null;
-  /**
-   * How far the run got: its counters at the last acknowledged step (the
-   * rest of its run state is internal and travels with it to the resume).
-   */
-  readonly state: SliceCounters;
-  /** Verified results in id order, with their ids and digests. */
-  readonly results: readonly StoredResult[];
-  /** Results whose re-read source changed or disappeared. */
-  readonly unavailable: readonly UnavailableResult[];
-  /** Bytes of a torn last journal line that were ignored (and cut off). */
-  readonly tornBytes: number;
-}
 
 const token = Symbol("SessionStore");
 
@@ -151,9 +39,6 @@ let save: (
   store: SessionStore,
   snapshot: SliceSnapshot,
 ) => Promise<SessionSaveInfo>;
-
-/** Full run states of loaded sessions, by their public `state` object. */
-const runStates = new WeakMap<SliceCounters, SliceState>();
 
 /**
  * The owner's handle of a session root: the only object that writes there,
@@ -211,13 +96,8 @@ export class SessionStore {
   readonly #slot: SessionSlot;
   readonly #owned: Storage | undefined;
   readonly #parsed: ParsedSession | undefined;
-  readonly #written = new Set<string>();
-  readonly #origins = new Map<string, ResultOrigin>();
-  /** Results seen without a producing record yet (normally none). */
-  #pending: string[] = [];
+  readonly #cursor: SaveCursor;
   #seq: number;
-  #saved: { records: number; requests: number };
-  #nextResult: number;
   #maxSteps: number;
   #overrides: Readonly<Record<string, number>>;
 
@@ -253,20 +133,8 @@ export class SessionStore {
     this.#parsed = at.parsed;
     this.#maxSteps = at.maxSteps;
     this.#overrides = at.overrides;
-    const parsed = at.parsed;
-    this.#seq = parsed === undefined ? 0 : parsed.text.lines.length - 1;
-    this.#saved = {
-      records: parsed?.state.records.length ?? 0,
-      requests: parsed?.state.requests.length ?? 0,
-    };
-    let next = 1;
-    for (const id of parsed?.catalogue.keys() ?? []) {
-      next = Math.max(next, Number(id.slice("result-".length)) + 1);
-    }
-    this.#nextResult = next;
-    if (parsed !== undefined) {
-      classify(parsed.state.records as ActionRecord[], this.#origins);
-    }
+    this.#seq = at.parsed === undefined ? 0 : at.parsed.text.lines.length - 1;
+    this.#cursor = new SaveCursor(at.parsed);
   }
 
   /**
@@ -300,8 +168,7 @@ export class SessionStore {
     const workspace = await Deno.realPath(options.workspace);
     const place = await placeSession(root, options.store);
     const { slot } = place;
-    let lock: Lease | undefined;
-    try {
+    return await openingAt(place, async (lease) => {
       for (const path of place.forbidden) refuseOverlap(path, workspace);
       const old = await slot.outdated();
       if (old !== undefined || await slot.journal.exists()) {
@@ -325,8 +192,11 @@ export class SessionStore {
       await slot.prepare();
       const forbidden = place.forbidden.map((path) => realish(path));
       for (const path of forbidden) refuseOverlap(path, workspace);
-      const key = await sessionKey(options.keyFile, [...forbidden, workspace]);
-      lock = await takeLease(slot);
+      const key = await sessionKeyFor(options.keyFile, [
+        ...forbidden,
+        workspace,
+      ]);
+      const lock = await lease();
       const run = options.run;
       const session = options.session ?? slot.name;
       const overrides = finiteOverrides(run.overrides ?? {});
@@ -372,11 +242,7 @@ export class SessionStore {
         maxSteps: run.maxSteps,
         overrides,
       });
-    } catch (error) {
-      await lock?.release();
-      await place.owned?.close();
-      throw error;
-    }
+    });
   }
 
   /**
@@ -409,10 +275,9 @@ export class SessionStore {
   ): Promise<SessionStore> {
     const place = await placeSession(root, options.store);
     const { slot } = place;
-    let lock: Lease | undefined;
-    try {
+    return await openingAt(place, async (lease) => {
       const key = await journalKey(slot, place.forbidden, options.keyFile);
-      lock = await takeLease(slot);
+      const lock = await lease();
       const { parsed, workspace } = await parseAt(slot, place.forbidden, key);
       const writer = await JournalWriter.continue(
         slot.journal,
@@ -431,11 +296,7 @@ export class SessionStore {
         maxSteps: parsed.maxSteps,
         overrides: parsed.overrides,
       });
-    } catch (error) {
-      await lock?.release();
-      await place.owned?.close();
-      throw error;
-    }
+    });
   }
 
   /**
@@ -502,76 +363,29 @@ export class SessionStore {
 
   /** See {@linkcode saveSnapshot}. */
   async #save(snapshot: SliceSnapshot): Promise<SessionSaveInfo> {
-    if (
-      snapshot.records.length < this.#saved.records ||
-      snapshot.requests.length < this.#saved.requests
-    ) {
-      throw new TypeError(
-        `Cannot save session ${this.root}: records and report lines only grow, but the snapshot has fewer than were saved`,
-      );
-    }
-    const records = snapshot.records.slice(this.#saved.records);
-    classify(records, this.#origins);
-    const results: Record<string, CatalogueEntry> = {};
-    const files: StoredResult[] = [];
-    const skipped: string[] = [];
-    const counts = { persisted: 0, inline: 0, reread: 0 };
-    const pending: string[] = [];
-    const ids = [...this.#pending];
-    let next = this.#nextResult;
-    while (snapshot.results.get(`result-${next}`) !== undefined) {
-      ids.push(`result-${next}`);
-      next += 1;
-    }
-    for (const id of ids) {
-      const result = snapshot.results.get(id);
-      if (result === undefined) continue;
-      const origin = this.#origins.get(id);
-      // No acknowledged record produced it (yet): never stored unless one does.
-      if (origin === undefined) pending.push(id);
-      const entry = origin === undefined
-        ? undefined
-        : catalogueResult(result, origin, this.#overrides);
-      if (entry === undefined) {
-        skipped.push(result.id);
-        continue;
-      }
-      results[result.id] = entry;
-      const kind = Object.keys(entry.source)[0] as keyof typeof counts;
-      counts[kind] += 1;
-      if (kind === "persisted") files.push(result);
-    }
-    const value = stepRecord(this.#seq + 1, snapshot, this.#saved, results);
-    const valid = laterSchema.safeParse(JSON.parse(JSON.stringify(value)));
-    if (!valid.success) {
-      throw new TypeError(
-        `Cannot save session ${this.root}: the snapshot is invalid: ${
-          describeIssue(valid.error)
-        }`,
-      );
-    }
+    const plan = this.#cursor.plan(
+      this.root,
+      this.#seq + 1,
+      snapshot,
+      this.#overrides,
+    );
     // A lease found lost stops the step before it writes anything.
     await this.#lock.check();
     let written = 0;
-    for (const { sha256, bytes } of files) {
-      if (this.#written.has(sha256)) continue;
+    for (const { sha256, bytes } of plan.files) {
+      if (this.#cursor.written.has(sha256)) continue;
       if (sha256Hex(bytes) !== sha256) {
         throw new TypeError(
           `Cannot persist ${sha256}: the result's bytes do not match its digest`,
         );
       }
       await this.#slot.bodies.put(sha256, bytes);
-      this.#written.add(sha256);
+      this.#cursor.written.add(sha256);
       written += 1;
     }
-    await this.#append(value);
-    this.#saved = {
-      records: snapshot.records.length,
-      requests: snapshot.requests.length,
-    };
-    this.#nextResult = next;
-    this.#pending = pending;
-    return { written, ...counts, skipped };
+    await this.#append(plan.record);
+    this.#cursor.commit(plan);
+    return { written, ...plan.info };
   }
 
   /**
@@ -594,7 +408,7 @@ export class SessionStore {
     }
     const loaded = await verifyParsed(parsed, this.#slot, this.workspace);
     for (const entry of parsed.catalogue.values()) {
-      if ("persisted" in entry.source) this.#written.add(entry.sha256);
+      if ("persisted" in entry.source) this.#cursor.written.add(entry.sha256);
     }
     return { ...loaded, maxSteps: this.#maxSteps, overrides: this.#overrides };
   }
@@ -636,184 +450,4 @@ export function saveSnapshot(
   snapshot: SliceSnapshot,
 ): Promise<SessionSaveInfo> {
   return save(store, snapshot);
-}
-
-/**
- * The whole run state of a loaded session (records with descriptors
- * rebuilt, notes, last turn, report lines), which its public `state` only
- * counts.
- *
- * @param loaded A session from {@linkcode SessionStore.load} or
- *   {@linkcode verifySession}.
- * @returns Its run state.
- * @throws {TypeError} When `loaded.state` was not made by either.
- */
-export function runStateOf(loaded: LoadedSession): SliceState {
-  const state = runStates.get(loaded.state);
-  if (state === undefined) {
-    throw new TypeError(
-      `Cannot resume session ${loaded.root}: its state was not loaded by SessionStore.load()`,
-    );
-  }
-  return state;
-}
-
-/**
- * Verifies a session's chain and results (as {@linkcode SessionStore.load})
- * without taking its lock or changing anything, for `loom session show
- * --verify`.
- *
- * @param root The session root.
- * @param options The key file.
- * @returns The verified session.
- * @throws {SessionError} As {@linkcode SessionStore.open} (except
- *   `session_locked`) and {@linkcode SessionStore.load}.
- *
- * @example
- * ```ts
- * import { SessionStore } from "@loom/loom/session";
- * import { verifySession } from "./session_store.ts";
- * import assert from "node:assert/strict";
- * const keyFile = `${await Deno.makeTempDir()}/session.key`;
- * const root = await Deno.makeTempDir();
- * const store = await SessionStore.create(root, {
- *   workspace: await Deno.makeTempDir(), keyFile,
- *   run: { intent: "x", policy: "bounded", model: "recorded:/r.json", test: null, maxSteps: 1 },
- * });
- * const verified = await verifySession(root, { keyFile });
- * await store.close();
- * assert.equal(verified.state.steps, 0);
- * ```
- */
-export async function verifySession(
-  root: string,
-  options: OpenSessionOptions = {},
-): Promise<LoadedSession> {
-  const place = await placeSession(root, options.store);
-  try {
-    const key = await journalKey(place.slot, place.forbidden, options.keyFile);
-    const { parsed, workspace } = await parseAt(
-      place.slot,
-      place.forbidden,
-      key,
-    );
-    return await verifyParsed(parsed, place.slot, workspace);
-  } finally {
-    await place.owned?.close();
-  }
-}
-
-/** The slot's journal must exist (`session_missing` before any key or lock). */
-async function journalKey(
-  slot: SessionSlot,
-  forbidden: readonly string[],
-  keyFile: string | undefined,
-): Promise<Uint8Array> {
-  await requireJournal(slot);
-  return await sessionKey(keyFile, forbidden);
-}
-
-/**
- * The session key, refused when it lies inside one of the `forbidden`
- * paths (a session folder, a database file, the workspace).
- *
- * @param keyFile The key file (default {@linkcode sessionKeyPath}).
- * @param forbidden Paths the key must not lie inside.
- * @returns The key.
- * @throws {SessionError} `session_key_invalid`.
- */
-export function sessionKeyFor(
-  keyFile: string | undefined,
-  forbidden: readonly string[],
-): Promise<Uint8Array> {
-  return sessionKey(keyFile, forbidden);
-}
-
-/** The key, refused when it lies inside a session root or the workspace. */
-async function sessionKey(
-  keyFile: string | undefined,
-  forbidden: readonly string[],
-): Promise<Uint8Array> {
-  const path = realish(keyFile ?? sessionKeyPath());
-  for (const dir of forbidden) {
-    if (isWithin(path, dir)) {
-      throw new SessionError(
-        "session_key_invalid",
-        `Cannot use the session key ${path}: it lies inside ${dir}, where the session's writer or the model could read it`,
-        { file: path },
-      );
-    }
-  }
-  return await loadSessionKey(path);
-}
-
-async function parseAt(
-  slot: SessionSlot,
-  forbidden: readonly string[],
-  key: Uint8Array,
-): Promise<{ parsed: ParsedSession; workspace: string }> {
-  const parsed = await parseSession(slot, key);
-  const workspace = realish(parsed.header.workspace);
-  for (const path of forbidden) refuseOverlap(path, workspace);
-  return { parsed, workspace };
-}
-
-async function verifyParsed(
-  parsed: ParsedSession,
-  slot: SessionSlot,
-  workspace: string,
-): Promise<LoadedSession> {
-  const root = slot.where;
-  const results: StoredResult[] = [];
-  const unavailable: UnavailableResult[] = [];
-  const bytesById = new Map<string, Uint8Array>();
-  const at = { slot, workspace, file: parsed.file };
-  for (const [id, entry] of parsed.catalogue) {
-    const { sha256, origin, capture } = entry;
-    const bytes = await verifyBody(at, id, entry);
-    if (typeof bytes === "string") {
-      unavailable.push({
-        id,
-        sha256,
-        origin,
-        capture,
-        utf8_bytes: entry.utf8_bytes,
-        reason: "digest_mismatch",
-        detail: bytes,
-      });
-      continue;
-    }
-    bytesById.set(id, bytes);
-    results.push({ id, sha256, origin, capture, bytes });
-  }
-  const { header, state } = parsed;
-  return {
-    root,
-    session: header.session,
-    workspace,
-    intent: header.intent,
-    policy: header.policy,
-    model: header.model,
-    test: header.test === null
-      ? null
-      : { command: header.test.command, timeoutMs: header.test.timeout_ms },
-    maxSteps: parsed.maxSteps,
-    overrides: parsed.overrides,
-    stop: state.stop,
-    state: runState({
-      ...state,
-      records: state.records.map((r) =>
-        expandRecord(r as ActionRecord, bytesById)
-      ),
-    }),
-    results,
-    unavailable,
-    tornBytes: parsed.text.torn,
-  };
-}
-
-/** A run state, remembered as the full state behind its public counters. */
-function runState(state: SliceState): SliceState {
-  runStates.set(state, state);
-  return state;
 }

@@ -12,13 +12,9 @@ import {
   type SliceResume,
   type SliceSessionHooks,
 } from "../slice/run_state.ts";
-import {
-  type LoadedSession,
-  runStateOf,
-  saveSnapshot,
-  type SessionSaveInfo,
-  type SessionStore,
-} from "./session_store.ts";
+import { saveSnapshot, type SessionStore } from "./session_store.ts";
+import type { LoadedSession, SessionSaveInfo } from "./session_types.ts";
+import { runStateOf } from "./session_verify.ts";
 
 /** Options of {@linkcode sliceSessionHooks}. */
 export interface SliceSessionOptions {

@@ -108,6 +108,40 @@ export function leaseHeld(
   );
 }
 
+/** A lease row as a database holds it. */
+export interface HeldLease {
+  /** Its holder's name. */
+  readonly holder: string;
+  /** When it expires. */
+  readonly expiresAt: Date;
+  /** Whether that time has passed (by the database's clock where it has one). */
+  readonly expired: boolean;
+}
+
+/**
+ * Whether a new holder may take a lease a database holds as `held`: its
+ * `tookOver` text (`null` when nobody held it), or `lease_held` while its
+ * holder may live.
+ *
+ * @param held The row, or `undefined` when there is none.
+ * @param where The session, for the error.
+ * @param gone Why a holder whose lease has not expired is gone, or `null`.
+ * @returns `null`, or `took over the lease of HOLDER: WHY`.
+ * @throws {StorageError} `lease_held`.
+ */
+export function takeOver(
+  held: HeldLease | undefined,
+  where: string,
+  gone: (holder: string) => string | null = holderGone,
+): string | null {
+  if (held === undefined) return null;
+  const why = held.expired
+    ? `its lease expired at ${held.expiresAt.toISOString()}`
+    : gone(held.holder);
+  if (why === null) throw leaseHeld(where, held.holder, held.expiresAt);
+  return `took over the lease of ${held.holder}: ${why}`;
+}
+
 /** The `lease_lost` error of a holder whose lease another took. */
 export function leaseLost(where: string): StorageError {
   return new StorageError(

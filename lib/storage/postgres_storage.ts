@@ -19,12 +19,14 @@ import type { Lease, LeaseOptions, Storage } from "./storage.ts";
 import { isNoRoom, StorageError, storeFull } from "./storage_error.ts";
 import { redactUrl, scrubSecrets } from "./location.ts";
 import {
+  type HeldLease,
   holderGone,
   LEASE_TTL_MS,
   leaseHeld,
   leaseLost,
   newHolder,
   renewing,
+  takeOver,
 } from "./_lease.ts";
 import {
   type SqlBackend,
@@ -371,7 +373,7 @@ class PostgresBackend implements SqlBackend {
         throw leaseHeld(
           where,
           held?.holder,
-          held?.expires_at,
+          held?.expiresAt,
           ", whose connection to the server holds the session's lock",
         );
       }
@@ -379,17 +381,15 @@ class PostgresBackend implements SqlBackend {
     let tookOver: string | null;
     try {
       tookOver = await this.transaction(async (tx) => {
-        const [held] = await tx.rows<LeaseRow>(LEASE_ROW, [session]);
-        const gone = held === undefined
-          ? null
-          : held.expired
-          ? `its lease expired at ${held.expires_at.toISOString()}`
-          : held.holder.endsWith(LOCKED)
-          ? "its connection, and the session's lock with it, are gone"
-          : holderGone(held.holder);
-        if (held !== undefined && gone === null) {
-          throw leaseHeld(where, held.holder, held.expires_at);
-        }
+        const [held] = await tx.rows<HeldLease>(LEASE_ROW, [session]);
+        const tookOver = takeOver(
+          held,
+          where,
+          (holder) =>
+            holder.endsWith(LOCKED)
+              ? "its connection, and the session's lock with it, are gone"
+              : holderGone(holder),
+        );
         await tx.run(
           `INSERT INTO loom.leases (session, holder, expires_at)
            VALUES ($1, $2, now() + make_interval(secs => $3))
@@ -397,9 +397,7 @@ class PostgresBackend implements SqlBackend {
              SET holder = excluded.holder, expires_at = excluded.expires_at`,
           [session, holder, ttlMs / 1000],
         );
-        return held === undefined
-          ? null
-          : `took over the lease of ${held.holder}: ${gone}`;
+        return tookOver;
       });
     } catch (error) {
       await lock.release();
@@ -434,8 +432,8 @@ class PostgresBackend implements SqlBackend {
     });
   }
 
-  #leaseRow(session: string): Promise<LeaseRow[]> {
-    return this.rows<LeaseRow>(LEASE_ROW, [session]);
+  #leaseRow(session: string): Promise<HeldLease[]> {
+    return this.rows<HeldLease>(LEASE_ROW, [session]);
   }
 
   async close(): Promise<void> {
@@ -443,14 +441,8 @@ class PostgresBackend implements SqlBackend {
   }
 }
 
-interface LeaseRow {
-  readonly holder: string;
-  readonly expires_at: Date;
-  readonly expired: boolean;
-}
-
 const LEASE_ROW =
-  "SELECT holder, expires_at, expires_at <= now() AS expired FROM loom.leases WHERE session = $1";
+  `SELECT holder, expires_at AS "expiresAt", expires_at <= now() AS expired FROM loom.leases WHERE session = $1`;
 
 /**
  * A session-level advisory lock on a connection of its own (a client of

@@ -18,12 +18,11 @@ import { dirname, resolve } from "node:path";
 import type { Lease, LeaseOptions, Storage } from "./storage.ts";
 import { isNoRoom, StorageError, storeFull } from "./storage_error.ts";
 import {
-  holderGone,
   LEASE_TTL_MS,
-  leaseHeld,
   leaseLost,
   newHolder,
   renewing,
+  takeOver,
 } from "./_lease.ts";
 import {
   type SqlBackend,
@@ -329,23 +328,21 @@ class SqliteBackend implements SqlBackend {
         "SELECT holder, expires_at FROM loom_leases WHERE session = $1",
         [session],
       );
-      const gone = held === undefined
-        ? null
-        : held.expires_at <= now
-        ? `its lease expired at ${new Date(held.expires_at).toISOString()}`
-        : holderGone(held.holder);
-      if (held !== undefined && gone === null) {
-        throw leaseHeld(where, held.holder, new Date(held.expires_at));
-      }
+      const tookOver = takeOver(
+        held === undefined ? undefined : {
+          holder: held.holder,
+          expiresAt: new Date(held.expires_at),
+          expired: held.expires_at <= now,
+        },
+        where,
+      );
       await tx.run(
         `INSERT INTO loom_leases (session, holder, expires_at) VALUES ($1, $2, $3)
          ON CONFLICT (session) DO UPDATE
            SET holder = excluded.holder, expires_at = excluded.expires_at`,
         [session, holder, now + ttlMs],
       );
-      return held === undefined
-        ? null
-        : `took over the lease of ${held.holder}: ${gone}`;
+      return tookOver;
     });
     return renewing({
       holder,

@@ -62,6 +62,20 @@ export function denoEntry(
 }
 
 /**
+ * The fault server's entry opted in to persistence, but for `drift`, which
+ * is declared self-reading (its answer changes: re-read, never persisted).
+ *
+ * @returns The entry.
+ */
+export function persistedFaultEntry(): Record<string, unknown> {
+  return {
+    ...denoEntry(FAULT),
+    persist: true,
+    tools: { drift: { selfReading: true, persist: true } },
+  };
+}
+
+/**
  * Writes a servers file (`{"mcpServers": …}`) into `dir`.
  *
  * @param dir A folder the test owns.

@@ -46,3 +46,27 @@ export function testsNeeding(
     Deno.test({ name, ignore, fn });
   };
 }
+
+/**
+ * Whether `command ARGS` runs and exits 0 here, its output dropped: a
+ * probe for what a kind of test needs. A missing program is `false`.
+ *
+ * @param command The program.
+ * @param args Its arguments.
+ * @returns Whether it succeeded.
+ */
+export function commandSucceeds(
+  command: string,
+  args: readonly string[],
+): boolean {
+  try {
+    return new Deno.Command(command, {
+      args: [...args],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).outputSync().success;
+  } catch {
+    return false;
+  }
+}

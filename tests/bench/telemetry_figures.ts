@@ -212,10 +212,14 @@ const traced = async () => {
   }
   return (performance.now() - started) / N;
 };
+/** Microseconds `run` adds per request over `bare`: medians of three runs. */
+const addedUs = async (run: () => Promise<number>) => {
+  await run();
+  return (median([await run(), await run(), await run()]) -
+    median([await bare(), await bare(), await bare()])) * 1000;
+};
 await bare();
-await traced();
-const spent = (median([await traced(), await traced(), await traced()]) -
-  median([await bare(), await bare(), await bare()])) * 1000;
+const spent = await addedUs(traced);
 console.log(
   `off path, in-process: ${
     spent.toFixed(2)
@@ -235,9 +239,7 @@ const codeRun = async () => {
   }
   return (performance.now() - started) / N;
 };
-await codeRun();
-const perRun = (median([await codeRun(), await codeRun(), await codeRun()]) -
-  median([await bare(), await bare(), await bare()])) * 1000;
+const perRun = await addedUs(codeRun);
 console.log(
   `off path, in-process: ${
     perRun.toFixed(2)

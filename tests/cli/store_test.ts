@@ -14,16 +14,11 @@ import {
   postgresCluster,
   postgresTest,
 } from "../storage/_postgres.ts";
-import {
-  intentPath,
-  prepareWorkspace,
-  recordingPath,
-} from "../e2e/_workspace.ts";
+import { prepareWorkspace, recordedRunArgs } from "../e2e/_workspace.ts";
 import {
   connectHttp,
-  denoEntry,
   descriptorOf,
-  FAULT,
+  persistedFaultEntry,
   readArgs,
   serversFile,
   startHttp,
@@ -45,15 +40,7 @@ postgresTest(
     try {
       const name = `ci-${crypto.randomUUID().slice(0, 8)}`;
       const first = await loom(
-        "run",
-        "--workspace",
-        prepared.workspace,
-        "--intent-file",
-        intentPath("bugfix"),
-        "--model",
-        `recorded:${recordingPath("bugfix")}`,
-        "--max-steps",
-        "2",
+        ...recordedRunArgs(prepared.workspace, { test: null, maxSteps: 2 }),
         "--store",
         url,
         "--session",
@@ -110,11 +97,7 @@ postgresTest(
     const { url } = await postgresCluster();
     await using dir = await tempDir();
     const servers = await serversFile(dir.path, {
-      kept: {
-        ...denoEntry(FAULT),
-        persist: true,
-        tools: { drift: { selfReading: true, persist: true } },
-      },
+      kept: persistedFaultEntry(),
     });
     const { path, token } = await tokenFile(dir.path);
     // Without --session: the session `default` of the store.
@@ -231,13 +214,7 @@ postgresTest(
         ] as const
       ) {
         const out = await loom(
-          "run",
-          "--workspace",
-          prepared.workspace,
-          "--intent-file",
-          intentPath("bugfix"),
-          "--model",
-          `recorded:${recordingPath("bugfix")}`,
+          ...recordedRunArgs(prepared.workspace, { test: null }),
           "--store",
           url,
           "--session",
@@ -272,8 +249,11 @@ postgresTest(
   "a store lost mid-run stops the step with a typed error and loses nothing committed",
   async () => {
     const cluster = await postgresCluster();
-    const { SessionStore, saveSnapshot, verifySession } = await import(
+    const { SessionStore, saveSnapshot } = await import(
       "../../lib/persist/session_store.ts"
+    );
+    const { verifySession } = await import(
+      "../../lib/persist/session_verify.ts"
     );
     const { sampleRun, RUN, tempLayout } = await import(
       "../persist/_session.ts"

@@ -5,10 +5,8 @@
  * another, each with a test result large enough to go to `tool-results/`,
  * printing `acked N` once step N's save has returned. It never stops.
  */
-import { ResultStore } from "../../lib/store/result_store.ts";
 import { saveSnapshot, SessionStore } from "../../lib/persist/session_store.ts";
-import type { ActionRecord } from "../../lib/briefing/report.ts";
-import { RUN, snapshotOf, testsRecord } from "./_session.ts";
+import { EndlessRun } from "./_session.ts";
 
 const [root, workspace, keyFile, url] = Deno.args as [
   string,
@@ -20,20 +18,11 @@ const store = await SessionStore.create(root, {
   workspace,
   keyFile,
   ...(url === undefined ? {} : { store: url }),
-  run: { ...RUN, maxSteps: 1_000_000 },
+  run: EndlessRun.RUN,
 });
-const results = new ResultStore({
-  maxResults: 1_000_000,
-  maxTotalBytes: 2 ** 40,
-});
-const records: ActionRecord[] = [];
+const run = new EndlessRun();
 const encoder = new TextEncoder();
 for (let step = 1;; step += 1) {
-  const output = await results.put(`step ${step}\n`.repeat(4_000), {
-    origin: "tests.run x",
-    capture: "complete",
-  });
-  records.push(testsRecord(step, output, step % 2));
-  await saveSnapshot(store, snapshotOf(results, records));
+  await saveSnapshot(store, await run.step(step));
   await Deno.stdout.write(encoder.encode(`acked ${step}\n`));
 }

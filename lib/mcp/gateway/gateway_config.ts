@@ -55,12 +55,27 @@ export interface ToolSettings extends Partial<ToolClassification> {
   readonly code?: boolean;
 }
 
+/** Every setting a tool may have of its own, each a boolean. */
+const TOOL_SETTING_NAMES = [
+  "persist",
+  "selfReading",
+  "alwaysLoad",
+  "disabled",
+  "code",
+] as const satisfies readonly (keyof ToolSettings)[];
+
 /** Where the catalogue puts one upstream tool (the servers file decides). */
 export interface ToolPlacement {
   /** Listed in `tools/list` even in `search` mode. */
   readonly alwaysLoad: boolean;
   /** In no listing, search or call. */
   readonly disabled: boolean;
+}
+
+/** The settings in force for one upstream tool (see {@linkcode toolSettings}). */
+export interface ToolInForce extends ToolClassification, ToolPlacement {
+  /** Code in `run_code` may call it (`tools.<server>.<tool>`, `callTool`). */
+  readonly code: boolean;
 }
 
 /** A stdio upstream: a program the gateway starts. */
@@ -267,15 +282,7 @@ export function parseGatewayConfig(
         if (!isObject(value)) fail(`${at(`tools.${tool}`)} is not an object`);
         const v = value as Record<string, unknown>;
         const settings: Record<string, boolean> = {};
-        for (
-          const key of [
-            "persist",
-            "selfReading",
-            "alwaysLoad",
-            "disabled",
-            "code",
-          ]
-        ) {
+        for (const key of TOOL_SETTING_NAMES) {
           const value = flag(v[key], `tools.${tool}.${key}`);
           if (value !== undefined) settings[key] = value;
         }
@@ -346,93 +353,59 @@ export function parseGatewayConfig(
 }
 
 /**
- * The effective classification of one upstream tool: the tool's own
- * settings over the server's.
+ * The settings in force for one upstream tool: the tool's own (under its
+ * server's `"tools"`) over its server's, `disabled` the tool's own. One
+ * lookup for persistence, the catalogue's placement and `run_code`.
  *
  * @param entry The server entry.
  * @param tool The upstream tool's name.
- * @returns Whether its results may be persisted and whether it reads
- *   arbitrary paths.
+ * @returns Whether its results may be persisted, whether it reads arbitrary
+ *   paths, whether it is always listed or left out, whether code may call it.
  *
- * @example
+ * @example Persistence: the tool's own over its server's
  * ```ts
- * import { parseGatewayConfig, toolClassification } from "./gateway_config.ts";
+ * import { parseGatewayConfig, toolSettings } from "./gateway_config.ts";
  * import assert from "node:assert/strict";
  * const { servers: [fs] } = parseGatewayConfig(JSON.stringify({ mcpServers: { fs: {
  *   command: "x", persist: true, tools: { read_file: { selfReading: true } } } } }), { file: "f", env: {} });
- * assert.deepEqual(toolClassification(fs!, "read_file"), { persist: true, selfReading: true });
- * assert.deepEqual(toolClassification(fs!, "list"), { persist: true, selfReading: false });
+ * assert.equal(toolSettings(fs!, "read_file").persist, true);
+ * assert.equal(toolSettings(fs!, "read_file").selfReading, true);
+ * assert.equal(toolSettings(fs!, "list").selfReading, false);
  * ```
- */
-export function toolClassification(
-  entry: ServerEntry,
-  tool: string,
-): ToolClassification {
-  const own = ownSettings(entry, tool);
-  return {
-    persist: own?.persist ?? entry.classification.persist,
-    selfReading: own?.selfReading ?? entry.classification.selfReading,
-  };
-}
-
-/**
- * Where the catalogue puts one upstream tool: the tool's own `alwaysLoad`
- * over its server's; `disabled` is the tool's own.
  *
- * @param entry The server entry.
- * @param tool The upstream tool's name.
- * @returns Whether it is always listed and whether it is left out.
- *
- * @example
+ * @example Placement: `alwaysLoad` over the server's, `disabled` the tool's own
  * ```ts
- * import { parseGatewayConfig, toolPlacement } from "./gateway_config.ts";
+ * import { parseGatewayConfig, toolSettings } from "./gateway_config.ts";
  * import assert from "node:assert/strict";
  * const { servers: [gh] } = parseGatewayConfig(JSON.stringify({ mcpServers: { gh: {
  *   command: "x", alwaysLoad: true, tools: { delete_repo: { disabled: true } } } } }), { file: "f", env: {} });
- * assert.deepEqual(toolPlacement(gh!, "delete_repo"), { alwaysLoad: true, disabled: true });
- * assert.deepEqual(toolPlacement(gh!, "get_issue"), { alwaysLoad: true, disabled: false });
+ * assert.equal(toolSettings(gh!, "delete_repo").disabled, true);
+ * assert.equal(toolSettings(gh!, "get_issue").disabled, false);
+ * assert.equal(toolSettings(gh!, "get_issue").alwaysLoad, true);
  * ```
- */
-export function toolPlacement(
-  entry: ServerEntry,
-  tool: string,
-): ToolPlacement {
-  const own = ownSettings(entry, tool);
-  return {
-    alwaysLoad: own?.alwaysLoad ?? entry.alwaysLoad ?? false,
-    disabled: own?.disabled ?? false,
-  };
-}
-
-/**
- * Whether code in `run_code` may call one upstream tool: not when the tool
- * or its server says `"code": false` (the tool's own setting wins).
  *
- * @param entry The server entry.
- * @param tool The upstream tool's name.
- * @returns Whether `tools.<server>.<tool>` and `callTool` reach it.
- *
- * @example
+ * @example Code: `"code": false` keeps a tool out of `run_code`'s reach
  * ```ts
- * import { codeCallable, parseGatewayConfig } from "./gateway_config.ts";
+ * import { parseGatewayConfig, toolSettings } from "./gateway_config.ts";
  * import assert from "node:assert/strict";
  * const { servers: [fs] } = parseGatewayConfig(JSON.stringify({ mcpServers: { fs: {
  *   command: "x", tools: { write_file: { code: false } } } } }), { file: "f", env: {} });
- * assert.equal(codeCallable(fs!, "write_file"), false);
- * assert.equal(codeCallable(fs!, "read_file"), true);
+ * assert.equal(toolSettings(fs!, "write_file").code, false);
+ * assert.equal(toolSettings(fs!, "read_file").code, true);
  * ```
  */
-export function codeCallable(entry: ServerEntry, tool: string): boolean {
-  const own = ownSettings(entry, tool);
-  return own?.code ?? entry.code ?? true;
-}
-
-/** A tool's own settings in its server's entry (`tools.<tool>`), if any. */
-function ownSettings(
+export function toolSettings(
   entry: ServerEntry,
   tool: string,
-): ToolSettings | undefined {
-  return Object.hasOwn(entry.tools, tool) ? entry.tools[tool] : undefined;
+): ToolInForce {
+  const own = Object.hasOwn(entry.tools, tool) ? entry.tools[tool] : undefined;
+  return {
+    persist: own?.persist ?? entry.classification.persist,
+    selfReading: own?.selfReading ?? entry.classification.selfReading,
+    alwaysLoad: own?.alwaysLoad ?? entry.alwaysLoad ?? false,
+    disabled: own?.disabled ?? false,
+    code: own?.code ?? entry.code ?? true,
+  };
 }
 
 /** Whether a command line starts `loom mcp --servers` (this gateway again). */

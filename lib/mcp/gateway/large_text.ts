@@ -2,7 +2,9 @@
  * A large string of an upstream answer as the gateway's stdio transport
  * delivers it: the UTF-8 bytes and digest it was unescaped and hashed into
  * while it streamed in (see `message_assembler.ts`), ready for the store,
- * standing in a tool result where the string would be.
+ * standing in a tool result where the string would be; and what the
+ * gateway does with results that may hold one: compare texts, put strings
+ * back for a reader that keeps them, or empty stand-ins for a shape check.
  *
  * @module
  */
@@ -109,15 +111,106 @@ export class LargeText {
 export function shapeOf(
   result: Record<string, unknown>,
 ): Record<string, unknown> {
-  const content = result.content;
+  return replacingLarge(result, () => "", false);
+}
+
+/**
+ * The result with every {@linkcode LargeText} decoded back into a string:
+ * what a reader that keeps the answer (not the host: `run_code`'s code)
+ * gets.
+ *
+ * @param result A `tools/call` result as the transport delivered it.
+ * @returns The result itself when it holds no large text, else a copy.
+ *
+ * @example
+ * ```ts
+ * import { withStrings } from "./large_text.ts";
+ * import assert from "node:assert/strict";
+ * const result = { content: [{ type: "text", text: "small" }] };
+ * assert.equal(withStrings(result), result);
+ * ```
+ */
+export function withStrings(
+  result: Record<string, unknown>,
+): Record<string, unknown> {
+  return replacingLarge(result, (text) => text.text(), true);
+}
+
+/**
+ * The result with each large text of its text blocks (and, when
+ * `structured`, of `structuredContent`'s values) replaced by `by(text)`:
+ * the result itself when it holds none, else a shallow copy.
+ */
+function replacingLarge(
+  result: Record<string, unknown>,
+  by: (text: LargeText) => unknown,
+  structured: boolean,
+): Record<string, unknown> {
+  const large = (value: unknown): value is LargeText =>
+    value instanceof LargeText;
+  const content = Array.isArray(result.content) ? result.content : undefined;
+  const values = structured && isObject(result.structuredContent)
+    ? result.structuredContent as Record<string, unknown>
+    : undefined;
   if (
-    !Array.isArray(content) ||
-    !content.some((block) => block?.text instanceof LargeText)
+    !content?.some((block) => large(block?.text)) &&
+    !Object.values(values ?? {}).some(large)
   ) return result;
-  return {
-    ...result,
-    content: content.map((block) =>
-      block?.text instanceof LargeText ? { ...block, text: "" } : block
-    ),
-  };
+  const out = { ...result };
+  if (content !== undefined) {
+    out.content = content.map((block) =>
+      large(block?.text) ? { ...block, text: by(block.text) } : block
+    );
+  }
+  if (values !== undefined) {
+    out.structuredContent = Object.fromEntries(
+      Object.entries(values).map(([k, v]) => [k, large(v) ? by(v) : v]),
+    );
+  }
+  return out;
+}
+
+/** A string of a tool result, or a large one taken out as it streamed in. */
+export type Text = string | LargeText;
+
+/** Whether a text holds the JSON of `structuredContent` (made on demand). */
+export function sameJson(text: Text, structuredText: () => string): boolean {
+  if (text instanceof LargeText) {
+    const first = text.content.bytes.find((b) => !JSON_SPACE.includes(b));
+    if (first !== 0x7b) return false;
+    text = text.text();
+  }
+  const first = text.trimStart()[0];
+  if (first !== "{") return false;
+  if (text === structuredText()) return true;
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2) === structuredText();
+  } catch {
+    return false;
+  }
+}
+
+/** The bytes JSON allows as white space. */
+const JSON_SPACE = [0x20, 0x09, 0x0a, 0x0d];
+
+/** Whether a value is a text: a string or a large one. */
+export function isText(value: unknown): value is Text {
+  return typeof value === "string" || value instanceof LargeText;
+}
+
+/** Whether two texts are equal (large ones by their digest). */
+export function sameText(a: Text, b: Text): boolean {
+  if (a instanceof LargeText && b instanceof LargeText) {
+    return a.byteLength === b.byteLength &&
+      a.content.sha256 === b.content.sha256;
+  }
+  if (typeof a === "string" && typeof b === "string") return a === b;
+  const large = (a instanceof LargeText ? a : b) as LargeText;
+  const text = (a instanceof LargeText ? b : a) as string;
+  // A UTF-8 byte takes at most one UTF-16 unit: a shorter text differs.
+  return text.length <= large.byteLength && large.text() === text;
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -22,7 +22,14 @@ import type {
 } from "../../store/result_store.ts";
 import { floorCharBoundary } from "../../store/utf8.ts";
 import { cutUtf8 } from "../../store/preview.ts";
-import { LargeText } from "./large_text.ts";
+import {
+  isText,
+  LargeText,
+  sameJson,
+  sameText,
+  type Text,
+  withStrings,
+} from "./large_text.ts";
 import {
   countLines,
   fitDescriptor,
@@ -252,8 +259,6 @@ export async function offloadResult(
 }
 
 /** A text as the transport delivers it: a string, or taken out as bytes. */
-type Text = string | LargeText;
-
 type Part =
   | { kind: "text"; part: string; text: Text }
   | {
@@ -481,88 +486,6 @@ function measure(
   // A string of n UTF-16 units takes at least n bytes serialized.
   if (chars > options.offloadBytes) return chars;
   return encoder.encode(JSON.stringify(result)).length;
-}
-
-/** Whether a text holds the JSON of `structuredContent` (made on demand). */
-function sameJson(text: Text, structuredText: () => string): boolean {
-  if (text instanceof LargeText) {
-    const first = text.content.bytes.find((b) => !JSON_SPACE.includes(b));
-    if (first !== 0x7b) return false;
-    text = text.text();
-  }
-  const first = text.trimStart()[0];
-  if (first !== "{") return false;
-  if (text === structuredText()) return true;
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2) === structuredText();
-  } catch {
-    return false;
-  }
-}
-
-const JSON_SPACE = [0x20, 0x09, 0x0a, 0x0d];
-
-function isText(value: unknown): value is Text {
-  return typeof value === "string" || value instanceof LargeText;
-}
-
-/** Whether two texts are equal (large ones by their digest). */
-function sameText(a: Text, b: Text): boolean {
-  if (a instanceof LargeText && b instanceof LargeText) {
-    return a.byteLength === b.byteLength &&
-      a.content.sha256 === b.content.sha256;
-  }
-  if (typeof a === "string" && typeof b === "string") return a === b;
-  const large = (a instanceof LargeText ? a : b) as LargeText;
-  const text = (a instanceof LargeText ? b : a) as string;
-  // A UTF-8 byte takes at most one UTF-16 unit: a shorter text differs.
-  return text.length <= large.byteLength && large.text() === text;
-}
-
-/**
- * The result with every {@linkcode LargeText} decoded back into a string:
- * what a reader that keeps the answer (not the host: `run_code`'s code)
- * gets.
- *
- * @param result A `tools/call` result as the transport delivered it.
- * @returns The result itself when it holds no large text, else a copy.
- *
- * @example
- * ```ts
- * import { withStrings } from "./offload.ts";
- * import assert from "node:assert/strict";
- * const result = { content: [{ type: "text", text: "small" }] };
- * assert.equal(withStrings(result), result);
- * ```
- */
-export function withStrings(
-  result: Record<string, unknown>,
-): Record<string, unknown> {
-  const content = Array.isArray(result.content) ? result.content : [];
-  const structured = isObject(result.structuredContent)
-    ? result.structuredContent as Record<string, unknown>
-    : {};
-  const large = (value: unknown) => value instanceof LargeText;
-  if (
-    !content.some((b) => isObject(b) && large((b as ContentBlock).text)) &&
-    !Object.values(structured).some(large)
-  ) return result;
-  const out = { ...result };
-  if (Array.isArray(result.content)) {
-    out.content = content.map((b) =>
-      isObject(b) && large((b as ContentBlock).text)
-        ? { ...b, text: ((b as ContentBlock).text as LargeText).text() }
-        : b
-    );
-  }
-  if (isObject(result.structuredContent)) {
-    out.structuredContent = Object.fromEntries(
-      Object.entries(structured).map((
-        [k, v],
-      ) => [k, v instanceof LargeText ? v.text() : v]),
-    );
-  }
-  return out;
 }
 
 function withoutPartialMark(

@@ -34,10 +34,10 @@ import {
 } from "../../code/code_answer.ts";
 import { CodeError } from "../../code/code_error.ts";
 import type { CodeRunner } from "../../code/code_runner.ts";
-import { codeCallable, toolClassification } from "./gateway_config.ts";
+import { toolSettings } from "./gateway_config.ts";
 import type { GatewayNote } from "./gateway_note.ts";
-import { shapeOf } from "./large_text.ts";
-import { offloadResult, withStrings } from "./offload.ts";
+import { shapeOf, withStrings } from "./large_text.ts";
+import { offloadResult } from "./offload.ts";
 import type { Sdk } from "./sdk.ts";
 import type { ToolFigureBook } from "./tool_figures.ts";
 import type { ListedTool } from "./tool_listing.ts";
@@ -192,7 +192,7 @@ export class RunCode {
     return {
       all,
       callable: all.filter(({ entry }) =>
-        codeCallable(entry.upstream.entry, entry.tool.name)
+        toolSettings(entry.upstream.entry, entry.tool.name).code
       ),
     };
   }
@@ -209,11 +209,7 @@ export class RunCode {
     args: Record<string, unknown>,
     context: CallContext,
   ): Promise<McpResult> {
-    const figures = this.#o.figures.figure(RUN_CODE);
-    figures.calls += 1;
-    const answered = await this.#run(args, context);
-    figures.bytes_to_host += jsonBytes(answered);
-    return answered;
+    return this.#o.figures.answered(RUN_CODE, await this.#run(args, context));
   }
 
   async #run(
@@ -260,13 +256,13 @@ export class RunCode {
               ));
             }
             const { upstream } = found.entry;
-            if (!codeCallable(upstream.entry, tool)) {
+            const c = toolSettings(upstream.entry, tool);
+            if (!c.code) {
               return Promise.reject(failure(
                 "code_disabled",
                 `${server}/${tool} is not callable from code: the servers file says "code": false`,
               ));
             }
-            const c = toolClassification(upstream.entry, tool);
             if (c.selfReading || !c.persist) taint.persist = false;
             return this.#callUpstream(found.entry, callArgs, signal);
           },

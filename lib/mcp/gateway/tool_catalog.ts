@@ -487,20 +487,21 @@ export function summaryOf(description: string): string {
   return clean(sentence, 200);
 }
 
+/** The standard hints of MCP's tool annotations. */
+const HINT_NAMES = [
+  "readOnlyHint",
+  "destructiveHint",
+  "idempotentHint",
+  "openWorldHint",
+] as const;
+
 /** The standard hints of a tool's annotations, as booleans. */
 function hintsOf(
   annotations: Record<string, unknown> | undefined,
 ): Record<string, boolean> | undefined {
   if (annotations === undefined) return undefined;
   const out: Record<string, boolean> = {};
-  for (
-    const key of [
-      "readOnlyHint",
-      "destructiveHint",
-      "idempotentHint",
-      "openWorldHint",
-    ]
-  ) {
+  for (const key of HINT_NAMES) {
     if (typeof annotations[key] === "boolean") {
       out[key] = annotations[key] as boolean;
     }

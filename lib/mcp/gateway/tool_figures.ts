@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { jsonBytes } from "./tool_result.ts";
 
 /** Per-tool figures for `--report`. */
 export interface ToolFigures {
@@ -46,6 +47,21 @@ export class ToolFigureBook {
       this.#figures.set(key, figures);
     }
     return figures;
+  }
+
+  /**
+   * Counts one call of a tool the gateway answers itself (a retrieval
+   * tool, `run_code`, a refused call) and the bytes of its answer.
+   *
+   * @param key The tool's key.
+   * @param answer The answer sent to the host.
+   * @returns The answer.
+   */
+  answered<T>(key: string, answer: T): T {
+    const figures = this.figure(key);
+    figures.calls += 1;
+    figures.bytes_to_host += jsonBytes(answer);
+    return answer;
   }
 
   /**

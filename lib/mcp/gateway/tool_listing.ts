@@ -13,7 +13,7 @@ import {
   checkAnthropicRequest,
   checkOpenAIRequest,
 } from "../../providers/request_rules.ts";
-import { toolPlacement } from "./gateway_config.ts";
+import { toolSettings } from "./gateway_config.ts";
 import { nameTools } from "./tool_names.ts";
 import type { Upstream, UpstreamTool } from "./upstream.ts";
 
@@ -190,7 +190,7 @@ export class ToolListing {
     const byPair = new Map<string, UpstreamTool>();
     for (const upstream of upstreams) {
       for (const tool of this.#toolsByServer.get(upstream.name) ?? []) {
-        if (toolPlacement(upstream.entry, tool.name).disabled) continue;
+        if (toolSettings(upstream.entry, tool.name).disabled) continue;
         pairs.push({ server: upstream.name, tool: tool.name, upstream });
         byPair.set(`${upstream.name}\u0000${tool.name}`, tool);
       }
@@ -242,7 +242,7 @@ export class ToolListing {
           : { outputSchema: tool.outputSchema }),
         listed: shown,
         route,
-        alwaysLoad: toolPlacement(upstream.entry, n.tool).alwaysLoad,
+        alwaysLoad: toolSettings(upstream.entry, n.tool).alwaysLoad,
       });
     }
     for (const note of notes) {

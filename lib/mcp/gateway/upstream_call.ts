@@ -9,7 +9,7 @@
  */
 import type { ResultStore } from "../../store/result_store.ts";
 import { jsonOutline } from "../../reference/outline.ts";
-import { toolClassification } from "./gateway_config.ts";
+import { toolSettings } from "./gateway_config.ts";
 import type { GatewayNote } from "./gateway_note.ts";
 import { shapeOf } from "./large_text.ts";
 import { type MediaTemplate, offloadResult } from "./offload.ts";
@@ -121,7 +121,7 @@ export async function callUpstream(
     figures.bytes_to_host += jsonBytes(result);
     return result;
   }
-  const classification = toolClassification(upstream.entry, tool.name);
+  const classification = toolSettings(upstream.entry, tool.name);
   // The seeds' rule: the self-reading check comes before any opt-in.
   const persist = !classification.selfReading && classification.persist;
   let offloaded;

@@ -10,7 +10,12 @@ import {
   generatedTools,
   STRICT_TOOL,
 } from "./_catalog_tools.ts";
-import { stdinLines } from "./_stdin_lines.ts";
+import {
+  answerInitialize,
+  answerText as answer,
+  send as out,
+  stdinLines,
+} from "./_stdin_lines.ts";
 
 const flag = (name: string) => {
   const i = Deno.args.indexOf(name);
@@ -24,15 +29,6 @@ const tools: CatalogTool[] = [
 ];
 const PAGE = 500;
 
-const encoder = new TextEncoder();
-const out = (message: unknown) => {
-  const bytes = encoder.encode(JSON.stringify(message) + "\n");
-  let at = 0;
-  while (at < bytes.length) at += Deno.stdout.writeSync(bytes.subarray(at));
-};
-const answer = (id: unknown, text: string) =>
-  out({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text }] } });
-
 for await (const line of stdinLines()) handle(JSON.parse(line));
 
 // deno-lint-ignore no-explicit-any
@@ -45,15 +41,7 @@ function handle(message: { id?: unknown; method?: string; params?: any }) {
   }
   if (id === undefined || method === undefined) return;
   if (method === "initialize") {
-    out({
-      jsonrpc: "2.0",
-      id,
-      result: {
-        protocolVersion: params.protocolVersion,
-        capabilities: { tools: { listChanged: true } },
-        serverInfo: { name: "catalog", version: "1.0.0" },
-      },
-    });
+    answerInitialize(id, params, "catalog", { tools: { listChanged: true } });
     return;
   }
   if (method === "tools/list") {

@@ -2,15 +2,15 @@
 // writes garbage and malformed JSON-RPC, answers huge results, and lists
 // tools whose names collide or break the pattern. Raw JSON-RPC, no SDK.
 // Usage: deno run _fault_server.ts [--crash-on-start] [--slow-start MS]
-import { stdinLines } from "./_stdin_lines.ts";
+import {
+  answerInitialize,
+  answerText,
+  send as out,
+  stdinLines,
+  writeAll,
+} from "./_stdin_lines.ts";
 
 const encoder = new TextEncoder();
-const out = (message: unknown) =>
-  Deno.stdout.writeSync(encoder.encode(JSON.stringify(message) + "\n"));
-const writeAll = (bytes: Uint8Array) => {
-  let at = 0;
-  while (at < bytes.length) at += Deno.stdout.writeSync(bytes.subarray(at));
-};
 
 if (Deno.args.includes("--crash-on-start")) {
   console.error("fault: cannot open the database at /nonexistent");
@@ -110,16 +110,7 @@ for await (const line of stdinLines()) {
     // The client's answer to our sampling request: answer the call.
     const call = asking.shift();
     if (call !== undefined) {
-      out({
-        jsonrpc: "2.0",
-        id: call,
-        result: {
-          content: [{
-            type: "text",
-            text: JSON.stringify(message.error ?? message.result),
-          }],
-        },
-      });
+      answerText(call, JSON.stringify(message.error ?? message.result));
     }
     continue;
   }
@@ -130,15 +121,7 @@ for await (const line of stdinLines()) {
 function handle(message: { id: number; method: string; params?: any }) {
   const { id, method, params } = message;
   if (method === "initialize") {
-    out({
-      jsonrpc: "2.0",
-      id,
-      result: {
-        protocolVersion: params.protocolVersion,
-        capabilities: { tools: {} },
-        serverInfo: { name: "fault", version: "1.0.0" },
-      },
-    });
+    answerInitialize(id, params, "fault", { tools: {} });
     return;
   }
   if (method === "tools/list") {
@@ -161,11 +144,7 @@ function handle(message: { id: number; method: string; params?: any }) {
       return;
     case "garbage":
       writeAll(encoder.encode('this is not json\n{"half": \n\u0000\u00ff\n'));
-      out({
-        jsonrpc: "2.0",
-        id,
-        result: { content: [{ type: "text", text: "after garbage" }] },
-      });
+      answerText(id, "after garbage");
       return;
     case "big": {
       const n = Number(params.arguments?.bytes ?? 1000);
@@ -183,26 +162,13 @@ function handle(message: { id: number; method: string; params?: any }) {
     case "meta": {
       // What the telemetry tests read: the trace context the gateway sent.
       const pad = "m".repeat(Number(params.arguments?.pad ?? 0));
-      out({
-        jsonrpc: "2.0",
-        id,
-        result: {
-          content: [{
-            type: "text",
-            text: JSON.stringify({ received: params._meta ?? null, pad }),
-          }],
-        },
-      });
+      answerText(id, JSON.stringify({ received: params._meta ?? null, pad }));
       return;
     }
     case "grow":
       TOOLS.push({ name: "grown", description: "New", inputSchema: object });
       out({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
-      out({
-        jsonrpc: "2.0",
-        id,
-        result: { content: [{ type: "text", text: "grown" }] },
-      });
+      answerText(id, "grown");
       return;
     case "ask":
       asking.push(id);
@@ -255,16 +221,7 @@ function handle(message: { id: number; method: string; params?: any }) {
       return;
     }
     case "drift":
-      out({
-        jsonrpc: "2.0",
-        id,
-        result: {
-          content: [{
-            type: "text",
-            text: `drift ${crypto.randomUUID()}\n${"y".repeat(20_000)}`,
-          }],
-        },
-      });
+      answerText(id, `drift ${crypto.randomUUID()}\n${"y".repeat(20_000)}`);
       return;
     case "malformed":
       writeAll(encoder.encode('{"jsonrpc":"2.0","id":"nobody","result":5}\n'));

@@ -3,7 +3,7 @@ import {
   expandVariables,
   GatewayConfigError,
   parseGatewayConfig,
-  toolClassification,
+  toolSettings,
 } from "../../../lib/mcp/gateway/gateway_config.ts";
 import { loom, tempDir } from "../../_kit.ts";
 
@@ -79,9 +79,12 @@ Deno.test("parseGatewayConfig() reads the hosts' formats and expands variables a
         },
       },
     }).servers;
-    assert.deepEqual(toolClassification(s!, "read"), {
+    assert.deepEqual(toolSettings(s!, "read"), {
       persist: true,
       selfReading: true,
+      alwaysLoad: false,
+      disabled: false,
+      code: true,
     });
   });
 });

@@ -13,6 +13,7 @@ import {
   type Descriptor,
   descriptorOf,
   FAULT,
+  persistedFaultEntry,
   readArgs,
   serversFile,
 } from "../../_kit/mcp.ts";
@@ -48,11 +49,7 @@ async function checkSession(
 ) {
   await using dir = await tempDir();
   const servers = await serversFile(dir.path, {
-    kept: {
-      ...denoEntry(FAULT),
-      persist: true,
-      tools: { drift: { selfReading: true, persist: true } },
-    },
+    kept: persistedFaultEntry(),
     plain: denoEntry(FAULT),
   });
   const args = sessionArgs(dir.path);
