@@ -81,6 +81,22 @@ export class Holdings {
     return this.#known.has(id);
   }
 
+  /**
+   * `id` as a held result when it is catalogued without its bytes but
+   * another result holds the same body (same digest and size): its bytes
+   * need not be loaded, nor checked again.
+   */
+  sharing(id: string): StoredResult | undefined {
+    const entry = this.#known.get(id);
+    if (entry === undefined) return undefined;
+    const body = this.#bodies.get(entry.sha256);
+    if (body === undefined || body.bytes.length !== entry.utf8_bytes) {
+      return undefined;
+    }
+    const { utf8_bytes: _, ...facts } = entry;
+    return { ...facts, bytes: body.bytes };
+  }
+
   /** Holds a result (no longer only catalogued, no longer evicted). */
   hold(result: StoredResult): void {
     this.forget(result.id);

@@ -273,7 +273,9 @@ export class ResultStore {
     // Not catalogued here yet: take in what the backing catalogued first.
     if (!this.#held.knows(id)) await this.refresh();
     if (this.#held.has(id)) return true;
-    const loaded = await backing.load(id);
+    // A body already held under another id (a read answered twice, a file
+    // read again) is not fetched and checked again.
+    const loaded = this.#held.sharing(id) ?? await backing.load(id);
     if (this.#held.has(id)) return true;
     if (loaded === undefined || loaded.id !== id) {
       // Catalogued but its bytes are gone (never kept, or expired).
@@ -286,7 +288,8 @@ export class ResultStore {
       this.#held.size >= this.#maxResults ||
       this.#held.totalBytes + loaded.bytes.length > this.#maxTotalBytes
     ) return false;
-    // The backing verified the bytes against the digest.
+    // The backing verified the bytes against the digest (or they are a body
+    // held under that digest already).
     this.#held.hold(Object.freeze({ ...loaded }));
     return true;
   }

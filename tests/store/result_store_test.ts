@@ -608,3 +608,37 @@ Deno.test("ResultStore.put() hands its note to the backing unchanged, and the ba
   assert.equal(notes[1], undefined);
   assert.equal(store.get("result-42")?.origin, "o");
 });
+
+Deno.test("ResultStore.load() of a result whose body it holds under another id takes that body, without asking the backing", async () => {
+  const other = new ResultStore();
+  const text = "the same body, read twice";
+  await other.put(text, { origin: "first read", capture: "complete" });
+  await other.put(text, { origin: "second read", capture: "complete" });
+  await other.put("another body", { origin: "third", capture: "complete" });
+  const [a, b, c] = [...other.stored()];
+  const catalogued = [a!, b!, c!].map(({ bytes, ...facts }) => ({
+    ...facts,
+    utf8_bytes: bytes.length,
+  }));
+  const asked: string[] = [];
+  const shared = new ResultStore({
+    backing: {
+      admit: () => Promise.reject(new Error("not in this test")),
+      refresh: () => Promise.resolve(catalogued.splice(0)),
+      load: (id) => {
+        asked.push(id);
+        return Promise.resolve([a!, b!, c!].find((r) => r.id === id));
+      },
+    },
+  });
+  assert.equal(await shared.refresh(), 3);
+  assert.equal(await shared.load("result-1"), true);
+  assert.equal(await shared.load("result-2"), true);
+  assert.equal(await shared.load("result-3"), true);
+  assert.deepEqual(asked, ["result-1", "result-3"]);
+  const second = shared.get("result-2")!;
+  assert.equal(new TextDecoder().decode(second.bytes), text);
+  assert.equal(second.origin, "second read");
+  assert.equal(second.sha256, b!.sha256);
+  assert.equal(second.bytes, shared.get("result-1")!.bytes, "one copy");
+});
