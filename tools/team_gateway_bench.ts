@@ -339,7 +339,9 @@ async function run(
       try {
         descriptor = descriptorOf(answer);
       } catch {
+        // Stored nowhere a client can read it: say what came instead.
         lost += 1;
+        console.error(`no descriptor: ${JSON.stringify(answer).slice(0, 600)}`);
         continue;
       }
       const t1 = performance.now();

@@ -15,7 +15,7 @@ import type { WorkspaceFacts } from "./_execute.ts";
 import { describe, tookEffect } from "./_progress.ts";
 import { capacityStop, type RunCounters } from "./_stages.ts";
 import { type SliceStoppedError, stopped } from "./_stopped.ts";
-import type { SliceTrace } from "./_trace.ts";
+import type { SliceTrace } from "./_slice_trace.ts";
 import type { LastTurn, SliceResume, SliceState } from "./run_state.ts";
 
 /** A run's ledger: mutable, like the counters it holds. */

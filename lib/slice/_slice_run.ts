@@ -46,7 +46,12 @@ import {
   type SliceState,
 } from "./run_state.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
-import { SliceTrace } from "./_trace.ts";
+import {
+  openSliceTrace,
+  QUIET_TRACE,
+  type SliceTrace,
+  type TraceStart,
+} from "./_slice_trace.ts";
 import type { TurnTool } from "../briefing/turn_request.ts";
 import {
   dropUnfinishedStep,
@@ -104,7 +109,8 @@ export class SliceRun {
   /** The embedder's signal joined with the run timeout. */
   #signal: AbortSignal | undefined;
   #testConfinement: SliceOutcome["test_confinement"] = null;
-  readonly #trace: SliceTrace;
+  readonly #traceStart: TraceStart;
+  #trace: SliceTrace = QUIET_TRACE;
 
   /**
    * Prepares a run; nothing starts until {@linkcode SliceRun.execute}.
@@ -129,7 +135,7 @@ export class SliceRun {
       ? new ResultStore()
       : new ResumedResultStore();
     const provider = request.provider;
-    this.#trace = new SliceTrace({
+    this.#traceStart = {
       spec: typeof provider === "string" ? provider : provider.spec,
       policy,
       workspace: request.workspace,
@@ -137,7 +143,7 @@ export class SliceRun {
         ? {}
         : { session: this.#session.telemetry }),
       checkpoints: this.#session?.resume?.checkpoints ?? 0,
-    });
+    };
   }
 
   /**
@@ -147,6 +153,7 @@ export class SliceRun {
    */
   async execute(): Promise<SliceOutcome> {
     let outcome: SliceOutcome | undefined;
+    this.#trace = await openSliceTrace(this.#traceStart);
     try {
       outcome = await this.#trace.run(() => this.#runAndReport());
       return outcome;

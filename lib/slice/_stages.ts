@@ -26,8 +26,7 @@ import { type SliceStoppedError, stopped } from "./_stopped.ts";
 import type { StepPhase } from "../reference/lookup_session.ts";
 import type { LastTurn } from "./run_state.ts";
 import { stepAnswer } from "./_tools.ts";
-import { withSpan } from "../telemetry/tracing.ts";
-import type { SliceTrace } from "./_trace.ts";
+import type { SliceTrace } from "./_slice_trace.ts";
 
 /** Counters shared by every stage of a run. */
 export interface RunCounters {
@@ -243,7 +242,7 @@ async function callModel(
   );
   let reply: ModelReply;
   try {
-    reply = await withSpan(span.span, () =>
+    reply = await ctx.trace.within(span, () =>
       ctx.provider.call({
         phase: options.phase,
         tool: options.phase === "selection"

@@ -47,8 +47,25 @@ export interface TraceSession {
   readonly location: string;
 }
 
-/** The telemetry of one slice run. */
-export class SliceTrace {
+/** What a run's trace starts from. */
+export interface TraceStart {
+  /** The model spec. */
+  readonly spec: string;
+  /** The context policy. */
+  readonly policy: string;
+  /** The workspace. */
+  readonly workspace: string;
+  /** The session, when the run has one. */
+  readonly session?: TraceSession;
+  /** The checkpoints a resumed run starts from. */
+  readonly checkpoints?: number;
+}
+
+/**
+ * The telemetry of one slice run, recording: the `SliceTrace` of
+ * `_slice_trace.ts` that `openSliceTrace` loads when something can record.
+ */
+export class RecordingSliceTrace {
   readonly #span: Span;
   readonly #context: Context;
   readonly #target: ModelTarget;
@@ -63,13 +80,7 @@ export class SliceTrace {
    * @param start The model spec, policy, workspace, session and the
    *   checkpoints a resumed run starts from.
    */
-  constructor(start: {
-    readonly spec: string;
-    readonly policy: string;
-    readonly workspace: string;
-    readonly session?: TraceSession;
-    readonly checkpoints?: number;
-  }) {
+  constructor(start: TraceStart) {
     this.#target = modelTarget(start.spec);
     this.#workspace = start.workspace;
     this.#session = start.session;
@@ -112,13 +123,19 @@ export class SliceTrace {
     return startModelCall(this.#context, this.#target, { step, stage: phase });
   }
 
+  /** Runs a provider request with its span active. */
+  within<T>(call: ModelCallSpan | undefined, fn: () => Promise<T>): Promise<T> {
+    return call === undefined ? fn() : withSpan(call.span, fn);
+  }
+
   /** Ends a provider request's span: its reply, or its failure. */
   modelCallEnded(
-    call: ModelCallSpan,
+    call: ModelCallSpan | undefined,
     request: TurnRequest,
     requestBytes: number,
     outcome: { readonly reply: ModelReply } | { readonly error: unknown },
   ): void {
+    if (call === undefined) return;
     const reply = "reply" in outcome ? outcome.reply : undefined;
     const error = "error" in outcome ? outcome.error : undefined;
     const usage = reply?.usage ??

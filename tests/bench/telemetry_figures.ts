@@ -59,7 +59,8 @@ async function importMapFile(without: boolean): Promise<string> {
       ...prefixes,
       ...(without
         ? {
-          [url("lib/slice/_trace.ts")]: stand("slice_trace.ts"),
+          // A slice loads its span code only when something can record
+          // (lib/slice/_slice_trace.ts): nothing to swap there.
           [url("lib/telemetry/mcp.ts")]: stand("mcp.ts"),
           [url("lib/telemetry/code.ts")]: stand("code.ts"),
           [url("lib/telemetry/tracing.ts")]: stand("tracing.ts"),
