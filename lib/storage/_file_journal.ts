@@ -9,7 +9,10 @@
  * write of an unacknowledged record: reads ignore them, and the next write
  * cuts them off (under the lock, a torn tail is a dead writer's). Reads
  * continue from the byte where this writer last stopped, so a writer that
- * keeps up reads only what is new.
+ * keeps up reads only what is new. Within one process the operations run
+ * one at a time: what this writer saw of the file is shared by all of them,
+ * and a read that ended while a write was under way must not hand that
+ * write a stale end (it would cut another writer's records off as torn).
  *
  * @module
  */
@@ -21,6 +24,7 @@ import type {
 } from "./storage.ts";
 import { isNoRoom, journalConflict, storeFull } from "./storage_error.ts";
 import { writeAll } from "./_files.ts";
+import { Serial } from "./_serial.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -39,6 +43,7 @@ interface Seen {
 export class FileJournal implements Journal {
   readonly where: string;
   #seen: Seen = { records: 0, bytes: 0, torn: 0 };
+  readonly #serial = new Serial();
 
   constructor(file: string) {
     this.where = file;
@@ -53,7 +58,11 @@ export class FileJournal implements Journal {
     }
   }
 
-  async read(from = 0): Promise<JournalRead> {
+  read(from = 0): Promise<JournalRead> {
+    return this.#serial.run(() => this.#read(from));
+  }
+
+  async #read(from = 0): Promise<JournalRead> {
     let file: Deno.FsFile;
     try {
       file = await Deno.open(this.where, { read: true });
@@ -117,14 +126,18 @@ export class FileJournal implements Journal {
     };
   }
 
-  async append(position: number, records: readonly string[]): Promise<void> {
+  append(position: number, records: readonly string[]): Promise<void> {
+    return this.#serial.run(() => this.#append(position, records));
+  }
+
+  async #append(position: number, records: readonly string[]): Promise<void> {
     if (records.length === 0) return;
     const bytes = encoder.encode(records.map((r) => `${r}\n`).join(""));
     if (
       position === 0 && this.#seen.records === 0 &&
       await this.#create(bytes, records.length)
     ) return;
-    if (position !== this.#seen.records) await this.read();
+    if (position !== this.#seen.records) await this.#read();
     if (position !== this.#seen.records) {
       throw journalConflict(this.where, position);
     }
@@ -137,7 +150,14 @@ export class FileJournal implements Journal {
     });
   }
 
-  async extend(
+  extend(
+    from: number,
+    build: (tail: JournalTail) => readonly string[],
+  ): Promise<JournalExtension> {
+    return this.#serial.run(() => this.#extend(from, build));
+  }
+
+  async #extend(
     from: number,
     build: (tail: JournalTail) => readonly string[],
   ): Promise<JournalExtension> {
@@ -237,8 +257,12 @@ export class FileJournal implements Journal {
     return true;
   }
 
-  async cutTorn(): Promise<number> {
-    const read = await this.read();
+  cutTorn(): Promise<number> {
+    return this.#serial.run(() => this.#cutTorn());
+  }
+
+  async #cutTorn(): Promise<number> {
+    const read = await this.#read();
     if (read.torn === 0) return 0;
     return await this.#locked(async (file) => {
       const size = (await file.stat()).size;

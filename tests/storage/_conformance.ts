@@ -106,6 +106,47 @@ export function conformance(backend: Backend): void {
   const test = (name: string, fn: (t: Deno.TestContext) => Promise<void>) =>
     backend.test(`${backend.kind}: ${name}`, fn);
 
+  test("two writers extending one journal, each reading it meanwhile, keep every record they were told was appended", async () => {
+    // A read that ends while the same writer's append is under way must not
+    // hand that append a stale end of the journal (the folder back-end once
+    // cut another writer's acknowledged records off as a torn tail).
+    await using layout = await tempLayout();
+    const url = await backend.url(layout.base);
+    const stores = [await openStorage(url), await openStorage(url)];
+    const name = fresh("extend-while-reading");
+    try {
+      await stores[0]!.session(name).prepare();
+      const acknowledged = (await Promise.all(stores.map(async (store, w) => {
+        const journal = store.session(name).journal;
+        const mine: string[] = [];
+        let end = 0;
+        let writing = true;
+        const reader = (async () => {
+          while (writing) end = Math.max(end, (await journal.read(end)).end);
+        })();
+        for (let i = 0; i < 40; i += 1) {
+          const record = JSON.stringify({ w, i, pad: "x".repeat(32 * 1024) });
+          const extended = await journal.extend(end, () => [record]);
+          end = Math.max(end, extended.end);
+          mine.push(...extended.appended);
+        }
+        writing = false;
+        await reader;
+        return mine;
+      }))).flat();
+      const third = await openStorage(url);
+      try {
+        const kept = (await third.session(name).journal.read()).records;
+        assert.equal(kept.length, 80);
+        assert.deepEqual(new Set(kept), new Set(acknowledged));
+      } finally {
+        await third.close();
+      }
+    } finally {
+      for (const store of stores) await store.close();
+    }
+  });
+
   test("bodies are stored once by digest, read back whole and deleted", async () => {
     await using layout = await tempLayout();
     const store = await openStorage(await backend.url(layout.base));

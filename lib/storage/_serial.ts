@@ -1,7 +1,7 @@
 /**
- * One operation at a time: a journal writer seals each record on the one
- * before, so two appends (or an append and a re-read) at once from one
- * writer would break the chain.
+ * One operation at a time: a journal's reads and writes in one process
+ * share what it last saw of the file, so a read that finished while a write
+ * was under way would hand the writer a stale view of where the file ends.
  *
  * @module
  */
