@@ -16,7 +16,7 @@ import type { ModelCallSpan } from "../telemetry/gen_ai.ts";
 import { telemetryRegistered } from "../telemetry/registered.ts";
 import type { TraceStart } from "./_trace.ts";
 
-export type { TraceSession, TraceStart } from "./_trace.ts";
+export type { TraceStart } from "./_trace.ts";
 
 /** The telemetry of one slice run, as the loop calls it. */
 export interface SliceTrace {
