@@ -283,17 +283,21 @@ export class Core {
 
   /**
    * Retires the oldest results of `slots` (those over 512 bytes) in batches
-   * when `measure()` (the request's size with every retirement so far
-   * applied) passes the budget,
+   * when the request (as `request()` builds it, with every retirement so far
+   * applied) passes the budget in UTF-8 bytes of its JSON,
    * until it is at most half the budget or nothing is left to retire; a
    * result already retired stays retired with the same text, so between
    * retirements the prefix is byte-identical.
    *
    * @param slots The retirable results, oldest first (not the newest turn's).
-   * @param measure The request's size in bytes with retirements applied.
+   * @param request Builds the request body with retirements applied.
    * @returns How many results were retired now.
    */
-  async retire(slots: readonly Slot[], measure: () => number): Promise<number> {
+  async retire(
+    slots: readonly Slot[],
+    request: () => unknown,
+  ): Promise<number> {
+    const measure = () => utf8Bytes(JSON.stringify(request()));
     const untold = this.#state.untold.splice(0);
     for (const facts of untold) offloadEvent(facts);
     if (measure() <= this.budgetBytes) return 0;

@@ -29,13 +29,7 @@ import {
   CODE_INPUT_SCHEMA,
   startCodeTool,
 } from "./_code_tool.ts";
-import {
-  Core,
-  prefixDigest,
-  serialize,
-  type Slot,
-  utf8Bytes,
-} from "./_core.ts";
+import { Core, prefixDigest, serialize, type Slot } from "./_core.ts";
 
 export type { AdapterOptions } from "./adapter_options.ts";
 
@@ -487,11 +481,10 @@ async function shape(
       }
     }
   });
-  const measure = () =>
-    utf8Bytes(
-      JSON.stringify({ prompt: retired(core, prompt), ...toolsOf(params) }),
-    );
-  await core.retire(slots, measure);
+  await core.retire(
+    slots,
+    () => ({ prompt: retired(core, prompt), ...toolsOf(params) }),
+  );
   const shaped = withBreakpoints(retired(core, prompt), newest);
   const key = `loom-${
     prefixDigest({

@@ -12,7 +12,7 @@
  */
 import type { ResultStore } from "../store/result_store.ts";
 import { RETRIEVAL_TOOLS } from "../reference/retrieval_tools.ts";
-import { type AdapterOptions, Core, type Slot, utf8Bytes } from "./_core.ts";
+import { type AdapterOptions, Core, type Slot } from "./_core.ts";
 
 export type { AdapterOptions } from "./adapter_options.ts";
 
@@ -219,9 +219,10 @@ export async function prepare<P extends object>(
       slots.push({ key, tool: names.get(key) ?? "tool", text });
     }
   });
-  const measure = () =>
-    utf8Bytes(JSON.stringify({ ...body, messages: retired(core, messages) }));
-  await core.retire(slots, measure);
+  await core.retire(
+    slots,
+    () => ({ ...body, messages: retired(core, messages) }),
+  );
   const control = options?.cacheTtl === "1h"
     ? { type: "ephemeral", ttl: "1h" }
     : { type: "ephemeral" };

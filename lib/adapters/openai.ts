@@ -15,13 +15,8 @@ import { type FunctionTool, tool } from "@openai/agents";
 import type { ResultStore } from "../store/result_store.ts";
 import { RETRIEVAL_TOOLS } from "../reference/retrieval_tools.ts";
 import type { AdapterOptions } from "./adapter_options.ts";
-import {
-  Core,
-  prefixDigest,
-  serialize,
-  type Slot,
-  utf8Bytes,
-} from "./_core.ts";
+import { Core, prefixDigest, serialize, type Slot } from "./_core.ts";
+import { messageOf } from "../errors.ts";
 
 export type { AdapterOptions } from "./adapter_options.ts";
 
@@ -171,8 +166,7 @@ export function retrievalTools(store?: ResultStore): AgentsFunctionTool[] {
       strict: false,
       execute: async (args: unknown) =>
         JSON.stringify(await core.answer(definition.name, args)),
-      errorFunction: (_context, error) =>
-        error instanceof Error ? error.message : String(error),
+      errorFunction: (_context, error) => messageOf(error),
     }) as unknown as AgentsFunctionTool
   );
 }
@@ -219,12 +213,10 @@ export function loomInputFilter(options?: AdapterOptions): AgentsInputFilter {
         text,
       });
     });
-    const measure = () =>
-      utf8Bytes(JSON.stringify({
-        instructions: modelData.instructions,
-        input: retired(core, input),
-      }));
-    await core.retire(slots, measure);
+    await core.retire(slots, () => ({
+      instructions: modelData.instructions,
+      input: retired(core, input),
+    }));
     return {
       ...modelData,
       input: retired(core, input) as unknown as typeof modelData.input,

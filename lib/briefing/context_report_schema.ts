@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import { LoomError } from "../errors.ts";
+import { LoomError, mapError, messageOf } from "../errors.ts";
 import { describeIssue } from "../reference/schema.ts";
 import {
   CONTEXT_REPORT_VERSION,
@@ -120,18 +120,15 @@ const reportSchema: z.ZodType<ContextReport, unknown> = z.strictObject({
  * ```
  */
 export function readContextReport(text: string, source: string): ContextReport {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new ContextReportError(
-      "report_invalid",
-      `Context report ${source} is not JSON: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-      { cause: error },
-    );
-  }
+  const json: unknown = mapError(
+    () => JSON.parse(text),
+    (error) =>
+      new ContextReportError(
+        "report_invalid",
+        `Context report ${source} is not JSON: ${messageOf(error)}`,
+        { cause: error },
+      ),
+  );
   const parsed = reportSchema.safeParse(json);
   if (!parsed.success) {
     throw new ContextReportError(

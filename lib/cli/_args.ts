@@ -13,6 +13,7 @@ import {
 import { fsReason, readingFile } from "../fs_reason.ts";
 import { firstInvalidUtf8 } from "../store/utf8.ts";
 import { type CliIo, UsageError } from "./_io.ts";
+import { messageOf } from "../errors.ts";
 
 export { fsReason };
 
@@ -63,7 +64,7 @@ export function parseFlags<const O extends ParseArgsOptionsConfig>(
     throw new UsageError(
       "usage",
       parserMessage(
-        error instanceof Error ? error.message : String(error),
+        messageOf(error),
         args,
       ),
     );

@@ -10,7 +10,7 @@
  */
 import type { ContextPolicy } from "../briefing/briefing.ts";
 import { ContextReportBuilder } from "../briefing/context_report.ts";
-import { isLoomError } from "../errors.ts";
+import { isLoomError, messageOf } from "../errors.ts";
 import { ProviderError } from "../providers/provider_error.ts";
 
 /** Writes the report of a run that failed before its slice started. */
@@ -45,7 +45,7 @@ export function startupReport(
     model,
     fail: async (error: unknown): Promise<never> => {
       if (path !== undefined) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = messageOf(error);
         const code = isLoomError(error) && error.code !== "usage"
           ? `${error.code}: `
           : "";

@@ -15,6 +15,7 @@ import { encodeFrame, frameReader } from "../executor/frames.ts";
 import type { CodeName } from "./code_names.ts";
 import { CodeError } from "./code_error.ts";
 import type { ProcessPlan } from "./_process.ts";
+import { messageOf } from "../errors.ts";
 
 /** What the face offers the code: its tools, its store and its references. */
 export interface CodeBridge {
@@ -255,7 +256,7 @@ class Run {
       this.#fail(
         "code_error",
         `The run wrote something to its standard output that is not a frame of the protocol, and was stopped (${
-          error instanceof Error ? error.message : String(error)
+          messageOf(error)
         })`,
       );
     }
@@ -458,7 +459,7 @@ class Run {
               code: "not_json",
               message:
                 `The answer cannot be passed to the code: it is not JSON (${
-                  error instanceof Error ? error.message : String(error)
+                  messageOf(error)
                 })`,
             },
           });
@@ -474,7 +475,7 @@ class Run {
           ok: false,
           error: {
             code: typeof code === "string" ? code : "call_failed",
-            message: error instanceof Error ? error.message : String(error),
+            message: messageOf(error),
           },
         });
       },

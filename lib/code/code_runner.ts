@@ -28,6 +28,7 @@ import { runtimeSource } from "./_runtime.ts";
 import { tracedBridge } from "./_traced_bridge.ts";
 import { CodeError } from "./code_error.ts";
 import { type CodeRunEnd, CodeRunSpan } from "../telemetry/code.ts";
+import { messageOf } from "../errors.ts";
 
 export type { CodeBridge, CodeOutcome };
 
@@ -415,7 +416,7 @@ async function warmUp(plan: ProcessPlan, limits: CodeLimits): Promise<void> {
     throw new ConfinementUnavailableError(
       "confinement_unavailable",
       `Deno does not run in run_code's sandbox: ${
-        (error instanceof Error ? error.message : String(error)).slice(0, 500)
+        messageOf(error).slice(0, 500)
       }`,
     );
   }

@@ -25,6 +25,7 @@ import {
   refusal,
   TokenCheck,
 } from "../http_guard.ts";
+import { messageOf } from "../errors.ts";
 
 /** The one path the server answers. */
 export const MCP_PATH = "/mcp";
@@ -222,9 +223,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
     },
     onError: (error) => {
       options.log(
-        `request failed: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `request failed: ${messageOf(error)}`,
       );
       return refusal(500, "Internal error");
     },

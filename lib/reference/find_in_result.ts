@@ -15,6 +15,7 @@ import { RE2JS } from "re2js";
 import { floorCharBoundary } from "../store/utf8.ts";
 import { JsonScanError } from "./json_scanner.ts";
 import { formatPointer } from "./pointer.ts";
+import { mapError, messageOf } from "../errors.ts";
 import {
   jsonIndex,
   lineEnds,
@@ -174,17 +175,16 @@ function matcherOf(
       return [at, from];
     };
   }
-  let compiled: RE2JS;
-  try {
-    compiled = RE2JS.compile(pattern);
-  } catch (error) {
-    throw new ReferenceFailureError(
-      "invalid_pattern",
-      `The regular expression does not parse (RE2 syntax): ${
-        String((error as Error)?.message ?? error).slice(0, 160)
-      }`,
-    );
-  }
+  const compiled = mapError(
+    () => RE2JS.compile(pattern),
+    (error) =>
+      new ReferenceFailureError(
+        "invalid_pattern",
+        `The regular expression does not parse (RE2 syntax): ${
+          messageOf(error).slice(0, 160)
+        }`,
+      ),
+  );
   const matcher = compiled.matcher(text);
   return () => {
     // Empty matches locate nothing; step over them.

@@ -11,6 +11,7 @@
 import process from "node:process";
 import type { Lease } from "./storage.ts";
 import { StorageError } from "./storage_error.ts";
+import { messageOf } from "../errors.ts";
 
 /** Default lease ttl: how long an unprovable holder blocks a session. */
 export const LEASE_TTL_MS = 60_000;
@@ -178,7 +179,7 @@ export function renewing(parts: LeaseParts): Lease {
       failure = error instanceof StorageError ? error : new StorageError(
         "lease_lost",
         `Lost the lease ${parts.holder}: renewing it failed: ${
-          error instanceof Error ? error.message : String(error)
+          messageOf(error)
         }`,
         { cause: error },
       );

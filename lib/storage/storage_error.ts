@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { LoomError } from "../errors.ts";
+import { LoomError, messageOf } from "../errors.ts";
 
 /**
  * Raised by the storage layer. Its codes:
@@ -63,7 +63,7 @@ export function journalConflict(where: string, position: number): StorageError {
 export function isNoRoom(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
   if (code === "ENOSPC" || code === "EDQUOT" || code === "53100") return true;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return /os error (28|122)\b|No space left on device|Disk quota exceeded|database or disk is full/i
     .test(message);
 }
@@ -79,7 +79,7 @@ export function storeFull(where: string, cause: unknown): StorageError {
   return new StorageError(
     "store_full",
     `Cannot write to the store ${where}: it has no room left (${
-      cause instanceof Error ? cause.message : String(cause)
+      messageOf(cause)
     }); nothing was written and nothing stored before was touched: free space, then retry`,
     { location: where, cause },
   );

@@ -59,6 +59,7 @@ import {
   type ContentReference,
   referencesJson,
 } from "./content.ts";
+import { messageOf } from "../errors.ts";
 
 const serverDuration = new LazyHistogram(
   METRIC_MCP_SERVER_OPERATION_DURATION,
@@ -124,7 +125,7 @@ function outcomeOf(
         (typeof code === "string" && /^[a-z_]{1,64}$/.test(code)
           ? code
           : "_OTHER"),
-      message: error instanceof Error ? error.message : String(error),
+      message: messageOf(error),
       ...(rpcCode === undefined ? {} : { rpcCode }),
     };
   }

@@ -21,6 +21,7 @@
  */
 import { LargeText } from "./large_text.ts";
 import { type JSONRPCMessage, MessageAssembler } from "./message_assembler.ts";
+import { messageOf } from "../../errors.ts";
 
 export type { JSONRPCMessage };
 
@@ -145,9 +146,7 @@ export class LinearStdioTransport implements Transport {
     } catch (error) {
       return Promise.reject(
         new Error(
-          `Cannot start ${command}: ${
-            error instanceof Error ? error.message : String(error)
-          }`,
+          `Cannot start ${command}: ${messageOf(error)}`,
         ),
       );
     }

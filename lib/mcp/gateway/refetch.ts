@@ -11,6 +11,7 @@ import { ResultStore } from "../../store/result_store.ts";
 import type { GatewayPersistence } from "./gateway_note.ts";
 import { type MediaTemplate, offloadResult } from "./offload.ts";
 import type { ToolRoute } from "./tool_listing.ts";
+import { messageOf } from "../../errors.ts";
 
 /** Why a result's body could not be brought back. */
 export interface RefetchRefusal {
@@ -83,7 +84,7 @@ export async function refetch(
       code: "result_not_persisted",
       message:
         `${what} was kept as a descriptor only and calling ${call.tool} again failed: ${
-          error instanceof Error ? error.message : String(error)
+          messageOf(error)
         }`,
     };
   }

@@ -14,6 +14,7 @@ import { type MediaTemplate, offloadResult } from "./offload.ts";
 import { namespacedName, nameTools } from "./tool_names.ts";
 import { type Upstream, UpstreamFailure } from "./upstream.ts";
 import { templateLiterals, uriMatches } from "./uri_template.ts";
+import { messageOf } from "../../errors.ts";
 
 /** What {@linkcode ResourcesAndPrompts} needs of the gateway. */
 export interface ResourcesAndPromptsOptions {
@@ -135,7 +136,7 @@ export class ResourcesAndPrompts {
     } catch (error) {
       this.#options.log(
         `server ${upstream.name}: resources and prompts not listed: ${
-          error instanceof Error ? error.message : String(error)
+          messageOf(error)
         }`,
       );
     }

@@ -16,6 +16,7 @@ import {
 import { toolSettings } from "./gateway_config.ts";
 import { nameTools } from "./tool_names.ts";
 import type { Upstream, UpstreamTool } from "./upstream.ts";
+import { messageOf } from "../../errors.ts";
 
 /** What `tools/list` shows for one tool (an open object). */
 export type ListedTool = Record<string, unknown> & { name: string };
@@ -169,7 +170,7 @@ export class ToolListing {
       this.#unlisted.delete(upstream.name);
       return true;
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = messageOf(error);
       this.#notes.push(`server ${upstream.name}: ${message}`);
       this.#log(`server ${upstream.name}: no tools listed: ${message}`);
       this.#toolsByServer.set(upstream.name, []);

@@ -21,6 +21,7 @@ import {
   PARTIAL_META_KEY,
   type Transport,
 } from "./linear_stdio_transport.ts";
+import { messageOf } from "../../errors.ts";
 
 /** The client capabilities a host declared (an open object). */
 export type ClientCapabilities = Record<string, unknown>;
@@ -453,7 +454,7 @@ export class Upstream {
                 startTimeoutMs / 1000
               } s (--start-timeout)`
               : clean(
-                error instanceof Error ? error.message : String(error),
+                messageOf(error),
                 300,
               )
           }`,
@@ -548,9 +549,7 @@ export class Upstream {
     return new UpstreamFailure(
       "upstream_unavailable",
       this.#describe(
-        `failed on ${method}: ${
-          clean(error instanceof Error ? error.message : String(error), 300)
-        }`,
+        `failed on ${method}: ${clean(messageOf(error), 300)}`,
       ),
     );
   }
