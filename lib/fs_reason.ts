@@ -1,4 +1,3 @@
-import { messageOf } from "./errors.ts";
 /**
  * Words for a failed file-system call, without the OS error's syscall and
  * path noise, so a message can say which file and what Loom was doing.
@@ -37,7 +36,7 @@ export function fsReason(error: unknown): string {
     return "a part of the path is a file, not a directory";
   }
   if (error instanceof Deno.errors.AlreadyExists) return "it already exists";
-  const message = messageOf(error);
+  const message = error instanceof Error ? error.message : String(error);
   return message.replace(/ \(os error [0-9]+\).*$/s, "");
 }
 

@@ -202,6 +202,23 @@ Deno.test("lib/ has no import circle", async () => {
   assert.deepEqual(circles(graph), []);
 });
 
+/** Past this many lines a file of lib/ must say why it is one job. */
+const MAX_FILE_LINES = 600;
+
+Deno.test(`no file of lib/ passes ${MAX_FILE_LINES} lines unless its first comment says why it is one job`, async () => {
+  const unexplained: string[] = [];
+  for await (const file of tsFiles(LIB)) {
+    const text = await Deno.readTextFile(file);
+    const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
+    if (lines <= MAX_FILE_LINES) continue;
+    const header = /^\s*\/\*\*([\s\S]*?)\*\//.exec(text)?.[1] ?? "";
+    if (!/\bone job\b/.test(header.replace(/\s*\*\s*/g, " "))) {
+      unexplained.push(`${relative(ROOT, file)} (${lines} lines)`);
+    }
+  }
+  assert.deepEqual(unexplained, []);
+});
+
 /** Each SDK, and the one file of lib/ that may import it. */
 const SDK_OWNERS: readonly [RegExp, string][] = [
   [/^(ai|@ai-sdk\/[a-z-]+)(\/|$)/, "lib/adapters/ai_sdk.ts"],

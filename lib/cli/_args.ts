@@ -63,10 +63,7 @@ export function parseFlags<const O extends ParseArgsOptionsConfig>(
   } catch (error) {
     throw new UsageError(
       "usage",
-      parserMessage(
-        messageOf(error),
-        args,
-      ),
+      parserMessage(messageOf(error), args),
     );
   }
 }

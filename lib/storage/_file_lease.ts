@@ -14,7 +14,7 @@
 import { join } from "node:path";
 import type { Lease, LeaseOptions } from "./storage.ts";
 import { StorageError } from "./storage_error.ts";
-import { LEASE_TTL_MS, processGone, renewing } from "./_lease.ts";
+import { leaseTtlMs, processGone, renewing } from "./_lease.ts";
 
 /** Name of the lock file inside a session folder. */
 export const LOCK_FILE = "lock";
@@ -40,7 +40,7 @@ export async function acquireFileLease(
   options: LeaseOptions = {},
 ): Promise<Lease> {
   const file = join(root, LOCK_FILE);
-  const ttlMs = options.ttlMs ?? LEASE_TTL_MS;
+  const ttlMs = leaseTtlMs(options);
   const holder = `pid ${Deno.pid} ${crypto.randomUUID()}`;
   const started = new Date(performance.timeOrigin).toISOString();
   const textUntil = (expires: number) =>
@@ -66,8 +66,6 @@ export async function acquireFileLease(
         holder,
         tookOver,
         expiresAt,
-        ttlMs,
-        autoRenew: options.autoRenew ?? true,
         renew: async () => {
           const owner = parseOwner(
             await Deno.readTextFile(file).catch(() => ""),
@@ -84,7 +82,7 @@ export async function acquireFileLease(
           );
           if (owner?.holder === holder) await Deno.remove(file).catch(() => {});
         },
-      });
+      }, options);
     } catch (error) {
       if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
     }

@@ -9,7 +9,7 @@
  * @module
  */
 import process from "node:process";
-import type { Lease } from "./storage.ts";
+import type { Lease, LeaseOptions } from "./storage.ts";
 import { StorageError } from "./storage_error.ts";
 import { messageOf } from "../errors.ts";
 
@@ -152,22 +152,30 @@ export function leaseLost(where: string): StorageError {
   );
 }
 
+/** The lease's time to live in milliseconds, the default applied. */
+export function leaseTtlMs(options: LeaseOptions): number {
+  return options.ttlMs ?? LEASE_TTL_MS;
+}
+
 /** What a back-end provides for one held lease. */
 export interface LeaseParts {
   readonly holder: string;
   readonly tookOver: string | null;
-  readonly expiresAt: number;
-  readonly ttlMs: number;
-  readonly autoRenew: boolean;
+  /** When it expires unrenewed (default: its time to live from now). */
+  readonly expiresAt?: number;
   /** Extends the lease; returns the new expiry; throws `lease_lost`. */
   renew(): Promise<number>;
   /** Gives the lease up if still held. */
   release(): Promise<void>;
 }
 
-/** A lease over a back-end's parts, renewed in the background. */
-export function renewing(parts: LeaseParts): Lease {
-  let expiresAt = parts.expiresAt;
+/**
+ * A lease over a back-end's parts, renewed in the background (every third
+ * of its time to live) unless `options.autoRenew` is `false`.
+ */
+export function renewing(parts: LeaseParts, options: LeaseOptions): Lease {
+  const ttlMs = leaseTtlMs(options);
+  let expiresAt = parts.expiresAt ?? Date.now() + ttlMs;
   let failure: unknown;
   let released = false;
   let pending: Promise<void> = Promise.resolve();
@@ -187,10 +195,10 @@ export function renewing(parts: LeaseParts): Lease {
     }
   };
   let timer: ReturnType<typeof setInterval> | undefined;
-  if (parts.autoRenew) {
+  if (options.autoRenew ?? true) {
     const id = setInterval(() => {
       pending = renew().catch(() => {});
-    }, Math.max(10, Math.floor(parts.ttlMs / 3)));
+    }, Math.max(10, Math.floor(ttlMs / 3)));
     Deno.unrefTimer(id as unknown as number);
     timer = id;
   }
@@ -205,7 +213,7 @@ export function renewing(parts: LeaseParts): Lease {
       await pending;
       if (failure !== undefined) throw failure;
       // Past its expiry without a renewal (a paused process): renew now.
-      if (Date.now() >= expiresAt - parts.ttlMs / 3) await renew();
+      if (Date.now() >= expiresAt - ttlMs / 3) await renew();
     },
     release: async () => {
       if (released) return;

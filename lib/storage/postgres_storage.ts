@@ -21,9 +21,9 @@ import { redactUrl, scrubSecrets } from "./location.ts";
 import {
   type HeldLease,
   holderGone,
-  LEASE_TTL_MS,
   leaseHeld,
   leaseLost,
+  leaseTtlMs,
   newHolder,
   renewing,
   takeOver,
@@ -354,7 +354,7 @@ class PostgresBackend implements SqlBackend {
     where: string,
     options: LeaseOptions,
   ): Promise<Lease> {
-    const ttlMs = options.ttlMs ?? LEASE_TTL_MS;
+    const ttlMs = leaseTtlMs(options);
     const holder = `${newHolder()}${LOCKED}`;
     const lock = new SessionLock(this.#url, session, this.#timeoutMs);
     if (!await this.#call(() => lock.take())) {
@@ -406,9 +406,6 @@ class PostgresBackend implements SqlBackend {
     return renewing({
       holder,
       tookOver,
-      expiresAt: Date.now() + ttlMs,
-      ttlMs,
-      autoRenew: options.autoRenew ?? true,
       renew: async () => {
         // The lock dies with its connection (a restarted server): take it
         // again unless another holder got it meanwhile.
@@ -429,7 +426,7 @@ class PostgresBackend implements SqlBackend {
         ).catch(() => {});
         await lock.release();
       },
-    });
+    }, options);
   }
 
   #leaseRow(session: string): Promise<HeldLease[]> {

@@ -18,8 +18,8 @@ import { dirname, resolve } from "node:path";
 import type { Lease, LeaseOptions, Storage } from "./storage.ts";
 import { isNoRoom, StorageError, storeFull } from "./storage_error.ts";
 import {
-  LEASE_TTL_MS,
   leaseLost,
+  leaseTtlMs,
   newHolder,
   renewing,
   takeOver,
@@ -320,7 +320,7 @@ class SqliteBackend implements SqlBackend {
     where: string,
     options: LeaseOptions,
   ): Promise<Lease> {
-    const ttlMs = options.ttlMs ?? LEASE_TTL_MS;
+    const ttlMs = leaseTtlMs(options);
     const holder = newHolder();
     const tookOver = await this.transaction(async (tx) => {
       const now = Date.now();
@@ -347,9 +347,6 @@ class SqliteBackend implements SqlBackend {
     return renewing({
       holder,
       tookOver,
-      expiresAt: Date.now() + ttlMs,
-      ttlMs,
-      autoRenew: options.autoRenew ?? true,
       renew: async () => {
         const expires = Date.now() + ttlMs;
         const changed = await this.run(
@@ -364,7 +361,7 @@ class SqliteBackend implements SqlBackend {
           "DELETE FROM loom_leases WHERE session = $1 AND holder = $2",
           [session, holder],
         ).then(() => {}, () => {}),
-    });
+    }, options);
   }
 
   close(): Promise<void> {

@@ -82,30 +82,20 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
       i += 2;
       continue;
     }
-    if (b < 0xf0) {
-      if (i + 2 >= n) return i;
-      const b1 = bytes[i + 1]!;
-      if (b === 0xe0) {
-        if (b1 < 0xa0 || b1 > 0xbf) return i; // overlong
-      } else if (b === 0xed) {
-        if (b1 < 0x80 || b1 > 0x9f) return i; // surrogate
-      } else if ((b1 & 0xc0) !== 0x80) return i;
-      if ((bytes[i + 2]! & 0xc0) !== 0x80) return i;
-      i += 3;
-      continue;
-    }
     if (b < 0xf5) {
-      if (i + 3 >= n) return i;
+      // Table 3-7 of the Unicode Standard: the lead fixes the length and the
+      // second byte's range (E0 and F0 refuse overlongs, ED surrogates, F4
+      // anything above U+10FFFF); the later bytes are plain continuations.
+      const length = b < 0xf0 ? 3 : 4;
+      if (i + length > n) return i;
       const b1 = bytes[i + 1]!;
-      if (b === 0xf0) {
-        if (b1 < 0x90 || b1 > 0xbf) return i; // overlong
-      } else if (b === 0xf4) {
-        if (b1 < 0x80 || b1 > 0x8f) return i; // above U+10FFFF
-      } else if ((b1 & 0xc0) !== 0x80) return i;
       if (
-        (bytes[i + 2]! & 0xc0) !== 0x80 || (bytes[i + 3]! & 0xc0) !== 0x80
+        b1 < (b === 0xe0 ? 0xa0 : b === 0xf0 ? 0x90 : 0x80) ||
+        b1 > (b === 0xed ? 0x9f : b === 0xf4 ? 0x8f : 0xbf)
       ) return i;
-      i += 4;
+      if ((bytes[i + 2]! & 0xc0) !== 0x80) return i;
+      if (length === 4 && (bytes[i + 3]! & 0xc0) !== 0x80) return i;
+      i += length;
       continue;
     }
     return i; // F5..FF never appear in UTF-8

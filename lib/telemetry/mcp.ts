@@ -59,7 +59,6 @@ import {
   type ContentReference,
   referencesJson,
 } from "./content.ts";
-import { messageOf } from "../errors.ts";
 
 const serverDuration = new LazyHistogram(
   METRIC_MCP_SERVER_OPERATION_DURATION,
@@ -125,7 +124,7 @@ function outcomeOf(
         (typeof code === "string" && /^[a-z_]{1,64}$/.test(code)
           ? code
           : "_OTHER"),
-      message: messageOf(error),
+      message: error instanceof Error ? error.message : String(error),
       ...(rpcCode === undefined ? {} : { rpcCode }),
     };
   }

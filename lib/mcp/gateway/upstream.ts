@@ -453,10 +453,7 @@ export class Upstream {
               ? `it did not answer initialize within ${
                 startTimeoutMs / 1000
               } s (--start-timeout)`
-              : clean(
-                messageOf(error),
-                300,
-              )
+              : clean(messageOf(error), 300)
           }`,
         ),
       );
