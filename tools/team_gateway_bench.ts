@@ -35,7 +35,7 @@ import {
   startHttp,
   tokenFile,
 } from "../tests/_kit/mcp.ts";
-import { memoryOf } from "../tests/_kit/measure.ts";
+import { memoryOf, percentile } from "../tests/_kit/measure.ts";
 import {
   type Cluster,
   HAVE_POSTGRES,
@@ -156,12 +156,6 @@ function cpuMs(pid: number): number {
   const stat = new TextDecoder().decode(out.stdout);
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 1000 / TICKS;
-}
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 }
 
 /** Whether a failed call may be tried again: the store or the instance was lost. */

@@ -225,7 +225,11 @@ export class FileJournal implements Journal {
     this.#seen.bytes += bytes.length;
   }
 
-  /** Creates the journal with its first records; `false` when it exists. */
+  /**
+   * Creates the journal with its first records; `false` when it exists, or
+   * when another writer found the new empty file and wrote first (an
+   * `append` then sees the conflict, an `extend` appends after it).
+   */
   async #create(bytes: Uint8Array, count: number): Promise<boolean> {
     let file: Deno.FsFile;
     try {
@@ -241,7 +245,7 @@ export class FileJournal implements Journal {
     try {
       await file.lock(true);
       // Another writer may have found the new empty file and written first.
-      if ((await file.stat()).size !== 0) throw journalConflict(this.where, 0);
+      if ((await file.stat()).size !== 0) return false;
       try {
         await writeAll(file, bytes);
         await file.syncData();

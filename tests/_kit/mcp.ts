@@ -92,6 +92,24 @@ export async function serversFile(
 }
 
 /**
+ * Makes a folder for a server's root holding the given text files.
+ *
+ * @param path The folder (its parent exists).
+ * @param files The files' text by name.
+ * @returns `path`.
+ */
+export async function rootFolder(
+  path: string,
+  files: Readonly<Record<string, string>>,
+): Promise<string> {
+  await Deno.mkdir(path);
+  for (const [name, text] of Object.entries(files)) {
+    await Deno.writeTextFile(`${path}/${name}`, text);
+  }
+  return path;
+}
+
+/**
  * Writes `count` small files in nested folders under `root`.
  *
  * @param root The folder.

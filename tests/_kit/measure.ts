@@ -1,5 +1,5 @@
-// What the figure scripts measure with: wall time, the median of rounds and
-// a process's memory. Free of side effects, like `repo.ts`.
+// What the figure scripts measure with: wall time, the median and the
+// percentiles of rounds and a process's memory. Free of side effects, like `repo.ts`.
 
 /**
  * Runs `run` and measures it.
@@ -38,6 +38,21 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1
     ? sorted[mid]!
     : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * The value below which a share `p` of `values` lies: the one at
+ * `floor(p × count)` in ascending order (0 the smallest, 0.5 the upper
+ * middle, 1 the largest).
+ *
+ * @param values The values.
+ * @param p The share, from 0 to 1.
+ * @returns That value; `NaN` when there are none.
+ */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 }
 
 /** A process's resident memory now and at its peak, in bytes. */

@@ -21,21 +21,19 @@ import {
   EVERYTHING,
   FAULT,
   readArgs,
+  rootFolder,
   serversFile,
   type ToolAnswer,
 } from "../_kit/mcp.ts";
 
 Deno.test("every Loom tool with an outputSchema answers valid structuredContent on every path, through the official SDK client with its validation on", async (t) => {
   await using dir = await tempDir();
-  const root = `${dir.path}/root`;
-  await Deno.mkdir(root);
-  await Deno.writeTextFile(`${root}/a.txt`, "alpha\nbeta\ngamma\n");
-  await Deno.writeTextFile(
-    `${root}/rows.json`,
-    JSON.stringify({
+  const root = await rootFolder(`${dir.path}/root`, {
+    "a.txt": "alpha\nbeta\ngamma\n",
+    "rows.json": JSON.stringify({
       rows: Array.from({ length: 900 }, (_, id) => ({ id, name: `row ${id}` })),
     }),
-  );
+  });
   const servers = await serversFile(dir.path, {
     everything: { ...denoEntry(EVERYTHING, ["stdio"]), persist: true },
     fault: { ...denoEntry(FAULT), persist: true },

@@ -7,52 +7,71 @@ import { MCP_TOOLS } from "../../lib/mcp/tool_definitions.ts";
 import {
   checkAnthropicRequest,
   checkOpenAIRequest,
+  type RuleBreach,
 } from "../../lib/providers/request_rules.ts";
 
-function anthropicBody(
-  tools: readonly { name: string; description: string; inputSchema: unknown }[],
-) {
-  return {
+/** A tool as `tools/list` gives it to a host. */
+interface Tool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: unknown;
+}
+
+/** A model service: how a host hands it an MCP tool, and its rules. */
+interface Service {
+  readonly name: string;
+  readonly model: string;
+  tool(tool: Tool): unknown;
+  check(body: unknown): RuleBreach[];
+}
+
+const SERVICES: readonly Service[] = [
+  {
+    name: "Anthropic",
     model: "claude-sonnet-4-5",
-    max_tokens: 1024,
-    messages: [{ role: "user", content: "Inspect events.json" }],
-    tools: tools.map((t) => ({
+    tool: (t: Tool) => ({
       name: t.name,
       description: t.description,
       input_schema: t.inputSchema,
-    })),
-  };
-}
-
-function openAIBody(
-  tools: readonly { name: string; description: string; inputSchema: unknown }[],
-) {
-  return {
+    }),
+    check: checkAnthropicRequest,
+  },
+  {
+    name: "OpenAI",
     model: "gpt-4.1",
-    max_tokens: 1024,
-    messages: [{ role: "user", content: "Inspect events.json" }],
-    tools: tools.map((t) => ({
+    tool: (t: Tool) => ({
       type: "function",
       function: {
         name: t.name,
         description: t.description,
         parameters: t.inputSchema,
       },
-    })),
-  };
+    }),
+    check: checkOpenAIRequest,
+  },
+];
+
+/** The rules a request of `service` carrying `tools` breaks. */
+function breaches(service: Service, tools: readonly Tool[]): RuleBreach[] {
+  return service.check({
+    model: service.model,
+    max_tokens: 1024,
+    messages: [{ role: "user", content: "Inspect events.json" }],
+    tools: tools.map(service.tool),
+  });
 }
 
 Deno.test("every loom mcp tool schema passes the Anthropic and OpenAI request rules, alone and all together", () => {
-  for (const tool of MCP_TOOLS) {
-    assert.deepEqual(
-      checkAnthropicRequest(anthropicBody([tool])),
-      [],
-      tool.name,
-    );
-    assert.deepEqual(checkOpenAIRequest(openAIBody([tool])), [], tool.name);
+  for (const service of SERVICES) {
+    for (const tool of MCP_TOOLS) {
+      assert.deepEqual(
+        breaches(service, [tool]),
+        [],
+        `${service.name}: ${tool.name}`,
+      );
+    }
+    assert.deepEqual(breaches(service, MCP_TOOLS), [], service.name);
   }
-  assert.deepEqual(checkAnthropicRequest(anthropicBody(MCP_TOOLS)), []);
-  assert.deepEqual(checkOpenAIRequest(openAIBody(MCP_TOOLS)), []);
 });
 
 Deno.test("the rules check does bite: the reference as a root union would break both services", () => {
@@ -68,12 +87,8 @@ Deno.test("the rules check does bite: the reference as a root union would break 
     inputSchema: { type: "object", ...(reference.properties.select as object) },
   };
   assert.deepEqual(
-    checkAnthropicRequest(anthropicBody([rootUnion])).map((b) => b.rule),
-    ["anthropic.tool_schema_root"],
-  );
-  assert.deepEqual(
-    checkOpenAIRequest(openAIBody([rootUnion])).map((b) => b.rule),
-    ["openai.function_parameters_root"],
+    SERVICES.map((s) => breaches(s, [rootUnion]).map((b) => b.rule)),
+    [["anthropic.tool_schema_root"], ["openai.function_parameters_root"]],
   );
 });
 

@@ -50,3 +50,27 @@ Deno.test("folderSession() keeps today's layout: journal.jsonl, tool-results/<sh
   assert.equal(await Deno.readTextFile(`${dir}/journal.jsonl`), '{"seq":0}\n');
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("two folder writers beginning one journal at the same moment both append, neither told of a conflict", async () => {
+  // The writer that created the file could find the other's records in it
+  // before it took the lock; it once answered journal_conflict to an extend,
+  // which appends after whatever is there. The window is narrow: many rounds.
+  const dir = await Deno.makeTempDir({ prefix: "loom-journal-race-" });
+  try {
+    for (let round = 0; round < 300; round += 1) {
+      const slots = [
+        folderSession(`${dir}/${round}`),
+        folderSession(`${dir}/${round}`),
+      ];
+      await slots[0]!.prepare();
+      const appended = await Promise.all(
+        slots.map((slot, w) => slot.journal.extend(0, () => [`{"w":${w}}`])),
+      );
+      assert.deepEqual(appended.map((a) => a.appended.length), [1, 1]);
+      const kept = await folderSession(`${dir}/${round}`).journal.read();
+      assert.deepEqual(new Set(kept.records), new Set(['{"w":0}', '{"w":1}']));
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -198,6 +198,54 @@ export function named(
   return spans.filter((s) => s.name === name);
 }
 
+/**
+ * The host whose trace the traced gateways' calls continue: its trace, the
+ * span its request came from, and the `traceparent` it sends.
+ */
+export const HOST = {
+  trace: "4bf92f3577b34da6a3ce929d0e0e4736",
+  span: "00f067aa0ba902b7",
+  traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+} as const;
+
+/**
+ * Asserts that `span` is a gateway's SERVER span continuing the
+ * {@linkcode HOST}'s request.
+ *
+ * @param span The span.
+ */
+export function assertUnderHost(span: ReceivedSpan): void {
+  assert.equal(span.kind, KIND.SERVER, span.name);
+  assert.equal(span.traceId, HOST.trace);
+  assert.equal(span.parentSpanId, HOST.span);
+}
+
+/** A traced gateway's `--offload-bytes`: larger answers are stored. */
+const OFFLOAD_BYTES = 4096;
+
+/**
+ * Asserts that `span` records one answer offloaded into the store: the
+ * stored result's id and digest, more than `upstream` bytes from upstream
+ * and, to the host, a descriptor below the traced gateway's offload size.
+ *
+ * @param span The span of the call whose answer was offloaded.
+ * @param stored The stored result's id and digest.
+ * @param upstream A size the upstream's answer exceeded, in bytes.
+ */
+export function assertOffloaded(
+  span: ReceivedSpan,
+  stored: Readonly<Record<string, unknown>>,
+  upstream: number,
+): void {
+  const { attributes } = span;
+  assert.deepEqual(attributes["loom.result.ids"], [stored.result]);
+  assert.deepEqual(attributes["loom.result.sha256"], [stored.sha256]);
+  assert.ok((attributes["loom.offload.bytes_upstream"] as number) > upstream);
+  assert.ok(
+    (attributes["loom.offload.bytes_to_host"] as number) < OFFLOAD_BYTES,
+  );
+}
+
 /** Fake keys in a traced gateway's environment: none may be exported. */
 export const FAKE_SECRETS: Readonly<Record<string, string>> = {
   ANTHROPIC_API_KEY: "sk-ant-FAKE-gateway-secret-3b7e",
@@ -236,7 +284,13 @@ export async function tracedGateway(
   const session = `${dir}/session`;
   const gateway = await connectGateway(
     servers,
-    ["--session", session, "--offload-bytes", "4096", ...extra],
+    [
+      "--session",
+      session,
+      "--offload-bytes",
+      String(OFFLOAD_BYTES),
+      ...extra,
+    ],
     {
       env: {
         ...receiver.env(),

@@ -11,6 +11,9 @@ import { tempDir } from "../_kit.ts";
 import { bwrapTest } from "../security/_bwrap.ts";
 import {
   assertNotExported,
+  assertOffloaded,
+  assertUnderHost,
+  HOST,
   KIND,
   named,
   otlpReceiver,
@@ -18,8 +21,6 @@ import {
   tracedGateway,
 } from "./_otlp.ts";
 
-const HOST_TRACE = "5cf92f3577b34da6a3ce929d0e0e4736";
-const HOST_SPAN = "10f067aa0ba902b7";
 /** Content of the runs: none of it may be exported in `reference` mode. */
 const CONTENT = [
   "CODE-CONTENT-7f3a",
@@ -55,7 +56,7 @@ bwrapTest(
       session = traced.session;
       const run = (args: Record<string, unknown>) =>
         traced.call("run_code", args, {
-          traceparent: `00-${HOST_TRACE}-${HOST_SPAN}-01`,
+          traceparent: HOST.traceparent,
         }) as Promise<Record<string, unknown> & { isError?: boolean }>;
       const called = await run({ code: CALLING });
       assert.notEqual(called.isError, true, JSON.stringify(called));
@@ -110,11 +111,7 @@ bwrapTest(
     // Host request → run → the code's calls.
     const hostSpans = named(spans, "tools/call run_code");
     const runs = named(spans, "run_code");
-    for (const host of hostSpans) {
-      assert.equal(host.kind, KIND.SERVER);
-      assert.equal(host.traceId, HOST_TRACE);
-      assert.equal(host.parentSpanId, HOST_SPAN);
-    }
+    for (const host of hostSpans) assertUnderHost(host);
     const runOf = (host: ReceivedSpan) => {
       const found = runs.filter((r) => r.parentSpanId === host.spanId);
       assert.equal(found.length, 1, `one run span under ${host.spanId}`);
@@ -123,7 +120,7 @@ bwrapTest(
     const calling = hostSpans.find((s) => s.status.code !== 2)!;
     const run = runOf(calling);
     assert.equal(run.kind, KIND.INTERNAL);
-    assert.equal(run.traceId, HOST_TRACE);
+    assert.equal(run.traceId, HOST.trace);
     assert.equal(run.attributes["loom.code.confinement"], "bubblewrap");
     assert.equal(run.attributes["loom.code.calls"], 2);
     assert.equal(run.attributes["loom.code.timeout_ms"], 30_000);
@@ -135,11 +132,11 @@ bwrapTest(
     for (const client of [meta, small]) {
       assert.equal(client.kind, KIND.CLIENT);
       assert.equal(client.parentSpanId, run.spanId, `${client.name}'s parent`);
-      assert.equal(client.traceId, HOST_TRACE);
+      assert.equal(client.traceId, HOST.trace);
       assert.equal(client.attributes["loom.upstream"], "fault");
     }
     // The upstream continued the trace from the call the code made.
-    assert.equal(traceparent, `00-${HOST_TRACE}-${meta.spanId}-01`);
+    assert.equal(traceparent, `00-${HOST.trace}-${meta.spanId}-01`);
     const events = Object.fromEntries(run.events.map((e) => [e.name, e]));
     const kept = events["loom.store"]!.attributes;
     assert.equal((kept["loom.result.ids"] as string[]).length, 1);
@@ -155,14 +152,7 @@ bwrapTest(
     );
 
     // The stored answer: its references on the host's span, as for any offload.
-    assert.deepEqual(calling.attributes["loom.result.ids"], [stored.result]);
-    assert.deepEqual(calling.attributes["loom.result.sha256"], [stored.sha256]);
-    assert.ok(
-      (calling.attributes["loom.offload.bytes_upstream"] as number) > 6000,
-    );
-    assert.ok(
-      (calling.attributes["loom.offload.bytes_to_host"] as number) < 4096,
-    );
+    assertOffloaded(calling, stored, 6000);
 
     // A failed run: its code as error.type, on the run and (as tool_error) on
     // the host's span; a timeout says which deadline.

@@ -9,15 +9,15 @@ import assert from "node:assert/strict";
 import { tempDir } from "../_kit.ts";
 import {
   assertNotExported,
+  assertOffloaded,
+  assertUnderHost,
+  HOST,
   KIND,
   named,
   otlpReceiver,
   type ReceivedSpan,
   tracedGateway,
 } from "./_otlp.ts";
-
-const HOST_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
-const HOST_SPAN = "00f067aa0ba902b7";
 
 Deno.test("a host's trace continues through the gateway into the upstream's params._meta, with offloads by reference", async () => {
   await using receiver = otlpReceiver();
@@ -31,8 +31,8 @@ Deno.test("a host's trace continues through the gateway into the upstream's para
     session = traced.session;
     const call = (args: Record<string, unknown>) =>
       traced.call("fault__meta", args, {
-        traceparent: `00-${HOST_TRACE}-${HOST_SPAN}-01`,
-        tracestate: "rojo=00f067aa0ba902b7",
+        traceparent: HOST.traceparent,
+        tracestate: `rojo=${HOST.span}`,
       }) as Promise<{ content: { text: string }[] }>;
     // Small: relayed as it is.
     const small = await call({});
@@ -68,7 +68,7 @@ Deno.test("a host's trace continues through the gateway into the upstream's para
     assert.equal(read.isError, undefined, JSON.stringify(read));
     const text = read.structuredContent.selected_text as string;
     assert.ok(text.includes("m".repeat(1000)));
-    assert.ok(text.includes(HOST_TRACE));
+    assert.ok(text.includes(HOST.trace));
   }
   // The gateway has exited and flushed.
   await receiver.until((spans) =>
@@ -80,9 +80,7 @@ Deno.test("a host's trace continues through the gateway into the upstream's para
   // The SERVER spans continue the host's trace.
   const servers_ = named(spans, "tools/call fault__meta");
   for (const server of servers_) {
-    assert.equal(server.kind, KIND.SERVER);
-    assert.equal(server.traceId, HOST_TRACE);
-    assert.equal(server.parentSpanId, HOST_SPAN);
+    assertUnderHost(server);
     assert.equal(server.attributes["mcp.method.name"], "tools/call");
     assert.equal(server.attributes["gen_ai.tool.name"], "fault__meta");
     assert.equal(server.attributes["gen_ai.operation.name"], "execute_tool");
@@ -95,29 +93,18 @@ Deno.test("a host's trace continues through the gateway into the upstream's para
     assert.equal(client.kind, KIND.CLIENT);
     const parent = servers_.find((s) => s.spanId === client.parentSpanId);
     assert.ok(parent, "a client span's parent is a server span");
-    assert.equal(client.traceId, HOST_TRACE);
+    assert.equal(client.traceId, HOST.trace);
     assert.equal(client.attributes["loom.upstream"], "fault");
     if (i === 0) {
       const meta = received[0] as Record<string, string>;
-      assert.equal(meta.traceparent, `00-${HOST_TRACE}-${client.spanId}-01`);
+      assert.equal(meta.traceparent, `00-${HOST.trace}-${client.spanId}-01`);
     }
   }
   // The offloaded answer's figures.
   const offloaded = servers_.find((s) =>
     s.attributes["loom.result.ids"] !== undefined
   ) as ReceivedSpan;
-  assert.deepEqual(offloaded.attributes["loom.result.ids"], [
-    reference?.result,
-  ]);
-  assert.deepEqual(offloaded.attributes["loom.result.sha256"], [
-    reference?.sha256,
-  ]);
-  assert.ok(
-    (offloaded.attributes["loom.offload.bytes_upstream"] as number) > 20_000,
-  );
-  assert.ok(
-    (offloaded.attributes["loom.offload.bytes_to_host"] as number) < 4096,
-  );
+  assertOffloaded(offloaded, reference!, 20_000);
   assert.equal(reference?.location, await Deno.realPath(session));
   // A tool error.
   const [failed] = named(spans, "tools/call fault__nope");

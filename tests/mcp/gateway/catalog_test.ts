@@ -15,6 +15,7 @@ import {
   FILESYSTEM,
   mcpArgs,
   type McpConnection,
+  rootFolder,
   serversFile,
   startHttp,
 } from "../../_kit/mcp.ts";
@@ -71,13 +72,12 @@ async function calls(log: string, tool: string): Promise<unknown[]> {
 
 Deno.test("loom mcp --catalog search: a constant listing, searches that find, calls checked before they leave", async (t) => {
   await using dir = await tempDir();
-  const root = `${dir.path}/root`;
-  await Deno.mkdir(root);
-  await Deno.writeTextFile(`${root}/notes.txt`, "first line\nsecond line\n");
-  await Deno.writeTextFile(
-    `${root}/big.json`,
-    JSON.stringify({ rows: Array.from({ length: 2000 }, (_, i) => ({ i })) }),
-  );
+  const root = await rootFolder(`${dir.path}/root`, {
+    "notes.txt": "first line\nsecond line\n",
+    "big.json": JSON.stringify({
+      rows: Array.from({ length: 2000 }, (_, i) => ({ i })),
+    }),
+  });
   const log = `${dir.path}/catalog.log`;
   const servers = await serversFile(dir.path, {
     fs: {
