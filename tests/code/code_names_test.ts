@@ -20,56 +20,62 @@ Deno.test("codeIdentifier() replaces each run of other characters by one _ and p
   assert.equal(codeIdentifier("x".repeat(1000)).length, CODE_NAME_MAX);
 });
 
-Deno.test("codeNames() numbers colliding tools _2, _3 in order, and a name that is already an identifier keeps it", () => {
-  const names = codeNames([
-    { server: "s", tool: "a-b" },
-    { server: "s", tool: "a.b" },
-    { server: "s", tool: "a_b" },
-    { server: "s", tool: "a b" },
-    { server: "t", tool: "a-b" },
-  ]);
-  assert.deepEqual(names.map((n) => `${n.serverName}.${n.toolName}`), [
-    "s.a_b_2",
-    "s.a_b_3",
-    "s.a_b",
-    "s.a_b_4",
-    "t.a_b",
-  ]);
-  assert.deepEqual(names[0], {
-    server: "s",
-    tool: "a-b",
-    serverName: "s",
-    toolName: "a_b_2",
+/**
+ * codeNames() examples: each row is a tool's server and name and the
+ * `server.tool` path code calls it by.
+ */
+const NAMING_CASES: readonly {
+  readonly name: string;
+  readonly rows: readonly (readonly [string, string, string])[];
+}[] = [
+  {
+    name:
+      "codeNames() numbers colliding tools _2, _3 in order, and a name that is already an identifier keeps it",
+    rows: [
+      ["s", "a-b", "s.a_b_2"],
+      ["s", "a.b", "s.a_b_3"],
+      ["s", "a_b", "s.a_b"],
+      ["s", "a b", "s.a_b_4"],
+      ["t", "a-b", "t.a_b"],
+    ],
+  },
+  {
+    // fast-check's counterexample: the repeated `x` took `x_2`, and the tool
+    // called `x_2` became `x_2_2`.
+    name:
+      "codeNames(): a repeated name never takes the name a tool of that name owns",
+    rows: [
+      ["1", "x", "_1.x"],
+      ["1", "x", "_1.x_3"],
+      ["1", "x_2", "_1.x_2"],
+    ],
+  },
+  {
+    name:
+      "codeNames() names servers by the same rule, in the order they first appear",
+    rows: [
+      ["my-fs", "x", "my_fs_2.x"],
+      ["my_fs", "x", "my_fs.x"],
+      ["my.fs", "x", "my_fs_3.x"],
+      ["my-fs", "y", "my_fs_2.y"],
+      ["9lives", "x", "_9lives.x"],
+    ],
+  },
+];
+
+for (const c of NAMING_CASES) {
+  Deno.test(c.name, () => {
+    const names = codeNames(c.rows.map(([server, tool]) => ({ server, tool })));
+    // Each entry keeps its server and tool, and gets the expected names.
+    assert.deepEqual(
+      names,
+      c.rows.map(([server, tool, path]) => {
+        const [serverName, toolName] = path.split(".");
+        return { server, tool, serverName, toolName };
+      }),
+    );
   });
-});
-
-Deno.test("codeNames(): a repeated name never takes the name a tool of that name owns", () => {
-  // fast-check's counterexample: the repeated `x` took `x_2`, and the tool
-  // called `x_2` became `x_2_2`.
-  const names = codeNames([
-    { server: "1", tool: "x" },
-    { server: "1", tool: "x" },
-    { server: "1", tool: "x_2" },
-  ]);
-  assert.deepEqual(names.map((n) => n.toolName), ["x", "x_3", "x_2"]);
-});
-
-Deno.test("codeNames() names servers by the same rule, in the order they first appear", () => {
-  const names = codeNames([
-    { server: "my-fs", tool: "x" },
-    { server: "my_fs", tool: "x" },
-    { server: "my.fs", tool: "x" },
-    { server: "my-fs", tool: "y" },
-    { server: "9lives", tool: "x" },
-  ]);
-  assert.deepEqual(names.map((n) => `${n.serverName}.${n.toolName}`), [
-    "my_fs_2.x",
-    "my_fs.x",
-    "my_fs_3.x",
-    "my_fs_2.y",
-    "_9lives.x",
-  ]);
-});
+}
 
 Deno.test("codeNames() gives unique identifiers for any names, the same on every call", () => {
   const pair = fc.record({

@@ -1,4 +1,3 @@
-import { createHmac } from "node:crypto";
 import type { ActionRecord } from "../../lib/briefing/report.ts";
 import {
   type ResultDescriptor,
@@ -13,6 +12,7 @@ import type {
 import type { PersistenceOverrides } from "../../lib/persist/tool_policy.ts";
 import type { SliceSnapshot } from "../../lib/slice/run_state.ts";
 import { runStateOf } from "../../lib/persist/session_verify.ts";
+import { sealRecord } from "../../lib/persist/_journal.ts";
 import { storeWith, testsRunRecord } from "../_factories.ts";
 import assert from "node:assert/strict";
 
@@ -218,23 +218,6 @@ export async function catalogueOf(
 }
 
 /**
- * Seals a record the way the journal does (written here again, apart from
- * lib/, so that the tests pin the format: the HMAC-SHA256 of the previous
- * MAC, a newline and the record, appended as its last key).
- */
-export function seal(
-  key: Uint8Array,
-  previous: string,
-  value: Record<string, unknown>,
-): { text: string; mac: string } {
-  const body = JSON.stringify(value);
-  const mac = createHmac("sha256", key).update(`${previous}\n${body}`).digest(
-    "hex",
-  );
-  return { text: `${body.slice(0, -1)},"mac":"${mac}"}`, mac };
-}
-
-/**
  * Rewrites the journal's records. Without a key the MACs stay as they were
  * (what anyone who can write the folder can do); with the key the whole
  * chain is sealed again (what only the key's owner can do), so checks
@@ -256,7 +239,7 @@ export async function rewriteJournal(
   for (const record of records) {
     if (key !== undefined) {
       const { mac: _, ...rest } = record;
-      const sealed = seal(key, previous, rest);
+      const sealed = sealRecord(key, previous, rest);
       text += `${sealed.text}\n`;
       previous = sealed.mac;
     } else {

@@ -156,8 +156,8 @@ Deno.test("McpSession writes the one journal format: loom session show reads it,
   await Deno.mkdir(old);
   // Sealed with the key, as the older loom mcp wrote it.
   const { keyOf } = await import("../storage/_conformance.ts");
-  const { seal } = await import("./_session.ts");
-  const header = seal(await keyOf(keyFile), "", {
+  const { sealRecord } = await import("../../lib/persist/_journal.ts");
+  const header = sealRecord(await keyOf(keyFile), "", {
     format: "loom-mcp-session/1",
     root: root.path,
   });

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { SessionError } from "../../lib/persist/session_error.ts";
+import { sealRecord } from "../../lib/persist/_journal.ts";
 import { saveSnapshot, SessionStore } from "../../lib/persist/session_store.ts";
 import { runStateOf, verifySession } from "../../lib/persist/session_verify.ts";
 import { listSessions } from "../../lib/persist/session_summary.ts";
@@ -92,6 +93,25 @@ async function refusesEach(
     });
   }
 }
+
+// Known answers computed apart from Loom (`openssl dgst -sha256 -mac HMAC`):
+// tests that forge journals seal with lib's own sealRecord(), so this pins
+// the on-disk chain that sessions written by earlier versions rely on.
+Deno.test("a journal record is sealed with the HMAC-SHA-256 of the previous MAC, a newline and the record, appended as its last key", () => {
+  const key = Uint8Array.from({ length: 32 }, (_, i) => i);
+  const header = sealRecord(key, "", { seq: 0, type: "header" });
+  const headerMac =
+    "4bf6d20d7a0c2ce048757b3ab916fc0f1c0a78d227644ee83c8af684ffb590ca";
+  assert.deepEqual(header, {
+    text: `{"seq":0,"type":"header","mac":"${headerMac}"}`,
+    mac: headerMac,
+  });
+  const step = sealRecord(key, header.mac, { seq: 1, type: "step" });
+  assert.equal(
+    step.mac,
+    "7f5e33eeeb64de1d64d5d9b539764acc57fb76f98bbdcdfdfbaf0ed6d5508216",
+  );
+});
 
 Deno.test("a record changed without the key is refused as session_tampered, naming it", async (t) => {
   await refusesEach(t, CHANGED_RECORDS);

@@ -17,6 +17,7 @@ import { runStateOf, verifySession } from "../../lib/persist/session_verify.ts";
 import { sliceSessionHooks } from "../../lib/persist/slice_session.ts";
 import { readJournal } from "../../lib/persist/_journal.ts";
 import { McpSession } from "../../lib/persist/mcp_session.ts";
+import { sealRecord } from "../../lib/persist/_journal.ts";
 import { sha256Hex } from "../../lib/store/digest.ts";
 import { runSlice } from "../../lib/slice/run.ts";
 import { ScriptedProvider } from "../../lib/testing/scripted_provider.ts";
@@ -30,7 +31,6 @@ import {
   REORDERED_RECORDS,
   RUN,
   sampleRun,
-  seal,
   tempLayout,
 } from "../persist/_session.ts";
 
@@ -650,7 +650,7 @@ export function conformance(backend: Backend): void {
     const store = await openStorage(url);
     const slot = store.session(name);
     await slot.prepare();
-    const header = seal(key, "", { seq: 0, type: "header" });
+    const header = sealRecord(key, "", { seq: 0, type: "header" });
     await slot.journal.append(0, [header.text]);
     const racers = ["a", "b"].map((who) =>
       helperProcess("_racer.ts", [url, name, layout.keyFile, who], "piped")

@@ -6,7 +6,7 @@
  */
 import { openStorage } from "../../lib/storage/open_storage.ts";
 import { keyOf } from "./_conformance.ts";
-import { seal } from "../persist/_session.ts";
+import { sealRecord } from "../../lib/persist/_journal.ts";
 
 const [url, name, keyFile, who] = Deno.args as [string, string, string, string];
 const key = await keyOf(keyFile);
@@ -14,7 +14,11 @@ const store = await openStorage(url);
 const journal = store.session(name).journal;
 const read = await journal.read();
 const last = JSON.parse(read.records.at(-1)!) as { mac: string };
-const sealed = seal(key, last.mac, { seq: read.end, type: "step", by: who });
+const sealed = sealRecord(key, last.mac, {
+  seq: read.end,
+  type: "step",
+  by: who,
+});
 await Deno.stdout.write(new TextEncoder().encode("ready\n"));
 for await (const _ of Deno.stdin.readable) break;
 let said: string;
