@@ -15,6 +15,7 @@ import { encodeFrame, frameReader } from "../executor/frames.ts";
 import type { CodeName } from "./code_names.ts";
 import { CodeError } from "./code_error.ts";
 import type { ProcessPlan } from "./_process.ts";
+import { killSandbox, sandboxStderr } from "../executor/sandbox_end.ts";
 import { messageOf } from "../errors.ts";
 
 /** What the face offers the code: its tools, its store and its references. */
@@ -88,8 +89,12 @@ export interface Sandbox {
   readonly child: Deno.ChildProcess;
   /** Its stdin. */
   readonly stdin: WritableStreamDefaultWriter<Uint8Array>;
+  /** Its standard error (without bubblewrap's report). */
+  readonly stderr: ReadableStream<Uint8Array>;
   /** Whether it has exited already. */
   exited(): boolean;
+  /** Kills it and every process of it (see `killSandbox`). */
+  kill(): void;
 }
 
 /**
@@ -109,7 +114,16 @@ export function spawnSandbox(plan: ProcessPlan): Sandbox {
   }).spawn();
   let exited = false;
   child.status.then(() => exited = true, () => exited = true);
-  return { child, stdin: child.stdin.getWriter(), exited: () => exited };
+  const stderr = plan.reportsInit
+    ? sandboxStderr(child.stderr)
+    : { stream: child.stderr, initPid: () => undefined };
+  return {
+    child,
+    stdin: child.stdin.getWriter(),
+    stderr: stderr.stream,
+    exited: () => exited,
+    kill: () => killSandbox(child, stderr.initPid(), exited),
+  };
 }
 
 /**
@@ -118,16 +132,12 @@ export function spawnSandbox(plan: ProcessPlan): Sandbox {
  * @param sandbox The process.
  */
 export async function discardSandbox(sandbox: Sandbox): Promise<void> {
-  try {
-    sandbox.child.kill("SIGKILL");
-  } catch {
-    // Already gone.
-  }
+  sandbox.kill();
   sandbox.stdin.close().catch(() => {});
   await Promise.all([
     sandbox.child.status,
     sandbox.child.stdout.cancel().catch(() => {}),
-    sandbox.child.stderr.cancel().catch(() => {}),
+    sandbox.stderr.cancel().catch(() => {}),
   ]);
 }
 
@@ -171,6 +181,7 @@ class Run {
   readonly #spec: RunSpec;
   readonly #started = performance.now();
   readonly #child: Deno.ChildProcess;
+  readonly #sandbox: Sandbox;
   readonly #stdin: WritableStreamDefaultWriter<Uint8Array>;
   readonly #calls = new AbortController();
   readonly #live = new Set<number>();
@@ -191,6 +202,7 @@ class Run {
   ) {
     this.#spec = spec;
     this.#settle = { resolve, reject };
+    this.#sandbox = spec.sandbox;
     this.#child = spec.sandbox.child;
     this.#stdin = spec.sandbox.stdin;
     this.#timer = setTimeout(
@@ -264,7 +276,7 @@ class Run {
 
   async #readStderr(): Promise<void> {
     try {
-      for await (const chunk of this.#child.stderr) {
+      for await (const chunk of this.#sandbox.stderr) {
         if (this.#stderr.length < STDERR_BYTES) {
           this.#stderr += lenient.decode(chunk, { stream: true });
         }
@@ -300,12 +312,12 @@ class Run {
   }
 
   /**
-   * Ends the run once: stops the calls, kills the process (the sandbox's
-   * own processes die with it: bubblewrap's parent-death signal, then the
-   * end of its PID namespace), and settles when every process of the run
-   * has exited — when the run's stdout and stderr have closed, for every
-   * process holds them — so that none is left when the run answers. (At
-   * most 5 s: a run's process cannot hold them longer once killed.)
+   * Ends the run once: stops the calls, kills the sandbox (its PID
+   * namespace's init, so that bubblewrap's end is reported only once every
+   * process of the namespace has exited: `killSandbox`), and settles when
+   * the process has ended and the run's stdout and stderr have closed, so
+   * that none is left when the run answers. (At most 5 s: a run's process
+   * cannot hold them longer once killed.)
    */
   #end(settle: () => void): void {
     if (this.#over) return;
@@ -313,11 +325,7 @@ class Run {
     clearTimeout(this.#timer);
     this.#spec.signal?.removeEventListener("abort", this.#onAbort);
     this.#calls.abort(new DOMException("The run ended", "AbortError"));
-    try {
-      this.#child.kill("SIGKILL");
-    } catch {
-      // Already gone.
-    }
+    this.#sandbox.kill();
     this.#stdin.close().catch(() => {});
     let wait: ReturnType<typeof setTimeout> | undefined;
     Promise.race([

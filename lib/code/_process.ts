@@ -21,6 +21,10 @@
  * @module
  */
 import { ISOLATION_ARGS } from "../executor/bubblewrap.ts";
+import {
+  INIT_REPORT_ARGS,
+  INIT_REPORT_REDIRECT,
+} from "../executor/sandbox_end.ts";
 
 /** A spawnable command. */
 export interface ProcessPlan {
@@ -30,6 +34,11 @@ export interface ProcessPlan {
   readonly args: readonly string[];
   /** The whole environment (nothing is inherited). */
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * Whether the program is bubblewrap reporting its sandbox's init on
+   * standard error first (see `sandboxStderr`).
+   */
+  readonly reportsInit: boolean;
 }
 
 /** Where the runtime and the Deno binary are inside the sandbox. */
@@ -80,12 +89,13 @@ export async function processPlan(
     ];
   }
   const limit = (input.memoryMiB + DATA_MARGIN_MIB) * 1024;
-  const shell = Deno.build.os === "windows" ? [] : [
-    "/bin/sh",
-    "-c",
-    `ulimit -d ${limit} && exec "$@"`,
-    "loom-code",
-  ];
+  const shell = (redirect = "") =>
+    Deno.build.os === "windows" ? [] : [
+      "/bin/sh",
+      "-c",
+      `ulimit -d ${limit} && exec "$@"${redirect}`,
+      "loom-code",
+    ];
   const bwrap = confinement.kind === "unconfined"
     ? null
     : confinement.kind === "bwrap"
@@ -97,7 +107,7 @@ export async function processPlan(
     : {};
   if (bwrap === null) {
     const [program, ...rest] = [
-      ...shell,
+      ...shell(),
       deno,
       ...denoArgs.map((a) => a === INSIDE.runtime ? input.runtime : a),
     ];
@@ -105,9 +115,16 @@ export async function processPlan(
       program: program!,
       args: rest,
       env: { ...inherited, DENO_DIR: input.denoDir, NO_COLOR: "1" },
+      reportsInit: false,
     };
   }
-  const args = [...ISOLATION_ARGS, "--ro-bind", deno, INSIDE.deno];
+  const args = [
+    ...ISOLATION_ARGS,
+    ...INIT_REPORT_ARGS,
+    "--ro-bind",
+    deno,
+    INSIDE.deno,
+  ];
   for (const [source, target] of await libraries(deno)) {
     args.push("--ro-bind", source, target);
   }
@@ -127,11 +144,16 @@ export async function processPlan(
     INSIDE.deno,
     ...denoArgs,
   );
-  const [program, ...rest] = [...shell, bwrap, ...args];
+  const [program, ...rest] = [
+    ...shell(` ${INIT_REPORT_REDIRECT}`),
+    bwrap,
+    ...args,
+  ];
   return {
     program: program!,
     args: rest,
     env: { DENO_DIR: "/tmp/deno", NO_COLOR: "1" },
+    reportsInit: true,
   };
 }
 

@@ -8,6 +8,7 @@
 import { resolve } from "node:path";
 import { bwrapArgs, SANDBOX_PATH } from "./_sandbox.ts";
 import type { TestProcessSpec } from "./_test_process.ts";
+import { INIT_REPORT_ARGS, INIT_REPORT_REDIRECT } from "./sandbox_end.ts";
 
 /** Which mechanism confines the test process. */
 export type TestConfinement = "bubblewrap" | "deno" | "unconfined";
@@ -152,6 +153,7 @@ function unconfinedPlan(
       timeoutMs: input.timeoutMs,
       drainMs,
       tailBytes,
+      reportsInit: false,
     }),
     note: () =>
       `UNCONFINED: the test ran with the user's privileges because --unconfined-tests was given (working directory the workspace, environment cleared except ${
@@ -228,15 +230,21 @@ function bubblewrapPlan(
       } catch {
         // No .git directory.
       }
+      // The shell gives bubblewrap's report of its init to standard error.
       return {
-        program: bwrap,
+        program: "/bin/sh",
         args: [
+          "-c",
+          `exec "$@" ${INIT_REPORT_REDIRECT}`,
+          "loom-test",
+          bwrap,
           ...bwrapArgs({
             workspace: input.workspace,
             readOnlyInside: inside,
             hostFiles,
             network: input.network,
           }),
+          ...INIT_REPORT_ARGS,
           "--",
           real,
           ...args,
@@ -246,6 +254,7 @@ function bubblewrapPlan(
         timeoutMs: input.timeoutMs,
         drainMs,
         tailBytes,
+        reportsInit: true,
       };
     },
     note: (readOnly) =>
@@ -344,6 +353,7 @@ function denoPlan(
       timeoutMs: input.timeoutMs,
       drainMs,
       tailBytes,
+      reportsInit: false,
     }),
     note: (readOnly) =>
       `Deno confined the test ("deno ${sub}" without bubblewrap): --no-config, read and write only inside the workspace, .git unreadable and ${readOnly} protected file${

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { killSandbox, sandboxStderr } from "./sandbox_end.ts";
 
 /** A fully prepared test command line. */
 export interface TestProcessSpec {
@@ -22,6 +23,12 @@ export interface TestProcessSpec {
   readonly drainMs: number;
   /** Bytes of combined output kept. */
   readonly tailBytes: number;
+  /**
+   * Whether the program is bubblewrap reporting its sandbox's init on
+   * standard error first (`sandbox_end.ts`): the timeout then kills the
+   * init, so that the whole sandbox has ended when the result is given.
+   */
+  readonly reportsInit: boolean;
 }
 
 /** The raw result of a test process. */
@@ -66,7 +73,12 @@ export async function runTestProcess(
     next.set(chunk, kept);
     tail = next;
   };
-  const readers = [child.stdout.getReader(), child.stderr.getReader()];
+  let exited = false;
+  child.status.then(() => exited = true, () => exited = true);
+  const stderr = spec.reportsInit
+    ? sandboxStderr(child.stderr)
+    : { stream: child.stderr, initPid: () => undefined };
+  const readers = [child.stdout.getReader(), stderr.stream.getReader()];
   const pumps = readers.map(async (reader) => {
     try {
       while (true) {
@@ -81,11 +93,7 @@ export async function runTestProcess(
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // Already gone.
-    }
+    killSandbox(child, stderr.initPid(), exited);
   }, spec.timeoutMs);
   let status: Deno.CommandStatus;
   try {
