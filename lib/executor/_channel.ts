@@ -231,8 +231,22 @@ export async function sandboxChannel(
   const stdin = child.stdin.getWriter();
   let closed = false;
   let stderr = "";
+  // The sandbox's bind mount keeps the relay once it runs: the file itself
+  // goes at its first frame, or at the latest when the channel closes (a
+  // CLI that exits right after would not wait for the process's end).
+  let relayed = false;
+  const dropRelay = () => {
+    if (relayed) return;
+    relayed = true;
+    try {
+      Deno.removeSync(relay);
+    } catch {
+      // Gone already.
+    }
+  };
   (async () => {
     const push = frameReader((message) => {
+      dropRelay();
       const reply = message as Reply | { fatal: string };
       if ("fatal" in reply) {
         events.failure(`The executor's worker failed: ${reply.fatal}`);
@@ -253,7 +267,7 @@ export async function sandboxChannel(
     }
   })().catch(() => {});
   child.status.then((status) => {
-    Deno.remove(relay).catch(() => {});
+    dropRelay();
     if (!closed) {
       events.failure(
         `The executor's sandboxed process ended (exit ${status.code})${
@@ -271,6 +285,7 @@ export async function sandboxChannel(
     close: () => {
       if (closed) return;
       closed = true;
+      dropRelay();
       stdin.close().catch(() => {});
       try {
         child.kill("SIGKILL");

@@ -24,6 +24,7 @@ import {
   snapshotTree,
 } from "./_workspace.ts";
 import type { ContextPolicy } from "../../lib/briefing/briefing.ts";
+import { bwrapTest } from "../security/_bwrap.ts";
 
 function callsOf(name: string): number {
   return JSON.parse(Deno.readTextFileSync(recordingPath(name))).calls.length;
@@ -365,3 +366,21 @@ Deno.test("loom demo replays the bug-fix recording under the bounded policy", as
   assert.match(result.stdout, /^loom run: completed after 7 steps/);
   assert.match(result.stdout, /policy: bounded/);
 });
+
+bwrapTest(
+  "loom run in a bubblewrap sandbox leaves nothing in the temporary folder",
+  async () => {
+    // The sandboxed executor's relay script is a temporary file bound into
+    // the sandbox; it stayed behind after a run that exited at once (one
+    // without --context-report, whose write let its removal happen first).
+    await using prepared = await prepareWorkspace("bugfix");
+    const tmp = `${prepared.root}/tmp`;
+    await Deno.mkdir(tmp);
+    const result = await loomWith(
+      { env: { TMPDIR: tmp } },
+      ...recordedRunArgs(prepared.workspace, { maxSteps: 20 }),
+    );
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(await Array.fromAsync(Deno.readDir(tmp)), []);
+  },
+);
