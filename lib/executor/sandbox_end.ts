@@ -11,6 +11,7 @@
  *
  * @module
  */
+
 /**
  * bubblewrap's flags that report the host pid of the sandbox's PID-namespace
  * init on fd 3, as JSON, before the sandbox runs anything; the shell that
