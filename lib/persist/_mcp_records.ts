@@ -12,7 +12,7 @@ import type { SessionSlot } from "../storage/storage.ts";
 import { sealRecord } from "./_journal.ts";
 import type { AnySession } from "./_read_session.ts";
 import { type CatalogueEntry, JOURNAL_FORMAT } from "./_schema.ts";
-import { verifyBody } from "./_session_results.ts";
+import { verifyResult } from "./_session_results.ts";
 import { SessionError } from "./session_error.ts";
 
 /** The call behind a gateway result whose body was not persisted. */
@@ -165,17 +165,11 @@ export async function verified(
     // Only a re-read source reads the workspace, and an MCP session's
     // results are all persisted (checked above).
     const workspace = root ?? slot.where;
-    const bytes = await verifyBody({ slot, workspace, file }, id, entry);
-    if (typeof bytes === "string") {
-      throw new SessionError("result_corrupted", bytes, { file });
+    const result = await verifyResult({ slot, workspace, file }, id, entry);
+    if (typeof result === "string") {
+      throw new SessionError("result_corrupted", result, { file });
     }
-    results.push(Object.freeze({
-      id,
-      bytes,
-      sha256: entry.sha256,
-      origin: entry.origin,
-      capture: entry.capture,
-    }));
+    results.push(result);
   }
   return results;
 }

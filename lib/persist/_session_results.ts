@@ -29,13 +29,25 @@ export interface VerifyContext {
 }
 
 /**
- * The verified body of a catalogued result, or (for a re-read source that
- * changed or disappeared) why it is unavailable.
+ * A catalogued result with its body read back and verified, or (for a
+ * re-read source that changed or disappeared) why it is unavailable.
  *
  * @throws {SessionError} `session_invalid`, `result_missing` or
  *   `result_corrupted`, naming the file.
  */
-export async function verifyBody(
+export async function verifyResult(
+  at: VerifyContext,
+  id: string,
+  entry: CatalogueEntry,
+): Promise<StoredResult | string> {
+  const bytes = await verifyBody(at, id, entry);
+  if (typeof bytes === "string") return bytes;
+  const { sha256, origin, capture } = entry;
+  return Object.freeze({ id, bytes, sha256, origin, capture });
+}
+
+/** The verified body of a catalogued result (see {@linkcode verifyResult}). */
+async function verifyBody(
   at: VerifyContext,
   id: string,
   entry: CatalogueEntry,

@@ -35,7 +35,7 @@ import { StorageError } from "../storage/storage_error.ts";
 import { parseAnySession } from "./_read_session.ts";
 import type { CatalogueEntry } from "./_schema.ts";
 import { openingAt, placeSession } from "./_session_place.ts";
-import { verifyBody } from "./_session_results.ts";
+import { verifyResult } from "./_session_results.ts";
 import {
   createHeader,
   entryOf,
@@ -420,7 +420,7 @@ export class McpSession {
     if (this.#catalogue.entry(id) === undefined) await this.#read();
     const entry = this.#catalogue.entry(id);
     if (entry === undefined || !("persisted" in entry.source)) return undefined;
-    const bytes = await verifyBody(
+    const result = await verifyResult(
       {
         slot: this.#slot,
         workspace: this.#root ?? this.#slot.where,
@@ -429,18 +429,12 @@ export class McpSession {
       id,
       entry,
     );
-    if (typeof bytes === "string") {
-      throw new SessionError("result_corrupted", bytes, {
+    if (typeof result === "string") {
+      throw new SessionError("result_corrupted", result, {
         file: this.#catalogue.file,
       });
     }
-    return Object.freeze({
-      id,
-      bytes,
-      sha256: entry.sha256,
-      origin: entry.origin,
-      capture: entry.capture,
-    });
+    return result;
   }
 
   /**

@@ -20,7 +20,7 @@ import { readOnlySlot, readOnlyStorage } from "../storage/read_only.ts";
 import { messageOf } from "../errors.ts";
 import { type AnySession, parseAnySession } from "./_read_session.ts";
 import type { CatalogueEntry } from "./_schema.ts";
-import { verifyBody } from "./_session_results.ts";
+import { verifyResult } from "./_session_results.ts";
 import { placeSession } from "./_session_place.ts";
 import { SessionError } from "./session_error.ts";
 
@@ -192,7 +192,7 @@ export class SessionReader {
       };
     }
     try {
-      const bytes = await verifyBody(
+      const result = await verifyResult(
         {
           slot: this.#slot,
           workspace: this.reading.root ?? "",
@@ -201,17 +201,8 @@ export class SessionReader {
         id,
         entry,
       );
-      if (typeof bytes === "string") return { ok: false, reason: bytes };
-      return {
-        ok: true,
-        result: {
-          id,
-          bytes,
-          sha256: entry.sha256,
-          origin: entry.origin,
-          capture: entry.capture,
-        },
-      };
+      if (typeof result === "string") return { ok: false, reason: result };
+      return { ok: true, result };
     } catch (error) {
       if (error instanceof SessionError) {
         return { ok: false, reason: error.message };

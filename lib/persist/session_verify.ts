@@ -21,7 +21,7 @@ import {
 } from "./_read_session.ts";
 import { placeSession } from "./_session_place.ts";
 import { expandRecord } from "./_session_records.ts";
-import { verifyBody } from "./_session_results.ts";
+import { verifyResult } from "./_session_results.ts";
 import { realish, refuseOverlap } from "./_session_util.ts";
 import { sessionKeyFor } from "./_session_key.ts";
 import type { LoadedSession, OpenSessionOptions } from "./session_types.ts";
@@ -126,9 +126,9 @@ export async function verifyParsed(
   const bytesById = new Map<string, Uint8Array>();
   const at = { slot, workspace, file: parsed.file };
   for (const [id, entry] of parsed.catalogue) {
-    const { sha256, origin, capture } = entry;
-    const bytes = await verifyBody(at, id, entry);
-    if (typeof bytes === "string") {
+    const result = await verifyResult(at, id, entry);
+    if (typeof result === "string") {
+      const { sha256, origin, capture } = entry;
       unavailable.push({
         id,
         sha256,
@@ -136,12 +136,12 @@ export async function verifyParsed(
         capture,
         utf8_bytes: entry.utf8_bytes,
         reason: "digest_mismatch",
-        detail: bytes,
+        detail: result,
       });
       continue;
     }
-    bytesById.set(id, bytes);
-    results.push({ id, sha256, origin, capture, bytes });
+    bytesById.set(id, result.bytes);
+    results.push(result);
   }
   const { header, state } = parsed;
   return {
