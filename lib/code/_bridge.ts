@@ -114,9 +114,7 @@ export function spawnSandbox(plan: ProcessPlan): Sandbox {
   }).spawn();
   let exited = false;
   child.status.then(() => exited = true, () => exited = true);
-  const stderr = plan.reportsInit
-    ? sandboxStderr(child.stderr)
-    : { stream: child.stderr, initPid: () => undefined };
+  const stderr = sandboxStderr(child.stderr, plan.reportsInit);
   return {
     child,
     stdin: child.stdin.getWriter(),

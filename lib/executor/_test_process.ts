@@ -75,9 +75,7 @@ export async function runTestProcess(
   };
   let exited = false;
   child.status.then(() => exited = true, () => exited = true);
-  const stderr = spec.reportsInit
-    ? sandboxStderr(child.stderr)
-    : { stream: child.stderr, initPid: () => undefined };
+  const stderr = sandboxStderr(child.stderr, spec.reportsInit);
   const readers = [child.stdout.getReader(), stderr.stream.getReader()];
   const pumps = readers.map(async (reader) => {
     try {

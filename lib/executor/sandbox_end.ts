@@ -41,6 +41,8 @@ export interface SandboxStderr {
  * forge it; a head that is not the report passes unread.
  *
  * @param stderr The process's standard error.
+ * @param reported Whether the process is bubblewrap reporting its init
+ *   (else the stream passes as it is, and no init is known).
  * @returns The rest of it, and the init's pid once read.
  *
  * @example
@@ -48,14 +50,16 @@ export interface SandboxStderr {
  * import { sandboxStderr } from "./sandbox_end.ts";
  * import assert from "node:assert/strict";
  * const report = '{\n    "child-pid": 4242,\n    "pid-namespace": 1\n}\n';
- * const err = sandboxStderr(ReadableStream.from([new TextEncoder().encode(`${report}boom`)]));
+ * const err = sandboxStderr(ReadableStream.from([new TextEncoder().encode(`${report}boom`)]), true);
  * assert.equal(await new Response(err.stream).text(), "boom");
  * assert.equal(err.initPid(), 4242);
  * ```
  */
 export function sandboxStderr(
   stderr: ReadableStream<Uint8Array>,
+  reported: boolean,
 ): SandboxStderr {
+  if (!reported) return { stream: stderr, initPid: () => undefined };
   let pid: number | undefined;
   let head: Uint8Array | null = new Uint8Array(0);
   const end = new TextEncoder().encode("\n}\n");

@@ -62,7 +62,7 @@ for (let round = 0; round < rounds; round += 1) {
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const stderr = sandboxStderr(child.stderr);
+  const stderr = sandboxStderr(child.stderr, true);
   const drained = new Response(stderr.stream).text();
   const reader = child.stdout.getReader();
   await reader.read();
