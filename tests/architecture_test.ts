@@ -26,6 +26,7 @@ const RANK: Readonly<Record<string, number>> = {
   "root_path.ts": 0,
   "display.ts": 0,
   "copy_tree.ts": 0,
+  "plain_object.ts": 0,
   // Span and metric names and the helpers every face calls; imports nothing
   // of Loom's (DESIGN.md), so every folder may use it.
   telemetry: 0,

@@ -19,6 +19,7 @@ import {
   type ExecutionReport,
 } from "./report.ts";
 import { stableStringify } from "./turn_request.ts";
+import { isPlainObject } from "../plain_object.ts";
 
 /** An edited file as events show it: size and digest, body omitted. */
 export interface CompactEditedFile extends EditedFile {
@@ -164,7 +165,7 @@ export function compactArguments(
   args: unknown,
   report?: ExecutionReport,
 ): unknown {
-  if (action !== "repository.edit" || !isObject(args)) return args;
+  if (action !== "repository.edit" || !isPlainObject(args)) return args;
   const files = args["files"];
   if (!Array.isArray(files)) return args;
   const written = new Map<string, EditedFile>();
@@ -183,7 +184,7 @@ function compactEditFile(
   file: unknown,
   written: ReadonlyMap<string, EditedFile>,
 ): unknown {
-  if (!isObject(file)) return file;
+  if (!isPlainObject(file)) return file;
   const path = file["path"];
   const contents = file["contents"];
   const done = typeof path === "string" ? written.get(path) : undefined;
@@ -208,7 +209,7 @@ function compactEditFile(
       omitted_from_context: true,
     };
   }
-  if (isObject(contents) && Array.isArray(contents["segments"])) {
+  if (isPlainObject(contents) && Array.isArray(contents["segments"])) {
     return {
       ...rest,
       segments: contents["segments"].length,
@@ -279,8 +280,4 @@ function artifactsOf(report: ExecutionReport): CompactDescriptor[] {
     default:
       return [];
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

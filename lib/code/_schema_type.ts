@@ -12,6 +12,7 @@
  * @module
  */
 import { docComment } from "./_doc_comment.ts";
+import { isPlainObject } from "../plain_object.ts";
 
 /** Limits of one rendering. */
 export interface TypeLimits {
@@ -45,10 +46,6 @@ const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 type Schema = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Schema {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** One rendering of types under one root schema (for its `$ref`s). */
 export class SchemaTypes {
   readonly #root: unknown;
@@ -74,7 +71,7 @@ export class SchemaTypes {
 
   /** The schema itself, or the target of its top-level `$ref`. */
   resolved(schema: unknown): unknown {
-    if (isRecord(schema) && typeof schema.$ref === "string") {
+    if (isPlainObject(schema) && typeof schema.$ref === "string") {
       return resolveRef(schema.$ref, this.#root) ?? schema;
     }
     return schema;
@@ -83,7 +80,7 @@ export class SchemaTypes {
   /** The description (or title) of `schema` or of the target of its `$ref`. */
   description(schema: unknown): string | undefined {
     for (const s of [schema, this.resolved(schema)]) {
-      if (!isRecord(s)) continue;
+      if (!isPlainObject(s)) continue;
       if (typeof s.description === "string" && s.description.trim() !== "") {
         return s.description;
       }
@@ -104,7 +101,7 @@ export class SchemaTypes {
       return UNKNOWN;
     }
     if (schema === false) return NEVER;
-    if (!isRecord(schema)) return UNKNOWN;
+    if (!isPlainObject(schema)) return UNKNOWN;
     if ("const" in schema) return literal(schema.const) ?? UNKNOWN;
     if (Array.isArray(schema.enum)) return this.#enum(schema.enum);
     const parts: Rendered[] = [];
@@ -158,7 +155,9 @@ export class SchemaTypes {
       ? schema.type.filter((t): t is string => typeof t === "string")
       : [];
     if (types.length === 0) {
-      if (isRecord(schema.properties) || "additionalProperties" in schema) {
+      if (
+        isPlainObject(schema.properties) || "additionalProperties" in schema
+      ) {
         types = ["object"];
       } else if ("items" in schema || "prefixItems" in schema) {
         types = ["array"];
@@ -208,7 +207,9 @@ export class SchemaTypes {
         ? schema.required.filter((r) => typeof r === "string")
         : [],
     );
-    const properties = isRecord(schema.properties) ? schema.properties : {};
+    const properties = isPlainObject(schema.properties)
+      ? schema.properties
+      : {};
     const members: { doc: string; line: string }[] = [];
     let more = false;
     for (const name in properties) {
@@ -232,10 +233,10 @@ export class SchemaTypes {
     if (more) {
       members.push({ doc: "", line: "[key: string]: unknown;" });
     } else if (members.length === 0 && extra !== false) {
-      if (isRecord(extra) && Object.keys(extra).length > 0) {
+      if (isPlainObject(extra) && Object.keys(extra).length > 0) {
         const value = this.#render(extra, depth + 1, inner).text;
         members.push({ doc: "", line: `[key: string]: ${value};` });
-      } else if (!isRecord(schema.properties)) {
+      } else if (!isPlainObject(schema.properties)) {
         members.push({ doc: "", line: "[key: string]: unknown;" });
       }
     }
@@ -266,7 +267,7 @@ function resolveRef(ref: string, root: unknown): unknown {
     const key = raw.replaceAll("~1", "/").replaceAll("~0", "~");
     if (Array.isArray(node) && /^(0|[1-9][0-9]{0,8})$/.test(key)) {
       node = node[Number(key)];
-    } else if (isRecord(node) && Object.hasOwn(node, key)) {
+    } else if (isPlainObject(node) && Object.hasOwn(node, key)) {
       node = node[key];
     } else return undefined;
   }

@@ -15,6 +15,7 @@ import type { IdPool } from "./id_pool.ts";
 import { ImageEntry, type ImageMediaType } from "./image_entry.ts";
 import { SECTION_NAMES, type SectionName } from "./section.ts";
 import { StringEntry } from "./string_entry.ts";
+import { isPlainObject } from "../plain_object.ts";
 
 /**
  * A context file that cannot be loaded; names the file and the offending key.
@@ -148,7 +149,7 @@ class Loader {
     const bad = (at: string, reason: string): ContextFileError =>
       fileError("invalid_context_file", path, at, reason);
     if (doc === null || doc === undefined) doc = {};
-    if (!isRecord(doc)) throw bad("", "the top level must be a mapping");
+    if (!isPlainObject(doc)) throw bad("", "the top level must be a mapping");
     checkKeys(doc, ["name", "include", "sections"], "", bad);
     const name = doc["name"] ?? baseName(path);
     if (typeof name !== "string") throw bad("name", "must be a string");
@@ -173,7 +174,7 @@ class Loader {
       ctx.include(this.#include(target, chain, path, `include[${i}]`));
     }
     const sections = doc["sections"] ?? {};
-    if (!isRecord(sections)) {
+    if (!isPlainObject(sections)) {
       throw bad("sections", "must be a mapping of section names to lists");
     }
     for (const [section, list] of Object.entries(sections)) {
@@ -231,7 +232,7 @@ class Loader {
   ): Entry {
     const ids = this.#ids === undefined ? {} : { ids: this.#ids };
     if (typeof item === "string") return new StringEntry(item, ids);
-    if (!isRecord(item)) {
+    if (!isPlainObject(item)) {
       throw bad(
         at,
         "an entry must be a string or a mapping with text, file, image or data",
@@ -329,10 +330,6 @@ class Loader {
 
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function checkKeys(

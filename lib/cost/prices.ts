@@ -6,6 +6,7 @@
  * @module
  */
 import { LoomError } from "../errors.ts";
+import { isPlainObject } from "../plain_object.ts";
 
 /** Prices and cache rules of one model. */
 export interface ModelPrice {
@@ -155,16 +156,16 @@ export function parsePriceOverrides(
   } catch (error) {
     fail(`it is not JSON (${error instanceof Error ? error.message : error})`);
   }
-  if (!isRecord(json)) return fail("it must be a JSON object");
+  if (!isPlainObject(json)) return fail("it must be a JSON object");
   const version = json["version"];
   if (typeof version !== "string" || version === "") {
     fail('"version" must name the prices, e.g. "team-2026-01"');
   }
   const models = json["models"];
-  if (!isRecord(models)) return fail('"models" must be an object');
+  if (!isPlainObject(models)) return fail('"models" must be an object');
   const merged: Record<string, ModelPrice> = { ...base.models };
   for (const [name, entry] of Object.entries(models)) {
-    if (!isRecord(entry)) return fail(`models.${name} must be an object`);
+    if (!isPlainObject(entry)) return fail(`models.${name} must be an object`);
     const known = Object.keys(entry).find((k) =>
       k !== "provider" && !(FIELDS as readonly string[]).includes(k)
     );
@@ -244,8 +245,4 @@ export function modelPrice(
       Object.keys(table.models).join(", ")
     }; add it with a price file`,
   );
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

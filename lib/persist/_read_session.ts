@@ -18,7 +18,7 @@ import {
   OLD_MCP_FORMAT,
 } from "./_schema.ts";
 import { emptyState, foldStep, type JournalState } from "./_session_records.ts";
-import { McpCatalogue } from "./_mcp_catalogue.ts";
+import { idNumber, McpCatalogue } from "./_mcp_catalogue.ts";
 import { messageOf } from "../errors.ts";
 import { SessionError } from "./session_error.ts";
 
@@ -246,8 +246,4 @@ function sorted(
   return new Map(
     [...catalogue].sort((a, b) => idNumber(a[0]) - idNumber(b[0])),
   );
-}
-
-function idNumber(id: string): number {
-  return Number(id.slice(id.lastIndexOf("-") + 1));
 }

@@ -1,3 +1,4 @@
+import { isPlainObject } from "../plain_object.ts";
 /**
  * What every request rule is built from: the breach it reports, and the
  * helpers that walk a body the SDK sent (any JSON, trusted in nothing).
@@ -63,10 +64,6 @@ export function openAIBreach(
   message: string,
 ): RuleBreach {
   return breach("openai", rule, path, message);
-}
-
-export function isObject(value: unknown): value is Json {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 export function arrayOf(value: unknown): unknown[] {

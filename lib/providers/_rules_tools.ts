@@ -13,13 +13,13 @@ import Ajv2020Module from "ajv/dist/2020.js";
 import {
   breach,
   dotted,
-  isObject,
   type Json,
   pointer,
   type RuleBreach,
   type Service,
   type Tokens,
 } from "./_rules_json.ts";
+import { isPlainObject } from "../plain_object.ts";
 
 // ---------------------------------------------------------------------------
 // What a tool's schema must be (the conditions; each service words them)
@@ -48,7 +48,7 @@ function validDraft202012(schema: unknown): boolean {
   // SDK emit, and what hosts pass on) is not refused by the services; ajv
   // would throw on a meta-schema it does not hold, so the schema is checked
   // against 2020-12 whatever it declares.
-  const checked = isObject(schema) && "$schema" in schema
+  const checked = isPlainObject(schema) && "$schema" in schema
     ? Object.fromEntries(
       Object.entries(schema).filter(([key]) => key !== "$schema"),
     )
@@ -65,7 +65,9 @@ function rootProblem(
   schema: unknown,
   forbidden: readonly string[],
 ): "not_object" | "forbidden_keyword" | undefined {
-  if (!isObject(schema) || schema["type"] !== "object") return "not_object";
+  if (!isPlainObject(schema) || schema["type"] !== "object") {
+    return "not_object";
+  }
   if (forbidden.some((k) => k in schema)) return "forbidden_keyword";
   return undefined;
 }
@@ -86,10 +88,10 @@ function strictProblem(
   schema: unknown,
   context: string[],
 ): { context: string[]; text: string } | undefined {
-  if (!isObject(schema)) return undefined;
+  if (!isPlainObject(schema)) return undefined;
   const isObjectSchema = schema["type"] === "object" ||
     (Array.isArray(schema["type"]) && schema["type"].includes("object")) ||
-    isObject(schema["properties"]);
+    isPlainObject(schema["properties"]);
   if (isObjectSchema) {
     if (schema["additionalProperties"] !== false) {
       return {
@@ -98,7 +100,7 @@ function strictProblem(
           "'additionalProperties' is required to be supplied and to be false.",
       };
     }
-    const properties = isObject(schema["properties"])
+    const properties = isPlainObject(schema["properties"])
       ? Object.keys(schema["properties"])
       : [];
     const required = new Set(
@@ -122,7 +124,7 @@ function strictProblem(
       if (inner !== undefined) return inner;
     }
   }
-  if (isObject(schema["items"])) {
+  if (isPlainObject(schema["items"])) {
     const inner = strictProblem(schema["items"], [...context, "items"]);
     if (inner !== undefined) return inner;
   }
@@ -130,7 +132,7 @@ function strictProblem(
     const value = schema[key];
     const entries: [string, unknown][] = Array.isArray(value)
       ? value.map((v, n) => [String(n), v])
-      : isObject(value)
+      : isPlainObject(value)
       ? Object.entries(value)
       : [];
     for (const [k, v] of entries) {
@@ -179,7 +181,7 @@ export function anthropicTool(tool: Json, i: number): RuleBreach[] {
     breaches.push(breach(
       "anthropic",
       "tool_schema_type",
-      isObject(schema) ? `${at}/type` : at,
+      isPlainObject(schema) ? `${at}/type` : at,
       `${where}.type: Input should be 'object'`,
     ));
     return breaches;
@@ -273,9 +275,10 @@ export function openAIFunction(fn: Json, shape: FunctionShape): RuleBreach[] {
   // https://github.com/kevinwatt/mysql-mcp/issues/5
   const problem = rootProblem(parameters, OPENAI_ROOT_FORBIDDEN);
   if (problem !== undefined) {
-    const type = isObject(parameters) && typeof parameters["type"] === "string"
-      ? parameters["type"]
-      : "null";
+    const type =
+      isPlainObject(parameters) && typeof parameters["type"] === "string"
+        ? parameters["type"]
+        : "null";
     breaches.push(breach(
       "openai",
       "function_parameters_root",

@@ -12,12 +12,12 @@ import {
   anthropicBreach as anthropic,
   arrayOf,
   dotted,
-  isObject,
   type Json,
   openAIBreach as openai,
   pointer,
   type RuleBreach,
 } from "./_rules_json.ts";
+import { isPlainObject } from "../plain_object.ts";
 
 // ---------------------------------------------------------------------------
 // Anthropic Messages API
@@ -29,13 +29,15 @@ function* textBlocks(
   const system = body["system"];
   if (Array.isArray(system)) {
     for (const [j, block] of system.entries()) {
-      if (isObject(block)) yield { block, at: ["system", j], scope: "system" };
+      if (isPlainObject(block)) {
+        yield { block, at: ["system", j], scope: "system" };
+      }
     }
   }
   for (const [i, message] of arrayOf(body["messages"]).entries()) {
-    if (!isObject(message)) continue;
+    if (!isPlainObject(message)) continue;
     for (const [j, block] of arrayOf(message["content"]).entries()) {
-      if (isObject(block)) {
+      if (isPlainObject(block)) {
         yield { block, at: ["messages", i, "content", j], scope: "messages" };
       }
     }
@@ -52,7 +54,7 @@ export function anthropicText(body: Json): RuleBreach[] {
     strings.push({ text: body["system"], at: ["system"], scope: "system" });
   }
   for (const [i, message] of arrayOf(body["messages"]).entries()) {
-    if (isObject(message) && typeof message["content"] === "string") {
+    if (isPlainObject(message) && typeof message["content"] === "string") {
       strings.push({
         text: message["content"],
         at: ["messages", i, "content"],
@@ -94,10 +96,10 @@ function blockIds(
   type: string,
   key: string,
 ): { id: string; j: number }[] {
-  if (!isObject(message)) return [];
+  if (!isPlainObject(message)) return [];
   const out: { id: string; j: number }[] = [];
   for (const [j, block] of arrayOf(message["content"]).entries()) {
-    if (isObject(block) && block["type"] === type) {
+    if (isPlainObject(block) && block["type"] === type) {
       out.push({ id: String(block[key]), j });
     }
   }
@@ -120,13 +122,13 @@ export function anthropicToolPairs(body: Json): RuleBreach[] {
   // "continue", …}`, which the SDK's tool runner sends by default) carries
   // only the new turn: its first message answers calls held by the server.
   const thread = body["thread"];
-  const continued = isObject(thread) && thread["type"] === "continue";
+  const continued = isPlainObject(thread) && thread["type"] === "continue";
   const breaches: RuleBreach[] = [];
   const messages = arrayOf(body["messages"]);
   for (const [i, message] of messages.entries()) {
-    if (!isObject(message) || (continued && i === 0)) continue;
+    if (!isPlainObject(message) || (continued && i === 0)) continue;
     const before = messages[i - 1];
-    const previous = isObject(before) && before["role"] === "assistant"
+    const previous = isPlainObject(before) && before["role"] === "assistant"
       ? new Set(blockIds(before, "tool_use", "id").map((u) => u.id))
       : new Set<string>();
     if (message["role"] !== "assistant") {
@@ -146,7 +148,7 @@ export function anthropicToolPairs(body: Json): RuleBreach[] {
     // The last message may be an assistant turn the model continues.
     if (uses.length === 0 || i === messages.length - 1) continue;
     const next = messages[i + 1];
-    const answered = isObject(next) && next["role"] === "user"
+    const answered = isPlainObject(next) && next["role"] === "user"
       ? new Set(blockIds(next, "tool_result", "tool_use_id").map((r) => r.id))
       : new Set<string>();
     const missing = uses.filter((u) => !answered.has(u.id)).map((u) => u.id);
@@ -171,7 +173,7 @@ export function anthropicCacheControl(
   // Blocks in the order the service processes them: tools, system, messages.
   const marked: { at: (string | number)[]; dotted: string; ttl: string }[] = [];
   tools.forEach((tool, i) => {
-    if (isObject(tool) && isObject(tool["cache_control"])) {
+    if (isPlainObject(tool) && isPlainObject(tool["cache_control"])) {
       marked.push({
         at: ["tools", i, "cache_control"],
         dotted: dotted("tools", i, "cache_control"),
@@ -180,7 +182,7 @@ export function anthropicCacheControl(
     }
   });
   for (const { block, at } of textBlocks(body)) {
-    if (isObject(block["cache_control"])) {
+    if (isPlainObject(block["cache_control"])) {
       marked.push({
         at: [...at, "cache_control"],
         dotted: dotted(...at, "cache_control"),
@@ -278,7 +280,7 @@ export function openAIToolMessages(body: Json): RuleBreach[] {
   const breaches: RuleBreach[] = [];
   let open = new Set<string>();
   for (const [i, message] of arrayOf(body["messages"]).entries()) {
-    if (!isObject(message)) continue;
+    if (!isPlainObject(message)) continue;
     const role = message["role"];
     if (role === "tool") {
       const id = message["tool_call_id"];
@@ -293,7 +295,7 @@ export function openAIToolMessages(body: Json): RuleBreach[] {
     open = new Set<string>();
     if (role === "assistant") {
       for (const call of arrayOf(message["tool_calls"])) {
-        if (isObject(call) && typeof call["id"] === "string") {
+        if (isPlainObject(call) && typeof call["id"] === "string") {
           open.add(call["id"]);
         }
       }
@@ -312,13 +314,15 @@ export function responsesPairs(body: Json): RuleBreach[] {
   // stored response, so only a stateless input can be checked here.
   if (
     typeof body["previous_response_id"] === "string" ||
-    input.some((item) => isObject(item) && item["type"] === "item_reference")
+    input.some((item) =>
+      isPlainObject(item) && item["type"] === "item_reference"
+    )
   ) return [];
   const breaches: RuleBreach[] = [];
   const calls = new Map<string, number>();
   const answered = new Set<string>();
   for (const [i, item] of input.entries()) {
-    if (!isObject(item)) continue;
+    if (!isPlainObject(item)) continue;
     if (item["type"] === "function_call") {
       calls.set(String(item["call_id"]), i);
       continue;

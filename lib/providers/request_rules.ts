@@ -20,7 +20,6 @@
 import {
   arrayOf,
   breach,
-  isObject,
   type Json,
   type RuleBreach,
   type Service,
@@ -40,6 +39,7 @@ import {
   openAIToolMessages,
   responsesPairs,
 } from "./_rules_turns.ts";
+import { isPlainObject } from "../plain_object.ts";
 
 export type { RuleBreach, Service };
 
@@ -54,9 +54,9 @@ function forced(
   type: string,
   path: readonly string[],
 ): ForcedChoice | undefined {
-  if (!isObject(choice) || choice["type"] !== type) return undefined;
+  if (!isPlainObject(choice) || choice["type"] !== type) return undefined;
   let name: unknown = choice;
-  for (const key of path) name = isObject(name) ? name[key] : undefined;
+  for (const key of path) name = isPlainObject(name) ? name[key] : undefined;
   return { name, path: ["tool_choice", ...path] };
 }
 
@@ -84,7 +84,7 @@ function forced(
  * ```
  */
 export function checkAnthropicRequest(body: unknown): RuleBreach[] {
-  if (!isObject(body)) return notAnObject("anthropic");
+  if (!isPlainObject(body)) return notAnObject("anthropic");
   const breaches: RuleBreach[] = [];
   // `max_tokens` is required.
   // Source: https://docs.anthropic.com/en/api/messages (max_tokens: required);
@@ -100,7 +100,7 @@ export function checkAnthropicRequest(body: unknown): RuleBreach[] {
   const tools = arrayOf(body["tools"]);
   const names = new Set<string>();
   tools.forEach((tool, i) => {
-    if (!isObject(tool)) return;
+    if (!isPlainObject(tool)) return;
     // Custom tools have no `type` (or `custom`); server tools are typed.
     if (tool["type"] !== undefined && tool["type"] !== "custom") return;
     const name = tool["name"];
@@ -136,7 +136,7 @@ interface OpenAIShape {
 
 const CHAT: OpenAIShape = {
   functionOf: (tool) =>
-    isObject(tool["function"]) ? tool["function"] : undefined,
+    isPlainObject(tool["function"]) ? tool["function"] : undefined,
   at: (i) => ({ at: ["tools", i, "function"], where: `tools[${i}].function` }),
   nullIsAbsent: false,
   choiceName: ["function", "name"],
@@ -153,11 +153,11 @@ const RESPONSES: OpenAIShape = {
 
 /** OpenAI's rules, stated once, on a body of either API's shape. */
 function checkOpenAI(body: unknown, shape: OpenAIShape): RuleBreach[] {
-  if (!isObject(body)) return notAnObject("openai");
+  if (!isPlainObject(body)) return notAnObject("openai");
   const breaches: RuleBreach[] = [];
   const names = new Set<string>();
   for (const [i, tool] of arrayOf(body["tools"]).entries()) {
-    const fn = isObject(tool) ? shape.functionOf(tool) : undefined;
+    const fn = isPlainObject(tool) ? shape.functionOf(tool) : undefined;
     if (fn === undefined) continue;
     if (typeof fn["name"] === "string") names.add(fn["name"]);
     breaches.push(

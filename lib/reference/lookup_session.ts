@@ -13,6 +13,7 @@ import type {
 } from "../store/result_store.ts";
 import { utf8Length } from "../store/utf8.ts";
 import {
+  clipped,
   parseReference,
   ReferenceFailureError,
   select,
@@ -308,7 +309,7 @@ export class LookupSession {
         if (record === undefined) {
           throw new ReferenceFailureError(
             "unknown_result",
-            `No stored result has the id ${clip(ref.result)}`,
+            `No stored result has the id ${clipped(ref.result)}`,
           );
         }
         return rendered(select(record, ref, { maxBytes: MAX_ANSWER_BYTES }));
@@ -322,7 +323,7 @@ export class LookupSession {
         if (record === undefined) {
           throw new ReferenceFailureError(
             "unknown_result",
-            `No archived event has the id ${clip(ref.result)}`,
+            `No archived event has the id ${clipped(ref.result)}`,
           );
         }
         return rendered(select(record, ref, { maxBytes: MAX_ANSWER_BYTES }));
@@ -387,10 +388,6 @@ function dataBytes(answer: LookupAnswer): number {
     return utf8Length(JSON.stringify(answer.selected_json)) - 2;
   }
   return utf8Length(JSON.stringify(answer));
-}
-
-function clip(text: string): string {
-  return text.length > 64 ? text.slice(0, 64) + "…" : text;
 }
 
 /**

@@ -195,7 +195,7 @@ export function selectionSpan(
   if (ref.result !== record.id) {
     throw new ReferenceFailureError(
       "unknown_result",
-      `The reference names ${clip(ref.result)}, not ${record.id}`,
+      `The reference names ${clipped(ref.result)}, not ${record.id}`,
     );
   }
   if (ref.sha256 !== record.sha256) {
@@ -251,7 +251,7 @@ function pointerSpan(
   pointer: string,
   rendering: "text" | "json",
 ): SelectionSpan {
-  const what = `pointer ${JSON.stringify(clip(pointer))}`;
+  const what = `pointer ${JSON.stringify(clipped(pointer))}`;
   let tokens: string[];
   try {
     tokens = parsePointer(pointer);
@@ -325,7 +325,8 @@ function tooLarge(
   );
 }
 
-function clip(text: string): string {
+/** A model-given id or pointer shortened to 64 characters for a message. */
+export function clipped(text: string): string {
   return text.length > 64 ? text.slice(0, 64) + "…" : text;
 }
 

@@ -2,6 +2,7 @@
 import { expandEditContents } from "../reference/edit_contents.ts";
 import type { ResultStore } from "../store/result_store.ts";
 import { clipModelText } from "./_clip.ts";
+import { isPlainObject } from "../plain_object.ts";
 
 const MAX_EXPANDED_BYTES = 16 * 1024 * 1024;
 const encoder = new TextEncoder();
@@ -22,13 +23,13 @@ export async function expandEdit(
   args: unknown,
   results: ResultStore,
 ): Promise<Expansion> {
-  if (!isRecord(args) || !Array.isArray(args["files"])) {
+  if (!isPlainObject(args) || !Array.isArray(args["files"])) {
     return { ok: true, args }; // commission refuses the shape
   }
   const files: unknown[] = [];
   let total = 0;
   for (const [index, file] of args["files"].entries()) {
-    if (!isRecord(file) || !("contents" in file)) {
+    if (!isPlainObject(file) || !("contents" in file)) {
       files.push(file);
       continue;
     }
@@ -66,8 +67,4 @@ export async function expandEdit(
     files.push({ ...file, contents: text });
   }
   return { ok: true, args: { ...args, files } };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

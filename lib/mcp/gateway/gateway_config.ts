@@ -16,6 +16,7 @@
  * @module
  */
 import { LoomError } from "../../errors.ts";
+import { isPlainObject } from "../../plain_object.ts";
 
 /**
  * The servers file cannot be used: it is unreadable, not JSON, or an entry
@@ -219,7 +220,7 @@ export function parseGatewayConfig(
   } catch (error) {
     fail(`it is not JSON (${(error as Error).message})`);
   }
-  if (!isObject(data)) fail("it is not a JSON object");
+  if (!isPlainObject(data)) fail("it is not a JSON object");
   const top = data as Record<string, unknown>;
   const key = Object.hasOwn(top, "mcpServers")
     ? "mcpServers"
@@ -227,14 +228,16 @@ export function parseGatewayConfig(
     ? "servers"
     : fail('it has neither "mcpServers" nor "servers"');
   const entries = top[key];
-  if (!isObject(entries)) fail(`"${key}" is not an object`);
+  if (!isPlainObject(entries)) fail(`"${key}" is not an object`);
   const servers: ServerEntry[] = [];
   const skipped: { name: string; why: string }[] = [];
   for (const [name, raw] of Object.entries(entries as object)) {
     const at = (field: string) =>
       `entry ${JSON.stringify(name)} field ${field}`;
     if (name === "") fail("an entry has an empty name");
-    if (!isObject(raw)) fail(`entry ${JSON.stringify(name)} is not an object`);
+    if (!isPlainObject(raw)) {
+      fail(`entry ${JSON.stringify(name)} is not an object`);
+    }
     const entry = raw as Record<string, unknown>;
     if (entry.disabled === true) {
       skipped.push({ name, why: "it is disabled" });
@@ -257,7 +260,7 @@ export function parseGatewayConfig(
     const record = (field: string): Record<string, string> => {
       const value = entry[field];
       if (value === undefined) return {};
-      if (!isObject(value)) fail(`${at(field)} is not an object`);
+      if (!isPlainObject(value)) fail(`${at(field)} is not an object`);
       const out: Record<string, string> = {};
       for (const [k, v] of Object.entries(value as object)) {
         out[k] = str(`${field}.${k}`, v);
@@ -277,9 +280,11 @@ export function parseGatewayConfig(
     const code = flag(entry.code, "code") ?? true;
     const tools: Record<string, ToolSettings> = {};
     if (entry.tools !== undefined) {
-      if (!isObject(entry.tools)) fail(`${at("tools")} is not an object`);
+      if (!isPlainObject(entry.tools)) fail(`${at("tools")} is not an object`);
       for (const [tool, value] of Object.entries(entry.tools as object)) {
-        if (!isObject(value)) fail(`${at(`tools.${tool}`)} is not an object`);
+        if (!isPlainObject(value)) {
+          fail(`${at(`tools.${tool}`)} is not an object`);
+        }
         const v = value as Record<string, unknown>;
         const settings: Record<string, boolean> = {};
         for (const key of TOOL_SETTING_NAMES) {
@@ -417,8 +422,4 @@ function startsThisGateway(command: string, args: readonly string[]): boolean {
     const base = part.split(/[\\/]/).at(-1) ?? "";
     return /^loom(\.js|\.ts|\.exe)?$/.test(base) || base === "cli.ts";
   });
-}
-
-function isObject(value: unknown): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

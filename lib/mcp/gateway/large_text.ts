@@ -9,6 +9,7 @@
  * @module
  */
 import type { DigestedUtf8 } from "../../store/utf8_builder.ts";
+import { isPlainObject } from "../../plain_object.ts";
 
 /**
  * A large string of an upstream answer, taken out as it streamed in: its
@@ -149,7 +150,7 @@ function replacingLarge(
   const large = (value: unknown): value is LargeText =>
     value instanceof LargeText;
   const content = Array.isArray(result.content) ? result.content : undefined;
-  const values = structured && isObject(result.structuredContent)
+  const values = structured && isPlainObject(result.structuredContent)
     ? result.structuredContent as Record<string, unknown>
     : undefined;
   if (
@@ -209,8 +210,4 @@ export function sameText(a: Text, b: Text): boolean {
   const text = (a instanceof LargeText ? b : a) as string;
   // A UTF-8 byte takes at most one UTF-16 unit: a shorter text differs.
   return text.length <= large.byteLength && large.text() === text;
-}
-
-function isObject(value: unknown): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -37,6 +37,7 @@ import {
 } from "../../reference/json_string.ts";
 import { Utf8Builder } from "../../store/utf8_builder.ts";
 import { LargeText } from "./large_text.ts";
+import { isPlainObject } from "../../plain_object.ts";
 
 /** A JSON-RPC 2.0 message (checked for its envelope only). */
 export type JSONRPCMessage = Record<string, unknown>;
@@ -332,8 +333,10 @@ export class MessageAssembler {
       return texts[Number(value.slice(prefix.length))];
     };
     // The places a LargeText may stay.
-    const result = isObject(root) ? (root as JSONRPCMessage).result : undefined;
-    const keep = isObject(result) && keepLarge(root as JSONRPCMessage);
+    const result = isPlainObject(root)
+      ? (root as JSONRPCMessage).result
+      : undefined;
+    const keep = isPlainObject(result) && keepLarge(root as JSONRPCMessage);
     const blocks = new Set<unknown>();
     let structured: unknown;
     if (keep) {
@@ -341,13 +344,14 @@ export class MessageAssembler {
       if (Array.isArray(r.content)) {
         for (const block of r.content) {
           if (
-            isObject(block) && (block as { type?: unknown }).type === "text"
+            isPlainObject(block) &&
+            (block as { type?: unknown }).type === "text"
           ) {
             blocks.add(block);
           }
         }
       }
-      if (isObject(r.structuredContent)) structured = r.structuredContent;
+      if (isPlainObject(r.structuredContent)) structured = r.structuredContent;
     }
     const settle = (
       parent: unknown,
@@ -373,7 +377,7 @@ export class MessageAssembler {
       const large = take(top);
       return large === undefined ? top : large.text();
     }
-    if (isObject(top)) top = rekey(top as Record<string, unknown>);
+    if (isPlainObject(top)) top = rekey(top as Record<string, unknown>);
     const stack: unknown[] = [top];
     const visit = (
       container: Record<string | number, unknown>,
@@ -384,7 +388,7 @@ export class MessageAssembler {
         const large = take(value);
         if (large !== undefined) container[key] = settle(container, key, large);
       } else if (Array.isArray(value)) stack.push(value);
-      else if (isObject(value)) {
+      else if (isPlainObject(value)) {
         const rekeyed = rekey(value as Record<string, unknown>);
         if (rekeyed !== value) {
           container[key] = rekeyed;
@@ -517,7 +521,7 @@ class LargeString {
 
 /** The value as a JSON-RPC 2.0 message, or `undefined` when it is not one. */
 function jsonRpcMessage(value: unknown): JSONRPCMessage | undefined {
-  if (!isObject(value)) return undefined;
+  if (!isPlainObject(value)) return undefined;
   const m = value as Record<string, unknown>;
   const id = typeof m.id === "string" || typeof m.id === "number";
   const ok = m.jsonrpc === "2.0" && (
@@ -525,10 +529,6 @@ function jsonRpcMessage(value: unknown): JSONRPCMessage | undefined {
     (id && ("result" in m || "error" in m))
   );
   return ok ? m : undefined;
-}
-
-function isObject(value: unknown): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function join(parts: readonly Uint8Array[], size?: number): Uint8Array {

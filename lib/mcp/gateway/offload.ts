@@ -35,6 +35,7 @@ import {
   fitDescriptor,
   summarizeContent,
 } from "../../reference/descriptor_fields.ts";
+import { isPlainObject } from "../../plain_object.ts";
 
 /** Default offload threshold, in bytes of the serialized result. */
 export const DEFAULT_OFFLOAD_BYTES = 8192;
@@ -144,7 +145,7 @@ export async function offloadResult(
   const content = Array.isArray(result.content)
     ? result.content as unknown[]
     : [];
-  const structured = isObject(result.structuredContent)
+  const structured = isPlainObject(result.structuredContent)
     ? result.structuredContent as Record<string, unknown>
     : undefined;
   // Plan: which parts are stored, which blocks stay inline.
@@ -161,7 +162,7 @@ export async function offloadResult(
     ? keys[0]!
     : undefined;
   for (const [i, block] of content.entries()) {
-    if (!isObject(block)) {
+    if (!isPlainObject(block)) {
       inline.push(block);
       continue;
     }
@@ -252,7 +253,7 @@ export async function offloadResult(
   };
   if (result.isError === true) answer.isError = true;
   const meta = withoutPartialMark(result)._meta;
-  if (isObject(meta) && Object.keys(meta as object).length > 0) {
+  if (isPlainObject(meta) && Object.keys(meta as object).length > 0) {
     answer._meta = meta;
   }
   return { result: answer, offloaded: true, stored, upstreamBytes: size };
@@ -408,7 +409,7 @@ function mediaOf(
     };
   }
   if (
-    block.type === "resource" && isObject(block.resource) &&
+    block.type === "resource" && isPlainObject(block.resource) &&
     typeof (block.resource as ContentBlock).blob === "string"
   ) {
     const { blob, ...resource } = block.resource as ContentBlock;
@@ -471,14 +472,14 @@ function measure(
   let chars = 0;
   if (Array.isArray(result.content)) {
     for (const block of result.content) {
-      if (!isObject(block)) continue;
+      if (!isPlainObject(block)) continue;
       const b = block as ContentBlock;
       if (typeof b.text === "string") chars += b.text.length;
       if (b.text instanceof LargeText) chars += b.text.byteLength;
       if (typeof b.data === "string") chars += b.data.length;
     }
   }
-  if (isObject(result.structuredContent)) {
+  if (isPlainObject(result.structuredContent)) {
     for (const value of Object.values(result.structuredContent as object)) {
       if (value instanceof LargeText) chars += value.byteLength;
     }
@@ -491,7 +492,7 @@ function measure(
 function withoutPartialMark(
   result: Record<string, unknown>,
 ): Record<string, unknown> {
-  if (!isObject(result._meta)) return result;
+  if (!isPlainObject(result._meta)) return result;
   const meta = { ...(result._meta as Record<string, unknown>) };
   if (!("loom/partial" in meta)) return result;
   delete meta["loom/partial"];
@@ -524,8 +525,4 @@ export function base64Bytes(data: string): number {
   const clean = data.replace(/\s/g, "");
   const pad = clean.endsWith("==") ? 2 : clean.endsWith("=") ? 1 : 0;
   return Math.max(0, Math.floor(clean.length * 3 / 4) - pad);
-}
-
-function isObject(value: unknown): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
