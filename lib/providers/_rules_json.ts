@@ -1,4 +1,3 @@
-import { isPlainObject } from "../plain_object.ts";
 /**
  * What every request rule is built from: the breach it reports, and the
  * helpers that walk a body the SDK sent (any JSON, trusted in nothing).
