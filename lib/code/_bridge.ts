@@ -15,7 +15,7 @@ import { encodeFrame, frameReader } from "../executor/frames.ts";
 import type { CodeName } from "./code_names.ts";
 import { CodeError } from "./code_error.ts";
 import type { ProcessPlan } from "./_process.ts";
-import { killSandbox, sandboxStderr } from "../executor/sandbox_end.ts";
+import { killSandbox } from "../executor/sandbox_end.ts";
 import { messageOf } from "../errors.ts";
 
 /** What the face offers the code: its tools, its store and its references. */
@@ -89,8 +89,6 @@ export interface Sandbox {
   readonly child: Deno.ChildProcess;
   /** Its stdin. */
   readonly stdin: WritableStreamDefaultWriter<Uint8Array>;
-  /** Its standard error (without bubblewrap's report). */
-  readonly stderr: ReadableStream<Uint8Array>;
   /** Whether it has exited already. */
   exited(): boolean;
   /** Kills it and every process of it (see `killSandbox`). */
@@ -114,13 +112,11 @@ export function spawnSandbox(plan: ProcessPlan): Sandbox {
   }).spawn();
   let exited = false;
   child.status.then(() => exited = true, () => exited = true);
-  const stderr = sandboxStderr(child.stderr, plan.reportsInit);
   return {
     child,
     stdin: child.stdin.getWriter(),
-    stderr: stderr.stream,
     exited: () => exited,
-    kill: () => killSandbox(child, stderr.initPid(), exited),
+    kill: () => killSandbox(child, plan.initReport, exited),
   };
 }
 
@@ -135,7 +131,7 @@ export async function discardSandbox(sandbox: Sandbox): Promise<void> {
   await Promise.all([
     sandbox.child.status,
     sandbox.child.stdout.cancel().catch(() => {}),
-    sandbox.stderr.cancel().catch(() => {}),
+    sandbox.child.stderr.cancel().catch(() => {}),
   ]);
 }
 
@@ -274,7 +270,7 @@ class Run {
 
   async #readStderr(): Promise<void> {
     try {
-      for await (const chunk of this.#sandbox.stderr) {
+      for await (const chunk of this.#child.stderr) {
         if (this.#stderr.length < STDERR_BYTES) {
           this.#stderr += lenient.decode(chunk, { stream: true });
         }

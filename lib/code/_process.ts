@@ -21,10 +21,8 @@
  * @module
  */
 import { ISOLATION_ARGS } from "../executor/bubblewrap.ts";
-import {
-  INIT_REPORT_ARGS,
-  INIT_REPORT_REDIRECT,
-} from "../executor/sandbox_end.ts";
+import { dirname, join } from "node:path";
+import { INIT_REPORT_ARGS, INIT_REPORT_EXEC } from "../executor/sandbox_end.ts";
 
 /** A spawnable command. */
 export interface ProcessPlan {
@@ -35,10 +33,10 @@ export interface ProcessPlan {
   /** The whole environment (nothing is inherited). */
   readonly env: Readonly<Record<string, string>>;
   /**
-   * Whether the program is bubblewrap reporting its sandbox's init on
-   * standard error first (see `sandboxStderr`).
+   * Where bubblewrap reports its sandbox's init (the base of
+   * `takeInitReport`), or `null` when the program is not bubblewrap.
    */
-  readonly reportsInit: boolean;
+  readonly initReport: string | null;
 }
 
 /** Where the runtime and the Deno binary are inside the sandbox. */
@@ -89,12 +87,13 @@ export async function processPlan(
     ];
   }
   const limit = (input.memoryMiB + DATA_MARGIN_MIB) * 1024;
-  const shell = (redirect = "") =>
+  // `$0` names the process; under bubblewrap it is the report's base.
+  const shell = (exec = 'exec "$@"', name = "loom-code") =>
     Deno.build.os === "windows" ? [] : [
       "/bin/sh",
       "-c",
-      `ulimit -d ${limit} && exec "$@"${redirect}`,
-      "loom-code",
+      `ulimit -d ${limit} && ${exec}`,
+      name,
     ];
   const bwrap = confinement.kind === "unconfined"
     ? null
@@ -115,9 +114,11 @@ export async function processPlan(
       program: program!,
       args: rest,
       env: { ...inherited, DENO_DIR: input.denoDir, NO_COLOR: "1" },
-      reportsInit: false,
+      initReport: null,
     };
   }
+  // Beside the runtime, in the runner's own folder: never inside a sandbox.
+  const report = join(dirname(input.runtime), "init");
   const args = [
     ...ISOLATION_ARGS,
     ...INIT_REPORT_ARGS,
@@ -145,7 +146,7 @@ export async function processPlan(
     ...denoArgs,
   );
   const [program, ...rest] = [
-    ...shell(` ${INIT_REPORT_REDIRECT}`),
+    ...shell(INIT_REPORT_EXEC, report),
     bwrap,
     ...args,
   ];
@@ -153,7 +154,7 @@ export async function processPlan(
     program: program!,
     args: rest,
     env: { DENO_DIR: "/tmp/deno", NO_COLOR: "1" },
-    reportsInit: true,
+    initReport: report,
   };
 }
 

@@ -8,7 +8,6 @@
 import { resolve } from "node:path";
 import { bwrapArgs, SANDBOX_PATH } from "./_sandbox.ts";
 import type { TestProcessSpec } from "./_test_process.ts";
-import { INIT_REPORT_ARGS, INIT_REPORT_REDIRECT } from "./sandbox_end.ts";
 
 /** Which mechanism confines the test process. */
 export type TestConfinement = "bubblewrap" | "deno" | "unconfined";
@@ -153,7 +152,6 @@ function unconfinedPlan(
       timeoutMs: input.timeoutMs,
       drainMs,
       tailBytes,
-      reportsInit: false,
     }),
     note: () =>
       `UNCONFINED: the test ran with the user's privileges because --unconfined-tests was given (working directory the workspace, environment cleared except ${
@@ -230,21 +228,15 @@ function bubblewrapPlan(
       } catch {
         // No .git directory.
       }
-      // The shell gives bubblewrap's report of its init to standard error.
       return {
-        program: "/bin/sh",
+        program: bwrap,
         args: [
-          "-c",
-          `exec "$@" ${INIT_REPORT_REDIRECT}`,
-          "loom-test",
-          bwrap,
           ...bwrapArgs({
             workspace: input.workspace,
             readOnlyInside: inside,
             hostFiles,
             network: input.network,
           }),
-          ...INIT_REPORT_ARGS,
           "--",
           real,
           ...args,
@@ -254,7 +246,6 @@ function bubblewrapPlan(
         timeoutMs: input.timeoutMs,
         drainMs,
         tailBytes,
-        reportsInit: true,
       };
     },
     note: (readOnly) =>
@@ -353,7 +344,6 @@ function denoPlan(
       timeoutMs: input.timeoutMs,
       drainMs,
       tailBytes,
-      reportsInit: false,
     }),
     note: (readOnly) =>
       `Deno confined the test ("deno ${sub}" without bubblewrap): --no-config, read and write only inside the workspace, .git unreadable and ${readOnly} protected file${

@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { killSandbox, sandboxStderr } from "./sandbox_end.ts";
 
 /** A fully prepared test command line. */
 export interface TestProcessSpec {
@@ -23,12 +22,6 @@ export interface TestProcessSpec {
   readonly drainMs: number;
   /** Bytes of combined output kept. */
   readonly tailBytes: number;
-  /**
-   * Whether the program is bubblewrap reporting its sandbox's init on
-   * standard error first (`sandbox_end.ts`): the timeout then kills the
-   * init, so that the whole sandbox has ended when the result is given.
-   */
-  readonly reportsInit: boolean;
 }
 
 /** The raw result of a test process. */
@@ -73,10 +66,7 @@ export async function runTestProcess(
     next.set(chunk, kept);
     tail = next;
   };
-  let exited = false;
-  child.status.then(() => exited = true, () => exited = true);
-  const stderr = sandboxStderr(child.stderr, spec.reportsInit);
-  const readers = [child.stdout.getReader(), stderr.stream.getReader()];
+  const readers = [child.stdout.getReader(), child.stderr.getReader()];
   const pumps = readers.map(async (reader) => {
     try {
       while (true) {
@@ -91,7 +81,11 @@ export async function runTestProcess(
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    killSandbox(child, stderr.initPid(), exited);
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
   }, spec.timeoutMs);
   let status: Deno.CommandStatus;
   try {

@@ -4,103 +4,60 @@
  * child, the init of the sandbox's PID namespace, dies of the parent-death
  * signal a moment after bubblewrap's end is reported, and the kernel kills
  * the namespace's other processes only as that init exits. So bubblewrap
- * reports the init's host pid first thing on standard error, and the init
- * is what is killed: bubblewrap's end is then reported only once the init
- * has been reaped, which the kernel allows only when every process of the
- * namespace has exited.
+ * reports the init's host pid (`--info-fd`) into a file beside the runner's
+ * other files, and the init is what is killed: bubblewrap's end is then
+ * reported only once the init has been reaped, which the kernel allows only
+ * when every process of the namespace has exited.
+ *
+ * The report goes to a file, not to a pipe of ours: bubblewrap writes it
+ * before it lets its child go on, and a write to a pipe whose reader has
+ * died (Loom killed just after starting a sandbox) makes bubblewrap exit and
+ * leaves that child waiting forever.
  *
  * @module
  */
 
-/**
- * bubblewrap's flags that report the host pid of the sandbox's PID-namespace
- * init on fd 3, as JSON, before the sandbox runs anything; the shell that
- * starts bubblewrap makes fd 3 its standard error ({@linkcode INIT_REPORT_REDIRECT}).
- */
+/** bubblewrap's flags that write the report to its fd 3. */
 export const INIT_REPORT_ARGS: readonly string[] = ["--info-fd", "3"];
 
-/** The redirection, after `exec "$@"`, that gives bubblewrap's fd 3 to stderr. */
-export const INIT_REPORT_REDIRECT = "3>&2";
-
-/** The most bytes bubblewrap's report takes (its pid and six namespace ids). */
-const REPORT_BYTES = 1024;
-
-/** A sandbox's standard error, bubblewrap's report taken off its head. */
-export interface SandboxStderr {
-  /** What the sandbox wrote to standard error. */
-  readonly stream: ReadableStream<Uint8Array>;
-  /** The host pid of the sandbox's PID-namespace init, once reported. */
-  initPid(): number | undefined;
-}
+/**
+ * The end of `sh -c` that starts bubblewrap (its arguments after `$0`) with
+ * fd 3 on `<$0>.<pid>`: `$0` is the report's base, and the shell's pid is
+ * bubblewrap's, since it execs it.
+ */
+export const INIT_REPORT_EXEC = 'exec "$@" 3>"$0.$$"';
 
 /**
- * Takes bubblewrap's report (see {@linkcode INIT_REPORT_ARGS}) off the head
- * of a sandbox's standard error. Only for a process that is bubblewrap
- * started with those flags: bubblewrap writes the report before it lets its
- * child go on to build the sandbox, so nothing inside can write first and
- * forge it; a head that is not the report passes unread.
+ * The init's host pid from bubblewrap's report, which is removed once read.
  *
- * @param stderr The process's standard error.
- * @param reported Whether the process is bubblewrap reporting its init
- *   (else the stream passes as it is, and no init is known).
- * @returns The rest of it, and the init's pid once read.
+ * @param base The report's base (the shell's `$0`).
+ * @param bubblewrap bubblewrap's pid.
+ * @returns The pid, or `undefined` when there is no complete report.
  *
  * @example
  * ```ts
- * import { sandboxStderr } from "./sandbox_end.ts";
+ * import { takeInitReport } from "./sandbox_end.ts";
  * import assert from "node:assert/strict";
- * const report = '{\n    "child-pid": 4242,\n    "pid-namespace": 1\n}\n';
- * const err = sandboxStderr(ReadableStream.from([new TextEncoder().encode(`${report}boom`)]), true);
- * assert.equal(await new Response(err.stream).text(), "boom");
- * assert.equal(err.initPid(), 4242);
+ * const base = `${await Deno.makeTempDir()}/init`;
+ * await Deno.writeTextFile(`${base}.7`, '{\n    "child-pid": 4242,\n    "pid-namespace": 1\n}\n');
+ * assert.equal(takeInitReport(base, 7), 4242);
+ * assert.equal(takeInitReport(base, 7), undefined);
  * ```
  */
-export function sandboxStderr(
-  stderr: ReadableStream<Uint8Array>,
-  reported: boolean,
-): SandboxStderr {
-  if (!reported) return { stream: stderr, initPid: () => undefined };
-  let pid: number | undefined;
-  let head: Uint8Array | null = new Uint8Array(0);
-  const end = new TextEncoder().encode("\n}\n");
-  const stream = stderr.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, out) {
-        if (head === null) return out.enqueue(chunk);
-        const joined = new Uint8Array(head.length + chunk.length);
-        joined.set(head);
-        joined.set(chunk, head.length);
-        const at = indexOf(joined, end);
-        if (at < 0 && joined.length < REPORT_BYTES) {
-          head = joined;
-          return;
-        }
-        head = null;
-        const cut = at < 0 ? 0 : at + end.length;
-        const report = new TextDecoder().decode(joined.subarray(0, cut));
-        const match = /^\{\n {4}"child-pid": ([1-9][0-9]{0,9})[,\n]/.exec(
-          report,
-        );
-        if (match !== null) pid = Number(match[1]);
-        const rest = joined.subarray(match === null ? 0 : cut);
-        if (rest.length > 0) out.enqueue(rest);
-      },
-      flush(out) {
-        if (head !== null && head.length > 0) out.enqueue(head);
-      },
-    }),
-  );
-  return { stream, initPid: () => pid };
-}
-
-function indexOf(bytes: Uint8Array, needle: Uint8Array): number {
-  outer: for (let i = 0; i + needle.length <= bytes.length; i += 1) {
-    for (let j = 0; j < needle.length; j += 1) {
-      if (bytes[i + j] !== needle[j]) continue outer;
-    }
-    return i;
+export function takeInitReport(
+  base: string,
+  bubblewrap: number,
+): number | undefined {
+  const file = `${base}.${bubblewrap}`;
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(file);
+    Deno.removeSync(file);
+  } catch {
+    return undefined;
   }
-  return -1;
+  const match = /^\{\n {4}"child-pid": ([1-9][0-9]{0,9})[,\n]/.exec(text);
+  return match === null ? undefined : Number(match[1]);
 }
 
 /**
@@ -109,7 +66,7 @@ function indexOf(bytes: Uint8Array, needle: Uint8Array): number {
  * else the process itself (not bubblewrap, or its init is gone already).
  *
  * @param child bubblewrap's process (or the unconfined process).
- * @param initPid The init's host pid, from {@linkcode sandboxStderr}.
+ * @param report The base of bubblewrap's report, or `null` for none.
  * @param exited Whether `child` has exited: its init was reaped then, and
  *   its pid may be another process's.
  *
@@ -118,18 +75,19 @@ function indexOf(bytes: Uint8Array, needle: Uint8Array): number {
  * import { killSandbox } from "./sandbox_end.ts";
  * import assert from "node:assert/strict";
  * const child = new Deno.Command("sleep", { args: ["30"] }).spawn();
- * killSandbox(child, undefined, false);
+ * killSandbox(child, null, false);
  * assert.equal((await child.status).signal, "SIGKILL");
  * ```
  */
 export function killSandbox(
   child: Deno.ChildProcess,
-  initPid: number | undefined,
+  report: string | null,
   exited: boolean,
 ): void {
-  if (initPid !== undefined && !exited) {
+  const init = report === null ? undefined : takeInitReport(report, child.pid);
+  if (init !== undefined && !exited) {
     try {
-      Deno.kill(initPid, "SIGKILL");
+      Deno.kill(init, "SIGKILL");
       // bubblewrap ends on its own now; should it not, it is killed too.
       const late = setTimeout(() => kill(child), 2000);
       Deno.unrefTimer(late);

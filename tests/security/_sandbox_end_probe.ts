@@ -8,8 +8,8 @@
 import { ISOLATION_ARGS } from "../../lib/executor/bubblewrap.ts";
 import {
   INIT_REPORT_ARGS,
+  INIT_REPORT_EXEC,
   killSandbox,
-  sandboxStderr,
 } from "../../lib/executor/sandbox_end.ts";
 
 const bubblewrapOnly = Deno.args.includes("--bubblewrap-only");
@@ -36,6 +36,8 @@ function alive(mark: string): number {
   return count;
 }
 
+const folder = await Deno.makeTempDir({ prefix: "loom-sandbox-end-" });
+const report = `${folder}/init`;
 const left: number[] = [];
 for (let round = 0; round < rounds; round += 1) {
   const mark = `${9000 + round}.${Deno.pid}`;
@@ -45,14 +47,16 @@ for (let round = 0; round < rounds; round += 1) {
   const child = new Deno.Command("/bin/sh", {
     args: [
       "-c",
-      'exec "$@" 3>&2',
-      "loom-probe",
+      INIT_REPORT_EXEC,
+      report,
       "bwrap",
       ...ISOLATION_ARGS,
       ...INIT_REPORT_ARGS,
       "--ro-bind",
       "/",
       "/",
+      "--dev",
+      "/dev",
       "--",
       "/bin/sh",
       "-c",
@@ -60,21 +64,15 @@ for (let round = 0; round < rounds; round += 1) {
     ],
     stdin: "null",
     stdout: "piped",
-    stderr: "piped",
+    stderr: "inherit",
   }).spawn();
-  const stderr = sandboxStderr(child.stderr, true);
-  const drained = new Response(stderr.stream).text();
   const reader = child.stdout.getReader();
   await reader.read();
-  killSandbox(
-    child,
-    bubblewrapOnly ? undefined : stderr.initPid(),
-    false,
-  );
+  killSandbox(child, bubblewrapOnly ? null : report, false);
   await child.status;
   left.push(alive(mark));
   await reader.cancel();
-  await drained;
   if (left.at(-1)! > 0) break;
 }
+await Deno.remove(folder, { recursive: true });
 console.log(JSON.stringify({ rounds: left.length, left }));
